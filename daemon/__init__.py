@@ -1,0 +1,5 @@
+"""tabled: the controller daemon for one casino table."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""HTTP and WebSocket operator API and the dealer console page."""

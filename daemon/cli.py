@@ -1,0 +1,53 @@
+"""`tabled`: one entry point, one subcommand per module.
+
+Each subcommand lives in the module that owns the work and exposes ``main(argv) -> int``;
+the dispatcher imports only the module of the subcommand asked for, so `tabled rules` does not
+load pyserial and `tabled sim` does not load the rules engine.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+from daemon import __version__
+
+# name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("daemon.run", "run one table: devices, procedure, journal, operator API"),
+    "sim": ("simulators.cli", "start simulated devices on pseudo-terminals"),
+    "devices": ("drivers.cli", "connect to each configured device and show its identity and link"),
+    "verify-log": ("daemon.journal_cli", "check a journal's hash chain"),
+    "diagram": ("daemon.procedures.diagram", "draw a game's procedure state diagram"),
+    "rules": ("daemon.rules.cli", "the rules engine for labs: JSON lines in, JSON lines out"),
+}
+
+
+def _usage() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = ["usage: tabled COMMAND [ARGS...]", "", "commands:"]
+    lines += [f"  {name.ljust(width)}  {help_}" for name, (_, help_) in COMMANDS.items()]
+    lines += ["", "`tabled COMMAND --help` describes a command's arguments."]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in {"-h", "--help", "help"}:
+        print(_usage())
+        return 0
+    if args[0] == "--version":
+        print(f"tabled {__version__}")
+        return 0
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        print(f"tabled: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    result: int = module.main(rest)
+    return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""One `transitions` state machine per game: states, triggers and guards as data."""

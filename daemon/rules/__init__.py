@@ -1,0 +1,1 @@
+"""Pure game logic: cards and tiles, rankings, settlement, house way. No I/O."""
