@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import pickle
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from daemon.rules.cards import (
+    DECK,
+    Card,
+    CardError,
+    card_of,
+    format_cards,
+    parse_card,
+    parse_cards,
+    require_distinct,
+)
+
+cards_lists = st.lists(st.sampled_from(DECK), max_size=20)
+
+
+def test_the_deck_has_52_distinct_cards_13_ranks_by_4_suits() -> None:
+    assert len(DECK) == 52
+    assert len({str(card) for card in DECK}) == 52
+    assert {card.rank for card in DECK} == set(range(2, 15))
+    assert {card.suit for card in DECK} == set("shdc")
+
+
+def test_the_issue_example_parses_with_t_and_10_and_a_symbol() -> None:
+    cards = parse_cards("As Kd Th 10c 9♠")
+    assert [str(c) for c in cards] == ["As", "Kd", "Th", "Tc", "9s"]
+    assert [c.rank for c in cards] == [14, 13, 10, 10, 9]
+
+
+def test_str_of_a_card_is_the_short_form() -> None:
+    assert str(parse_card("As")) == "As"
+    assert str(parse_card("10h")) == "Th"
+    assert repr(parse_card("2c")) == "Card('2c')"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["AsKdTh", "as,kd,th", "A♠ K♦ T♥", "A♤ K♢ 10♡", "AS KD TH", "  As\tKd\nTh  "],
+)
+def test_spellings_of_the_same_three_cards(text: str) -> None:
+    assert format_cards(parse_cards(text)) == "As Kd Th"
+
+
+def test_a_list_of_strings_or_cards_parses_as_json_gives_it() -> None:
+    assert parse_cards(["As", "Kd Th"]) == parse_cards("As Kd Th")
+    assert parse_cards(list(parse_cards("2c 3d"))) == parse_cards("2c 3d")
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("1s", "'1s'"),
+        ("Ax", "'Ax'"),
+        ("As Kd Zz", "'Zz'"),
+        ("11h", "'11h'"),
+        ("AsK", "'K'"),
+    ],
+)
+def test_malformed_text_is_an_error_naming_the_bad_part(text: str, names: str) -> None:
+    with pytest.raises(CardError, match=names):
+        parse_cards(text)
+
+
+def test_a_non_string_item_is_an_error() -> None:
+    with pytest.raises(CardError, match="not a card"):
+        parse_cards([7])  # type: ignore[list-item]
+
+
+def test_parse_card_wants_exactly_one() -> None:
+    with pytest.raises(CardError, match="expected one card"):
+        parse_card("As Kd")
+
+
+def test_cards_are_singletons_and_card_index_bounds() -> None:
+    assert Card(51) is DECK[51]
+    assert card_of(14, "♠") is parse_card("As")
+    with pytest.raises(CardError):
+        Card(52)
+    with pytest.raises(CardError):
+        card_of(1, "s")
+    with pytest.raises(CardError):
+        card_of(5, "x")
+
+
+def test_cards_pickle_to_the_same_singleton() -> None:
+    card = parse_card("Qh")
+    assert pickle.loads(pickle.dumps(card)) is card  # noqa: S301 -- our own bytes, just made
+
+
+def test_require_distinct_names_the_duplicate() -> None:
+    require_distinct(parse_cards("As Ks"))
+    with pytest.raises(CardError, match="Ks appears twice"):
+        require_distinct(parse_cards("As Ks Qd Ks"), "hand")
+
+
+@given(cards_lists)
+def test_printing_then_parsing_round_trips(cards: list[Card]) -> None:
+    assert list(parse_cards(format_cards(cards))) == cards
+    assert list(parse_cards("".join(str(c) for c in cards))) == cards
+
+
+@given(st.sampled_from(DECK))
+def test_index_rank_and_suit_agree(card: Card) -> None:
+    assert card_of(card.rank, card.suit) is card
+    assert int(card) == (card.rank - 2) * 4 + "cdhs".index(card.suit)
