@@ -1,0 +1,186 @@
+"""API tokens: one per person, stored hashed in a TOML file (`[api] tokens_file`).
+
+    [[token]]
+    actor = "chan.tai.man"      # journaled as the actor of everything done with this token
+    role = "dealer"             # dealer | supervisor | surveillance | admin
+    hash = "sha256:9f86d0..."   # printed by `tabled token`; the token itself is never stored
+    # disabled = true           # keeps the entry for the record but refuses the token
+
+Tokens are 256-bit random strings made by `tabled token`, so a plain SHA-256 is enough to make the
+file useless to whoever reads it: a slow password hash only protects guessable secrets, and would
+put a key-derivation delay in front of every request the dealer's touch screen makes. The file is
+re-read when it changes, so adding or disabling a person needs no restart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import sys
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from daemon.api.facade import ROLES
+
+HASH_PREFIX = "sha256:"
+TOKEN_BYTES = 32
+_ACTOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+
+
+class TokenFileError(ValueError):
+    """The tokens file is malformed; the message names the entry and the key."""
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: the person (journaled as actor) and their role."""
+
+    actor: str
+    role: str
+
+
+def hash_token(token: str) -> str:
+    return HASH_PREFIX + hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def fingerprint(token: str) -> str:
+    """A short, non-reversible tag for journaling a rejected token without revealing it."""
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:12]
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def parse_tokens(text: str, source: str = "<tokens>") -> dict[str, Principal]:
+    """Map each enabled entry's hash to its principal. Refuses duplicates and unknown roles."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TokenFileError(f"{source}: not valid TOML: {exc}") from None
+    unknown = set(data) - {"token"}
+    if unknown:
+        raise TokenFileError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}")
+    entries = data.get("token", [])
+    if not isinstance(entries, list):
+        raise TokenFileError(f"{source}: `token` must be an array of tables ([[token]])")
+    out: dict[str, Principal] = {}
+    for i, entry in enumerate(entries):
+        where = f"{source}: token[{i}]"
+        if not isinstance(entry, dict):
+            raise TokenFileError(f"{where}: expected a table")
+        extra = set(entry) - {"actor", "role", "hash", "disabled"}
+        if extra:
+            raise TokenFileError(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
+        actor, role, digest = entry.get("actor"), entry.get("role"), entry.get("hash")
+        if not isinstance(actor, str) or not _ACTOR.match(actor):
+            raise TokenFileError(f"{where}.actor: expected a name like 'chan.tai.man'")
+        if role not in ROLES:
+            raise TokenFileError(f"{where}.role: {role!r} is not one of {', '.join(ROLES)}")
+        if (
+            not isinstance(digest, str)
+            or not digest.startswith(HASH_PREFIX)
+            or not re.fullmatch(r"[0-9a-f]{64}", digest[len(HASH_PREFIX) :])
+        ):
+            raise TokenFileError(f"{where}.hash: expected 'sha256:' and 64 hex digits")
+        disabled = entry.get("disabled", False)
+        if not isinstance(disabled, bool):
+            raise TokenFileError(f"{where}.disabled: expected true or false")
+        if digest in out:
+            raise TokenFileError(f"{where}.hash: the same token is already given to another entry")
+        if not disabled:
+            out[digest] = Principal(actor=actor, role=role)
+    return out
+
+
+class TokenStore:
+    """The tokens file, re-read when its size or mtime changes.
+
+    A file that becomes malformed keeps the last good set (and the error is reported through
+    `last_error`), so a typo by an admin does not lock every dealer out mid-round.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._stamp: tuple[int, int] | None = None
+        self._by_hash: dict[str, Principal] = {}
+        self.last_error: str | None = None
+        self._reload()
+
+    def _reload(self) -> None:
+        if self.path is None:
+            return
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            self._stamp, self._by_hash = None, {}
+            self.last_error = f"{self.path}: no such tokens file"
+            return
+        stamp = (st.st_mtime_ns, st.st_size)
+        if stamp == self._stamp:
+            return
+        self._stamp = stamp
+        try:
+            self._by_hash = parse_tokens(self.path.read_text(encoding="utf-8"), str(self.path))
+            self.last_error = None
+        except (TokenFileError, OSError, UnicodeDecodeError) as exc:
+            self.last_error = str(exc)
+
+    def lookup(self, token: str) -> Principal | None:
+        self._reload()
+        digest = hash_token(token)
+        for known, principal in self._by_hash.items():
+            if hmac.compare_digest(known, digest):
+                return principal
+        return None
+
+
+def token_entry(actor: str, role: str, token: str) -> str:
+    """The TOML entry an admin appends to the tokens file for `token`."""
+    return f'[[token]]\nactor = "{actor}"\nrole = "{role}"\nhash = "{hash_token(token)}"\n'
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`tabled token ACTOR ROLE [--append FILE]`: make a token for a person."""
+    parser = argparse.ArgumentParser(
+        prog="tabled token",
+        description="Make an API token for one person. The token is printed once (give it to "
+        "the person); only its hash goes into the tokens file.",
+    )
+    parser.add_argument("actor", help="the person, as journaled (e.g. chan.tai.man)")
+    parser.add_argument("role", choices=ROLES)
+    parser.add_argument(
+        "--append", type=Path, metavar="FILE", help="append the hashed entry to this tokens file"
+    )
+    args = parser.parse_args(argv)
+    if not _ACTOR.match(args.actor):
+        parser.error("actor: letters, digits and . _ @ - only, at most 64 characters")
+    token = new_token()
+    entry = token_entry(args.actor, args.role, token)
+    if args.append is not None:
+        existing = args.append.read_text(encoding="utf-8") if args.append.exists() else ""
+        try:
+            parse_tokens(existing + "\n" + entry, str(args.append))
+        except TokenFileError as exc:
+            print(f"tabled token: {exc}", file=sys.stderr)
+            return 1
+        fd = os.open(args.append, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as out:
+            out.write(("\n" if existing and not existing.endswith("\n\n") else "") + entry)
+        print(f"token for {args.actor} ({args.role}), give it to them; it is not stored:")
+        print(token)
+    else:
+        print(f"# token for {args.actor} ({args.role}), give it to them; it is not stored:")
+        print(f"# {token}")
+        print(entry, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,27 @@
+"""Shared by the API tests: the people's tokens and how they authenticate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from daemon.api.tokens import token_entry
+
+# Fixed test tokens: what people would have been given by `tabled token`.
+TOKENS = {
+    "dealer": ("lei.dealer", "dealer-token-0123456789abcdefghijklmnopqrstuv"),
+    "supervisor": ("wong.supervisor", "supervisor-token-0123456789abcdefghijklmnop"),
+    "surveillance": ("ho.surveillance", "surveillance-token-0123456789abcdefghijklm"),
+    "admin": ("it.admin", "admin-token-0123456789abcdefghijklmnopqrstuvw"),
+}
+
+
+def write_tokens(path: Path) -> Path:
+    path.write_text(
+        "\n".join(token_entry(actor, role, token) for role, (actor, token) in TOKENS.items()),
+        encoding="utf-8",
+    )
+    return path
+
+
+def auth(role: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKENS[role][1]}"}
