@@ -187,9 +187,19 @@ def verify(path: Path | str, *, expect: tuple[int, str] | None = None) -> Verify
     expect_seen = False
 
     def result(problem: Problem | None) -> VerifyResult:
-        last = None if prev.virtual else prev.seq
-        head = prev.hash if prev.hash is not None else GENESIS
-        return VerifyResult(root, tuple(files), count, first_seq, last, head, problem)
+        good, n = prev, count
+        # When the blame falls on the line before the broken link, the chain is intact only
+        # up to the line before that one.
+        if (
+            problem is not None
+            and prev.raw is not None
+            and (problem.file, problem.line) == (prev.raw.path, prev.raw.number)
+            and before is not None
+        ):
+            good, n = before, count - 1
+        last = None if good.virtual else good.seq
+        head = good.hash if good.hash is not None else GENESIS
+        return VerifyResult(root, tuple(files), n, first_seq if n else None, last, head, problem)
 
     while True:
         fill(2)
