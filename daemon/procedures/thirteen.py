@@ -1,0 +1,689 @@
+"""The legal procedure of Thirteen cards (十三张), Macau, Portaria 51/89/M of 10 March 1989.
+
+Art. 1 names the equipment: one 52-card deck, the metal shoe with a white card, four dice with a
+shaker, and a shuffling machine. The table opens only when each device is identified and
+approved (`device_identified`, `open_table`).
+
+Art. 2(a): the cards are hand-shuffled by the dealer (`confirm_hand_shuffle`), then shuffled by
+the machine (`shuffle_completed`; its count must be 52, else the deck is out of play: TILT, and
+a supervisor's clear returns to the hand shuffle with a new deck), then cut with the white card
+by any player, or by the dealer when no player will, with one hand and at least ten cards
+(`confirm_cut`), and put face down into the shoe (`load_shoe`).
+
+Art. 3 and 5: players bet on the three players' seats of the four (the fourth is the banker's);
+several may bet on one seat, and the highest bettor who holds a seat at the table holds the
+cards (`place_bet`, `withdraw_bet`, `move_bet`). Art. 2(b): the highest bettor at the table
+shakes the dice (`shake_dice`); the bets close at the shake (Art. 2(c)): any bet, withdrawal or
+move after it is refused. The shaker's result (`dice_landed`) is never edited. The first seat
+is counted from the banker counter-clockwise by the dice total, and the cards go one at a time
+counter-clockwise until each of the four seats has 13, whatever the number of players; each card
+the shoe reader reports (`card_read`) is assigned in that order.
+
+Art. 4: a card dealt face up stays valid and is journaled; wrongly dealt cards are put right by
+dealing them again in the normal order (`correct_misdeal`, journaled: the reader's order
+stands); when that cannot be done the dealt cards are void and the procedure returns to the hand
+shuffle (`void_deal`). The bets and the dice stand (Art. 2(c)), and after the new cut and shoe
+the deal starts again from the same first seat.
+
+Art. 2(d): the banker arranges (`arrange_banker`) and may arrange again until the players take
+their cards, which they do only after the banker has opened (`open_banker`). Then the players
+have five minutes: the bell (`timer_bell`) is started and the table's own clock is the
+authority (`timer_expired`); a player not done when it rings loses the round. Art. 7–11: each
+arrangement is entered (`enter_arrangement`), fouls are found and the round is settled by the
+rules engine (`settle_round`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Any, ClassVar
+
+from daemon.procedures.base import (
+    MAX_INVALID_SHAKES,
+    Action,
+    Procedure,
+    Refused,
+    common_actions,
+    fault_transitions,
+    flag,
+    integer,
+    need,
+    text,
+)
+from daemon.rules.cards import CardError, parse_card
+
+REGULATION = "Portaria 51/89/M"
+ART_1 = f"{REGULATION} Art. 1"
+ART_2A = f"{REGULATION} Art. 2(a)"
+ART_2B = f"{REGULATION} Art. 2(b)"
+ART_2C = f"{REGULATION} Art. 2(c)"
+ART_2D = f"{REGULATION} Art. 2(d)"
+ART_3 = f"{REGULATION} Art. 3"
+ART_4 = f"{REGULATION} Art. 4"
+ART_5 = f"{REGULATION} Art. 5"
+ART_7 = f"{REGULATION} Art. 7"
+ART_7_11 = f"{REGULATION} Art. 7-11"
+ART_11 = f"{REGULATION} Art. 11"
+
+DEVICES = ("shuffler", "shoe_reader", "dice_shaker", "timer_bell")
+SEATS = 4
+BANKER_SEAT = 0
+PLAYER_SEATS = (1, 2, 3)
+DECK = 52
+CARDS_PER_SEAT = 13
+MIN_CUT = 10
+ARRANGEMENT_SECONDS = 300.0
+ROWS = ("head", "middle", "tail")
+ROW_SIZES = {"head": 3, "middle": 5, "tail": 5}
+
+
+class Phase(Enum):
+    EQUIPMENT_CHECK = "EQUIPMENT_CHECK"
+    HAND_SHUFFLE = "HAND_SHUFFLE"
+    MACHINE_SHUFFLE = "MACHINE_SHUFFLE"
+    CUT = "CUT"
+    SHOE_LOADING = "SHOE_LOADING"
+    BETTING = "BETTING"
+    SHAKING = "SHAKING"
+    DEALING = "DEALING"
+    BANKER_ARRANGING = "BANKER_ARRANGING"
+    BANKER_ARRANGED = "BANKER_ARRANGED"
+    PLAYERS_ARRANGING = "PLAYERS_ARRANGING"
+    SETTLING = "SETTLING"
+    ROUND_OVER = "ROUND_OVER"
+    HOLD = "HOLD"
+    TILT = "TILT"
+
+
+P = Phase
+
+ACTIONS: dict[str, Action] = {
+    a.name: a
+    for a in [
+        Action("device_identified", frozenset({"device"}), ART_1, "a device's identity is read"),
+        Action("open_table", frozenset({"dealer"}), ART_1, "open the table, equipment checked"),
+        Action("confirm_hand_shuffle", frozenset({"dealer"}), ART_2A, "the dealer hand-shuffled"),
+        Action("shuffle_completed", frozenset({"device"}), ART_2A, "the shuffler reports a count"),
+        Action("confirm_cut", frozenset({"dealer"}), ART_2A, "the cut with the white card"),
+        Action("load_shoe", frozenset({"dealer"}), ART_2A, "the cut cards go into the shoe"),
+        Action("place_bet", frozenset({"dealer"}), ART_3, "a player's bet on a seat"),
+        Action("withdraw_bet", frozenset({"dealer"}), ART_2C, "a bet is taken back"),
+        Action("move_bet", frozenset({"dealer"}), ART_2C, "a bet moves to another seat"),
+        Action("shake_dice", frozenset({"dealer"}), ART_2B, "the highest bettor shakes"),
+        Action("dice_landed", frozenset({"device"}), ART_2B, "the shaker reports the dice"),
+        Action("card_read", frozenset({"device"}), ART_2B, "the shoe reader reads a card"),
+        Action("correct_misdeal", frozenset({"dealer"}), ART_4, "wrongly dealt cards put right"),
+        Action("void_deal", frozenset({"supervisor"}), ART_4, "a misdeal that cannot be put right"),
+        Action("arrange_banker", frozenset({"dealer"}), ART_2D, "the banker's arrangement"),
+        Action("open_banker", frozenset({"dealer"}), ART_2D, "the banker opens"),
+        Action("enter_arrangement", frozenset({"dealer"}), ART_2D, "a player's arrangement"),
+        Action("timer_expired", frozenset({"system"}), ART_2D, "the five minutes are over"),
+        Action("settle_round", frozenset({"dealer"}), ART_7_11, "settle the round"),
+        Action("start_round", frozenset({"dealer"}), ART_2A, "the next round begins"),
+        *common_actions(REGULATION),
+    ]
+}
+
+TRANSITIONS: list[dict[str, Any]] = [
+    {"trigger": "device_identified", "source": P.EQUIPMENT_CHECK, "dest": P.EQUIPMENT_CHECK},
+    {"trigger": "open_table", "source": P.EQUIPMENT_CHECK, "dest": P.HAND_SHUFFLE},
+    {"trigger": "confirm_hand_shuffle", "source": P.HAND_SHUFFLE, "dest": P.MACHINE_SHUFFLE},
+    {
+        "trigger": "shuffle_completed",
+        "source": P.MACHINE_SHUFFLE,
+        "dest": P.CUT,
+        "conditions": "shuffle_good",
+    },
+    {"trigger": "shuffle_completed", "source": P.MACHINE_SHUFFLE, "dest": P.TILT},
+    {"trigger": "confirm_cut", "source": P.CUT, "dest": P.SHOE_LOADING},
+    {"trigger": "load_shoe", "source": P.SHOE_LOADING, "dest": P.DEALING, "conditions": "redeal"},
+    {"trigger": "load_shoe", "source": P.SHOE_LOADING, "dest": P.BETTING},
+    {"trigger": "place_bet", "source": P.BETTING, "dest": P.BETTING},
+    {"trigger": "withdraw_bet", "source": P.BETTING, "dest": P.BETTING},
+    {"trigger": "move_bet", "source": P.BETTING, "dest": P.BETTING},
+    {"trigger": "shake_dice", "source": P.BETTING, "dest": P.SHAKING},
+    {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.DEALING, "conditions": "dice_good"},
+    {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.TILT, "conditions": "dice_failed"},
+    {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.SHAKING},
+    {"trigger": "card_read", "source": P.DEALING, "dest": P.TILT, "conditions": "shoe_faulted"},
+    {
+        "trigger": "card_read",
+        "source": P.DEALING,
+        "dest": P.BANKER_ARRANGING,
+        "conditions": "deal_complete",
+    },
+    {"trigger": "card_read", "source": P.DEALING, "dest": P.DEALING},
+    {
+        "trigger": "correct_misdeal",
+        "source": [P.DEALING, P.BANKER_ARRANGING],
+        "dest": P.DEALING,
+        "unless": "deal_complete",
+    },
+    {
+        "trigger": "correct_misdeal",
+        "source": [P.DEALING, P.BANKER_ARRANGING],
+        "dest": P.BANKER_ARRANGING,
+    },
+    {
+        "trigger": "void_deal",
+        "source": [P.DEALING, P.BANKER_ARRANGING, P.BANKER_ARRANGED],
+        "dest": P.HAND_SHUFFLE,
+    },
+    {"trigger": "arrange_banker", "source": P.BANKER_ARRANGING, "dest": P.BANKER_ARRANGED},
+    {"trigger": "arrange_banker", "source": P.BANKER_ARRANGED, "dest": P.BANKER_ARRANGED},
+    {"trigger": "open_banker", "source": P.BANKER_ARRANGED, "dest": P.PLAYERS_ARRANGING},
+    {
+        "trigger": "enter_arrangement",
+        "source": P.PLAYERS_ARRANGING,
+        "dest": P.SETTLING,
+        "conditions": "all_arranged",
+    },
+    {"trigger": "enter_arrangement", "source": P.PLAYERS_ARRANGING, "dest": P.PLAYERS_ARRANGING},
+    {"trigger": "timer_expired", "source": P.PLAYERS_ARRANGING, "dest": P.SETTLING},
+    {"trigger": "settle_round", "source": P.SETTLING, "dest": P.ROUND_OVER},
+    {"trigger": "start_round", "source": P.ROUND_OVER, "dest": P.HAND_SHUFFLE},
+    *fault_transitions(
+        Phase,
+        P.HOLD,
+        P.TILT,
+        restart=[(P.EQUIPMENT_CHECK, "before_opening"), (P.HAND_SHUFFLE, "table_open")],
+    ),
+]
+
+
+class ThirteenProcedure(Procedure):
+    GAME: ClassVar[str] = "thirteen"
+    REGULATION: ClassVar[str] = REGULATION
+    Phase: ClassVar[type[Enum]] = Phase
+    TRANSITIONS: ClassVar[list[dict[str, Any]]] = TRANSITIONS
+    ACTIONS: ClassVar[Mapping[str, Action]] = ACTIONS
+    INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
+
+    def __init__(
+        self,
+        table_id: str = "T01",
+        ruleset: str = "macau-1989",
+        devices: Sequence[str] = DEVICES,
+    ) -> None:
+        self.ruleset = ruleset
+        self.devices = tuple(devices)
+        self.identified: dict[str, dict[str, Any]] = {}
+        self.opened = False
+        self._new_round_state()
+        super().__init__(table_id)
+
+    def _new_round_state(self) -> None:
+        self.shuffle: dict[str, Any] | None = None
+        self.cut: dict[str, Any] | None = None
+        self.bets: list[dict[str, Any]] = []
+        self.bet_seq = 0
+        self.bets_closed = False
+        self.shooter: str | None = None
+        self.dice: list[int] | None = None
+        self.shakes: list[dict[str, Any]] = []
+        self.first_seat: int | None = None
+        self.order: list[int] = []
+        self.dealt: list[dict[str, Any]] = []
+        self.voided_deals: list[list[dict[str, Any]]] = []
+        self.redealing = False
+        self.arrangements: dict[int, dict[str, list[str]]] = {}
+        self.banker_opened = False
+        self.deadline: float | None = None
+        self.timer_remaining: float | None = None
+        self.late: list[int] = []
+        self.settlement: list[dict[str, Any]] | None = None
+
+    # ---- conditions (read after the action's effects) ---------------------------------------
+
+    def shuffle_good(self, event: object) -> bool:
+        return self.shuffle is not None and self.shuffle["good"]
+
+    def redeal(self, event: object) -> bool:
+        return self.redealing
+
+    def dice_good(self, event: object) -> bool:
+        return self.dice is not None
+
+    def dice_failed(self, event: object) -> bool:
+        return self.invalid_shakes >= MAX_INVALID_SHAKES
+
+    def shoe_faulted(self, event: object) -> bool:
+        return "shoe_reader" in self.faults
+
+    def deal_complete(self, event: object) -> bool:
+        return len(self.dealt) == DECK
+
+    def all_arranged(self, event: object) -> bool:
+        return all(seat in self.arrangements for seat in self.played_seats())
+
+    def before_opening(self, event: object) -> bool:
+        return not self.opened
+
+    def table_open(self, event: object) -> bool:
+        return self.opened
+
+    # ---- seats and bets ---------------------------------------------------------------------
+
+    def played_seats(self) -> list[int]:
+        return sorted({b["seat"] for b in self.bets})
+
+    def holder(self, seat: int) -> str | None:
+        """Art. 5: the highest bettor on the seat who holds a seat at the table; the text does
+        not say who holds when no bettor of the seat is seated, so the highest bettor does. Ties
+        go to the earlier bet."""
+        on_seat = [b for b in self.bets if b["seat"] == seat]
+        seated = [b for b in on_seat if b["seated"]] or on_seat
+        if not seated:
+            return None
+        best = max(seated, key=lambda b: (b["amount"], -b["seq"]))
+        return str(best["player"])
+
+    def highest_bettor(self) -> str | None:
+        """Art. 2(b): the player with the highest bet at the table shakes; seated players
+        first (Art. 5 reads the same way), ties to the earlier bet."""
+        totals: dict[str, list[int]] = {}
+        seated: set[str] = set()
+        for b in self.bets:
+            entry = totals.setdefault(b["player"], [0, b["seq"]])
+            entry[0] += b["amount"]
+            if b["seated"]:
+                seated.add(b["player"])
+        pool = [p for p in totals if p in seated] or list(totals)
+        if not pool:
+            return None
+        return max(pool, key=lambda p: (totals[p][0], -totals[p][1]))
+
+    def seat_cards(self, seat: int) -> list[str]:
+        return [d["card"] for d in self.dealt if d["seat"] == seat]
+
+    # ---- equipment --------------------------------------------------------------------------
+
+    def _check_device_identified(self, payload: Mapping[str, Any], now: float) -> None:
+        device = text(payload, "device", ART_1)
+        if device not in self.devices:
+            raise Refused(ART_1, f"{device} is not equipment of this table")
+        flag(payload, "approved", ART_1)
+
+    def _apply_device_identified(self, payload: Mapping[str, Any], now: float) -> None:
+        identity = {k: v for k, v in payload.items() if k != "device"}
+        self.identified[payload["device"]] = copy.deepcopy(identity)
+        self.emit("device.identified", device=payload["device"], **identity)
+
+    def _check_open_table(self, payload: Mapping[str, Any], now: float) -> None:
+        missing = [d for d in self.devices if d not in self.identified]
+        if missing:
+            raise Refused(ART_1, f"not identified: {', '.join(missing)}")
+        unapproved = [d for d in self.devices if not self.identified[d]["approved"]]
+        if unapproved:
+            raise Refused(ART_1, f"not approved: {', '.join(unapproved)}")
+
+    def _apply_open_table(self, payload: Mapping[str, Any], now: float) -> None:
+        self.opened = True
+        self.round_id = 1
+        self.emit("table.opened", devices=sorted(self.identified))
+
+    # ---- shuffle, cut, shoe -----------------------------------------------------------------
+
+    def _apply_confirm_hand_shuffle(self, payload: Mapping[str, Any], now: float) -> None:
+        self.emit("deck.hand_shuffled")
+        # Only a random shuffle is ever asked for (no sort or sequence mode reaches a live game).
+        self.command("shuffler", "shuffle", mode="random")
+
+    def _check_shuffle_completed(self, payload: Mapping[str, Any], now: float) -> None:
+        integer(payload, "count", ART_2A, 0)
+        mode = payload.get("mode", "random")
+        if not isinstance(mode, str):
+            raise Refused(ART_2A, "mode must be a string")
+
+    def _apply_shuffle_completed(self, payload: Mapping[str, Any], now: float) -> None:
+        count, mode = payload["count"], payload.get("mode", "random")
+        good = count == DECK and mode == "random"
+        self.shuffle = {"count": count, "mode": mode, "good": good}
+        self.emit("deck.machine_shuffled", count=count, mode=mode)
+        if not good:
+            fault = f"count {count}" if count != DECK else f"mode {mode}"
+            # The deck is out of play: clearing the TILT starts again from the hand shuffle.
+            self.tilt("shuffler", fault, now, resume_to=P.HAND_SHUFFLE.name)
+
+    def _check_confirm_cut(self, payload: Mapping[str, Any], now: float) -> None:
+        by = payload.get("by")
+        if by not in ("player", "dealer"):
+            raise Refused(ART_2A, "by must be 'player' or 'dealer'")
+        if by == "player":
+            text(payload, "player", ART_2A)
+        elif not flag(payload, "players_declined", ART_2A, False):
+            raise Refused(ART_2A, "the dealer cuts only when no player will")
+        # The text sets only the lower bound; a cut leaving fewer than ten is the same short cut
+        # taken from the other end, so both packets must hold ten.
+        integer(payload, "cards", ART_2A, MIN_CUT, DECK - MIN_CUT)
+        if not flag(payload, "one_hand", ART_2A):
+            raise Refused(ART_2A, "the cut is made with one hand only")
+
+    def _apply_confirm_cut(self, payload: Mapping[str, Any], now: float) -> None:
+        self.cut = {
+            "by": payload["by"],
+            "player": payload.get("player"),
+            "cards": payload["cards"],
+        }
+        self.emit("deck.cut", **self.cut)
+
+    def _apply_load_shoe(self, payload: Mapping[str, Any], now: float) -> None:
+        self.emit("shoe.loaded", redeal=self.redealing)
+        self.command("shoe_reader", "arm", cards=DECK)
+
+    # ---- bets -------------------------------------------------------------------------------
+
+    def _bet_key(self, payload: Mapping[str, Any], article: str, key: str = "seat") -> int:
+        seat = integer(payload, key, article, 0, SEATS - 1)
+        if seat == BANKER_SEAT:
+            raise Refused(ART_3, "seat 0 is the banker's; players bet on seats 1-3")
+        return seat
+
+    def _find_bet(self, player: str, seat: int) -> dict[str, Any] | None:
+        return next((b for b in self.bets if b["player"] == player and b["seat"] == seat), None)
+
+    def _check_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        text(payload, "player", ART_3)
+        self._bet_key(payload, ART_3)
+        integer(payload, "amount", ART_3, 1)
+        integer(payload, "units", ART_11, 1, 3)
+        flag(payload, "seated", ART_5)
+
+    def _apply_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        old = self._find_bet(payload["player"], payload["seat"])
+        if old is not None:
+            self.bets.remove(old)
+        self.bet_seq += 1
+        bet = {
+            "seq": self.bet_seq,
+            "player": payload["player"],
+            "seat": payload["seat"],
+            "amount": payload["amount"],
+            "units": payload["units"],
+            "seated": payload["seated"],
+        }
+        self.bets.append(bet)
+        self.emit("bet.placed", replaced=old is not None, **bet)
+
+    def _check_withdraw_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        player = text(payload, "player", ART_2C)
+        if self._find_bet(player, self._bet_key(payload, ART_2C)) is None:
+            raise Refused(ART_2C, f"{player} has no bet on seat {payload['seat']}")
+
+    def _apply_withdraw_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        bet = need(self._find_bet(payload["player"], payload["seat"]))
+        self.bets.remove(bet)
+        self.emit("bet.withdrawn", player=payload["player"], seat=payload["seat"])
+
+    def _check_move_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        player = text(payload, "player", ART_2C)
+        source = self._bet_key(payload, ART_2C, "from_seat")
+        target = self._bet_key(payload, ART_2C, "to_seat")
+        if self._find_bet(player, source) is None:
+            raise Refused(ART_2C, f"{player} has no bet on seat {source}")
+        if source == target or self._find_bet(player, target) is not None:
+            raise Refused(ART_2C, f"{player} already bets on seat {target}")
+
+    def _apply_move_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        bet = need(self._find_bet(payload["player"], payload["from_seat"]))
+        bet["seat"] = payload["to_seat"]
+        self.emit(
+            "bet.moved", player=bet["player"], from_seat=payload["from_seat"], seat=bet["seat"]
+        )
+
+    # ---- dice -------------------------------------------------------------------------------
+
+    def _check_shake_dice(self, payload: Mapping[str, Any], now: float) -> None:
+        player = text(payload, "player", ART_2B)
+        highest = self.highest_bettor()
+        if highest is None:
+            raise Refused(ART_2B, "no bets: the highest bettor shakes, and there is none")
+        if player != highest:
+            raise Refused(ART_2B, f"{highest} is the highest bettor and shakes, not {player}")
+
+    def _apply_shake_dice(self, payload: Mapping[str, Any], now: float) -> None:
+        self.bets_closed = True
+        self.shooter = payload["player"]
+        self.invalid_shakes = 0
+        self.emit(
+            "bets.closed",
+            bets=copy.deepcopy(self.bets),
+            holders={str(s): self.holder(s) for s in self.played_seats()},
+        )
+        self.command("dice_shaker", "shake")
+
+    def _check_dice_landed(self, payload: Mapping[str, Any], now: float) -> None:
+        dice = payload.get("dice")
+        if not isinstance(dice, list) or len(dice) != 4:
+            raise Refused(ART_2B, "dice must be a list of four")
+        for die in dice:
+            if not isinstance(die, int) or isinstance(die, bool) or not 1 <= die <= 6:
+                raise Refused(ART_2B, f"a die reads 1..6, not {die!r}")
+        flag(payload, "valid", ART_2B, True)
+
+    def _apply_dice_landed(self, payload: Mapping[str, Any], now: float) -> None:
+        dice, valid = list(payload["dice"]), payload.get("valid", True)
+        reason = payload.get("reason")
+        self.shakes.append({"dice": dice, "valid": valid, "reason": reason})
+        if not valid:
+            self.invalid_shakes += 1
+            self.emit("dice.invalid", dice=dice, reason=reason, count=self.invalid_shakes)
+            if self.invalid_shakes >= MAX_INVALID_SHAKES:
+                self.tilt("dice_shaker", f"{self.invalid_shakes} invalid results in a row", now)
+            else:
+                self.command("dice_shaker", "shake")
+            return
+        self.invalid_shakes = 0
+        self.dice = dice
+        self._set_deal_order()
+        self.emit("dice.landed", dice=dice, total=sum(dice), first_seat=self.first_seat)
+
+    def _set_deal_order(self) -> None:
+        from daemon.rules import thirteen as rules
+
+        self.first_seat = int(rules.first_seat_from_dice(sum(need(self.dice))))
+        seats = [int(s) for s in rules.deal_order(self.first_seat)]
+        self.order = [seats[i % SEATS] for i in range(DECK)] if len(seats) == SEATS else seats
+
+    # ---- the deal ---------------------------------------------------------------------------
+
+    def _check_card_read(self, payload: Mapping[str, Any], now: float) -> None:
+        if not isinstance(payload.get("card"), str):
+            raise Refused(ART_2B, "card must be a string")
+        flag(payload, "face_up", ART_4, False)
+
+    def _apply_card_read(self, payload: Mapping[str, Any], now: float) -> None:
+        card = _card_name(payload["card"])
+        if card is None:
+            self.tilt("shoe_reader", f"misread {payload['card']!r}", now)
+            return
+        if any(d["card"] == card for d in self.dealt):
+            self.tilt("shoe_reader", f"duplicate card {card}", now)
+            return
+        index = len(self.dealt)
+        seat = self.order[index]
+        face_up = payload.get("face_up", False)
+        self.dealt.append({"card": card, "seat": seat, "face_up": face_up})
+        # Art. 4: a card dealt face up stays valid; it is journaled as such.
+        self.emit("card.dealt", card=card, seat=seat, index=index + 1, face_up=face_up)
+
+    def _check_correct_misdeal(self, payload: Mapping[str, Any], now: float) -> None:
+        cards = payload.get("cards")
+        if not isinstance(cards, list) or not cards:
+            raise Refused(ART_4, "cards must list the wrongly dealt cards")
+        dealt = {d["card"] for d in self.dealt}
+        for raw in cards:
+            card = _card_name(raw) if isinstance(raw, str) else None
+            if card not in dealt:
+                raise Refused(ART_4, f"{raw!r} has not been dealt")
+
+    def _apply_correct_misdeal(self, payload: Mapping[str, Any], now: float) -> None:
+        fixed = [d for d in self.dealt if d["card"] in {_card_name(c) for c in payload["cards"]}]
+        # The reader's order is the normal order: the cards are moved to the seats recorded.
+        self.emit("deal.corrected", cards=[{"card": d["card"], "seat": d["seat"]} for d in fixed])
+
+    def _check_void_deal(self, payload: Mapping[str, Any], now: float) -> None:
+        text(payload, "reason", ART_4)
+
+    def _apply_void_deal(self, payload: Mapping[str, Any], now: float) -> None:
+        self.voided_deals.append(copy.deepcopy(self.dealt))
+        self.emit("deal.voided", reason=payload["reason"], cards=[d["card"] for d in self.dealt])
+        self.dealt, self.arrangements, self.banker_opened = [], {}, False
+        self.shuffle, self.cut = None, None
+        self.redealing = True
+
+    # ---- arrangements -----------------------------------------------------------------------
+
+    def _rows(self, payload: Mapping[str, Any], seat: int, article: str) -> dict[str, list[str]]:
+        rows: dict[str, list[str]] = {}
+        for row in ROWS:
+            raw = payload.get(row)
+            parts = raw.split() if isinstance(raw, str) else raw
+            if not isinstance(parts, list) or not all(isinstance(c, str) for c in parts):
+                raise Refused(article, f"{row} must be cards")
+            names = [_card_name(c) for c in parts]
+            if any(n is None for n in names) or len(names) != ROW_SIZES[row]:
+                raise Refused(ART_7, f"{row} must be {ROW_SIZES[row]} cards")
+            rows[row] = [str(n) for n in names]
+        cards = sorted(c for row in ROWS for c in rows[row])
+        if cards != sorted(self.seat_cards(seat)):
+            raise Refused(article, f"the arrangement is not the 13 cards dealt to seat {seat}")
+        return rows
+
+    def _check_arrange_banker(self, payload: Mapping[str, Any], now: float) -> None:
+        self._rows(payload, BANKER_SEAT, ART_2D)
+
+    def _apply_arrange_banker(self, payload: Mapping[str, Any], now: float) -> None:
+        rows = self._rows(payload, BANKER_SEAT, ART_2D)
+        again = BANKER_SEAT in self.arrangements
+        self.arrangements[BANKER_SEAT] = rows
+        self.emit("arrangement.banker", rearranged=again, **rows)
+
+    def _apply_open_banker(self, payload: Mapping[str, Any], now: float) -> None:
+        self.banker_opened = True
+        self.deadline = now + ARRANGEMENT_SECONDS
+        self.emit("banker.opened", deadline=self.deadline, **self.arrangements[BANKER_SEAT])
+        self.command("timer_bell", "start", seconds=ARRANGEMENT_SECONDS)
+
+    def _check_enter_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = integer(payload, "seat", ART_2D, 1, SEATS - 1)
+        if seat not in self.played_seats():
+            raise Refused(ART_3, f"no bet on seat {seat}: its cards are not played")
+        if seat in self.arrangements:
+            raise Refused(ART_2D, f"seat {seat} has already placed its arrangement")
+        if now >= need(self.deadline):
+            raise Refused(ART_2D, "the five minutes are over: a player not done loses")
+        self._rows(payload, seat, ART_2D)
+
+    def _apply_enter_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = payload["seat"]
+        self.arrangements[seat] = self._rows(payload, seat, ART_2D)
+        self.emit(
+            "arrangement.entered", seat=seat, holder=self.holder(seat), **self.arrangements[seat]
+        )
+
+    def _check_timer_expired(self, payload: Mapping[str, Any], now: float) -> None:
+        if now < need(self.deadline):
+            raise Refused(ART_2D, f"the five minutes end at {self.deadline}, not yet at {now}")
+
+    def _apply_timer_expired(self, payload: Mapping[str, Any], now: float) -> None:
+        self.late = [s for s in self.played_seats() if s not in self.arrangements]
+        self.emit("timer.expired", deadline=self.deadline, late=self.late)
+        # The table's clock is the authority: the bell is told to ring even if it already has.
+        self.command("timer_bell", "ring")
+
+    # ---- settlement -------------------------------------------------------------------------
+
+    def _apply_settle_round(self, payload: Mapping[str, Any], now: float) -> None:
+        self.settlement = settle_thirteen(
+            self.arrangements, self.bets, self.late, self.ruleset, self.holder
+        )
+        self.emit("round.settled", settlement=copy.deepcopy(self.settlement))
+
+    def _apply_start_round(self, payload: Mapping[str, Any], now: float) -> None:
+        self.round_id += 1
+        self._new_round_state()
+        self.emit("round.started")
+
+    # ---- entering phases, HOLD and TILT -----------------------------------------------------
+
+    def _on_enter(self, previous: str, now: float) -> None:
+        if self.phase == P.SETTLING.name and self.deadline is not None and not self.late:
+            self.command("timer_bell", "stop")
+
+    def _on_suspend(self, now: float) -> None:
+        # The five minutes do not run while the table is held: the players cannot act.
+        if self.deadline is not None and self.phase == P.PLAYERS_ARRANGING.name:
+            self.timer_remaining = max(self.deadline - now, 0.0)
+            self.deadline = None
+            self.command("timer_bell", "stop")
+
+    def _on_resume(self, now: float) -> None:
+        if self.timer_remaining is not None:
+            self.deadline = now + self.timer_remaining
+            self.command("timer_bell", "start", seconds=self.timer_remaining)
+            self.timer_remaining = None
+
+    def _on_redirect(self, target: str, now: float) -> None:
+        if target == P.HAND_SHUFFLE.name:
+            self.shuffle, self.cut = None, None
+
+    def _on_void(self, now: float) -> None:
+        if self.opened:
+            self.emit("bets.returned", bets=copy.deepcopy(self.bets))
+            self.round_id += 1
+            self._new_round_state()
+
+    def _game_snapshot(self) -> dict[str, Any]:
+        seats = []
+        for seat in range(SEATS):
+            seats.append(
+                {
+                    "seat": seat,
+                    "banker": seat == BANKER_SEAT,
+                    "holder": None if seat == BANKER_SEAT else self.holder(seat),
+                    "cards": self.seat_cards(seat),
+                    "arrangement": copy.deepcopy(self.arrangements.get(seat)),
+                    "late": seat in self.late,
+                }
+            )
+        return {
+            "ruleset": self.ruleset,
+            "devices": copy.deepcopy(self.identified),
+            "opened": self.opened,
+            "shuffle": copy.deepcopy(self.shuffle),
+            "cut": copy.deepcopy(self.cut),
+            "bets": copy.deepcopy(self.bets),
+            "bets_closed": self.bets_closed,
+            "shooter": self.shooter,
+            "dice": self.dice,
+            "shakes": copy.deepcopy(self.shakes),
+            "first_seat": self.first_seat,
+            "dealt": copy.deepcopy(self.dealt),
+            "voided_deals": copy.deepcopy(self.voided_deals),
+            "redealing": self.redealing,
+            "seats": seats,
+            "banker_opened": self.banker_opened,
+            "timer": {"deadline": self.deadline, "paused_remaining": self.timer_remaining},
+            "settlement": copy.deepcopy(self.settlement),
+        }
+
+
+def _card_name(raw: str) -> str | None:
+    """The rules engine's name of one card, or None when `raw` is not exactly one card."""
+    try:
+        return str(parse_card(raw))
+    except CardError:
+        return None
+
+
+def settle_thirteen(
+    arrangements: Mapping[int, Mapping[str, list[str]]],
+    bets: Sequence[Mapping[str, Any]],
+    late: Sequence[int],
+    ruleset: str,
+    holder: Any,
+) -> list[dict[str, Any]]:
+    raise NotImplementedError
