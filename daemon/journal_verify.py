@@ -4,8 +4,8 @@ Each line links to the one before it by ``seq`` (one more) and ``prev`` (the SHA
 previous line's bytes). Walking the lines, the first broken link is explained by the smallest
 edit that accounts for it, looking one line behind and one ahead:
 
-- the line before was *inserted* if the line two back links straight to this one;
 - this line was *inserted* if the line before links straight to the next one;
+- the line before was *inserted* if the line two back links straight to this one;
 - lines were *removed* before this one if its seq jumps and it links properly to the next;
 - this line was *changed* if it does not link to the next one either (its seq, its prev or
   its JSON were edited);
@@ -110,10 +110,10 @@ def _problem(
 
 
 def _explain(before: _Line | None, prev: _Line, cur: _Line, after: _Line | None) -> Problem:
-    if before is not None and _links(before, cur):
-        return _problem(INSERTED, prev, "the lines around it link to each other without it")
     if after is not None and _links(prev, after):
         return _problem(INSERTED, cur, "the lines around it link to each other without it")
+    if before is not None and _links(before, cur):
+        return _problem(INSERTED, prev, "the lines around it link to each other without it")
     if (
         cur.seq is not None
         and prev.seq is not None
