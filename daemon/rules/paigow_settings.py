@@ -1,0 +1,53 @@
+"""House settings for Taiwan Pai Gow where Portaria 15/90/M is silent or houses differ.
+
+Each field names the article it reads; `docs/rules-paigow.md` gives the reasoning. The default,
+`macau-1990`, is the reading this project takes of the text as written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+SettlementOrder = Literal["collect_then_pay", "hand_by_hand"]
+CoBankAllocation = Literal["banker_first", "pro_rata"]
+
+
+@dataclass(frozen=True)
+class PaiGowRules:
+    name: str = "macau-1990"
+    # Art. 8: the house takes 5 % of winnings; in basis points, rounded down to the money unit.
+    commission_basis_points: int = 500
+    # Art. 2(3) + 5(3): both sweeps run counter-clockwise from 头门; "collect_then_pay" takes
+    # every losing bet before paying any winner (杀 then 赔), "hand_by_hand" settles each door in
+    # turn against the bank's running balance.
+    settlement_order: SettlementOrder = "collect_then_pay"
+    # Art. 5(5) "正庄先行": the main banker's stake wins or loses first, then each co-banker's
+    # in the order they joined; "pro_rata" shares the bank's result by stake instead.
+    co_bank_allocation: CoBankAllocation = "banker_first"
+    # Art. 6(2) obliges the player (闲家) to set the back pair as large as possible; the text is
+    # silent on the banker, who by default sets freely (the croupier only opens the smaller pair
+    # as the front).
+    correct_banker_setting: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.commission_basis_points <= 10_000:
+            raise ValueError("commission_basis_points must be between 0 and 10000")
+
+
+MACAU_1990 = PaiGowRules()
+RULESETS: dict[str, PaiGowRules] = {
+    "macau-1990": MACAU_1990,
+    # The same text read so that the banker, too, must set the back pair as large as possible.
+    "macau-1990-banker-corrected": replace(
+        MACAU_1990, name="macau-1990-banker-corrected", correct_banker_setting=True
+    ),
+}
+
+
+def ruleset(name: str) -> PaiGowRules:
+    try:
+        return RULESETS[name]
+    except KeyError:
+        known = ", ".join(RULESETS)
+        raise ValueError(f"unknown pai gow rule set {name!r} (known: {known})") from None
