@@ -269,6 +269,7 @@ class Journal:
         self._prev = GENESIS
         self._written_seq = 0
         self._durable_seq = 0
+        self._syncs = 0
         self._undelivered: deque[Record] = deque()
         self._subscribers: tuple[Subscription, ...] = ()
         self._failure: BaseException | None = None
@@ -539,6 +540,7 @@ class Journal:
                         self._fail(exc)
                     raise JournalFailed(f"journal fsync failed: {exc}") from exc
             self._durable_seq = upto
+            self._syncs += 1
             if deliver:
                 for subscription in self._subscribers:
                     subscription._offer(deliver)
@@ -565,6 +567,11 @@ class Journal:
     def durable_seq(self) -> int:
         """The seq up to which every event is durable (acknowledged)."""
         return self._durable_seq
+
+    @property
+    def syncs(self) -> int:
+        """How many commit points reached the disk: fewer than commits when they were grouped."""
+        return self._syncs
 
     @property
     def head(self) -> str:
