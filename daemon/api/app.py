@@ -475,7 +475,7 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
     async def journal(
         *,
         who: Who,
-        round: Annotated[int | None, Query(ge=0, le=2**53)] = None,
+        round: Annotated[str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")] = None,
         event: Annotated[
             str | None, Query(max_length=64, pattern=r"^[a-z0-9_]+(\.[a-z0-9_]*)*$")
         ] = None,

@@ -83,7 +83,7 @@ class HoldView(TypedDict, total=False):
 class Snapshot(TypedDict, total=False):
     table: str
     game: Literal["thirteen", "paigow"]
-    round: int | None
+    round: str | int | None
     phase: str
     phase_label: dict[str, str]  # {"en": ..., "zh": ...}
     next: str  # what the procedure expects next, in words (English)
@@ -169,15 +169,16 @@ class TableFacade(Protocol):
     def journal_query(
         self,
         *,
-        round: int | None = None,
+        round: str | None = None,
         event: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
         limit: int = 100,
     ) -> list[dict[str, Any]]:
         """Journal events matching every given filter, oldest first, at most `limit` (the last
-        `limit` of the matches). `event` matches the event name exactly or, ending in ".", as a
-        prefix (`"shoe."`). Times are timezone-aware."""
+        `limit` of the matches). `round` is compared with the event's round id as text.
+        `event` matches the event name exactly or, ending in ".", as a prefix (`"shoe."`).
+        Times are timezone-aware."""
         ...
 
     def subscribe(self, after_seq: int | None = None) -> Subscription:

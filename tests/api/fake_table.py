@@ -253,14 +253,14 @@ class FakeTable:
     def journal_query(
         self,
         *,
-        round: int | None = None,
+        round: str | None = None,
         event: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
         limit: int = 100,
     ) -> list[dict[str, Any]]:
         def keep(e: dict[str, Any]) -> bool:
-            if round is not None and e["round"] != round:
+            if round is not None and str(e["round"]) != round:
                 return False
             if event is not None and not (
                 e["event"].startswith(event) if event.endswith(".") else e["event"] == event

@@ -1,0 +1,410 @@
+// The dealer console: renders the table's state pushed over /api/events and offers only the
+// actions the table says are legal now. No build step, no framework; text goes in through
+// textContent only (bettor names and payloads come from people).
+"use strict";
+
+const PHASES = {
+  idle: ["待開局", "Idle"],
+  equipment_check: ["設備檢查", "Equipment check"],
+  hand_shuffle: ["人手洗牌", "Hand shuffle"],
+  machine_shuffle: ["洗牌機洗牌", "Machine shuffle"],
+  cut: ["切牌", "Cut"],
+  betting: ["下注", "Betting"],
+  shaking: ["搖骰", "Dice"],
+  dealing: ["發牌", "Dealing"],
+  banker_arranging: ["莊家排牌", "Banker arranges"],
+  arranging: ["玩家排牌", "Players arrange"],
+  opening: ["開牌", "Opening"],
+  settling: ["結算", "Settling"],
+  settled: ["已結算", "Settled"],
+  hold: ["暫停", "Hold"],
+  tilt: ["故障", "Tilt"],
+};
+const SUITS = { S: ["♠", false], H: ["♥", true], D: ["♦", true], C: ["♣", false] };
+const RESULTS = { win: "贏 win", lose: "輸 lose", push: "和 push", foul: "犯規 foul", late: "逾時 late" };
+
+const $ = (id) => document.getElementById(id);
+const state = {
+  token: sessionStorage.getItem("tabled.token") || "",
+  catalog: {},
+  legal: [],
+  snapshot: null,
+  offsetMs: 0,
+  lastSeq: null,
+  ws: null,
+  retry: 500,
+  busy: false,
+};
+
+function el(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+function bilingual(zh, en) {
+  const span = el("span");
+  span.append(el("span", "zh", zh), " ", el("span", "en", en));
+  return span;
+}
+
+function requestId() {
+  if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+  return Date.now().toString(36) + Math.random().toString(36).slice(2);
+}
+
+async function api(path, options = {}) {
+  const headers = Object.assign({ Authorization: "Bearer " + state.token }, options.headers || {});
+  const response = await fetch(path, Object.assign({}, options, { headers }));
+  let body = null;
+  try { body = await response.json(); } catch (_) { body = null; }
+  return { status: response.status, body };
+}
+
+// --- sign in / out ---
+
+function showLogin(message) {
+  $("login").classList.remove("hidden");
+  $("console").classList.add("hidden");
+  $("logout").classList.add("hidden");
+  $("login-error").textContent = message || "";
+  $("token").focus();
+}
+
+async function signIn(token) {
+  state.token = token;
+  const r = await api("/api/actions");
+  if (r.status !== 200) {
+    state.token = "";
+    sessionStorage.removeItem("tabled.token");
+    showLogin((r.body && r.body.message) || "HTTP " + r.status);
+    return;
+  }
+  sessionStorage.setItem("tabled.token", token);
+  state.catalog = Object.fromEntries(r.body.catalog.map((spec) => [spec.name, spec]));
+  $("login").classList.add("hidden");
+  $("console").classList.remove("hidden");
+  $("logout").classList.remove("hidden");
+  connect();
+  const s = await api("/api/state");
+  if (s.status === 200) applyState(s.body.state, s.body.legal, s.body);
+}
+
+// --- the push connection ---
+
+function connect() {
+  if (state.ws) state.ws.close();
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  const ws = new WebSocket(scheme + "//" + location.host + "/api/events");
+  state.ws = ws;
+  ws.onopen = () => ws.send(JSON.stringify({ token: state.token, after: state.lastSeq }));
+  ws.onmessage = (message) => {
+    const data = JSON.parse(message.data);
+    if (data.type === "hello") {
+      setLink(true);
+      state.retry = 500;
+      $("actor").textContent = data.actor + " · " + data.role;
+    } else if (data.type === "state") {
+      applyState(data.state, data.legal);
+    } else if (data.type === "event") {
+      addEvent(data.event);
+    } else if (data.type === "error") {
+      toast(data.message, true);
+      if (data.error === "unauthorized") { state.ws = null; showLogin(data.message); }
+    }
+  };
+  ws.onclose = () => {
+    setLink(false);
+    if (state.ws !== ws || !state.token) return;
+    setTimeout(() => { if (state.ws === ws) connect(); }, state.retry);
+    state.retry = Math.min(state.retry * 2, 8000);
+  };
+}
+
+function setLink(up) {
+  const link = $("link");
+  link.className = "link " + (up ? "up" : "down");
+  link.replaceChildren(up ? bilingual("連線", "live") : bilingual("離線", "offline"));
+}
+
+// --- rendering ---
+
+function applyState(snapshot, legal) {
+  state.snapshot = snapshot;
+  state.legal = legal || [];
+  if (typeof snapshot.server_time === "number") {
+    state.offsetMs = snapshot.server_time * 1000 - Date.now();
+  }
+  $("table-id").textContent = snapshot.table || "—";
+  $("game").textContent = snapshot.game === "paigow" ? "牌九 Pai Gow" : "十三張 Thirteen";
+  $("round").textContent = snapshot.round ?? "—";
+  const names = (snapshot.phase_label && [snapshot.phase_label.zh, snapshot.phase_label.en]) ||
+    PHASES[snapshot.phase] || [snapshot.phase, snapshot.phase];
+  $("phase").replaceChildren(bilingual(names[0], names[1]));
+  $("phase").dataset.phase = snapshot.phase || "";
+  $("next").replaceChildren(
+    bilingual(snapshot.next_zh || "", snapshot.next ? "Next: " + snapshot.next : ""));
+  renderHold(snapshot.hold);
+  renderDice(snapshot.dice, snapshot.dice_total);
+  renderSeats(snapshot.seats || [], snapshot.game);
+  renderBanker(snapshot.banker);
+  renderList("violations", snapshot.violations || [], (v) =>
+    `#${v.seq} ${v.article || ""} · ${v.action || ""} @ ${v.phase || ""} · ${v.actor || ""}`);
+  renderList("faults", snapshot.faults || [], (f) =>
+    `#${f.seq} ${f.device || ""}: ${f.fault || ""}`, (f) => (f.cleared ? "cleared" : ""));
+  renderActions();
+  tick();
+}
+
+function renderHold(hold) {
+  const banner = $("hold-banner");
+  if (!hold) { banner.classList.add("hidden"); return; }
+  banner.className = hold.kind === "hold" ? "hold" : "";
+  const [zh, en] = hold.kind === "hold" ? ["暫停", "HOLD"] : ["故障停機", "TILT"];
+  banner.replaceChildren(bilingual(zh, en), " — " + (hold.reason || ""),
+    " · ", bilingual("待主任處理", "supervisor to clear"));
+}
+
+function renderDice(dice, total) {
+  const box = $("dice");
+  box.replaceChildren(...(dice || []).map((d) => el("span", "die", d)));
+  $("dice-total").textContent = dice ? "總數 Total " + (total ?? dice.reduce((a, b) => a + b, 0)) : "";
+}
+
+function cardNode(text) {
+  const m = /^(10|[2-9TJQKA])([SHDC])$/.exec(text);
+  if (!m) return el("span", "card tile", text);
+  const [symbol, red] = SUITS[m[2]];
+  return el("span", red ? "card red" : "card", (m[1] === "T" ? "10" : m[1]) + symbol);
+}
+
+function seatNode(seat) {
+  const node = el("div", "seat");
+  node.dataset.seat = seat.seat;
+  if (seat.holder) node.classList.add("holder-set");
+  if (seat.late) node.classList.add("late");
+  const title = el("h3");
+  title.append(bilingual(`第${seat.seat}門`, seat.name || "Seat " + seat.seat));
+  const staked = (seat.bets || []).reduce((sum, b) => sum + (b.amount || 0), 0);
+  title.append(el("span", "muted", staked ? "$" + staked.toLocaleString() : ""));
+  const bets = el("div", "bets");
+  for (const bet of seat.bets || []) {
+    const cls = bet.bettor === seat.holder ? "holder" : "";
+    bets.append(el("span", cls, `${bet.bettor} ${bet.amount}`), "  ");
+  }
+  const cards = el("div", "cards");
+  cards.append(...(seat.cards || []).map(cardNode));
+  node.append(title, bets, cards);
+  if (seat.settlement) {
+    const s = seat.settlement;
+    const text = `${RESULTS[s.result] || s.result} ${s.amount > 0 ? "+" : ""}${s.amount ?? ""}`;
+    node.append(el("div", "settlement " + s.result, text));
+  }
+  if (seat.late) node.append(el("div", "late-note", "逾時 not done at the bell"));
+  return node;
+}
+
+function renderSeats(seats, game) {
+  const box = $("seats");
+  box.classList.toggle("eight", seats.length > 4);
+  box.replaceChildren(...seats.map(seatNode));
+}
+
+function renderBanker(banker) {
+  const box = $("banker");
+  box.replaceChildren(el("div", "label", "莊家 Banker"));
+  if (!banker) return;
+  const cards = el("div", "cards");
+  cards.append(...(banker.cards || []).map(cardNode));
+  box.append(cards);
+}
+
+function renderList(id, items, text, cls) {
+  $(id).replaceChildren(...items.slice().reverse().map((item) => {
+    const li = el("li", cls ? cls(item) : "", text(item));
+    return li;
+  }));
+}
+
+function addEvent(event) {
+  if (typeof event.seq === "number") {
+    if (state.lastSeq !== null && event.seq <= state.lastSeq) return;
+    state.lastSeq = event.seq;
+  }
+  const list = $("events");
+  let cls = "";
+  if (event.event === "table.violation") cls = "violation";
+  else if (/fault|tilt|hold/.test(event.event)) cls = "fault";
+  const time = (event.ts || event.time || "").slice(11, 19);
+  const who = event.actor ? " · " + event.actor : "";
+  const li = el("li", cls, `#${event.seq} ${time} ${event.event}${who}`);
+  list.prepend(li);
+  while (list.children.length > 60) list.lastChild.remove();
+}
+
+// --- actions: only the legal ones, as buttons ---
+
+function renderActions() {
+  const box = $("actions");
+  const form = $("action-form");
+  if (form.dataset.action && !state.legal.includes(form.dataset.action)) closeForm();
+  box.replaceChildren(...state.legal.map((name) => {
+    const spec = state.catalog[name] || { name, label: { zh: name, en: name }, params: {} };
+    const button = el("button", spec.requires_reason ? "supervisor" : "");
+    button.type = "button";
+    button.dataset.action = name;
+    button.append(bilingual(spec.label.zh, spec.label.en));
+    button.disabled = state.busy;
+    button.addEventListener("click", () => choose(spec));
+    return button;
+  }));
+}
+
+function choose(spec) {
+  const params = Object.entries(spec.params || {});
+  if (!params.length && !spec.requires_reason) { send(spec, {}, null); return; }
+  const form = $("action-form");
+  form.dataset.action = spec.name;
+  form.replaceChildren();
+  for (const [name, p] of params) {
+    const label = el("label");
+    label.append(bilingual(p.label.zh, p.label.en));
+    const input = el("input");
+    input.name = name;
+    input.dataset.kind = p.kind;
+    if (p.kind === "int") {
+      input.type = "number";
+      input.inputMode = "numeric";
+      if (p.minimum !== null) input.min = p.minimum;
+      if (p.maximum !== null) input.max = p.maximum;
+    } else if (p.kind === "bool") {
+      input.type = "checkbox";
+    } else {
+      input.type = "text";
+      if (p.max_length) input.maxLength = p.max_length;
+    }
+    input.required = p.required && p.kind !== "bool";
+    label.append(input);
+    form.append(label);
+  }
+  if (spec.requires_reason) {
+    const label = el("label");
+    label.append(bilingual("原因", "Reason (journaled)"));
+    const input = el("input", "wide");
+    input.name = "__reason";
+    input.required = true;
+    input.minLength = 3;
+    label.append(input);
+    form.append(label);
+  }
+  const submit = el("button", "primary");
+  submit.type = "submit";
+  submit.append(bilingual("確認", "Confirm " + spec.label.en));
+  const cancel = el("button", "small");
+  cancel.type = "button";
+  cancel.append(bilingual("取消", "Cancel"));
+  cancel.addEventListener("click", closeForm);
+  form.append(submit, cancel);
+  form.onsubmit = (e) => {
+    e.preventDefault();
+    const payload = {};
+    let reason = null;
+    for (const input of form.querySelectorAll("input")) {
+      if (input.name === "__reason") { reason = input.value; continue; }
+      const kind = input.dataset.kind;
+      if (kind === "bool") payload[input.name] = input.checked;
+      else if (input.value === "") continue;
+      else if (kind === "int") payload[input.name] = Number(input.value);
+      else if (kind === "list[int]") payload[input.name] = input.value.split(/[ ,]+/).filter(Boolean).map(Number);
+      else if (kind === "list[str]") payload[input.name] = input.value.split(/[ ,]+/).filter(Boolean);
+      else payload[input.name] = input.value;
+    }
+    send(spec, payload, reason);
+  };
+  form.classList.remove("hidden");
+  const first = form.querySelector("input");
+  if (first) first.focus();
+}
+
+function closeForm() {
+  const form = $("action-form");
+  form.classList.add("hidden");
+  form.replaceChildren();
+  delete form.dataset.action;
+}
+
+async function send(spec, payload, reason) {
+  state.busy = true;
+  renderActions();
+  const body = { payload, request_id: requestId() };
+  if (reason !== null) body.reason = reason;
+  try {
+    const r = await api("/api/actions/" + encodeURIComponent(spec.name), {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (r.status === 200) {
+      toast("✓ " + spec.label.zh + " " + spec.label.en, false);
+      closeForm();
+    } else {
+      toast((r.body && r.body.message) || "HTTP " + r.status, true);
+      if (r.status === 401) showLogin(r.body && r.body.message);
+    }
+  } catch (err) {
+    toast("網絡錯誤 network error: " + err, true);
+  } finally {
+    state.busy = false;
+    const s = await api("/api/state");
+    if (s.status === 200) applyState(s.body.state, s.body.legal);
+    else renderActions();
+  }
+}
+
+function toast(text, bad) {
+  const box = $("toast");
+  box.textContent = text;
+  box.className = bad ? "bad" : "";
+}
+
+// --- the five-minute countdown, by the table's clock ---
+
+function tick() {
+  const timer = state.snapshot && state.snapshot.timer;
+  const countdown = $("countdown");
+  const bell = $("bell");
+  if (!timer || typeof timer.deadline !== "number") {
+    countdown.textContent = "--:--";
+    countdown.className = "";
+    bell.classList.add("hidden");
+    return;
+  }
+  const now = (Date.now() + state.offsetMs) / 1000;
+  const left = timer.rang ? 0 : Math.max(0, timer.deadline - now);
+  const whole = Math.ceil(left);
+  countdown.textContent =
+    String(Math.floor(whole / 60)).padStart(2, "0") + ":" + String(whole % 60).padStart(2, "0");
+  countdown.className = left === 0 ? "expired" : left <= 30 ? "urgent" : "";
+  bell.classList.toggle("hidden", !timer.rang);
+}
+
+// --- start ---
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("login").addEventListener("submit", (e) => {
+    e.preventDefault();
+    signIn($("token").value.trim());
+  });
+  $("logout").addEventListener("click", () => {
+    sessionStorage.removeItem("tabled.token");
+    state.token = "";
+    const ws = state.ws;
+    state.ws = null;
+    if (ws) ws.close();
+    showLogin("");
+  });
+  setInterval(tick, 250);
+  if (state.token) signIn(state.token);
+  else showLogin("");
+});
