@@ -46,6 +46,7 @@ from daemon.procedures.base import (
     need,
     text,
 )
+from daemon.rules import paigow
 from daemon.rules.paigow_tiles import TILE_SET, TileParseError, format_tiles, parse_tiles
 
 REGULATION = "Portaria 15/90/M"
@@ -183,6 +184,7 @@ class PaiGowProcedure(Procedure):
         if hands not in (4, 8):
             raise ValueError(f"{hands} hands: Art. 2(4) allows 8 or 4")
         self.hands = hands
+        paigow.ruleset(ruleset)  # an unknown rule set stops the table at start-up
         self.ruleset = ruleset
         self.devices = tuple(devices)
         self.identified: dict[str, dict[str, Any]] = {}
@@ -459,7 +461,8 @@ class PaiGowProcedure(Procedure):
             return
         self.invalid_shakes = 0
         self.dice = dice
-        self.first_hand = first_hand(sum(dice), self.hands, self.banker_seat)
+        offset = paigow.first_hand_from_dice(sum(dice), self.hands)
+        self.first_hand = (self._banker_seat() + offset) % self.hands
         self.emit("dice.landed", dice=dice, total=sum(dice), first_hand=self.first_hand)
 
     def _apply_confirm_deal(self, payload: Mapping[str, Any], now: float) -> None:
@@ -543,15 +546,15 @@ class PaiGowProcedure(Procedure):
             self.settings,
             self.bets,
             banker_seat=self._banker_seat(),
-            first=need(self.first_hand),
+            total=sum(need(self.dice)),
             hands=self.hands,
             stake=stake,
             ruleset=self.ruleset,
         )
         self.bank_rounds += 1
-        net = int(self.settlement["banker_net"])
-        # Art. 5(4): a banker who won puts the winnings with the stake for the next round.
-        self.min_stake = stake + net if net > 0 else 0
+        # Art. 5(4): the next round's stake is at least what this one left on the layout (the
+        # winnings join the stake); it may grow, never shrink.
+        self.min_stake = max(int(self.settlement["banker_carried"]), 0)
         if self.hands == 4 and not self.tiles_kept_for_next:
             self.used_tiles = [t for h in self.settings.values() for t in h["front"] + h["back"]]
             self.tiles_kept_for_next = True
@@ -647,12 +650,19 @@ def _check_in_set(tiles: Sequence[str], article: str) -> None:
         raise Refused(article, f"one set holds fewer of {', '.join(over)} than were named")
 
 
-def first_hand(total: int, hands: int, banker_seat: int | None) -> int:
-    raise NotImplementedError
+def _hand(setting: Mapping[str, list[str]]) -> paigow.Hand:
+    front = paigow.parse_tiles(" ".join(setting["front"]))
+    back = paigow.parse_tiles(" ".join(setting["back"]))
+    return ((front[0], front[1]), (back[0], back[1]))
+
+
+def _tiles(pair: paigow.Pair) -> list[str]:
+    return [str(tile) for tile in pair]
 
 
 def wrongly_set(setting: Mapping[str, list[str]]) -> bool:
-    raise NotImplementedError
+    """Art. 6(2), by the rules engine: the back pair is not the largest the tiles allow."""
+    return paigow.correct_setting(_hand(setting)).correction == "back_not_largest"
 
 
 def settle_paigow(
@@ -660,9 +670,60 @@ def settle_paigow(
     bets: Sequence[Mapping[str, Any]],
     *,
     banker_seat: int,
-    first: int,
+    total: int,
     hands: int,
     stake: int,
     ruleset: str,
 ) -> dict[str, Any]:
-    raise NotImplementedError
+    """The round settled by the rules engine, doors counter-clockwise from 头门 (Art. 2(3)).
+
+    Seats are numbered counter-clockwise, so a seat's door is its offset from the banker's.
+    """
+    played = {int(b["seat"]) for b in bets}
+    seat_of = {(seat - banker_seat) % hands: seat for seat in range(hands)}
+    order = [seat_of[d] for d in paigow.door_order(total, hands) if seat_of[d] in played]
+    doors = [
+        paigow.Door(
+            hand=_hand(settings[seat]),
+            bet=sum(int(b["amount"]) for b in bets if b["seat"] == seat),
+            bettors=frozenset(str(b["player"]) for b in bets if b["seat"] == seat),
+        )
+        for seat in order
+    ]
+    result = paigow.settle_round(
+        _hand(settings[banker_seat]), doors, stake, rules=paigow.ruleset(ruleset)
+    )
+    return {
+        "order": order,
+        "banker_hand": {
+            "front": _tiles(result.banker_hand[0]),
+            "back": _tiles(result.banker_hand[1]),
+        },
+        "doors": [
+            {
+                "seat": seat,
+                "front": _tiles(door.hand[0]),
+                "back": _tiles(door.hand[1]),
+                "correction": door.correction,
+                "outcome": door.outcome,
+                "bet": door.bet,
+                "won": door.won,
+                "lost": door.lost,
+                "commission": door.commission,
+                "net": door.net,
+                "limited": door.limited,
+                "bettors": [
+                    {"player": b["player"], "amount": b["amount"]}
+                    for b in bets
+                    if b["seat"] == seat
+                ],
+            }
+            for seat, door in zip(order, result.doors, strict=True)
+        ],
+        "bank_stake": result.bank_stake,
+        "bank_result": result.bank_result,
+        "banker_commission": result.banker.commission,
+        "banker_net": result.banker.net,
+        "banker_carried": result.banker.carried,
+        "commission": result.commission,
+    }

@@ -1,0 +1,156 @@
+"""`tabled diagram GAME [-o FILE]`: a game's procedure drawn from its own state machine.
+
+The diagram is read from the `transitions` machine of a fresh procedure (its states and, for
+each trigger, the transitions from each source with their conditions), never written by hand,
+so what the approval documents show is what the table enforces. Formats: mermaid (the default,
+and what `docs/procedures.md` embeds), Graphviz DOT, and SVG or PNG when Graphviz's `dot` is
+installed. `--update-doc FILE` rewrites the diagram blocks of a Markdown file in place; a test
+checks that `docs/procedures.md` is current.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from daemon.procedures.base import Procedure
+from daemon.procedures.paigow import PaiGowProcedure
+from daemon.procedures.thirteen import ThirteenProcedure
+
+GAMES: dict[str, type[Procedure]] = {"thirteen": ThirteenProcedure, "paigow": PaiGowProcedure}
+FAULT_TRIGGERS = frozenset(
+    {
+        "fault_reported",
+        "door_opened",
+        "link_lost",
+        "device_healthy",
+        "clear_hold",
+        "clear_tilt",
+        "void_round",
+    }
+)
+FAULT_PHASES = ("HOLD", "TILT")
+_BLOCK = re.compile(
+    r"(<!-- diagram:(?P<game>\w+):(?P<view>\w+) -->\n)```mermaid\n.*?```\n(<!-- /diagram -->)",
+    re.DOTALL,
+)
+
+
+def edges(game: str, faults: bool = True) -> list[tuple[str, str, str]]:
+    """(source, dest, label) from the machine; labels join the triggers of one edge."""
+    procedure = GAMES[game]()
+    machine = procedure.machine
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for trigger, event in machine.events.items():
+        if not faults and trigger in FAULT_TRIGGERS:
+            continue
+        for source, transitions in event.transitions.items():
+            if not faults and source in FAULT_PHASES:
+                continue
+            for transition in transitions:
+                guards = []
+                for condition in transition.conditions:
+                    func = condition.func
+                    name = func if isinstance(func, str) else getattr(func, "__name__", "?")
+                    guards.append(name if condition.target else f"not {name}")
+                label = trigger + (f" [{', '.join(guards)}]" if guards else "")
+                grouped.setdefault((source, transition.dest or source), []).append(label)
+    return [(s, d, " | ".join(labels)) for (s, d), labels in grouped.items()]
+
+
+def states(game: str, faults: bool = True) -> list[str]:
+    names = list(GAMES[game]().machine.states)
+    return [n for n in names if faults or n not in FAULT_PHASES]
+
+
+def mermaid(game: str, faults: bool = True) -> str:
+    cls = GAMES[game]
+    lines = ["stateDiagram-v2", f"  [*] --> {cls.INITIAL.name}"]
+    lines += [f"  {source} --> {dest}: {label}" for source, dest, label in edges(game, faults)]
+    return "\n".join(lines) + "\n"
+
+
+def dot(game: str, faults: bool = True) -> str:
+    cls = GAMES[game]
+    lines = [f'digraph "{game}" {{', "  rankdir=LR;", '  node [shape=box, style="rounded"];']
+    lines += [f'  "{name}";' for name in states(game, faults)]
+    lines.append(f'  "__start" [shape=point]; "__start" -> "{cls.INITIAL.name}";')
+    for source, dest, label in edges(game, faults):
+        escaped = label.replace('"', '\\"').replace(" | ", "\\n")
+        lines.append(f'  "{source}" -> "{dest}" [label="{escaped}"];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def update_doc(text: str) -> str:
+    """The Markdown with each `<!-- diagram:GAME:VIEW -->` block regenerated."""
+
+    def block(match: re.Match[str]) -> str:
+        game, view = match.group("game"), match.group("view")
+        body = mermaid(game, faults=view == "full")
+        return f"{match.group(1)}```mermaid\n{body}```\n{match.group(4)}"
+
+    return _BLOCK.sub(block, text)
+
+
+def render(game: str, fmt: str, faults: bool) -> bytes:
+    if fmt == "mermaid":
+        return mermaid(game, faults).encode()
+    source = dot(game, faults)
+    if fmt == "dot":
+        return source.encode()
+    program = shutil.which("dot")
+    if program is None:
+        raise RuntimeError(f"{fmt} needs Graphviz's `dot` on PATH; use mermaid or dot output")
+    result = subprocess.run(  # noqa: S603 - fixed argv: `dot` from PATH and a listed format
+        [program, f"-T{fmt}"], input=source.encode(), capture_output=True, check=True
+    )
+    return result.stdout
+
+
+def _format_for(path: str | None, asked: str | None) -> str:
+    if asked:
+        return asked
+    suffix = Path(path).suffix.lower() if path else ""
+    return {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot"}.get(suffix, "mermaid")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="tabled diagram", description="Draw a game's procedure from its state machine."
+    )
+    parser.add_argument("game", nargs="?", choices=sorted(GAMES))
+    parser.add_argument("-o", "--output", help="write here (format from the suffix)")
+    parser.add_argument("-f", "--format", choices=("mermaid", "dot", "svg", "png"))
+    parser.add_argument(
+        "--no-faults", action="store_true", help="leave out HOLD, TILT and their transitions"
+    )
+    parser.add_argument("--update-doc", metavar="FILE", help="regenerate a Markdown file's blocks")
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.update_doc:
+        path = Path(args.update_doc)
+        text = path.read_text(encoding="utf-8")
+        path.write_text(update_doc(text), encoding="utf-8")
+        return 0
+    if args.game is None:
+        parser.error("GAME is required (thirteen or paigow)")
+    fmt = _format_for(args.output, args.format)
+    try:
+        data = render(args.game, fmt, faults=not args.no_faults)
+    except (RuntimeError, subprocess.CalledProcessError) as exc:
+        print(f"tabled diagram: {exc}", file=sys.stderr)
+        return 1
+    if args.output:
+        Path(args.output).write_bytes(data)
+    else:
+        sys.stdout.write(data.decode())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,93 @@
+"""Every (phase, trigger) pair outside each game's transition table is refused, with an article.
+
+The pairs come from the machines' own data, so a transition added or removed changes the cases.
+Refused inputs change nothing, so one table per phase serves all of that phase's pairs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from procedure_drive import Table, at_phase
+
+from daemon.procedures.base import HOUSE_FAULTS, Procedure
+from daemon.procedures.paigow import PaiGowProcedure
+from daemon.procedures.thirteen import ThirteenProcedure
+
+GAMES: dict[str, type[Procedure]] = {"thirteen": ThirteenProcedure, "paigow": PaiGowProcedure}
+
+OUTSIDE = [
+    (game, phase.name, action)
+    for game, cls in GAMES.items()
+    for phase in cls.Phase
+    for action in cls.ACTIONS
+    if (phase.name, action) not in cls.transition_pairs()
+]
+INSIDE = [
+    (game, phase, action)
+    for game, cls in GAMES.items()
+    for phase, action in sorted(cls.transition_pairs())
+]
+
+_tables: dict[tuple[str, str], Table] = {}
+
+
+def _table(game: str, phase: str, prefixes: dict[str, Any]) -> Table:
+    if (game, phase) not in _tables:
+        _tables[game, phase] = at_phase(game, phase, prefixes)
+    return _tables[game, phase]
+
+
+def test_the_tables_are_not_trivial() -> None:
+    for cls in GAMES.values():
+        assert len(cls.transition_pairs()) > 40
+        phases = {p.name for p in cls.Phase}
+        # Every phase is the source of some transition and HOLD/TILT reach out of every phase.
+        assert {p for p, _ in cls.transition_pairs()} == phases
+        for phase in phases - {"HOLD", "TILT"}:
+            assert (phase, "fault_reported") in cls.transition_pairs()
+            assert (phase, "door_opened") in cls.transition_pairs()
+            assert (phase, "link_lost") in cls.transition_pairs()
+    assert len(OUTSIDE) > 300
+
+
+@pytest.mark.parametrize(("game", "phase", "action"), OUTSIDE)
+def test_a_trigger_outside_the_table_is_refused(
+    game: str, phase: str, action: str, prefixes: dict[str, Any]
+) -> None:
+    table = _table(game, phase, prefixes)
+    spec = GAMES[game].ACTIONS[action]
+    actor = f"{sorted(spec.roles)[0]}:X"
+    outcome = table.refused(action, actor, {})
+    violation = outcome.violation
+    assert violation is not None
+    assert (violation.actor, violation.action, violation.phase) == (actor, action, phase)
+    expected = HOUSE_FAULTS if phase in ("HOLD", "TILT") else spec.article
+    assert violation.article == expected
+    assert violation.article.startswith(("Portaria", "tabled"))
+    assert outcome.events[0].commit
+    assert outcome.events[0].payload["article"] == expected
+
+
+@pytest.mark.parametrize(("game", "phase", "action"), INSIDE)
+def test_a_trigger_inside_the_table_is_offered_to_its_roles(
+    game: str, phase: str, action: str, prefixes: dict[str, Any]
+) -> None:
+    table = _table(game, phase, prefixes)
+    spec = GAMES[game].ACTIONS[action]
+    for role in ("dealer", "supervisor", "device", "system"):
+        assert (action in table.proc.legal_actions(role)) == (role in spec.roles)
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_wrong_role_and_unknown_actions_are_refused_in_every_phase(
+    game: str, prefixes: dict[str, Any]
+) -> None:
+    for phase in GAMES[game].Phase:
+        table = _table(game, phase.name, prefixes)
+        for action in table.proc.legal_actions("dealer"):
+            table.refused(action, "device:shoe_reader", {})
+            table.refused(action, "visitor:V1", {})
+        table.refused("undo_everything", "supervisor:S1", {})
+        table.refused("", "dealer:D1", {})
