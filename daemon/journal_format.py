@@ -89,8 +89,19 @@ def journal_files(directory: Path) -> list[Path]:
     return [p for _, p in found]
 
 
+_second_cache: tuple[int, str] = (-1, "")
+
+
 def iso_utc(wall: float) -> str:
-    return datetime.fromtimestamp(wall, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """``2026-11-29T12:00:00.123456Z``; the date-and-second part is formatted once a second."""
+    global _second_cache  # noqa: PLW0603 -- a one-entry cache on the append path
+    micros = round(wall * 1_000_000)
+    second, micro = divmod(micros, 1_000_000)
+    cached_second, prefix = _second_cache
+    if second != cached_second:
+        prefix = datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _second_cache = (second, prefix)
+    return f"{prefix}.{micro:06d}Z"
 
 
 def line_hash(line: bytes) -> str:

@@ -4,11 +4,14 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
 
 import pytest
 import structlog
+from hypothesis import given
+from hypothesis import strategies as st
 
 from daemon.config import JournalConfig
 from daemon.journal import (
@@ -19,6 +22,7 @@ from daemon.journal import (
     journal_logger,
     verify,
 )
+from daemon.journal_format import iso_utc
 
 ReadAll = Callable[[Path], list[bytes]]
 
@@ -181,3 +185,9 @@ def test_structlog_front_door_journals_and_returns_the_record(
     assert later.round_id == "R10" and journal.durable_seq == record.seq
     with pytest.raises(ValueError, match="actor"):
         journal_logger(journal).info("table.bets_closed")
+
+
+@given(st.floats(min_value=0, max_value=4_102_444_800, allow_nan=False))
+def test_timestamps_are_iso_utc_to_the_microsecond(wall: float) -> None:
+    exact = datetime.fromtimestamp(round(wall * 1_000_000) / 1_000_000, tz=UTC)
+    assert iso_utc(wall) == exact.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -1,0 +1,238 @@
+"""Journal append latency and round time, side by side with a plain json + write + fsync loop.
+
+    .venv/bin/python bench/bench_journal.py [--n 2000] [--rounds 40] [--dir DIR]
+
+Prints p50/p99/max of one append for each durability, the time of a whole round (70 events,
+61 of them commit points), and group commit under four appending threads; the peer is the
+least a durable JSON log can do: ``json.dumps`` + ``os.write`` + ``os.fsync`` per event, no
+hash, no seq, no lock. The goal line is half the wire time of a device frame at 115,200 baud.
+Figures depend on the disk and on the machine's load; run it where the table will run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from daemon.config import JournalConfig
+from daemon.journal import Journal
+from daemon.logging import configure_logging
+
+BAUD = 115_200
+BITS_PER_BYTE = 10  # start + 8 data + stop
+ROUND_EVENTS = 70
+ROUND_COMMITS = 61  # bets closed, dice, 52 cards, 4 arrangements, settlement, 2 violations
+
+
+def percentiles(samples: list[float]) -> tuple[float, float, float]:
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+    return statistics.median(ordered), p99, ordered[-1]
+
+
+def payload(i: int) -> dict[str, object]:
+    return {"card": "AS", "index": i % 52, "frame": "02011a0441530003c2d103"}
+
+
+class Peer:
+    """json.dumps + os.write (+ os.fsync): one line a call, nothing else."""
+
+    def __init__(self, directory: Path, fsync: bool) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(directory / "peer.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.fsync = fsync
+        self.seq = 0
+
+    def append(self, event: str, data: dict[str, object], commit: bool) -> None:
+        self.seq += 1
+        line = json.dumps({"seq": self.seq, "ts": time.time(), "event": event, "payload": data})
+        os.write(self.fd, (line + "\n").encode())
+        if commit and self.fsync:
+            os.fsync(self.fd)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def open_journal(directory: Path, durability: str) -> Journal:
+    return Journal.open(JournalConfig(dir=directory, durability=durability), "BENCH")
+
+
+def time_pair(
+    ours: Callable[[int], object], theirs: Callable[[int], object], n: int
+) -> tuple[list[float], list[float]]:
+    """Latency of each call, the two alternating so both meet the same disk and load."""
+    a: list[float] = []
+    b: list[float] = []
+    for i in range(n):
+        for fn, out in ((ours, a), (theirs, b)) if i % 2 else ((theirs, b), (ours, a)):
+            start = time.perf_counter()
+            fn(i)
+            out.append(time.perf_counter() - start)
+    return a, b
+
+
+def threaded(append: Callable[[int], object], threads: int, per_thread: int) -> float:
+    barrier = threading.Barrier(threads + 1)
+
+    def run() -> None:
+        barrier.wait()
+        for i in range(per_thread):
+            append(i)
+
+    workers = [threading.Thread(target=run) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    barrier.wait()
+    start = time.perf_counter()
+    for worker in workers:
+        worker.join()
+    return threads * per_thread / (time.perf_counter() - start)
+
+
+def us(values: tuple[float, float, float]) -> str:
+    return "  ".join(f"{v * 1e6:8.1f}" for v in values)
+
+
+def ms(values: tuple[float, float, float]) -> str:
+    return "  ".join(f"{v * 1e3:8.2f}" for v in values)
+
+
+HEADER = (
+    f"{'case':34}  {'tabled p50':>10}  {'p99':>8}  {'max':>8}   |  "
+    f"{'peer p50':>8}  {'p99':>8}  {'max':>8}"
+)
+
+
+def bench_appends(base: Path, n: int) -> dict[str, tuple[float, float, float]]:
+    print("one append, microseconds")
+    print(HEADER)
+    rows: dict[str, tuple[float, float, float]] = {}
+    for durability, commit, label in (
+        ("fsync", True, "commit point, durability fsync"),
+        ("none", True, "commit point, durability none"),
+        ("fsync", False, "non-commit (buffered), fsync"),
+    ):
+        journal = open_journal(base / f"j-{durability}-{commit}", durability)
+        peer = Peer(base / f"p-{durability}-{commit}", durability == "fsync")
+
+        def ours(i: int, j: Journal = journal, c: bool = commit) -> object:
+            return j.append("shoe.card_read", actor="shoe_reader", payload=payload(i), commit=c)
+
+        def theirs(i: int, p: Peer = peer, c: bool = commit) -> object:
+            p.append("shoe.card_read", payload(i), c)
+            return None
+
+        time_pair(ours, theirs, 50)  # warm up
+        a, b = time_pair(ours, theirs, n)
+        journal.close()
+        peer.close()
+        rows[label] = percentiles(a)
+        print(f"{label:34}  {us(rows[label])}   |  {us(percentiles(b))}")
+    return rows
+
+
+def bench_rounds(base: Path, rounds: int) -> dict[str, tuple[float, float, float]]:
+    print(f"a round: {ROUND_EVENTS} events, {ROUND_COMMITS} commit points, milliseconds")
+    print(HEADER)
+    rows: dict[str, tuple[float, float, float]] = {}
+    for durability in ("fsync", "none"):
+        journal = open_journal(base / f"r-{durability}", durability)
+        peer = Peer(base / f"rp-{durability}", durability == "fsync")
+
+        def ours(_: int, j: Journal = journal) -> object:
+            for i in range(ROUND_EVENTS):
+                j.append(
+                    "shoe.card_read",
+                    actor="shoe_reader",
+                    round_id="R1",
+                    payload=payload(i),
+                    commit=i < ROUND_COMMITS,
+                )
+            return None
+
+        def theirs(_: int, p: Peer = peer) -> object:
+            for i in range(ROUND_EVENTS):
+                p.append("shoe.card_read", payload(i), i < ROUND_COMMITS)
+            return None
+
+        a, b = time_pair(ours, theirs, rounds)
+        journal.close()
+        peer.close()
+        label = f"round, durability {durability}"
+        rows[label] = percentiles(a)
+        print(f"{label:34}  {ms(rows[label])}   |  {ms(percentiles(b))}")
+    return rows
+
+
+def bench_threads(base: Path, threads: int, per_thread: int) -> None:
+    journal = open_journal(base / "t-fsync", "fsync")
+
+    def ours(i: int) -> object:
+        return journal.append("device.frame_received", actor="driver", payload=payload(i),
+                              commit=True)  # fmt: skip
+
+    ours_rate = threaded(ours, threads, per_thread)
+    syncs = journal.syncs
+    journal.close()
+    peer = Peer(base / "tp-fsync", True)
+    lock = threading.Lock()
+
+    def theirs(i: int) -> object:
+        with lock:
+            peer.append("device.frame_received", payload(i), True)
+        return None
+
+    peer_rate = threaded(theirs, threads, per_thread)
+    peer.close()
+    print(f"{threads} threads committing at once (group commit), fsync")
+    print(
+        f"  tabled {ours_rate:8.0f} events/s, {syncs / (threads * per_thread):.2f} fsyncs a "
+        f"commit   |  peer (a lock, an fsync each) {peer_rate:8.0f} events/s"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--n", type=int, default=2000, help="appends per latency case")
+    parser.add_argument("--rounds", type=int, default=40, help="rounds per round case")
+    parser.add_argument("--dir", type=Path, default=None, help="where to write (default: temp)")
+    parser.add_argument("--frame-bytes", type=int, default=10, help="device frame size")
+    args = parser.parse_args()
+    configure_logging("warning")
+    base = Path(tempfile.mkdtemp(prefix="bench-journal-", dir=args.dir))
+    print(f"journal benchmark: {args.n} appends a case, {args.rounds} rounds, in {base}")
+    print(f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.2f} (shared machines vary)")
+    print()
+    rows = bench_appends(base, args.n)
+    print()
+    round_rows = bench_rounds(base, args.rounds)
+    print()
+    bench_threads(base, 4, max(50, args.n // 8))
+    print()
+    wire = args.frame_bytes * BITS_PER_BYTE / BAUD
+    p99 = rows["commit point, durability fsync"][1]
+    goal = wire / 2
+    print(f"goal: p99 commit+fsync <= half a {args.frame_bytes}-byte frame at {BAUD} baud")
+    print(
+        f"  frame wire time {wire * 1e6:.0f} us, half {goal * 1e6:.0f} us; "
+        f"tabled p99 {p99 * 1e6:.0f} us -> {'met' if p99 <= goal else 'NOT met'}"
+    )
+    round_p50 = round_rows["round, durability fsync"][0]
+    print(
+        f"goal: a round with every commit point fsynced <= 50 ms; tabled p50 "
+        f"{round_p50 * 1e3:.1f} ms -> {'met' if round_p50 <= 0.050 else 'NOT met'}"
+    )
+    shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

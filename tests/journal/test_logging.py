@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import io
+import json
+import logging
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+import structlog
+
+from daemon.logging import configure_logging, get_logger
+
+
+@pytest.fixture(autouse=True)
+def _restore_structlog() -> Iterator[None]:
+    yield
+    structlog.reset_defaults()
+    for handler in list(logging.getLogger().handlers):
+        if getattr(handler, "_tabled", False):
+            logging.getLogger().removeHandler(handler)
+
+
+def test_operational_log_is_json_lines_with_level_filtering() -> None:
+    out = io.StringIO()
+    configure_logging("info", json=True, stream=out, cache=False)
+    log = get_logger("drivers.shoe")
+    log.debug("shoe.frame_bytes", data="0201")
+    log.info("shoe.link_up", port="sim://shoe_reader")
+    logging.getLogger("uvicorn.error").warning("listening on %s", "127.0.0.1:8700")
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line["event"] for line in lines] == ["shoe.link_up", "listening on 127.0.0.1:8700"]
+    assert lines[0]["logger"] == "drivers.shoe" and lines[0]["level"] == "info"
+    assert lines[0]["timestamp"].endswith("Z")
+    assert lines[1]["logger"] == "uvicorn.error" and lines[1]["level"] == "warning"
+
+
+def test_tracebacks_are_structured_and_carry_no_locals() -> None:
+    out = io.StringIO()
+    configure_logging("info", json=True, stream=out, cache=False)
+    secret = "token-123"  # noqa: S105 -- must not reach the log
+    try:
+        raise RuntimeError(len(secret))
+    except RuntimeError:
+        get_logger().exception("api.request_failed")
+    text = out.getvalue()
+    assert "token-123" not in text
+    assert json.loads(text)["exception"][0]["exc_type"] == "RuntimeError"
+
+
+def test_console_format_and_bad_level() -> None:
+    out = io.StringIO()
+    configure_logging("warning", json=False, stream=out, cache=False)
+    get_logger().warning("journal.rotated", new="journal-000000000100-20270115.jsonl")
+    assert "journal.rotated" in out.getvalue() and not out.getvalue().startswith("{")
+    with pytest.raises(ValueError, match="log level"):
+        configure_logging("loud")
+
+
+def test_the_journal_reports_rotation_to_the_operational_log(tmp_path) -> None:
+    code = (
+        "import sys; from pathlib import Path;"
+        "from daemon.logging import configure_logging; configure_logging('info', json=True);"
+        "from daemon.config import JournalConfig; from daemon.journal import Journal;"
+        f"j = Journal.open(JournalConfig(dir=Path({str(tmp_path)!r}), rotate_bytes=100), 'T01');"
+        "j.append('table.bets_closed', actor='dealer', commit=True); j.close()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout == ""  # the operational log goes to stderr, never to stdout
+    events = [json.loads(line)["event"] for line in done.stderr.splitlines()]
+    assert events == ["journal.rotated"]
