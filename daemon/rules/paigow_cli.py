@@ -152,6 +152,18 @@ def _int(value: Any, where: str, minimum: int) -> int:
     return value
 
 
+def _name(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise RequestError(f"{where}: expected a name")
+    return value
+
+
+def _names(value: Any, where: str) -> frozenset[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise RequestError(f"{where}: expected a list of names")
+    return frozenset(value)
+
+
 def do_settle(request: dict[str, Any], rules: PaiGowRules) -> dict[str, Any]:
     doors_json = _field(request, "doors")
     if not isinstance(doors_json, list) or not all(isinstance(d, dict) for d in doors_json):
@@ -163,7 +175,7 @@ def do_settle(request: dict[str, Any], rules: PaiGowRules) -> dict[str, Any]:
         Door(
             hand,
             _int(_field(door, "bet"), f"doors[{i}].bet", 0),
-            frozenset(door.get("bettors", [])),
+            _names(door.get("bettors", []), f"doors[{i}].bettors"),
         )
         for i, (door, (hand, _)) in enumerate(zip(doors_json, hands[1:], strict=True))
     ]
@@ -172,9 +184,9 @@ def do_settle(request: dict[str, Any], rules: PaiGowRules) -> dict[str, Any]:
         raise RequestError("co_bankers: expected a list of objects with 'name' and 'stake'")
     co_bankers = [
         CoBanker(
-            str(_field(co, "name")),
+            _name(_field(co, "name"), f"co_bankers[{i}].name"),
             _int(_field(co, "stake"), f"co_bankers[{i}].stake", 1),
-            bool(co.get("is_house", False)),
+            co.get("is_house", False) is True,
         )
         for i, co in enumerate(co_json)
     ]
@@ -252,6 +264,9 @@ def _stream(handler: Handler, rules: PaiGowRules, lines: Iterable[bytes], out: T
         except (RequestError, TileParseError, ValueError) as error:
             failed += 1
             reply = {"error": str(error), "line": number}
+        except Exception as error:  # one odd line must not end a lab's stream
+            failed += 1
+            reply = {"error": f"cannot handle this request: {error!r}", "line": number}
         if request_id is not None:
             reply = {"id": request_id} | reply
         out.write(json.dumps(reply, ensure_ascii=False) + "\n")

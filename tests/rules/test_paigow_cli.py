@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -8,8 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from daemon.rules.paigow import TABLE_II
+from daemon.rules.paigow import MACAU_1990, TABLE_II
+from daemon.rules.paigow_cli import HANDLERS, _stream
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules-paigow.md"
 
@@ -167,3 +171,59 @@ def test_tabled_rules_paigow_hands_over_to_this_cli() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == run("table").stdout
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5000)
+    | st.sampled_from(
+        ["天 杂九", "6-6 4-5", "天 天 人 人", "梅 梅 长三 长三", "杂九", "x", "", "2-4 1-2"]
+    ),
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "tiles",
+                    "banker",
+                    "player",
+                    "doors",
+                    "hand",
+                    "bet",
+                    "banker_stake",
+                    "co_bankers",
+                    "name",
+                    "stake",
+                    "bettors",
+                    "id",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=12,
+)
+lines = st.one_of(
+    json_values.map(lambda v: json.dumps(v, ensure_ascii=False).encode()),
+    st.binary(max_size=30).filter(lambda b: b"\n" not in b),
+)
+
+
+@pytest.mark.parametrize("command", ["classify", "set", "outcome", "settle"])
+@given(batch=st.lists(lines, min_size=1, max_size=6))
+def test_every_line_gets_exactly_one_reply(command: str, batch: list[bytes]) -> None:
+    out = io.StringIO()
+    status = _stream(HANDLERS[command], MACAU_1990, batch, out)
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert len(answers) == len([raw for raw in batch if _answered(raw)])
+    assert all("cannot handle" not in str(a.get("error")) for a in answers), answers
+    assert status == (1 if any("error" in a for a in answers) else 0)
+
+
+def _answered(raw: bytes) -> bool:
+    try:
+        return bool(raw.decode("utf-8").strip())
+    except UnicodeDecodeError:
+        return True
