@@ -1,0 +1,165 @@
+"""`tabled status | act | journal` run as processes against a real HTTP server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from api_support import TOKENS, auth, write_tokens
+from server_process import fake_server
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    with fake_server(write_tokens(tmp_path / "tokens.toml")) as url:
+        yield url
+
+
+def tabled(
+    url: str, *args: str, role: str | None = "dealer", **kw: str
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TABLED_")}
+    env["TABLED_URL"] = url
+    if role is not None:
+        env["TABLED_TOKEN"] = TOKENS[role][1]
+    env.update(kw)
+    return subprocess.run(
+        [sys.executable, "-m", "daemon.client", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+        check=False,
+    )
+
+
+def test_act_takes_steps_as_the_token_holder_and_status_shows_them(server: str) -> None:
+    assert tabled(server, "act", "open_round").returncode == 0
+    r = tabled(server, "act", "place_bet", "seat=2", "amount=500", "bettor=陳大文")
+    assert r.returncode == 0, r.stderr
+    assert "accepted: place_bet by lei.dealer" in r.stdout
+    assert tabled(server, "act", "shake_dice").returncode == 0
+
+    r = tabled(server, "status")
+    assert r.returncode == 0, r.stderr
+    assert "phase dealing" in r.stdout
+    assert "seat 2  holder 陳大文  bets 陳大文 500" in r.stdout
+    assert "dice: " in r.stdout
+    assert "legal now for lei.dealer (dealer): deal" in r.stdout
+    assert "device shuffler: link up" in r.stdout
+
+    r = tabled(server, "status", "--json")
+    state = json.loads(r.stdout)
+    assert state["state"]["phase"] == "dealing"
+    assert state["legal"] == ["deal"]
+    assert len(state["devices"]) == 4
+
+
+def test_a_refused_step_exits_1_with_the_article(server: str) -> None:
+    r = tabled(server, "act", "deal")
+    assert r.returncode == 1
+    assert "refused" in r.stderr
+    assert "Art. 2(c)" in r.stderr
+    r = tabled(server, "act", "deal", "--json")
+    assert json.loads(r.stdout)["violation"]["article"] == "Art. 2(c)"
+
+
+def test_bad_input_and_missing_rights_have_their_own_exit_codes(
+    server: str, tmp_path: Path
+) -> None:
+    tabled(server, "act", "open_round")
+    r = tabled(server, "act", "place_bet", "seat=two", "amount=5", "bettor=P")
+    assert r.returncode == 2
+    assert "payload.seat: expected an integer" in r.stderr
+    r = tabled(server, "act", "open_round", role=None)
+    assert r.returncode == 3
+    assert "no token" in r.stderr
+    r = tabled(server, "act", "shake_dice", role="surveillance")
+    assert r.returncode == 3
+    assert "read-only" in r.stderr
+    r = tabled(server, "act", "void_round")
+    assert r.returncode == 3
+    assert "supervisor" in r.stderr
+    r = tabled(server, "act", "void_round", role="supervisor")
+    assert r.returncode == 2
+    assert "needs a reason" in r.stderr
+
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKENS["supervisor"][1] + "\n")
+    r = tabled(
+        server,
+        "act",
+        "void_round",
+        "--reason",
+        "dice left the cup twice",
+        "--token-file",
+        str(token_file),
+        role=None,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "by wong.supervisor" in r.stdout
+
+    r = tabled("http://127.0.0.1:9", "status")
+    assert r.returncode == 4
+    assert "cannot reach" in r.stderr
+
+
+def test_journal_lists_filters_and_follows_new_events(server: str) -> None:
+    tabled(server, "act", "open_round")
+    tabled(server, "act", "place_bet", "seat=1", "amount=100", "bettor=P1")
+
+    r = tabled(server, "journal", role="surveillance")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2
+    assert lines[1].startswith("#2 ")
+    assert "lei.dealer table.place_bet seat=1 amount=100 bettor=P1" in lines[1]
+
+    r = tabled(server, "journal", "--event", "table.place_bet", "--json", role="surveillance")
+    [event] = [json.loads(line) for line in r.stdout.splitlines()]
+    assert event["payload"]["bettor"] == "P1"
+    r = tabled(server, "journal", "--since", "2030-01-01T00:00", role="surveillance")
+    assert r.returncode == 0
+    assert r.stdout == ""
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TABLED_")}
+    env.update(TABLED_URL=server, TABLED_TOKEN=TOKENS["surveillance"][1])
+    follow = subprocess.Popen(
+        [sys.executable, "-m", "daemon.client", "journal", "--follow", "--event", "table."],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    # A follower that never prints would block readline() forever: kill it after a while.
+    guard = threading.Timer(20, follow.kill)
+    guard.start()
+    try:
+        assert follow.stdout is not None
+        assert follow.stdout.readline().startswith("#1 ")
+        assert follow.stdout.readline().startswith("#2 ")
+        # The follower is connected once the server has a subscriber; acting before that would
+        # still be caught up (it resumes after seq 2), so no waiting is needed here.
+        httpx.post(server + "/api/actions/shake_dice", headers=auth("dealer"))
+        httpx.post(server + "/_fake/fault", params={"device": "shuffler"})
+        httpx.post(
+            server + "/api/actions/clear_hold",
+            json={"reason": "lid closed"},
+            headers=auth("supervisor"),
+        )
+        assert "lei.dealer table.shake_dice" in follow.stdout.readline()
+        # device.fault is filtered out by --event table.
+        line = follow.stdout.readline()
+        assert "wong.supervisor table.clear_hold reason=lid closed" in line
+        assert line.startswith("#5 ")
+    finally:
+        guard.cancel()
+        follow.terminate()
+        follow.wait(timeout=10)

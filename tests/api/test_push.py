@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import pytest
+from api_support import TOKENS, auth
+from fake_table import FakeTable
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+
+def test_each_durable_event_is_pushed_then_the_new_state(
+    client: TestClient, table: FakeTable
+) -> None:
+    with client.websocket_connect("/api/events") as ws:
+        ws.send_json({"token": TOKENS["dealer"][1], "after": None})
+        assert ws.receive_json() == {"type": "hello", "actor": "lei.dealer", "role": "dealer"}
+        first = ws.receive_json()
+        assert first["type"] == "state"
+        assert first["state"]["phase"] == "idle"
+        assert first["legal"] == ["open_round"]
+
+        r = client.post("/api/actions/open_round", json={}, headers=auth("dealer"))
+        assert r.status_code == 200
+
+        pushed = ws.receive_json()
+        assert pushed["type"] == "event"
+        assert pushed["event"]["event"] == "table.open_round"
+        assert pushed["event"]["actor"] == "lei.dealer"
+        assert pushed["event"]["seq"] == r.json()["seq"]
+        after = ws.receive_json()
+        assert after["type"] == "state"
+        assert after["state"]["phase"] == "betting"
+        assert after["legal"] == ["place_bet", "shake_dice"]
+    assert table._subscribers == []
+
+
+def test_a_console_that_reconnects_gets_what_it_missed_first(
+    client: TestClient, table: FakeTable
+) -> None:
+    for step in ("open_round", "shake_dice", "deal"):
+        assert client.post(f"/api/actions/{step}", headers=auth("dealer")).status_code == 200
+    with client.websocket_connect("/api/events") as ws:
+        ws.send_json({"token": TOKENS["surveillance"][1], "after": 1})
+        assert ws.receive_json()["type"] == "hello"
+        assert ws.receive_json()["type"] == "state"
+        seqs = [ws.receive_json()["event"]["seq"], ws.receive_json()["event"]["seq"]]
+        assert seqs == [2, 3]
+        final = ws.receive_json()
+        assert final["type"] == "state"
+        assert final["legal"] == []
+
+
+@pytest.mark.parametrize(
+    ("hello", "code", "error"),
+    [
+        ('{"token": "guess"}', 4401, "unauthorized"),
+        ("not json", 4400, "invalid_input"),
+        ('{"token": 5}', 4400, "invalid_input"),
+        ('{"token": "x", "after": "3"}', 4400, "invalid_input"),
+    ],
+)
+def test_a_push_connection_without_a_valid_token_is_closed(
+    client: TestClient, hello: str, code: int, error: str
+) -> None:
+    with client.websocket_connect("/api/events") as ws:
+        ws.send_text(hello)
+        message = ws.receive_json()
+        assert message["type"] == "error"
+        assert message["error"] == error
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+        assert closed.value.code == code
