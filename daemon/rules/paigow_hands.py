@@ -163,3 +163,18 @@ def door_order(total: int, hands: int = 8) -> tuple[int, ...]:
     first = first_hand_from_dice(total, hands) or 1
     doors = ((first + step) % hands for step in range(hands))
     return tuple(door for door in doors if door)
+
+
+def deal(tiles: Sequence[Tile], total: int, hands: int = 8) -> dict[int, tuple[Tile, ...]]:
+    """Four tiles to each door in dealing order (Art. 2(2), 2(4)), keyed by banker offset.
+
+    `tiles` are the stacks as they lie, first four first: 32 for eight doors, 16 for four (the
+    other 16 wait for the next round, Art. 2(4)).
+    """
+    if len(tiles) != 4 * hands:
+        raise ValueError(f"{hands} doors take {4 * hands} tiles, not {len(tiles)}")
+    check_from_one_set(tiles)
+    return {
+        door: tuple(tiles[4 * turn : 4 * turn + 4])
+        for turn, door in enumerate(deal_order(total, hands))
+    }

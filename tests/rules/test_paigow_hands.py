@@ -12,6 +12,7 @@ from daemon.rules.paigow import (
     Tile,
     classify,
     correct_setting,
+    deal,
     deal_order,
     door_order,
     first_hand_from_dice,
@@ -30,7 +31,7 @@ def hand(front: str, back: str) -> Hand:
     return ((a, b), (c, d))
 
 
-def deal(*pairs: str) -> list[Hand]:
+def hands_of(*pairs: str) -> list[Hand]:
     groups = parse_deal(pairs)
     return [((g[0], g[1]), (h[0], h[1])) for g, h in zip(groups[::2], groups[1::2], strict=True)]
 
@@ -99,30 +100,30 @@ def test_set_hand_is_never_worse_than_any_legal_setting(tiles: tuple[Tile, ...])
 
 # Art. 6(3) and Art. 9(1).
 def test_art_6_3_both_pairs_win() -> None:
-    banker, player = deal("人 人", "天 天", "梅 梅", "地 地")
+    banker, player = hands_of("人 人", "天 天", "梅 梅", "地 地")
     assert hand_outcome(banker, player) == "banker"
     assert hand_outcome(player, banker) == "player"
 
 
 def test_art_6_3_one_pair_tied_the_other_decides() -> None:
-    banker, player = deal("天 高脚七", "人 人", "天 杂七", "地 地")
+    banker, player = hands_of("天 高脚七", "人 人", "天 杂七", "地 地")
     assert classify(*banker[0]) == classify(*player[0])  # both 天牌九
     assert hand_outcome(banker, player) == "player"
     assert hand_outcome(player, banker) == "banker"
 
 
 def test_art_6_3_one_each_is_a_push() -> None:
-    banker, player = deal("人 人", "地 地", "梅 梅", "天 天")
+    banker, player = hands_of("人 人", "地 地", "梅 梅", "天 天")
     assert hand_outcome(banker, player) == "push"
 
 
 def test_art_9_1_no_banker_wins_ties() -> None:
-    banker, player = deal("天 高脚七", "长三 细鸡", "天 杂七", "长三 大鸡")
+    banker, player = hands_of("天 高脚七", "长三 细鸡", "天 杂七", "长三 大鸡")
     assert classify(*banker[0]) == classify(*player[0])  # 天牌九 = 天牌九
     assert classify(*banker[1]).name == "长牌九"
     assert classify(*player[1]).name == "长牌二"
     assert hand_outcome(banker, player) == "banker"
-    tied_banker, tied_player = deal("天 高脚七", "梅 杂九", "天 杂七", "梅 杂九")
+    tied_banker, tied_player = hands_of("天 高脚七", "梅 杂九", "天 杂七", "梅 杂九")
     assert hand_outcome(tied_banker, tied_player) == "push"
 
 
@@ -170,3 +171,15 @@ def test_every_pair_of_distinct_hands_has_one_outcome() -> None:
     for a, b, c, d in combinations(rest[:10], 4):
         player = set_hand((a, b, c, d))
         assert hand_outcome(banker, player) in ("banker", "push")
+
+
+def test_deal_gives_the_first_four_tiles_to_the_door_the_dice_name() -> None:
+    tiles = list(TILE_SET)
+    dealt = deal(tiles, 12)  # (12 - 1) % 8 = 3: the fourth door from the banker
+    assert dealt[3] == tuple(tiles[:4])
+    assert dealt[0] == tuple(tiles[20:24])
+    assert sorted(dealt) == list(range(8))
+    four = deal(tiles[:16], 6, hands=4)
+    assert four[1] == tuple(tiles[:4])
+    with pytest.raises(ValueError, match="take 16 tiles"):
+        deal(tiles, 6, hands=4)
