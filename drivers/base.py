@@ -1,0 +1,560 @@
+"""The driver base every device driver extends: an asyncio-facing link to one device.
+
+A driver opens its port (`drivers.transport`), identifies the device, checks it against the
+approved list, then runs the link rules (`drivers.link.HostLink`) with an injected clock: reply
+deadlines, retransmission, status polling, and reconnection with backoff after a loss. Device
+facts come out as `DriverEvent`s, one frozen dataclass per kind of fact; commands are coroutines
+that return when the device has accepted them (its ACK or reply), or raise `DeviceError`.
+
+    driver = ShufflerDriver.from_config(config.devices["shuffler"])
+    await driver.start()                  # True: link up; False: retrying in the background
+    await driver.shuffle(expected=52)     # accepted; ShuffleCompleted arrives as an event later
+    event = await driver.next_event()
+
+Nothing here blocks the event loop; nothing raises out of a receive path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar
+
+import serial
+import structlog
+
+from drivers.clock import Clock, MonotonicClock, TimerHandle
+from drivers.framing import ProtocolError
+from drivers.link import (
+    HostLink,
+    LinkResult,
+    LinkTiming,
+    Missed,
+    Received,
+    Refused,
+    Replied,
+    TimedOut,
+)
+from drivers.messages import (
+    COMMON_MESSAGES,
+    ClearFaults,
+    CommonFault,
+    DeviceEvent,
+    DoorReport,
+    FaultGone,
+    FaultRaised,
+    GetStatus,
+    Identify,
+    Identity,
+    Message,
+    NakReason,
+    Status,
+    StatusFlag,
+    message_set,
+)
+from drivers.transport import Transport, open_transport
+
+if TYPE_CHECKING:
+    from daemon.config import DeviceConfig
+
+COMMON_FAULT_NAMES: Mapping[int, str] = {
+    CommonFault.POWER_LOST: "power_lost",
+    CommonFault.HARDWARE: "hardware",
+    CommonFault.MEMORY: "memory",
+}
+
+
+# --- events ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DriverEvent:
+    device: str
+
+
+@dataclass(frozen=True, slots=True)
+class LinkUp(DriverEvent):
+    identity: Identity
+    approved: bool | None  # None: the config lists no approved firmware for this device
+
+
+@dataclass(frozen=True, slots=True)
+class LinkDown(DriverEvent):
+    reason: str  # "no_response", "port_lost: ...", "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceFault(DriverEvent):
+    kind: str  # "jam", "reader_lost", "wrong_count", "unapproved_firmware", ...
+    code: int  # the wire fault code; 0 for faults the host itself detects
+
+
+@dataclass(frozen=True, slots=True)
+class FaultCleared(DriverEvent):
+    kind: str
+    code: int
+
+
+@dataclass(frozen=True, slots=True)
+class DoorChanged(DriverEvent):
+    door: str  # "lid", "base", "shoe", ...
+    open: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EventsMissed(DriverEvent):
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceStatus:
+    busy: bool
+    powered_up: bool
+    faults: tuple[str, ...]
+    doors_open: tuple[str, ...]
+    events: int
+    pending: int
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+class DeviceError(Exception):
+    """A command did not complete."""
+
+
+class LinkLost(DeviceError):
+    """The link is down (or went down before the device answered)."""
+
+
+class CommandRefused(DeviceError):
+    def __init__(self, reason: int) -> None:
+        self.reason = reason
+        try:
+            name = NakReason(reason).name.lower()
+        except ValueError:
+            name = f"reason_{reason}"
+        self.reason_name = name
+        super().__init__(f"device refused the command: {name}")
+
+
+class NotApproved(DeviceError):
+    """The device's identity is not on the approved list; only identity and status are read."""
+
+
+class ApprovedBuild(Protocol):
+    @property
+    def make(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def firmware(self) -> str: ...
+    @property
+    def firmware_hash(self) -> str: ...
+
+
+def is_approved(identity: Identity, approved: Sequence[ApprovedBuild]) -> bool | None:
+    if not approved:
+        return None
+    digest = identity.firmware_hash.hex()
+    return any(
+        a.make == identity.make
+        and a.model == identity.model
+        and a.firmware == identity.firmware
+        and a.firmware_hash.lower() == digest
+        for a in approved
+    )
+
+
+_M = TypeVar("_M", bound=Message)
+
+
+def _expect(reply: Message, kind: type[_M]) -> _M:
+    if not isinstance(reply, kind):
+        raise DeviceError(f"expected {kind.__name__}, the device answered {type(reply).__name__}")
+    return reply
+
+
+class LinkState(Enum):
+    DOWN = "down"
+    CONNECTING = "connecting"
+    UP = "up"
+    CLOSED = "closed"
+
+
+class DeviceDriver:
+    DEVICE: ClassVar[str] = "device"
+    MESSAGES: ClassVar[Mapping[int, type[Message]]] = message_set(COMMON_MESSAGES)
+    FAULTS: ClassVar[Mapping[int, str]] = COMMON_FAULT_NAMES
+    DOORS: ClassVar[Mapping[int, str]] = {}
+
+    def __init__(
+        self,
+        port: str,
+        *,
+        baudrate: int = 115200,
+        address: int = 1,
+        approved: Sequence[ApprovedBuild] = (),
+        clock: Clock | None = None,
+        timing: LinkTiming | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.name = name or self.DEVICE
+        self.port = port
+        self.baudrate = baudrate
+        self.approved_builds = tuple(approved)
+        self.clock: Clock = clock or MonotonicClock()
+        self.timing = timing or LinkTiming()
+        self.link = HostLink(self.MESSAGES, address, baudrate, self.timing)
+        self.state = LinkState.DOWN
+        self.identity: Identity | None = None
+        self.approved: bool | None = None
+        self._events: asyncio.Queue[DriverEvent] = asyncio.Queue()
+        self._waiting: deque[tuple[Message, asyncio.Future[Message]]] = deque()
+        self._current: asyncio.Future[Message] | None = None
+        self._transport: Transport | None = None
+        self._timer: TimerHandle | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._reconnecting = False
+        self._faults = 0
+        self._doors = 0
+        self._log = structlog.get_logger("tabled.drivers").bind(device=self.name, port=port)
+
+    @classmethod
+    def from_config(cls, config: DeviceConfig, **kwargs: Any) -> Self:
+        return cls(
+            config.port,
+            baudrate=config.baudrate,
+            address=config.address,
+            approved=config.approved,
+            name=config.name,
+            **kwargs,
+        )
+
+    # --- public API -----------------------------------------------------------------------
+
+    @property
+    def link_up(self) -> bool:
+        return self.state is LinkState.UP
+
+    async def start(self) -> bool:
+        """Connect once; True if the link is up. Otherwise reconnection continues in the
+        background and LinkUp arrives as an event when it succeeds."""
+        up = await self._connect()
+        if not up:
+            self._reconnect_soon()
+        self._spawn(self._poll_loop())
+        return up
+
+    async def close(self) -> None:
+        self.state = LinkState.CLOSED
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._drop_transport()
+        self._fail_all(LinkLost("driver closed"))
+
+    async def next_event(self) -> DriverEvent:
+        return await self._events.get()
+
+    def pending_events(self) -> list[DriverEvent]:
+        """The events already received, without waiting."""
+        out = []
+        while not self._events.empty():
+            out.append(self._events.get_nowait())
+        return out
+
+    async def events(self) -> AsyncIterator[DriverEvent]:
+        while True:
+            yield await self._events.get()
+
+    async def identify(self) -> Identity:
+        return _expect(await self._command(Identify(), device_command=False), Identity)
+
+    async def status(self) -> DeviceStatus:
+        reply = _expect(await self._command(GetStatus(), device_command=False), Status)
+        return self._describe(reply)
+
+    async def clear_faults(self) -> None:
+        await self._command(ClearFaults(), device_command=False)
+
+    # --- for subclasses -------------------------------------------------------------------
+
+    async def _command(self, message: Message, device_command: bool = True) -> Message:
+        if self.state is not LinkState.UP:
+            raise LinkLost(f"{self.name}: link is {self.state.value}")
+        if device_command and self.approved is False:
+            raise NotApproved(f"{self.name}: firmware not on the approved list")
+        return await self._exchange(message)
+
+    def _translate(self, event: DeviceEvent) -> Iterable[DriverEvent]:
+        """Driver events for a device-specific wire event (subclasses override)."""
+        self._log.warning("device.unexpected_event", event=type(event).__name__)
+        return ()
+
+    def _emit(self, event: DriverEvent) -> None:
+        self._events.put_nowait(event)
+
+    def _fault(self, code: int) -> DriverEvent | None:
+        """A DeviceFault for `code`, unless that fault is already known to be latched."""
+        code = int(code)
+        bit = 1 << code
+        if self._faults & bit:
+            return None
+        self._faults |= bit
+        kind = self.FAULTS.get(code, f"fault_{code}")
+        self._log.warning("device.fault", kind=kind, code=code)
+        return DeviceFault(self.name, kind, code)
+
+    # --- link machinery -------------------------------------------------------------------
+
+    async def _connect(self) -> bool:
+        if self.state is LinkState.CLOSED:
+            return False
+        self.state = LinkState.CONNECTING
+        try:
+            self._transport = await open_transport(
+                self.port, self.baudrate, self._on_data, self._on_port_lost
+            )
+        except (serial.SerialException, OSError, ValueError) as exc:
+            self._log.warning("device.open_failed", error=str(exc))
+            self.state = LinkState.DOWN
+            return False
+        self.link.reset()
+        try:
+            identity = _expect(await self._exchange(Identify()), Identity)
+            status = _expect(await self._exchange(GetStatus()), Status)
+        except DeviceError as exc:
+            self._log.warning("device.connect_failed", error=str(exc))
+            self._drop_transport()
+            if self.state is not LinkState.CLOSED:
+                self.state = LinkState.DOWN
+            return False
+        if self.state is LinkState.CLOSED:
+            return False
+        self.identity = identity
+        self.approved = is_approved(identity, self.approved_builds)
+        self.state = LinkState.UP
+        self._log.info(
+            "device.link_up",
+            make=identity.make,
+            model=identity.model,
+            serial=identity.serial,
+            firmware=identity.firmware,
+            approved=self.approved,
+        )
+        self._emit(LinkUp(self.name, identity, self.approved))
+        if self.approved is False:
+            self._log.error("device.unapproved_firmware", firmware=identity.firmware)
+            self._emit(DeviceFault(self.name, "unapproved_firmware", 0))
+        elif self.approved is None:
+            self._log.warning("device.no_approved_list")
+        self._reconcile(status)
+        return True
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _reconnect_soon(self) -> None:
+        if not self._reconnecting and self.state is not LinkState.CLOSED:
+            self._reconnecting = True
+            self._spawn(self._reconnect_loop())
+
+    async def _reconnect_loop(self) -> None:
+        delay = self.timing.reconnect_initial
+        try:
+            while self.state is LinkState.DOWN:
+                await self.clock.sleep(delay)
+                if await self._connect():
+                    return
+                delay = min(delay * 2, self.timing.reconnect_max)
+        finally:
+            self._reconnecting = False
+
+    async def _poll_loop(self) -> None:
+        while self.state is not LinkState.CLOSED:
+            await self.clock.sleep(self.timing.poll_interval)
+            if self.state is LinkState.UP and not self.link.busy and not self._waiting:
+                with contextlib.suppress(DeviceError):
+                    await self._exchange(GetStatus())
+
+    def _exchange(self, message: Message) -> asyncio.Future[Message]:
+        future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        if self._transport is None:
+            future.set_exception(LinkLost(f"{self.name}: port not open"))
+            return future
+        self._waiting.append((message, future))
+        self._pump()
+        return future
+
+    def _pump(self) -> None:
+        transport = self._transport
+        while transport is not None and not self.link.busy and self._waiting:
+            message, future = self._waiting.popleft()
+            if future.done():
+                continue
+            self._current = future
+            transport.write(self.link.request(message, self.clock.now()))
+            self._arm_timer()
+
+    def _arm_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        deadline = self.link.deadline
+        if deadline is not None:
+            self._timer = self.clock.call_at(deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        out, results = self.link.check_timeout(self.clock.now())
+        if out and self._transport is not None:
+            self._log.info("device.retransmit", retransmits=self.link.counters.retransmits)
+            self._transport.write(out)
+        if self.link.deadline is not None:
+            self._arm_timer()
+        self._handle(results)
+
+    def _on_data(self, data: bytes) -> None:
+        if self._transport is None:
+            return
+        deadline = self.link.deadline
+        out, results = self.link.receive_data(data, self.clock.now())
+        if out:
+            self._transport.write(out)
+        if self.link.deadline != deadline:
+            self._arm_timer()
+        if results:
+            self._handle(results)
+        self._pump()
+
+    def _handle(self, results: list[LinkResult]) -> None:
+        for result in results:
+            if isinstance(result, Replied):
+                if isinstance(result.message, Status) and self.state is LinkState.UP:
+                    self._reconcile(result.message)
+                self._settle(result.message, None)
+            elif isinstance(result, Received):
+                self._on_device_event(result.event)
+            elif isinstance(result, Refused):
+                self._settle(None, CommandRefused(result.reason))
+            elif isinstance(result, ProtocolError):
+                self._log.warning(
+                    "device.protocol_error",
+                    kind=str(result.kind),
+                    data=result.data.hex(" "),
+                    detail=result.detail,
+                )
+            elif isinstance(result, Missed):
+                self._log.error("device.events_missed", count=result.count)
+                self._emit(EventsMissed(self.name, result.count))
+            elif isinstance(result, TimedOut):
+                self._settle(None, LinkLost(f"{self.name}: no response"))
+                self._link_lost("no_response")
+
+    def _settle(self, message: Message | None, error: DeviceError | None) -> None:
+        future, self._current = self._current, None
+        if future is None or future.done():
+            return
+        if message is not None:
+            future.set_result(message)
+        else:
+            future.set_exception(error or LinkLost("no answer"))
+
+    def _on_device_event(self, event: DeviceEvent) -> None:
+        if isinstance(event, FaultRaised):
+            fault = self._fault(event.code)
+            if fault is not None:
+                self._emit(fault)
+        elif isinstance(event, FaultGone):
+            self._fault_gone(event.code)
+        elif isinstance(event, DoorReport):
+            self._door(event.door, bool(event.open))
+        else:
+            for item in self._translate(event):
+                self._emit(item)
+
+    def _fault_gone(self, code: int) -> None:
+        bit = 1 << code
+        if self._faults & bit:
+            self._faults &= ~bit
+            kind = self.FAULTS.get(code, f"fault_{code}")
+            self._log.info("device.fault_cleared", kind=kind, code=code)
+            self._emit(FaultCleared(self.name, kind, code))
+
+    def _door(self, door: int, is_open: bool) -> None:
+        bit = 1 << door
+        if bool(self._doors & bit) == is_open:
+            return
+        self._doors ^= bit
+        name = self.DOORS.get(door, f"door_{door}")
+        self._log.info("device.door", door=name, open=is_open)
+        self._emit(DoorChanged(self.name, name, is_open))
+
+    def _reconcile(self, status: Status) -> None:
+        """Reconcile the status report with the faults and doors already known: a change that
+        arrived by no event (a lost one, or faults latched before we connected) is reported."""
+        for code in range(16):
+            bit = 1 << code
+            if status.faults & bit and not self._faults & bit:
+                fault = self._fault(code)
+                if fault is not None:
+                    self._emit(fault)
+            elif self._faults & bit and not status.faults & bit:
+                self._fault_gone(code)
+        for door in range(8):
+            self._door(door, bool(status.doors & (1 << door)))
+        missed = self.link.note_status(status)
+        if missed is not None:
+            self._log.error("device.events_missed", count=missed.count)
+            self._emit(EventsMissed(self.name, missed.count))
+
+    def _describe(self, status: Status) -> DeviceStatus:
+        return DeviceStatus(
+            busy=bool(status.flags & StatusFlag.BUSY),
+            powered_up=bool(status.flags & StatusFlag.POWERED_UP),
+            faults=tuple(
+                self.FAULTS.get(c, f"fault_{c}") for c in range(16) if status.faults & (1 << c)
+            ),
+            doors_open=tuple(
+                self.DOORS.get(d, f"door_{d}") for d in range(8) if status.doors & (1 << d)
+            ),
+            events=status.events,
+            pending=status.pending,
+        )
+
+    def _on_port_lost(self, reason: str) -> None:
+        self._link_lost(f"port_lost: {reason}")
+
+    def _link_lost(self, reason: str) -> None:
+        self._drop_transport()
+        self._fail_all(LinkLost(f"{self.name}: {reason}"))
+        if self.state is LinkState.UP:
+            self.state = LinkState.DOWN
+            self._log.error("device.link_down", reason=reason)
+            self._emit(LinkDown(self.name, reason))
+            self._reconnect_soon()
+
+    def _drop_transport(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            transport.close()
+        self.link.reset()
+
+    def _fail_all(self, error: DeviceError) -> None:
+        self._settle(None, error)
+        while self._waiting:
+            _, future = self._waiting.popleft()
+            if not future.done():
+                future.set_exception(error)

@@ -1,0 +1,263 @@
+"""The host end of the link rules, sans-I/O: sequence numbers, acknowledgement, retransmission,
+duplicate and missed-event detection. Time comes in as `now` arguments; bytes go out as return
+values, so the same object runs under asyncio, in a benchmark loop or in a replay harness.
+
+The rules (docs/protocol.md, "Link"):
+
+1. The host has at most one command outstanding. Its SEQ runs 1..255 and wraps to 1.
+2. The device answers a command with one frame carrying the same SEQ: its reply, ACK or NAK.
+3. No answer within `reply_timeout` (plus the frames' wire time at the baud rate): the host
+   sends the same bytes again (same SEQ). After `tries` transmissions the command has failed
+   and the link is down. A device that sees a command with the SEQ it last answered resends its
+   cached answer and does not act again.
+4. A frame that cannot be read is answered with NAK, SEQ 0, reason BAD_FRAME; the peer then
+   resends its last frame at once (a try, for the host). An unknown CMD or bad payload gets
+   NAK with the frame's SEQ and reason UNKNOWN_COMMAND or BAD_PAYLOAD.
+5. Device events are ACKed with their SEQ. An event with the SEQ and event number of the last
+   one is a retransmission: ACKed again, not reported again.
+6. Event numbers count 1, 2, ... from the device's power-up; a gap means events were lost
+   (`Missed`). GET_STATUS reports the counter too, so a loss is noticed even when no later
+   event arrives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from drivers.framing import ErrorKind, Frame, FrameCodec, ProtocolError, Role
+from drivers.messages import Ack, DeviceEvent, Message, Nak, NakReason, Status
+
+BITS_PER_BYTE = 10  # start + 8 data + stop
+
+
+@dataclass(frozen=True)
+class LinkTiming:
+    reply_timeout: float = 0.2  # seconds after the frames' own wire time
+    tries: int = 3  # transmissions of one command before the link is down
+    poll_interval: float = 1.0  # GET_STATUS when the link has been idle this long
+    reconnect_initial: float = 0.5  # first reconnect attempt after a link loss
+    reconnect_max: float = 30.0  # backoff doubles up to this
+
+
+@dataclass
+class LinkCounters:
+    """Error and traffic counters of one link (what `tabled devices` prints)."""
+
+    frames_sent: int = 0
+    frames_received: int = 0
+    retransmits: int = 0
+    timeouts: int = 0
+    naks_sent: int = 0
+    naks_received: int = 0
+    duplicates: int = 0
+    missed_events: int = 0
+    protocol_errors: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, int]:
+        out = {k: v for k, v in vars(self).items() if isinstance(v, int)}
+        out["protocol_errors"] = sum(self.protocol_errors.values())
+        for kind, count in sorted(self.protocol_errors.items()):
+            out[f"error_{kind}"] = count
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Replied:
+    seq: int
+    message: Message  # the reply, or Ack
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    seq: int
+    reason: int
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    event: DeviceEvent
+
+
+@dataclass(frozen=True, slots=True)
+class Missed:
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimedOut:
+    seq: int
+    message: Message
+
+
+LinkResult = Replied | Refused | Received | Missed | TimedOut | ProtocolError
+
+_NAK_FOR = {
+    ErrorKind.UNKNOWN_COMMAND: NakReason.UNKNOWN_COMMAND,
+    ErrorKind.BAD_PAYLOAD: NakReason.BAD_PAYLOAD,
+}
+
+
+def wire_time(size: int, baudrate: int) -> float:
+    return size * BITS_PER_BYTE / baudrate
+
+
+class HostLink:
+    """One device's link state at the host."""
+
+    def __init__(
+        self,
+        messages: Mapping[int, type[Message]],
+        address: int = 1,
+        baudrate: int = 115200,
+        timing: LinkTiming | None = None,
+    ) -> None:
+        self._messages = messages
+        self.codec = FrameCodec(Role.HOST, messages)
+        self.address = address
+        self.baudrate = baudrate
+        self.timing = timing or LinkTiming()
+        self.counters = LinkCounters()
+        self._next_seq = 1
+        self._out_seq = 0
+        self._out_message: Message | None = None
+        self._out_bytes = b""
+        self._out_sent_at = 0.0
+        self._tries = 0
+        self.deadline: float | None = None
+        self.last_round_trip: float | None = None
+        self._event_seq = -1
+        self._event_number: int | None = None
+        self._wait = self.timing.reply_timeout
+
+    @property
+    def busy(self) -> bool:
+        return self._out_message is not None
+
+    def reset(self) -> None:
+        """Forget the outstanding command and the receive buffer (after a reconnect)."""
+        self._out_message = None
+        self.deadline = None
+        self.codec = FrameCodec(Role.HOST, self._messages)
+        self._event_seq = -1
+
+    def request(self, message: Message, now: float) -> bytes:
+        if self._out_message is not None:
+            raise RuntimeError("a command is already outstanding")
+        seq = self._next_seq
+        self._next_seq = 1 if seq == 255 else seq + 1
+        data = self.codec.send(message, seq, self.address)
+        self._out_seq, self._out_message, self._out_bytes = seq, message, data
+        self._tries = 1
+        self._out_sent_at = now
+        # Both frames' wire time (the answer is assumed no longer than the largest frame).
+        self._wait = self.timing.reply_timeout + wire_time(len(data) + 64, self.baudrate)
+        self.deadline = now + self._wait
+        self.counters.frames_sent += 1
+        return data
+
+    def check_timeout(self, now: float) -> tuple[bytes, list[LinkResult]]:
+        if self._out_message is None or self.deadline is None or now < self.deadline:
+            return b"", []
+        self.counters.timeouts += 1
+        if self._tries >= self.timing.tries:
+            failed = TimedOut(self._out_seq, self._out_message)
+            self._out_message = None
+            self.deadline = None
+            return b"", [failed]
+        return self._retransmit(now), []
+
+    def _retransmit(self, now: float) -> bytes:
+        self._tries += 1
+        self.counters.retransmits += 1
+        self.counters.frames_sent += 1
+        self.deadline = now + self._wait
+        return self._out_bytes
+
+    def receive_data(self, data: bytes, now: float) -> tuple[bytes, list[LinkResult]]:
+        codec = self.codec
+        codec.receive_data(data)
+        out = b""
+        results: list[LinkResult] = []
+        while (item := codec.next_event()) is not None:
+            if isinstance(item, Frame):
+                out += self._on_frame(item, now, results)
+            else:
+                out += self._on_error(item, now, results)
+        return out, results
+
+    def _on_error(self, error: ProtocolError, now: float, results: list[LinkResult]) -> bytes:
+        kinds = self.counters.protocol_errors
+        kinds[error.kind] = kinds.get(error.kind, 0) + 1
+        results.append(error)
+        if error.kind is ErrorKind.DIRECTION:
+            return b""  # our own frame echoed back: nothing to answer
+        self.counters.naks_sent += 1
+        self.counters.frames_sent += 1
+        reason = _NAK_FOR.get(error.kind, NakReason.BAD_FRAME)
+        seq = error.seq if error.seq is not None and reason is not NakReason.BAD_FRAME else 0
+        return self.codec.send(Nak(reason), seq, self.address)
+
+    def _on_frame(self, frame: Frame, now: float, results: list[LinkResult]) -> bytes:
+        self.counters.frames_received += 1
+        if frame.address != self.address:
+            return b""
+        message = frame.message
+        kind = message.KIND
+        if isinstance(message, DeviceEvent):
+            self.counters.frames_sent += 1
+            ack = self.codec.send(Ack(), frame.seq, self.address)
+            if frame.seq == self._event_seq and message.number == self._event_number:
+                self.counters.duplicates += 1
+                return ack
+            self._event_seq = frame.seq
+            self._note_event_number(message.number, results)
+            results.append(Received(message))
+            return ack
+        if kind == "command":
+            self.counters.naks_sent += 1
+            self.counters.frames_sent += 1
+            return self.codec.send(Nak(NakReason.NOT_ALLOWED), frame.seq, self.address)
+        if isinstance(message, Nak):
+            self.counters.naks_received += 1
+            if frame.seq == 0 and message.reason == NakReason.BAD_FRAME:
+                if self._out_message is not None and self._tries < self.timing.tries:
+                    return self._retransmit(now)
+                return b""
+        if self._out_message is None or frame.seq != self._out_seq:
+            self.counters.duplicates += 1  # a late answer to a command already settled
+            return b""
+        self._out_message = None
+        self.deadline = None
+        self.last_round_trip = now - self._out_sent_at
+        if isinstance(message, Nak):
+            results.append(Refused(frame.seq, message.reason))
+        else:
+            results.append(Replied(frame.seq, message))
+        return b""
+
+    def _note_event_number(self, number: int, results: list[LinkResult]) -> None:
+        last = self._event_number
+        self._event_number = number
+        if last is None:
+            return
+        gap = (number - last - 1) & 0xFFFF
+        if 0 < gap < 0x8000:  # a larger "gap" is a counter that restarted at power-up
+            self.counters.missed_events += gap
+            results.append(Missed(gap))
+
+    def note_status(self, status: Status) -> Missed | None:
+        """Compare the device's event counter with the events received."""
+        delivered = (status.events - status.pending) & 0xFFFF
+        last = self._event_number
+        if last is None:
+            self._event_number = delivered
+            return None
+        gap = (delivered - last) & 0xFFFF
+        if 0 < gap < 0x8000:
+            self._event_number = delivered
+            self.counters.missed_events += gap
+            return Missed(gap)
+        if gap >= 0x8000:  # the device restarted: its counter began again
+            self._event_number = delivered
+        return None

@@ -1,0 +1,115 @@
+"""A simulated card shuffler.
+
+It takes the table world's cards, shuffles them by Fisher-Yates with a CSPRNG
+(`secrets.SystemRandom`) or, given a seed, with a seeded `random.Random` (reproducible runs),
+and after SHUFFLE_SECONDS (times the speed factor) reports SHUFFLE_DONE with the count. The
+shuffled order goes to the world, where the simulated shoe deals it; it is never sent.
+
+Faults: one-shot `jam`, `wrong_count` (a card missing: 51), `foreign_card` (a card of another
+deck found and set aside), `unreadable_card` (one card set aside unread: 51), `power_lost`
+(power fails mid-shuffle; the device comes back with POWER_LOST latched and no result);
+conditions `lid_open`, `sort_mode` (the machine's panel is set to a sort program), and the
+common `no_response`, `bad_crc`, `unapproved_firmware`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, MutableSequence
+from typing import ClassVar, TypeVar
+
+from drivers.messages import COMMON_MESSAGES, Ack, Message, Nak, message_set
+from drivers.shuffler import (
+    LID,
+    SHUFFLER_MESSAGES,
+    ShuffleDone,
+    ShuffleMode,
+    ShufflerDriver,
+    ShufflerFault,
+    StartShuffle,
+)
+from simulators.base import DeviceModel
+from simulators.world import Card
+
+T = TypeVar("T")
+
+SHUFFLE_SECONDS = 40.0
+POWER_OUTAGE_SECONDS = 5.0
+
+
+def fisher_yates(items: MutableSequence[T], rng: random.Random) -> None:
+    """Shuffle in place: for i from the last index down to 1, swap i with a uniform j <= i."""
+    for i in range(len(items) - 1, 0, -1):
+        j = rng.randrange(i + 1)
+        items[i], items[j] = items[j], items[i]
+
+
+class ShufflerModel(DeviceModel):
+    DEVICE: ClassVar[str] = "shuffler"
+    MESSAGES: ClassVar[Mapping[int, type[Message]]] = message_set(
+        COMMON_MESSAGES, SHUFFLER_MESSAGES
+    )
+    MODEL: ClassVar[str] = "SHUF-52"
+    FIRMWARE: ClassVar[str] = "2.3.1"
+    FAULT_NAMES: ClassVar[Mapping[int, str]] = ShufflerDriver.FAULTS
+    DOOR_NAMES: ClassVar[Mapping[int, str]] = ShufflerDriver.DOORS
+    ONE_SHOT: ClassVar[frozenset[str]] = frozenset(
+        {"jam", "wrong_count", "foreign_card", "unreadable_card", "power_lost"}
+    )
+    CONDITIONS: ClassVar[frozenset[str]] = frozenset({"lid_open", "sort_mode"})
+
+    def handle(self, message: Message) -> Message:
+        if isinstance(message, StartShuffle):
+            refusal = self.refusal()
+            if refusal is not None:
+                return Nak(refusal)
+            self.busy = True
+            if self.take("power_lost"):
+                self.after(SHUFFLE_SECONDS / 2, lambda: self.power_off(POWER_OUTAGE_SECONDS))
+            elif self.take("jam"):
+                self.after(SHUFFLE_SECONDS / 3, self._jam)
+            else:
+                self.after(SHUFFLE_SECONDS, lambda: self._finish(message.expected))
+            return Ack()
+        return super().handle(message)
+
+    def _jam(self) -> None:
+        self.busy = False
+        self.raise_fault(ShufflerFault.JAM)
+
+    def _finish(self, expected: int) -> None:
+        self.busy = False
+        cards = self.world.collect()
+        unreadable = foreign = 0
+        if self.take("wrong_count") and cards:
+            cards.pop(self.rng.randrange(len(cards)))
+        if self.take("foreign_card"):
+            foreign = 1  # found among the cards and set aside: the count is unaffected
+        if self.take("unreadable_card") and cards:
+            cards.pop(self.rng.randrange(len(cards)))
+            unreadable = 1
+        sort = "sort_mode" in self.conditions
+        if sort:
+            cards.sort(key=lambda c: (c.rank, c.suit) if isinstance(c, Card) else (0, 0))
+        else:
+            fisher_yates(cards, self.rng)
+        self.world.load(cards)
+        count = len(cards)
+        # Faults that SHUFFLE_DONE itself reports are latched without a FAULT_RAISED of their own.
+        if count != expected:
+            self.raise_fault(ShufflerFault.WRONG_COUNT, report=False)
+        if foreign:
+            self.raise_fault(ShufflerFault.FOREIGN_CARD, report=False)
+        if unreadable:
+            self.raise_fault(ShufflerFault.UNREADABLE_CARD, report=False)
+        if sort:
+            self.raise_fault(ShufflerFault.SORT_MODE, report=False)
+        mode = ShuffleMode.SORT if sort else ShuffleMode.RANDOM
+        self.emit(lambda n: ShuffleDone(n, count, unreadable, foreign, mode))
+
+    def on_condition(self, fault: str, active: bool) -> None:
+        if fault == "lid_open":
+            self.set_door(LID, active)
+
+    def active_causes(self) -> set[int]:
+        return {ShufflerFault.SORT_MODE} if "sort_mode" in self.conditions else set()

@@ -1,0 +1,78 @@
+"""What to simulate: a device, its seed, faults, speed, table world and bus address, read from a
+`sim://` URL (`sim://dice_shaker?seed=7&fault=die_tilted&speed=0&world=T01&address=1`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from urllib.parse import parse_qs, urlsplit
+
+from simulators.base import DeviceModel, Output
+from simulators.registry import model_class
+from simulators.scheduler import Scheduler
+from simulators.world import TableWorld, get_world
+
+QUERY_KEYS = frozenset({"seed", "fault", "speed", "world", "address"})
+
+
+@dataclass(frozen=True)
+class SimSpec:
+    device: str
+    seed: int | None = None
+    faults: tuple[str, ...] = ()
+    speed: float = 0.0  # 0: answer at once; 1: real device timings
+    world: str = "default"
+    address: int = 1
+
+    def with_faults(self, *faults: str) -> SimSpec:
+        return replace(self, faults=self.faults + faults)
+
+
+def parse_sim_url(url: str) -> SimSpec:
+    """Parse a `sim://` URL; ValueError naming the problem if it is not one we understand."""
+    parts = urlsplit(url)
+    if parts.scheme != "sim" or not parts.netloc:
+        raise ValueError(f"expected sim://DEVICE[?seed=N&fault=NAME&speed=F], got {url!r}")
+    query = parse_qs(parts.query, keep_blank_values=True)
+    unknown = set(query) - QUERY_KEYS
+    if unknown:
+        raise ValueError(f"{url}: unknown option(s) {', '.join(sorted(unknown))}")
+
+    def last(key: str) -> str | None:
+        values = query.get(key)
+        return values[-1] if values else None
+
+    try:
+        seed = last("seed")
+        speed = last("speed")
+        address = last("address")
+        spec = SimSpec(
+            device=parts.netloc,
+            seed=None if seed is None else int(seed),
+            faults=tuple(
+                name for value in query.get("fault", []) for name in value.split(",") if name
+            ),
+            speed=0.0 if speed is None else float(speed),
+            world=last("world") or "default",
+            address=1 if address is None else int(address),
+        )
+    except ValueError as exc:
+        raise ValueError(f"{url}: {exc}") from None
+    if spec.speed < 0 or not 0 < spec.address < 0x80:
+        raise ValueError(f"{url}: speed must be >= 0 and address 1-127")
+    return spec
+
+
+def create_model(
+    spec: SimSpec, scheduler: Scheduler, output: Output, world: TableWorld | None = None
+) -> DeviceModel:
+    """A model for `spec`; LookupError for an unknown device, UnknownFault for a bad fault."""
+    cls = model_class(spec.device)
+    return cls(
+        world=world or get_world(spec.world),
+        scheduler=scheduler,
+        output=output,
+        seed=spec.seed,
+        faults=spec.faults,
+        speed=spec.speed,
+        address=spec.address,
+    )

@@ -1,0 +1,134 @@
+"""The host end of the link rules (drivers.link.HostLink), against a device codec's real bytes."""
+
+from __future__ import annotations
+
+from drivers.framing import Frame, FrameCodec, ProtocolError, Role
+from drivers.link import HostLink, LinkTiming, Missed, Received, Refused, Replied, TimedOut
+from drivers.messages import (
+    COMMON_MESSAGES,
+    Ack,
+    FaultRaised,
+    GetStatus,
+    Identify,
+    Nak,
+    NakReason,
+    Status,
+    message_set,
+)
+
+MESSAGES = message_set(COMMON_MESSAGES)
+TIMING = LinkTiming(reply_timeout=0.2, tries=3)
+
+
+class Device:
+    """The device end, written with the codec only (the tests script what it answers)."""
+
+    def __init__(self) -> None:
+        self.codec = FrameCodec(Role.DEVICE, MESSAGES)
+
+    def hear(self, data: bytes) -> list[Frame | ProtocolError]:
+        self.codec.receive_data(data)
+        out = []
+        while (item := self.codec.next_event()) is not None:
+            out.append(item)
+        return out
+
+    def say(self, message: object, seq: int) -> bytes:
+        return self.codec.send(message, seq, 1)  # type: ignore[arg-type]
+
+
+def test_a_command_is_answered_and_its_round_trip_measured() -> None:
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    wire = link.request(GetStatus(), now=10.0)
+    (frame,) = device.hear(wire)
+    assert isinstance(frame, Frame) and frame.seq == 1 and frame.message == GetStatus()
+    out, results = link.receive_data(device.say(Status(0, 0, 0, 0, 0), 1), now=10.004)
+    assert out == b"" and results == [Replied(1, Status(0, 0, 0, 0, 0))]
+    assert not link.busy and link.last_round_trip is not None
+    assert abs(link.last_round_trip - 0.004) < 1e-9
+
+
+def test_no_answer_is_retransmitted_with_the_same_seq_then_the_command_fails() -> None:
+    link = HostLink(MESSAGES, timing=TIMING)
+    first = link.request(Identify(), now=0.0)
+    assert link.deadline is not None
+    assert link.check_timeout(link.deadline - 0.001) == (b"", [])
+    again, results = link.check_timeout(link.deadline)
+    assert again == first and results == []
+    assert link.deadline is not None
+    third, _ = link.check_timeout(link.deadline)
+    assert third == first
+    out, results = link.check_timeout(link.deadline)
+    assert out == b"" and results == [TimedOut(1, Identify())]
+    assert link.counters.retransmits == 2 and link.counters.timeouts == 3
+
+
+def test_seq_runs_from_1_to_255_and_wraps_to_1() -> None:
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    seqs = []
+    for _ in range(256):
+        (frame,) = device.hear(link.request(GetStatus(), now=0.0))
+        assert isinstance(frame, Frame)
+        seqs.append(frame.seq)
+        link.receive_data(device.say(Ack(), frame.seq), now=0.0)
+    assert seqs[:3] == [1, 2, 3] and seqs[254] == 255 and seqs[255] == 1
+
+
+def test_a_late_answer_to_a_settled_command_is_ignored() -> None:
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    link.request(GetStatus(), now=0.0)
+    link.receive_data(device.say(Ack(), 1), now=0.0)
+    out, results = link.receive_data(device.say(Ack(), 1), now=0.0)
+    assert (out, results) == (b"", []) and link.counters.duplicates == 1
+
+
+def test_a_refusal_carries_its_reason() -> None:
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    link.request(GetStatus(), now=0.0)
+    _, results = link.receive_data(device.say(Nak(NakReason.BUSY), 1), now=0.0)
+    assert results == [Refused(1, NakReason.BUSY)]
+
+
+def test_a_nak_of_a_damaged_frame_makes_the_host_resend_at_once() -> None:
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    sent = link.request(Identify(), now=0.0)
+    out, results = link.receive_data(device.say(Nak(NakReason.BAD_FRAME), 0), now=0.01)
+    assert out == sent and results == []
+    assert link.counters.retransmits == 1
+
+
+def test_events_are_acked_and_a_retransmitted_event_is_not_reported_twice() -> None:
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    event = device.say(FaultRaised(1, 4), 7)
+    out, results = link.receive_data(event, now=0.0)
+    assert results == [Received(FaultRaised(1, 4))]
+    (ack,) = device.hear(out)
+    assert ack == Frame(1, 7, Ack())
+    out, results = link.receive_data(event, now=0.3)  # our ACK was lost; the device resends
+    assert results == [] and device.hear(out) == [Frame(1, 7, Ack())]
+    assert link.counters.duplicates == 1
+
+
+def test_a_gap_in_event_numbers_is_reported_as_missed() -> None:
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    link.receive_data(device.say(FaultRaised(1, 4), 1), now=0.0)
+    _, results = link.receive_data(device.say(FaultRaised(4, 5), 2), now=0.0)
+    assert results == [Missed(2), Received(FaultRaised(4, 5))]
+    # a counter that restarts (power-up) is not a loss
+    _, results = link.receive_data(device.say(FaultRaised(1, 1), 3), now=0.0)
+    assert results == [Received(FaultRaised(1, 1))]
+
+
+def test_status_reveals_an_event_that_never_arrived() -> None:
+    link = HostLink(MESSAGES, timing=TIMING)
+    assert link.note_status(Status(0, 0, 0, 3, 0)) is None  # the baseline at connect
+    assert link.note_status(Status(0, 0, 0, 4, 1)) is None  # one still queued: not missed
+    assert link.note_status(Status(0, 0, 0, 5, 0)) == Missed(2)
+
+
+def test_garbage_is_naked_with_seq_0_and_counted() -> None:
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    out, results = link.receive_data(b"\x55\xaa", now=0.0)
+    assert [type(r) for r in results] == [ProtocolError]
+    assert device.hear(out) == [Frame(1, 0, Nak(NakReason.BAD_FRAME))]
+    assert link.counters.protocol_errors == {"garbage": 1} and link.counters.naks_sent == 1

@@ -1,0 +1,276 @@
+"""The shuffler driver against the simulated shuffler, through pyserial `sim://`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from daemon.config import ApprovedFirmware
+from drivers.base import (
+    CommandRefused,
+    DeviceFault,
+    DoorChanged,
+    DriverEvent,
+    FaultCleared,
+    LinkDown,
+    LinkLost,
+    LinkUp,
+    NotApproved,
+)
+from drivers.clock import ManualClock, settle
+from drivers.link import LinkTiming
+from drivers.messages import NakReason
+from drivers.shuffler import ShuffleCompleted, ShufflerDriver
+from simulators.base import firmware_digest
+from simulators.shuffler import ShufflerModel
+
+TIMING = LinkTiming(reply_timeout=0.2, tries=3, poll_interval=3600.0, reconnect_initial=0.5)
+
+
+def run(test: Callable[[], Awaitable[Any]]) -> Any:
+    return asyncio.run(test())
+
+
+async def started(url: str, **kwargs: Any) -> ShufflerDriver:
+    kwargs.setdefault("timing", TIMING)
+    driver = ShufflerDriver(url, **kwargs)
+    assert await driver.start()
+    return driver
+
+
+async def events_until(driver: ShufflerDriver, kind: type[DriverEvent]) -> list[DriverEvent]:
+    out: list[DriverEvent] = []
+    while not out or not isinstance(out[-1], kind):
+        out.append(await asyncio.wait_for(driver.next_event(), 5))
+    return out
+
+
+def test_a_shuffle_reports_52_and_deals_the_world_a_shuffled_deck(table: Any) -> None:
+    async def body() -> None:
+        driver = await started(table.url("shuffler", seed=3))
+        (up,) = driver.pending_events()
+        assert isinstance(up, LinkUp) and up.identity.model == "SHUF-52"
+        before = table.world.collect()
+        await driver.shuffle(expected=52)
+        events = await events_until(driver, ShuffleCompleted)
+        assert events == [ShuffleCompleted("shuffler", 52, 52, 0, 0)]
+        assert table.world.generation == 1
+        assert sorted(table.world.items) == sorted(before) and table.world.items != before
+        assert driver.link.counters.protocol_errors == {}
+        await driver.close()
+
+    run(body)
+
+
+def test_the_same_seed_gives_the_same_order(table: Any) -> None:
+    async def order(url: str) -> list[Any]:
+        driver = await started(url)
+        await driver.shuffle()
+        await events_until(driver, ShuffleCompleted)
+        await driver.close()
+        return list(table.world.items)
+
+    first = run(lambda: order(table.url("shuffler", seed=11)))
+    second = run(lambda: order(table.url("shuffler", seed=11)))
+    other = run(lambda: order(table.url("shuffler", seed=12)))
+    assert first == second != other
+
+
+@pytest.mark.parametrize(
+    ("fault", "result", "kind"),
+    [
+        ("wrong_count", (51, 0, 0), "wrong_count"),
+        ("foreign_card", (52, 0, 1), "foreign_card"),
+        ("unreadable_card", (51, 1, 0), "unreadable_card"),
+        ("sort_mode", (52, 0, 0), "sort_mode"),
+    ],
+)
+def test_faults_reported_with_the_shuffle_result(
+    table: Any, fault: str, result: tuple[int, int, int], kind: str
+) -> None:
+    count, unreadable, foreign = result
+
+    async def body() -> None:
+        driver = await started(table.url("shuffler", seed=1, fault=fault))
+        driver.pending_events()
+        await driver.shuffle()
+        completed = await asyncio.wait_for(driver.next_event(), 5)
+        assert completed == ShuffleCompleted("shuffler", count, 52, unreadable, foreign)
+        await settle()
+        faults = [e.kind for e in driver.pending_events() if isinstance(e, DeviceFault)]
+        assert kind in faults
+        # latched: the next shuffle is refused until a supervisor clears it
+        with pytest.raises(CommandRefused) as refused:
+            await driver.shuffle()
+        assert refused.value.reason == NakReason.FAULT_ACTIVE
+        status = await driver.status()
+        assert kind in status.faults
+        assert driver.pending_events() == []  # the status poll does not report it twice
+        await driver.close()
+
+    run(body)
+
+
+def test_a_sort_mode_shuffle_is_not_random(table: Any) -> None:
+    async def body() -> None:
+        driver = await started(table.url("shuffler", fault="sort_mode"))
+        await driver.shuffle()
+        await events_until(driver, DeviceFault)
+        assert table.world.items == sorted(table.world.items)
+        await driver.close()
+
+    run(body)
+
+
+def test_a_jam_is_a_fault_with_no_result_and_clears_once_fixed(table: Any) -> None:
+    async def body() -> None:
+        driver = await started(table.url("shuffler", fault="jam"))
+        driver.pending_events()
+        await driver.shuffle()
+        assert await asyncio.wait_for(driver.next_event(), 5) == DeviceFault("shuffler", "jam", 4)
+        await driver.clear_faults()
+        assert await asyncio.wait_for(driver.next_event(), 5) == FaultCleared("shuffler", "jam", 4)
+        await driver.shuffle()
+        assert isinstance(await asyncio.wait_for(driver.next_event(), 5), ShuffleCompleted)
+        await driver.close()
+
+    run(body)
+
+
+def test_an_open_lid_is_a_door_and_refuses_a_shuffle(table: Any) -> None:
+    async def body() -> None:
+        driver = await started(table.url("shuffler", fault="lid_open"))
+        events = driver.pending_events()
+        assert DoorChanged("shuffler", "lid", True) in events
+        with pytest.raises(CommandRefused) as refused:
+            await driver.shuffle()
+        assert refused.value.reason_name == "door_open"
+        table.world.clear("shuffler", "lid_open")  # the control channel: the dealer closes it
+        assert await asyncio.wait_for(driver.next_event(), 5) == DoorChanged(
+            "shuffler", "lid", False
+        )
+        await driver.shuffle()
+        await events_until(driver, ShuffleCompleted)
+        await driver.close()
+
+    run(body)
+
+
+def test_power_lost_mid_shuffle_gives_no_result_and_a_latched_fault(table: Any) -> None:
+    async def body() -> None:
+        driver = await started(table.url("shuffler", fault="power_lost"))
+        driver.pending_events()
+        await driver.shuffle()
+        fault = await asyncio.wait_for(driver.next_event(), 5)
+        assert fault == DeviceFault("shuffler", "power_lost", 1)
+        status = await driver.status()
+        assert status.powered_up and "power_lost" in status.faults and not status.busy
+        assert table.world.generation == 0  # no shuffled deck reached the shoe
+        await driver.close()
+
+    run(body)
+
+
+def test_bad_crc_frames_are_naked_counted_and_recovered(table: Any) -> None:
+    async def body() -> None:
+        driver = await started(table.url("shuffler", fault="bad_crc"))
+        for _ in range(5):
+            await driver.status()
+        await driver.shuffle()
+        await events_until(driver, ShuffleCompleted)
+        counters = driver.link.counters
+        assert counters.protocol_errors.get("crc", 0) >= 3
+        assert counters.naks_sent == sum(counters.protocol_errors.values())
+        await driver.close()
+
+    run(body)
+
+
+def test_unapproved_firmware_is_reported_and_the_device_stays_disabled(table: Any) -> None:
+    digest = firmware_digest(ShufflerModel.MODEL, ShufflerModel.FIRMWARE).hex()
+    approved = [ApprovedFirmware("tabled-sim", "SHUF-52", ShufflerModel.FIRMWARE, digest)]
+
+    async def body() -> None:
+        good = await started(table.url("shuffler"), approved=approved)
+        assert good.approved is True
+        await good.close()
+        driver = await started(
+            table.url("shuffler", fault="unapproved_firmware"), approved=approved
+        )
+        up, fault = driver.pending_events()[:2]
+        assert isinstance(up, LinkUp) and up.approved is False
+        assert fault == DeviceFault("shuffler", "unapproved_firmware", 0)
+        with pytest.raises(NotApproved):
+            await driver.shuffle()
+        assert (await driver.identify()).firmware.endswith("-unsigned")
+        await driver.close()
+
+    run(body)
+
+
+def test_no_response_takes_the_link_down_after_the_tries_then_it_reconnects(table: Any) -> None:
+    async def body() -> None:
+        clock = ManualClock()
+        driver = await started(table.url("shuffler"), clock=clock)
+        driver.pending_events()
+        table.world.inject("shuffler", "no_response")
+        command = asyncio.ensure_future(driver.status())
+        await settle()
+        assert driver.link.counters.frames_sent == 3  # identify, status, this one
+        await clock.advance(0.25)
+        await clock.advance(0.25)
+        assert driver.link.counters.retransmits == 2 and not command.done()
+        await clock.advance(0.25)
+        with pytest.raises(LinkLost):
+            await command
+        assert driver.pending_events() == [LinkDown("shuffler", "no_response")]
+        with pytest.raises(LinkLost):
+            await driver.shuffle()
+        await clock.advance(0.5)  # the first reconnect: a power-cycled, answering device
+        (up,) = driver.pending_events()
+        assert isinstance(up, LinkUp) and driver.link_up
+        await driver.close()
+
+    run(body)
+
+
+def test_an_unplugged_port_is_retried_with_growing_backoff(table: Any) -> None:
+    async def body() -> None:
+        clock = ManualClock()
+        driver = await started(table.url("shuffler"), clock=clock)
+        driver.pending_events()
+        table.world.unplug("shuffler")
+        with pytest.raises(LinkLost):
+            await driver.status()
+        (down,) = driver.pending_events()
+        assert isinstance(down, LinkDown) and down.reason.startswith("port_lost")
+        await clock.advance(0.5 + 1.0 + 2.0)  # three failed attempts
+        assert not driver.link_up
+        table.world.plug("shuffler")
+        await clock.advance(3.9)
+        assert not driver.link_up  # the next attempt is due 4 s after the last
+        await clock.advance(0.1)
+        assert driver.link_up
+        assert isinstance(driver.pending_events()[0], LinkUp)
+        await driver.close()
+
+    run(body)
+
+
+def test_status_polling_notices_a_fault_whose_event_was_lost(table: Any) -> None:
+    async def body() -> None:
+        clock = ManualClock()
+        timing = LinkTiming(poll_interval=1.0)
+        driver = await started(table.url("shuffler"), clock=clock, timing=timing)
+        driver.pending_events()
+        model = table.world.devices["shuffler"]
+        with model.lock:
+            model.latched |= 1 << 4  # latched with no FAULT_RAISED: as if the event was lost
+        await clock.advance(1.0)
+        assert driver.pending_events() == [DeviceFault("shuffler", "jam", 4)]
+        await driver.close()
+
+    run(body)
