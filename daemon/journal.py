@@ -172,14 +172,16 @@ class Subscription:
 
     def get(self, timeout: float | None = None) -> Record:
         """The next durable event; TimeoutError after `timeout` seconds without one."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            record = self._take()
-            if record is None:
-                self._cond.wait(timeout)
+            while True:
                 record = self._take()
-            if record is None:
-                raise TimeoutError("no journal event within the timeout")
-            return record
+                if record is not None:
+                    return record
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise TimeoutError("no journal event within the timeout")
+                self._cond.wait(remaining)
 
     def get_nowait(self) -> Record | None:
         with self._cond:
@@ -323,6 +325,10 @@ class Journal:
                 record = decode_line(last)
             except ValueError as exc:
                 raise JournalCorrupt(f"{path}: last line is not a journal event: {exc}") from None
+            if record.table != self.table_id:
+                raise JournalError(
+                    f"{self.dir}: the journal of table {record.table!r}, not {self.table_id!r}"
+                )
             self._next_seq = record.seq + 1
             self._prev = record.hash
             resumed_after = record.seq
@@ -613,18 +619,21 @@ class Journal:
 
     def close(self) -> None:
         """Flush and make durable what is buffered, close the files and subscriptions."""
-        if self._closed:
-            return
+        with self._lock:
+            if self._closed:
+                return
+            # Refuse new appends first, so nothing slips in between the flush and the close.
+            self._closed = True
+            last = self._next_seq - 1
+            subscriptions = self._subscribers
         try:
             if self._failure is None and self._fd >= 0:
-                self.flush()
+                self._sync(last)
         finally:
-            with self._lock:
-                self._closed = True
-                subscriptions = self._subscribers
             for subscription in subscriptions:
                 subscription.close()
-            self._release()
+            with self._sync_lock, self._lock:
+                self._release()
 
     def _release(self) -> None:
         for fd in (*self._retired, self._fd, self._lock_fd):

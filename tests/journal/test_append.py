@@ -18,6 +18,7 @@ from daemon.journal import (
     GENESIS,
     Journal,
     JournalClosed,
+    JournalError,
     JournalLocked,
     journal_logger,
     verify,
@@ -191,3 +192,9 @@ def test_structlog_front_door_journals_and_returns_the_record(
 def test_timestamps_are_iso_utc_to_the_microsecond(wall: float) -> None:
     exact = datetime.fromtimestamp(round(wall * 1_000_000) / 1_000_000, tz=UTC)
     assert iso_utc(wall) == exact.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def test_a_journal_is_bound_to_its_table(open_journal, journal_dir: Path) -> None:
+    open_journal().close()
+    with pytest.raises(JournalError, match="table 'T01'"):
+        Journal.open(JournalConfig(dir=journal_dir, durability="none"), "T02")
