@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
 from daemon.rules.paigow_classes import PairClass, classify
@@ -37,7 +38,9 @@ _COPIES_IN_SET = Counter(TILE_SET)
 
 def check_from_one_set(tiles: Iterable[Tile]) -> None:
     """Refuse tiles that one set of 32 cannot hold (three 天牌, two 大鸡)."""
-    for tile, count in Counter(tiles).items():
+    seen: dict[Tile, int] = {}
+    for tile in tiles:
+        count = seen[tile] = seen.get(tile, 0) + 1
         if count > _COPIES_IN_SET[tile]:
             raise ValueError(f"one set holds only {_COPIES_IN_SET[tile]} of {tile} ({tile.name})")
 
@@ -51,7 +54,10 @@ def _splits(tiles: Sequence[Tile]) -> list[Hand]:
     hands: list[Hand] = []
     for first, second in (((a, b), (c, d)), ((a, c), (b, d)), ((a, d), (b, c))):
         one, two = _ordered_pair(*first), _ordered_pair(*second)
-        hands.append((one, two) if classify(*one) <= classify(*two) else (two, one))
+        # Equal classes are put in tile order so a setting does not depend on the order dealt.
+        key_one = (classify(*one), _tile_order(one[0]), _tile_order(one[1]))
+        key_two = (classify(*two), _tile_order(two[0]), _tile_order(two[1]))
+        hands.append((one, two) if key_one <= key_two else (two, one))
     return hands
 
 
@@ -76,6 +82,17 @@ def legal_settings(tiles4: Sequence[Tile]) -> tuple[Hand, ...]:
 def set_hand(tiles4: Sequence[Tile]) -> Hand:
     """(front, back) with the largest back pair, then the largest front pair (Art. 6(2))."""
     _four(tiles4)
+    return _best_setting(tuple(sorted(tiles4, key=_tile_order)))
+
+
+def _tile_order(tile: Tile) -> tuple[int, int]:
+    return tile.rank, tile.low
+
+
+@cache
+def _best_setting(tiles4: tuple[Tile, Tile, Tile, Tile]) -> Hand:
+    # Equal faces are interchangeable, so the setting of a sorted multiset serves every order;
+    # at most 7,000-odd multisets exist, which simulators revisit constantly.
     return max(_splits(tiles4), key=setting_key)
 
 
@@ -85,6 +102,11 @@ def normalise(hand: Hand) -> Hand:
     if len(front) != 2 or len(back) != 2:
         raise ValueError("a set hand is two pairs of two tiles")
     check_from_one_set((*front, *back))
+    return _opened(hand)
+
+
+def _opened(hand: Hand) -> Hand:
+    front, back = hand
     return (front, back) if classify(*front) <= classify(*back) else (back, front)
 
 
@@ -122,9 +144,12 @@ def _sign(banker: PairClass, player: PairClass) -> int:
 
 def hand_outcome(banker: Hand, player: Hand) -> Outcome:
     """Art. 6(3) and 9(1): who wins a door against the banker, ties not going to the banker."""
+    for hand in (banker, player):
+        if len(hand[0]) != 2 or len(hand[1]) != 2:
+            raise ValueError("a set hand is two pairs of two tiles")
     check_from_one_set((*banker[0], *banker[1], *player[0], *player[1]))
-    banker_front, banker_back = normalise(banker)
-    player_front, player_back = normalise(player)
+    banker_front, banker_back = _opened(banker)
+    player_front, player_back = _opened(player)
     score = _sign(classify(*banker_front), classify(*player_front)) + _sign(
         classify(*banker_back), classify(*player_back)
     )

@@ -96,6 +96,7 @@ def test_set_hand_is_never_worse_than_any_legal_setting(tiles: tuple[Tile, ...])
     assert all(setting_key(best) >= setting_key(other) for other in settings)
     assert classify(*best[0]) <= classify(*best[1])
     assert correct_setting(best).correction is None
+    assert set_hand(tiles[::-1]) == best == set_hand((tiles[2], tiles[0], tiles[3], tiles[1]))
 
 
 # Art. 6(3) and Art. 9(1).
@@ -183,3 +184,12 @@ def test_deal_gives_the_first_four_tiles_to_the_door_the_dice_name() -> None:
     assert four[1] == tuple(tiles[:4])
     with pytest.raises(ValueError, match="take 16 tiles"):
         deal(tiles, 6, hands=4)
+
+
+def test_set_hand_is_best_for_every_one_of_the_35960_four_tile_deals() -> None:
+    # Exhaustive, beside the property test: every physical group of four tiles of the set.
+    for tiles in combinations(TILE_SET, 4):
+        best = set_hand(tiles)
+        settings = legal_settings(tiles)
+        assert best in settings
+        assert all(setting_key(best) >= setting_key(other) for other in settings)
