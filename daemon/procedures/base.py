@@ -147,6 +147,12 @@ def common_actions(regulation: str) -> list[Action]:
             "door_opened", frozenset(faults), HOUSE_FAULTS, "a door, lid or shoe is opened/removed"
         ),
         Action("link_lost", frozenset({"device", "system"}), HOUSE_FAULTS, "a device link is lost"),
+        Action(
+            "recovered",
+            frozenset({"system"}),
+            HOUSE_FAULTS,
+            "the daemon restarted and replayed its journal",
+        ),
         Action("device_healthy", frozenset(faults), HOUSE_FAULTS, "a device reports healthy again"),
         Action("clear_hold", frozenset({"supervisor"}), HOUSE_FAULTS, "resume after a HOLD"),
         Action("clear_tilt", frozenset({"supervisor"}), HOUSE_FAULTS, "resume after a TILT"),
@@ -187,6 +193,8 @@ def fault_transitions(
         {"trigger": "link_lost", "source": ordinary, "dest": hold},
         {"trigger": "link_lost", "source": hold, "dest": hold},
         {"trigger": "link_lost", "source": tilt, "dest": tilt},
+        {"trigger": "recovered", "source": [*ordinary, hold], "dest": hold},
+        {"trigger": "recovered", "source": tilt, "dest": tilt},
         {"trigger": "device_healthy", "source": hold, "dest": hold},
         {"trigger": "device_healthy", "source": tilt, "dest": tilt},
     ]
@@ -420,6 +428,12 @@ class Procedure:
     def _apply_link_lost(self, payload: Mapping[str, Any], now: float) -> None:
         self._latch(payload["device"], "link lost", "hold", now)
         self.emit("table.held", device=payload["device"], fault="link lost")
+
+    def _apply_recovered(self, payload: Mapping[str, Any], now: float) -> None:
+        # Nothing is broken, but nobody has looked: a supervisor clears before play goes on.
+        self._suspend(now)
+        self.faults["table"] = {"fault": "restart", "kind": "hold", "healthy": True, "since": now}
+        self.emit("table.recovered", phase=self.suspended)
 
     def _latch(self, device: str, fault: str, kind: str, now: float) -> None:
         self._suspend(now)

@@ -28,6 +28,7 @@ FAULT_TRIGGERS = frozenset(
         "fault_reported",
         "door_opened",
         "link_lost",
+        "recovered",
         "device_healthy",
         "clear_hold",
         "clear_tilt",
@@ -37,6 +38,10 @@ FAULT_TRIGGERS = frozenset(
 FAULT_PHASES = ("HOLD", "TILT")
 _BLOCK = re.compile(
     r"(<!-- diagram:(?P<game>\w+):(?P<view>\w+) -->\n)```mermaid\n.*?```\n(<!-- /diagram -->)",
+    re.DOTALL,
+)
+_ACTIONS = re.compile(
+    r"(<!-- actions:(?P<game>\w+) -->\n).*?(<!-- /actions -->)",
     re.DOTALL,
 )
 
@@ -87,15 +92,34 @@ def dot(game: str, faults: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
-def update_doc(text: str) -> str:
-    """The Markdown with each `<!-- diagram:GAME:VIEW -->` block regenerated."""
+def actions_table(game: str) -> str:
+    """The game's actions as a Markdown table: who sends each, from which phases, which article."""
+    cls = GAMES[game]
+    sources: dict[str, list[str]] = {}
+    for phase, action in cls.transition_pairs():
+        sources.setdefault(action, []).append(phase)
+    order = [p.name for p in cls.Phase]
+    lines = ["| action | role | phases | article | what it is |", "|---|---|---|---|---|"]
+    for name, spec in cls.ACTIONS.items():
+        phases = sorted(sources.get(name, []), key=order.index)
+        shown = "every phase" if len(phases) == len(order) else ", ".join(phases)
+        roles = ", ".join(sorted(spec.roles))
+        lines.append(f"| `{name}` | {roles} | {shown} | {spec.article} | {spec.summary} |")
+    return "\n".join(lines) + "\n"
 
-    def block(match: re.Match[str]) -> str:
+
+def update_doc(text: str) -> str:
+    """The Markdown with each generated block (diagrams, action tables) regenerated."""
+
+    def diagram_block(match: re.Match[str]) -> str:
         game, view = match.group("game"), match.group("view")
         body = mermaid(game, faults=view == "full")
         return f"{match.group(1)}```mermaid\n{body}```\n{match.group(4)}"
 
-    return _BLOCK.sub(block, text)
+    def actions_block(match: re.Match[str]) -> str:
+        return f"{match.group(1)}{actions_table(match.group('game'))}{match.group(3)}"
+
+    return _ACTIONS.sub(actions_block, _BLOCK.sub(diagram_block, text))
 
 
 def render(game: str, fmt: str, faults: bool) -> bytes:

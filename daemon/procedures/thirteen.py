@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from enum import Enum
 from typing import Any, ClassVar
 
@@ -52,7 +53,8 @@ from daemon.procedures.base import (
     need,
     text,
 )
-from daemon.rules.cards import CardError, parse_card
+from daemon.rules import thirteen as rules13
+from daemon.rules.cards import Card, CardError, parse_card
 
 REGULATION = "Portaria 51/89/M"
 ART_1 = f"{REGULATION} Art. 1"
@@ -155,17 +157,8 @@ TRANSITIONS: list[dict[str, Any]] = [
         "conditions": "deal_complete",
     },
     {"trigger": "card_read", "source": P.DEALING, "dest": P.DEALING},
-    {
-        "trigger": "correct_misdeal",
-        "source": [P.DEALING, P.BANKER_ARRANGING],
-        "dest": P.DEALING,
-        "unless": "deal_complete",
-    },
-    {
-        "trigger": "correct_misdeal",
-        "source": [P.DEALING, P.BANKER_ARRANGING],
-        "dest": P.BANKER_ARRANGING,
-    },
+    {"trigger": "correct_misdeal", "source": P.DEALING, "dest": P.DEALING},
+    {"trigger": "correct_misdeal", "source": P.BANKER_ARRANGING, "dest": P.BANKER_ARRANGING},
     {
         "trigger": "void_deal",
         "source": [P.DEALING, P.BANKER_ARRANGING, P.BANKER_ARRANGED],
@@ -207,7 +200,11 @@ class ThirteenProcedure(Procedure):
         ruleset: str = "macau-1989",
         devices: Sequence[str] = DEVICES,
     ) -> None:
+        rules = rules13.ruleset(ruleset)
+        if rules.scoring != "banker":
+            raise ValueError(f"{ruleset} has no banker; this procedure plays against the banker")
         self.ruleset = ruleset
+        self.units = rules.bets
         self.devices = tuple(devices)
         self.identified: dict[str, dict[str, Any]] = {}
         self.opened = False
@@ -388,7 +385,9 @@ class ThirteenProcedure(Procedure):
         text(payload, "player", ART_3)
         self._bet_key(payload, ART_3)
         integer(payload, "amount", ART_3, 1)
-        integer(payload, "units", ART_11, 1, 3)
+        units = integer(payload, "units", ART_11, 1)
+        if self.units is not None and units not in self.units:
+            raise Refused(ART_11, f"a bet is {', '.join(map(str, self.units))} units, not {units}")
         flag(payload, "seated", ART_5)
 
     def _apply_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
@@ -481,11 +480,8 @@ class ThirteenProcedure(Procedure):
         self.emit("dice.landed", dice=dice, total=sum(dice), first_seat=self.first_seat)
 
     def _set_deal_order(self) -> None:
-        from daemon.rules import thirteen as rules
-
-        self.first_seat = int(rules.first_seat_from_dice(sum(need(self.dice))))
-        seats = [int(s) for s in rules.deal_order(self.first_seat)]
-        self.order = [seats[i % SEATS] for i in range(DECK)] if len(seats) == SEATS else seats
+        self.first_seat = rules13.first_seat_from_dice(sum(need(self.dice)))
+        self.order = rules13.deal_order(self.first_seat)
 
     # ---- the deal ---------------------------------------------------------------------------
 
@@ -597,9 +593,7 @@ class ThirteenProcedure(Procedure):
     # ---- settlement -------------------------------------------------------------------------
 
     def _apply_settle_round(self, payload: Mapping[str, Any], now: float) -> None:
-        self.settlement = settle_thirteen(
-            self.arrangements, self.bets, self.late, self.ruleset, self.holder
-        )
+        self.settlement = settle_thirteen(self.arrangements, self.bets, self.late, self.ruleset)
         self.emit("round.settled", settlement=copy.deepcopy(self.settlement))
 
     def _apply_start_round(self, payload: Mapping[str, Any], now: float) -> None:
@@ -610,8 +604,10 @@ class ThirteenProcedure(Procedure):
     # ---- entering phases, HOLD and TILT -----------------------------------------------------
 
     def _on_enter(self, previous: str, now: float) -> None:
-        if self.phase == P.SETTLING.name and self.deadline is not None and not self.late:
-            self.command("timer_bell", "stop")
+        if self.phase == P.SETTLING.name:
+            if not self.late:
+                self.command("timer_bell", "stop")  # every seat done before the bell
+            self.deadline = None
 
     def _on_suspend(self, now: float) -> None:
         # The five minutes do not run while the table is held: the players cannot act.
@@ -684,6 +680,29 @@ def settle_thirteen(
     bets: Sequence[Mapping[str, Any]],
     late: Sequence[int],
     ruleset: str,
-    holder: Any,
 ) -> list[dict[str, Any]]:
-    raise NotImplementedError
+    """Each bet on a played seat, settled by the rules engine with its holder's arrangement.
+
+    The engine works in units (`bet` = the bet's 1-3 units, Art. 11); a bet's money is its
+    `amount`, so its net is the engine's net scaled by amount / units. A seat late at the bell
+    loses the round (Art. 2(d)): its bets are lost whole, without a comparison of rows.
+    """
+    banker = _hand(arrangements[BANKER_SEAT])
+    results: list[dict[str, Any]] = []
+    for bet in sorted(bets, key=lambda b: (b["seat"], b["seq"])):
+        seat, amount, units = int(bet["seat"]), int(bet["amount"]), int(bet["units"])
+        entry: dict[str, Any] = {"seat": seat, "player": bet["player"], "amount": amount}
+        if seat in late:
+            entry |= {"outcome": "banker", "late": True, "net": str(Decimal(-amount))}
+        else:
+            result = rules13.settle(banker, _hand(arrangements[seat]), ruleset, bet=units)
+            net = result.player_net * Decimal(amount) / Decimal(units)
+            entry |= {"outcome": result.outcome, "late": False, "net": str(net)}
+            entry["rules"] = result.to_json()
+        results.append(entry)
+    return results
+
+
+def _hand(rows: Mapping[str, list[str]]) -> tuple[list[Card], list[Card], list[Card]]:
+    head, middle, tail = ([parse_card(c) for c in rows[row]] for row in ROWS)
+    return head, middle, tail
