@@ -1,0 +1,91 @@
+"""The deployment files: the systemd unit as systemd reads it, the udev rules, and the config the
+operations guide tells IT to write."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from daemon.config import DEVICE_NAMES, parse_config
+
+ROOT = Path(__file__).resolve().parents[2]
+UNIT = ROOT / "deploy" / "systemd" / "tabled.service"
+RULES = ROOT / "deploy" / "udev" / "99-tabled.rules"
+GUIDE = ROOT / "docs" / "operations.md"
+
+
+def unit_settings() -> dict[str, list[str]]:
+    settings: dict[str, list[str]] = {}
+    for line in UNIT.read_text().splitlines():
+        if "=" in line and not line.startswith(("#", "[")):
+            key, _, value = line.partition("=")
+            settings.setdefault(key.strip(), []).append(value.strip())
+    return settings
+
+
+def test_the_unit_is_type_notify_with_a_watchdog_and_runs_the_table() -> None:
+    s = unit_settings()
+    assert s["Type"] == ["notify"]
+    assert s["NotifyAccess"] == ["main"]
+    assert s["WatchdogSec"] == ["10s"]
+    assert s["Restart"] == ["on-failure"]
+    assert s["ExecStart"][0].split()[1:3] == ["run", "--config"]
+    assert "/var/lib/tabled" in s["ReadWritePaths"]
+    assert s["User"] == ["tabled"]
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
+def test_systemd_reads_the_unit_without_a_complaint(tmp_path: Path) -> None:
+    # The installed path of the console script does not exist here; the venv's does.
+    tabled = Path(sys.executable).with_name("tabled")
+    unit = tmp_path / "tabled.service"
+    unit.write_text(UNIT.read_text().replace("/opt/tabled/venv/bin/tabled", str(tabled)))
+    r = subprocess.run(
+        ["systemd-analyze", "verify", str(unit)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    complaints = [line for line in r.stderr.splitlines() if str(unit) in line]
+    assert r.returncode == 0
+    assert complaints == []
+
+
+RULE_TERM = re.compile(r'^(?P<key>[A-Z_]+)(\{[A-Za-z_]+\})?(?P<op>==|!=|\+=|:=|=)"[^"]*"$')
+
+
+def test_every_device_gets_a_stable_name_and_every_rule_is_well_formed() -> None:
+    named: dict[str, str] = {}
+    for line in RULES.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        terms = [t.strip() for t in line.split(", ")]
+        for term in terms:
+            assert RULE_TERM.match(term), f"not a udev term: {term!r} in {line!r}"
+        link = [t for t in terms if t.startswith("SYMLINK+=")]
+        if link:
+            device = link[0].split('"')[1].removeprefix("tabled/")
+            assert f'ENV{{TABLED_DEVICE}}="{device}"' in terms
+            named[device] = line
+    assert sorted(named) == sorted(DEVICE_NAMES)
+    text = RULES.read_text()
+    assert 'ENV{ID_MM_DEVICE_IGNORE}="1"' in text
+    assert 'LABEL="tabled_end"' in text
+
+
+def test_the_config_in_the_operations_guide_is_one_the_daemon_accepts() -> None:
+    blocks = re.findall(r"```toml\n(.*?)```", GUIDE.read_text(), flags=re.S)
+    configs = [tomllib.loads(b) for b in blocks if "[table]" in b]
+    assert configs, "the guide shows a table config"
+    config = parse_config(configs[0], source="docs/operations.md")
+    assert sorted(config.devices) == sorted(DEVICE_NAMES)
+    assert all(d.port == f"/dev/tabled/{name}" for name, d in config.devices.items())
+    assert config.api.listen.startswith("127.0.0.1:")
+    assert config.journal.durability == "fsync"
