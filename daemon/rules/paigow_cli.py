@@ -126,10 +126,10 @@ def do_outcome(request: dict[str, Any], rules: PaiGowRules) -> dict[str, Any]:
     )
     correction = None
     if player_was_set:
-        check = correct_setting(player)
+        check = correct_setting(player, largest_back=rules.largest_back_required)
         player, correction = check.hand, check.correction
     if rules.correct_banker_setting:
-        banker = correct_setting(banker).hand
+        banker = correct_setting(banker, largest_back=rules.largest_back_required).hand
     outcome = hand_outcome(banker, player)
     banker_json, player_json = _hand_json(banker), _hand_json(player)
     return {

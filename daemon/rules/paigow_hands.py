@@ -122,16 +122,17 @@ class SettingCheck:
         return self.correction is not None
 
 
-def correct_setting(hand: Hand) -> SettingCheck:
+def correct_setting(hand: Hand, *, largest_back: bool = True) -> SettingCheck:
     """Art. 6(2): a hand whose back pair is not the largest possible is set again by the croupier.
 
     A hand whose back pair already has the largest class possible stands as the player set it
     (the text polices only the back pair); pairs handed over larger-first are opened smaller
-    first, which the check reports as `pairs_swapped`.
+    first, which the check reports as `pairs_swapped`. With `largest_back=False` (a house that
+    reads "尽量将後对摆大" as only "the larger pair goes behind") only the swap is made.
     """
     opened = normalise(hand)
     best = set_hand((*opened[0], *opened[1]))
-    if classify(*opened[1]) < classify(*best[1]):
+    if largest_back and classify(*opened[1]) < classify(*best[1]):
         return SettingCheck(best, "back_not_largest")
     if opened != hand:
         return SettingCheck(opened, "pairs_swapped")

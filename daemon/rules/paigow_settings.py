@@ -25,6 +25,9 @@ class PaiGowRules:
     # Art. 5(5) "正庄先行": the main banker's stake wins or loses first, then each co-banker's
     # in the order they joined; "pro_rata" shares the bank's result by stake instead.
     co_bank_allocation: CoBankAllocation = "banker_first"
+    # Art. 6(2) "闲家须尽量将後对摆大": the croupier re-sets a hand whose back pair is not the
+    # largest the four tiles allow. False: only a hand with its larger pair in front is fixed.
+    largest_back_required: bool = True
     # Art. 6(2) obliges the player (闲家) to set the back pair as large as possible; the text is
     # silent on the banker, who by default sets freely (the croupier only opens the smaller pair
     # as the front).
@@ -41,6 +44,10 @@ RULESETS: dict[str, PaiGowRules] = {
     # The same text read so that the banker, too, must set the back pair as large as possible.
     "macau-1990-banker-corrected": replace(
         MACAU_1990, name="macau-1990-banker-corrected", correct_banker_setting=True
+    ),
+    # A house that lets players split freely, only opening the larger pair behind.
+    "macau-1990-free-setting": replace(
+        MACAU_1990, name="macau-1990-free-setting", largest_back_required=False
     ),
 }
 

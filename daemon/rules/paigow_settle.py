@@ -196,11 +196,13 @@ def settle_round(
     )
 
     if rules.correct_banker_setting:
-        banker_check = correct_setting(banker)
+        banker_check = correct_setting(banker, largest_back=rules.largest_back_required)
         banker_hand, banker_correction = banker_check.hand, banker_check.correction
     else:
         banker_hand, banker_correction = normalise(banker), None
-    checks = [correct_setting(door.hand) for door in doors]
+    checks = [
+        correct_setting(door.hand, largest_back=rules.largest_back_required) for door in doors
+    ]
     outcomes = [hand_outcome(banker_hand, check.hand) for check in checks]
     bets = [door.bet for door in doors]
     stakes = [banker_stake, *(co.stake for co in co_bankers)]

@@ -193,3 +193,10 @@ def test_set_hand_is_best_for_every_one_of_the_35960_four_tile_deals() -> None:
         settings = legal_settings(tiles)
         assert best in settings
         assert all(setting_key(best) >= setting_key(other) for other in settings)
+
+
+def test_a_house_may_let_players_split_freely() -> None:
+    check = correct_setting(hand("天 人", "天 人"), largest_back=False)
+    assert check.correction is None
+    swapped = correct_setting(hand("天 天", "人 人"), largest_back=False)
+    assert swapped.correction == "pairs_swapped"

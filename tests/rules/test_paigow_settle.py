@@ -14,6 +14,7 @@ from daemon.rules.paigow import (
     RoundSettlement,
     Tile,
     parse_deal,
+    ruleset,
     second_round_stake,
     settle_round,
 )
@@ -216,3 +217,14 @@ def test_settlement_is_antisymmetric_within_the_stake(
     # may set freely, so both hands are compared as the croupier would open them).
     if forward.doors[0].correction is None and backward.doors[0].correction is None:
         assert forward.bank_result == -backward.bank_result
+
+
+def test_the_free_setting_house_compares_the_hand_as_split() -> None:
+    banker, player = hands("梅 梅", "长三 长三", "天 人", "天 人")
+    strict = settle_round(banker, [Door(player, 100)], 500)
+    free = settle_round(banker, [Door(player, 100)], 500, rules=ruleset("macau-1990-free-setting"))
+    # Re-set, the door holds 人牌宝 / 天牌宝 and wins; as split, 天杠 twice: it wins as well, but
+    # the croupier reports the correction only where the house requires the largest back.
+    assert strict.doors[0].correction == "back_not_largest"
+    assert free.doors[0].correction is None
+    assert free.doors[0].hand == player
