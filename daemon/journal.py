@@ -73,6 +73,8 @@ LOCK_NAME = ".journal.lock"
 # Non-commit lines are written to the OS once this many bytes wait, even before a commit point.
 BUFFER_BYTES = 64 * 1024
 TORN_PREVIEW_BYTES = 512
+# Wall minus monotonic time moving by more than this between two appends is a clock step.
+CLOCK_STEP_SECONDS = 1.0
 
 _oplog = structlog.get_logger("tabled.journal")
 
@@ -276,6 +278,8 @@ class Journal:
         self._subscribers: tuple[Subscription, ...] = ()
         self._failure: BaseException | None = None
         self._closed = False
+        self._clock_offset: float | None = None
+        self._last_ts: str | None = None
 
     # -- opening and recovery -------------------------------------------------------------
 
@@ -435,51 +439,66 @@ class Journal:
                 raise JournalFailed(f"journal unusable after: {self._failure!r}")
             if self._closed:
                 raise JournalClosed("journal closed")
-            seq = self._next_seq
-            ts = iso_utc(self._wall())
+            wall = self._wall()
             mono = self._monotonic()
-            line = encode_line(
-                seq=seq,
-                ts=ts,
-                mono=mono,
-                table=self.table_id,
-                round_id=round_id,
-                actor=actor,
-                event=event,
-                payload=data,
-                prev=self._prev,
-            )
-            day = ts[:10]
-            if (
-                self._fd < 0
-                or (self.config.rotate_daily and day != self._day)
-                or (self._size > 0 and self._size + len(line) > self.config.rotate_bytes)
-            ):
-                self._rotate(seq, day)
-            digest = line_hash(line)
-            record = Record(
-                seq,
-                ts,
-                mono,
-                self.table_id,
-                round_id,
-                actor,
-                event,
-                MappingProxyType(data),
-                self._prev,
-                digest,
-                line,
-            )
-            self._pending.append(line)
-            self._pending_bytes += len(line)
-            self._size += len(line)
-            self._next_seq = seq + 1
-            self._prev = digest
-            if self._subscribers:
-                self._undelivered.append(record)
+            offset = wall - mono
+            last_offset, self._clock_offset = self._clock_offset, offset
+            if last_offset is not None and abs(offset - last_offset) > CLOCK_STEP_SECONDS:
+                # R8: a wall clock set or stepped (NTP, an operator) is on the record, between
+                # the last event at the old time and this one at the new.
+                step = {"step_seconds": round(offset - last_offset, 6), "before": self._last_ts}
+                self._stage_locked(
+                    "clock.wall_stepped", "journal", None, step, wall=wall, mono=mono
+                )
+            record = self._stage_locked(event, actor, round_id, data, wall=wall, mono=mono)
             if commit or self._pending_bytes >= BUFFER_BYTES:
                 self._write_pending()
             return record
+
+    def _stage_locked(
+        self,
+        event: str,
+        actor: str,
+        round_id: str | int | None,
+        data: dict[str, Any],
+        *,
+        wall: float,
+        mono: float,
+    ) -> Record:
+        seq = self._next_seq
+        ts = iso_utc(wall)
+        line = encode_line(
+            seq=seq,
+            ts=ts,
+            mono=mono,
+            table=self.table_id,
+            round_id=round_id,
+            actor=actor,
+            event=event,
+            payload=data,
+            prev=self._prev,
+        )
+        day = ts[:10]
+        if (
+            self._fd < 0
+            or (self.config.rotate_daily and day != self._day)
+            or (self._size > 0 and self._size + len(line) > self.config.rotate_bytes)
+        ):
+            self._rotate(seq, day)
+        digest = line_hash(line)
+        record = Record(
+            seq, ts, mono, self.table_id, round_id, actor, event, MappingProxyType(data),
+            self._prev, digest, line,
+        )  # fmt: skip
+        self._pending.append(line)
+        self._pending_bytes += len(line)
+        self._size += len(line)
+        self._next_seq = seq + 1
+        self._prev = digest
+        self._last_ts = ts
+        if self._subscribers:
+            self._undelivered.append(record)
+        return record
 
     def _write_pending(self) -> None:
         # Caller holds self._lock.

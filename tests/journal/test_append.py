@@ -198,3 +198,21 @@ def test_a_journal_is_bound_to_its_table(open_journal, journal_dir: Path) -> Non
     open_journal().close()
     with pytest.raises(JournalError, match="table 'T01'"):
         Journal.open(JournalConfig(dir=journal_dir, durability="none"), "T02")
+
+
+def test_a_wall_clock_step_is_journaled_before_the_next_event(open_journal, clock) -> None:
+    journal = open_journal()
+    before = journal.append("table.bets_closed", actor="dealer", commit=True)
+    clock.advance(30)
+    clock.step_wall(0.4)  # a small correction is not a step
+    journal.append("dice.result", actor="dice_shaker", commit=True)
+    clock.step_wall(-3600)
+    after = journal.append("shoe.card_read", actor="shoe_reader", commit=True)
+    events = list(journal.replay(from_seq=before.seq))
+    assert [r.event for r in events] == [
+        "table.bets_closed", "dice.result", "clock.wall_stepped", "shoe.card_read",
+    ]  # fmt: skip
+    step = events[2]
+    assert step.actor == "journal" and step.seq == after.seq - 1
+    assert step.payload == {"step_seconds": -3600.0, "before": events[1].ts}
+    assert step.ts == after.ts == "2027-01-15T08:00:30.400000Z"
