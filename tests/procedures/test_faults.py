@@ -33,6 +33,7 @@ def _without_timer(snapshot: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize(("game", "phase"), ORDINARY)
 @pytest.mark.parametrize(("fault", "payload", "held", "clear"), FAULTS)
 def test_a_fault_suspends_any_phase_and_a_supervisor_resumes_it_exactly(
+    *,
     game: str,
     phase: str,
     fault: str,

@@ -1,0 +1,293 @@
+"""Thirteen cards (Portaria 51/89/M): the legal path and each article's refusals."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from procedure_drive import (
+    DEALER,
+    SUPERVISOR,
+    SYSTEM,
+    Table,
+    arrangement,
+    device,
+    shuffled_deck,
+    thirteen_bets,
+    thirteen_deal,
+    thirteen_round,
+    thirteen_table,
+    thirteen_to_betting,
+)
+
+from daemon.procedures.thirteen import ThirteenProcedure
+from daemon.rules import thirteen as rules
+
+ART = "Portaria 51/89/M Art."
+SHOE = device("shoe_reader")
+
+
+def article(table: Table, action: str, payload: dict[str, object] | None = None) -> str:
+    outcome = table.refused(action, DEALER, payload)
+    assert outcome.violation is not None
+    return outcome.violation.article
+
+
+def test_a_whole_round_deals_13_to_each_seat_and_settles_by_the_rules_engine() -> None:
+    table = thirteen_table()
+    deck = shuffled_deck(7)
+    thirteen_round(table, deck)
+    proc = table.proc
+    assert isinstance(proc, ThirteenProcedure)
+    snap = proc.snapshot()
+    assert snap["phase"] == "ROUND_OVER"
+    assert [len(seat["cards"]) for seat in snap["seats"]] == [13, 13, 13, 13]
+    # Dice 1+2+3+4 = 10: the first card goes to the seat the rules engine names, then one at a
+    # time counter-clockwise, in the order the shoe reader read them.
+    assert snap["first_seat"] == rules.first_seat_from_dice(10)
+    assert [d["seat"] for d in snap["dealt"]] == rules.deal_order(snap["first_seat"])
+    assert [d["card"] for d in snap["dealt"]] == deck
+    # Art. 5: P1 (300) holds seat 1 over P2 (100); both bets are settled on P1's arrangement.
+    assert snap["seats"][1]["holder"] == "P1"
+    settled = snap["settlement"]
+    assert [(s["seat"], s["player"]) for s in settled] == [(1, "P1"), (1, "P2"), (2, "P3")]
+    banker = proc.arrangements[0]
+    for entry in settled:
+        hand = proc.arrangements[entry["seat"]]
+        units = {"P1": 3, "P2": 1, "P3": 2}[entry["player"]]
+        expected = rules.settle(
+            (" ".join(banker["head"]), " ".join(banker["middle"]), " ".join(banker["tail"])),
+            (" ".join(hand["head"]), " ".join(hand["middle"]), " ".join(hand["tail"])),
+            "macau-1989",
+            bet=units,
+        )
+        assert entry["rules"] == expected.to_json()
+        assert Decimal(entry["net"]) == expected.player_net * entry["amount"] / units
+    names = [e.name for o in table.outcomes for e in o.events]
+    assert names.count("card.dealt") == 52
+    assert all(e.commit for o in table.outcomes for e in o.events if e.name == "card.dealt")
+    for fact in ("deck.cut", "bets.closed", "dice.landed", "banker.opened", "round.settled"):
+        assert fact in names
+
+
+def test_commands_drive_the_devices() -> None:
+    table = thirteen_table()
+    shuffle = table.ok("confirm_hand_shuffle", DEALER)
+    assert [(c.device, c.command, dict(c.args)) for c in shuffle.commands] == [
+        ("shuffler", "shuffle", {"mode": "random"})
+    ]
+    table.ok("shuffle_completed", device("shuffler"), {"count": 52})
+    table.ok("confirm_cut", DEALER, {"by": "player", "player": "P1", "cards": 10, "one_hand": True})
+    loaded = table.ok("load_shoe", DEALER)
+    assert [(c.device, c.command) for c in loaded.commands] == [("shoe_reader", "arm")]
+    thirteen_bets(table)
+    shaken = table.ok("shake_dice", DEALER, {"player": "P1"})
+    assert [(c.device, c.command) for c in shaken.commands] == [("dice_shaker", "shake")]
+
+
+def test_the_table_opens_only_with_every_device_identified_and_approved() -> None:
+    table = Table(ThirteenProcedure())
+    assert article(table, "open_table") == f"{ART} 1"
+    for name in ("shuffler", "shoe_reader", "dice_shaker"):
+        table.ok("device_identified", device(name), {"device": name, "approved": True})
+    table.ok("device_identified", device("timer_bell"), {"device": "timer_bell", "approved": False})
+    assert article(table, "open_table") == f"{ART} 1"
+    table.refused("device_identified", device("x"), {"device": "roulette", "approved": True})
+    table.ok("device_identified", device("timer_bell"), {"device": "timer_bell", "approved": True})
+    table.ok("open_table", DEALER)
+
+
+@pytest.mark.parametrize(("count", "mode"), [(51, "random"), (53, "random"), (52, "sort")])
+def test_a_wrong_count_or_mode_takes_the_deck_out_of_play(count: int, mode: str) -> None:
+    table = thirteen_table()
+    table.ok("confirm_hand_shuffle", DEALER)
+    tilted = table.ok("shuffle_completed", device("shuffler"), {"count": count, "mode": mode})
+    assert table.proc.phase == "TILT"
+    assert [e.name for e in tilted.events] == ["deck.machine_shuffled", "table.tilted"]
+    table.refused("confirm_cut", DEALER, {"by": "dealer", "cards": 20, "one_hand": True})
+    table.ok("device_healthy", device("shuffler"), {"device": "shuffler"})
+    table.ok("clear_tilt", SUPERVISOR, {"reason": "deck replaced"})
+    assert table.proc.phase == "HAND_SHUFFLE"
+
+
+def test_the_cut_is_one_hand_of_at_least_ten_by_a_player_or_else_the_dealer() -> None:
+    table = thirteen_table()
+    table.ok("confirm_hand_shuffle", DEALER)
+    table.ok("shuffle_completed", device("shuffler"), {"count": 52})
+    cut = "confirm_cut"
+    assert article(table, cut, {"by": "player", "player": "P", "cards": 9, "one_hand": True}) == (
+        f"{ART} 2(a)"
+    )
+    table.refused(cut, DEALER, {"by": "player", "player": "P", "cards": 43, "one_hand": True})
+    table.refused(cut, DEALER, {"by": "player", "player": "P", "cards": 20, "one_hand": False})
+    table.refused(cut, DEALER, {"by": "dealer", "cards": 20, "one_hand": True})
+    table.refused(cut, DEALER, {"by": "house", "cards": 20, "one_hand": True})
+    table.ok(cut, DEALER, {"by": "dealer", "players_declined": True, "cards": 42, "one_hand": True})
+
+
+def test_the_highest_seated_bettor_shakes_and_bets_close_at_the_shake() -> None:
+    table = thirteen_table()
+    thirteen_to_betting(table)
+    assert article(table, "shake_dice", {"player": "P1"}) == f"{ART} 2(b)"  # no bets yet
+    bet = "place_bet"
+    assert article(table, bet, {"player": "X", "seat": 0, "amount": 5, "units": 1, "seated": True})
+    assert article(
+        table, bet, {"player": "X", "seat": 1, "amount": 5, "units": 4, "seated": True}
+    ) == (f"{ART} 11")
+    thirteen_bets(table)
+    table.ok(bet, DEALER, {"player": "S", "seat": 3, "amount": 900, "units": 1, "seated": False})
+    assert table.proc.snapshot()["seats"][3]["holder"] == "S"  # no seated bettor on seat 3
+    table.ok("move_bet", DEALER, {"player": "P3", "from_seat": 2, "to_seat": 3})
+    table.ok("withdraw_bet", DEALER, {"player": "P3", "seat": 3})
+    table.ok(bet, DEALER, {"player": "P3", "seat": 2, "amount": 200, "units": 2, "seated": True})
+    # S bet most but stands; P1 is the highest bettor holding a seat.
+    assert article(table, "shake_dice", {"player": "S"}) == f"{ART} 2(b)"
+    assert article(table, "shake_dice", {"player": "P2"}) == f"{ART} 2(b)"
+    table.ok("shake_dice", DEALER, {"player": "P1"})
+    late = {"player": "P4", "seat": 3, "amount": 5, "units": 1, "seated": True}
+    assert article(table, bet, late) == f"{ART} 3"
+    assert article(table, "withdraw_bet", {"player": "P1", "seat": 1}) == f"{ART} 2(c)"
+    assert article(table, "move_bet", {"player": "P1", "from_seat": 1, "to_seat": 3}) == (
+        f"{ART} 2(c)"
+    )
+
+
+def test_an_invalid_dice_result_is_shaken_again_and_never_edited() -> None:
+    table = thirteen_table()
+    thirteen_to_betting(table)
+    thirteen_bets(table)
+    table.ok("shake_dice", DEALER, {"player": "P1"})
+    shaker = device("dice_shaker")
+    table.refused("dice_landed", shaker, {"dice": [1, 2, 3, 7]})
+    table.refused("dice_landed", shaker, {"dice": [1, 2, 3]})
+    again = table.ok("dice_landed", shaker, {"dice": [6, 6, 6, 1], "valid": False, "reason": "s"})
+    assert [c.command for c in again.commands] == ["shake"]
+    table.ok("dice_landed", shaker, {"dice": [2, 2, 2, 2]})
+    assert table.proc.phase == "DEALING"
+    # The result stands: a second result is not taken.
+    table.refused("dice_landed", shaker, {"dice": [6, 6, 6, 6]})
+    assert table.proc.snapshot()["dice"] == [2, 2, 2, 2]
+
+
+def test_misreads_and_duplicates_tilt_and_face_up_cards_stay_valid() -> None:
+    table = thirteen_table()
+    thirteen_to_betting(table)
+    thirteen_bets(table)
+    table.ok("shake_dice", DEALER, {"player": "P1"})
+    table.ok("dice_landed", device("dice_shaker"), {"dice": [1, 1, 1, 1]})
+    face_up = table.ok("card_read", SHOE, {"card": "A♠", "face_up": True})
+    assert face_up.events[0].payload == {
+        "round": 1,
+        "actor": SHOE,
+        "card": "As",
+        "seat": rules.first_seat_from_dice(4),
+        "index": 1,
+        "face_up": True,
+    }
+    for bad in ("As", "Zz"):
+        table.ok("card_read", SHOE, {"card": bad})
+        assert table.proc.phase == "TILT"
+        table.ok("device_healthy", SHOE, {"device": "shoe_reader"})
+        table.ok("clear_tilt", SUPERVISOR, {})
+        assert table.proc.phase == "DEALING"
+    assert len(table.proc.snapshot()["dealt"]) == 1
+
+
+def test_a_misdeal_is_corrected_in_order_or_voided_and_dealt_again() -> None:
+    table = thirteen_table()
+    deck = shuffled_deck(11)
+    thirteen_to_betting(table)
+    thirteen_bets(table)
+    table.ok("shake_dice", DEALER, {"player": "P1"})
+    table.ok("dice_landed", device("dice_shaker"), {"dice": [1, 2, 3, 4]})
+    for card in deck[:10]:
+        table.ok("card_read", SHOE, {"card": card})
+    corrected = table.ok("correct_misdeal", DEALER, {"cards": deck[3:5]})
+    assert corrected.events[0].name == "deal.corrected"
+    assert article(table, "correct_misdeal", {"cards": [deck[20]]}) == f"{ART} 4"
+    table.refused("void_deal", DEALER, {"reason": "cards mixed"})  # a supervisor's decision
+    table.ok("void_deal", SUPERVISOR, {"reason": "cards mixed"})
+    snap = table.proc.snapshot()
+    assert snap["phase"] == "HAND_SHUFFLE" and snap["dealt"] == []
+    assert len(snap["voided_deals"]) == 1 and snap["dice"] == [1, 2, 3, 4]
+    assert len(snap["bets"]) == 3  # Art. 2(c): the bets stand
+    thirteen_to_betting(table)
+    assert table.proc.phase == "DEALING"  # straight back to the deal, same first seat
+    for card in shuffled_deck(12):
+        table.ok("card_read", SHOE, {"card": card})
+    assert table.proc.phase == "BANKER_ARRANGING"
+
+
+def test_the_banker_rearranges_until_the_opening_then_five_minutes_run() -> None:
+    table = thirteen_table()
+    thirteen_to_betting(table)
+    thirteen_bets(table)
+    thirteen_deal(table, shuffled_deck(3))
+    proc = table.proc
+    assert isinstance(proc, ThirteenProcedure)
+    banker, seat1, seat2 = (proc.seat_cards(s) for s in (0, 1, 2))
+    assert article(table, "open_banker") == f"{ART} 2(d)"
+    assert article(table, "arrange_banker", arrangement(seat1)) == f"{ART} 2(d)"
+    table.ok("arrange_banker", DEALER, arrangement(banker))
+    table.ok("arrange_banker", DEALER, arrangement(banker[::-1]))
+    assert article(table, "enter_arrangement", {"seat": 1, **arrangement(seat1)}) == (f"{ART} 2(d)")
+    opened = table.ok("open_banker", DEALER)
+    assert proc.snapshot()["timer"]["deadline"] == table.now + 300
+    assert [(c.device, c.command, dict(c.args)) for c in opened.commands] == [
+        ("timer_bell", "start", {"seconds": 300.0})
+    ]
+    assert article(table, "arrange_banker", arrangement(banker)) == f"{ART} 2(d)"
+    table.refused("enter_arrangement", DEALER, {"seat": 3, **arrangement(proc.seat_cards(3))})
+    table.refused("enter_arrangement", DEALER, {"seat": 1, **arrangement(seat2)})
+    table.ok("enter_arrangement", DEALER, {"seat": 1, **arrangement(seat1)})
+    table.refused("enter_arrangement", DEALER, {"seat": 1, **arrangement(seat1)})
+    early = table.refused("timer_expired", SYSTEM, {})
+    assert early.violation is not None and early.violation.article == f"{ART} 2(d)"
+    table.now += 298  # the input lands exactly at the deadline: too late
+    late = table.refused("enter_arrangement", DEALER, {"seat": 2, **arrangement(seat2)})
+    assert late.violation is not None and "five minutes" in late.violation.reason
+    expired = table.ok("timer_expired", SYSTEM, {})
+    assert expired.events[0].payload["late"] == [2]
+    assert [(c.device, c.command) for c in expired.commands] == [("timer_bell", "ring")]
+    table.ok("settle_round", DEALER)
+    settled = proc.snapshot()["settlement"]
+    assert [s["late"] for s in settled] == [False, False, True]
+    assert Decimal(settled[2]["net"]) == -200
+
+
+def test_all_arranged_before_the_bell_stops_it() -> None:
+    table = thirteen_table()
+    thirteen_round(table, shuffled_deck(9))
+    stops = [c for o in table.outcomes for c in o.commands if c.command == "stop"]
+    assert len(stops) == 1 and stops[0].device == "timer_bell"
+
+
+def test_rulesets_without_a_banker_are_refused_at_start_up() -> None:
+    with pytest.raises(ValueError, match="banker"):
+        ThirteenProcedure(ruleset="hk-points")
+    with pytest.raises(ValueError, match="nosuch"):
+        ThirteenProcedure(ruleset="nosuch")
+
+
+@given(seed=st.integers(0, 10_000), total=st.integers(4, 24))
+def test_any_deck_and_any_dice_deal_every_card_once_in_the_engines_order(
+    seed: int, total: int
+) -> None:
+    table = thirteen_table()
+    thirteen_to_betting(table)
+    thirteen_bets(table)
+    table.ok("shake_dice", DEALER, {"player": "P1"})
+    dice, extra = [1, 1, 1, 1], total - 4
+    for index in range(4):
+        dice[index] += min(5, extra)
+        extra -= min(5, extra)
+    table.ok("dice_landed", device("dice_shaker"), {"dice": dice})
+    deck = shuffled_deck(seed)
+    for card in deck:
+        table.ok("card_read", SHOE, {"card": card})
+    snap = table.proc.snapshot()
+    assert snap["phase"] == "BANKER_ARRANGING"
+    assert [d["seat"] for d in snap["dealt"]] == rules.deal_order(rules.first_seat_from_dice(total))
+    assert sorted(c for seat in snap["seats"] for c in seat["cards"]) == sorted(deck)
