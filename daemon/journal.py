@@ -437,8 +437,8 @@ class Journal:
         with self._lock:
             if self._failure is not None:
                 raise JournalFailed(f"journal unusable after: {self._failure!r}")
-            if self._closed:
-                raise JournalClosed("journal closed")
+            if self._closed or self._lock_fd < 0:
+                raise JournalClosed("journal closed (or never opened: use Journal.open)")
             wall = self._wall()
             mono = self._monotonic()
             offset = wall - mono

@@ -216,3 +216,10 @@ def test_a_wall_clock_step_is_journaled_before_the_next_event(open_journal, cloc
     assert step.actor == "journal" and step.seq == after.seq - 1
     assert step.payload == {"step_seconds": -3600.0, "before": events[1].ts}
     assert step.ts == after.ts == "2027-01-15T08:00:30.400000Z"
+
+
+def test_a_journal_must_be_opened_before_use(journal_dir: Path) -> None:
+    journal = Journal(JournalConfig(dir=journal_dir, durability="none"), "T01")
+    with pytest.raises(JournalClosed, match=r"Journal\.open"):
+        journal.append("table.bets_closed", actor="dealer", commit=True)
+    assert not journal_dir.exists()
