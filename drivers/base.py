@@ -241,10 +241,12 @@ class DeviceDriver:
     def link_up(self) -> bool:
         return self.state is LinkState.UP
 
-    async def start(self) -> bool:
-        """Connect once; True if the link is up. Otherwise reconnection continues in the
-        background and LinkUp arrives as an event when it succeeds."""
+    async def start(self, keep_trying: bool = True) -> bool:
+        """Connect once; True if the link is up. Otherwise (unless `keep_trying` is False)
+        reconnection continues in the background and LinkUp arrives when it succeeds."""
         up = await self._connect()
+        if not keep_trying:
+            return up
         if not up:
             self._reconnect_soon()
         self._spawn(self._poll_loop())
