@@ -248,6 +248,7 @@ class Journal:
         *,
         wall: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
+        on_sync: Callable[[float], None] | None = None,
     ) -> None:
         if config.durability not in ("fsync", "none"):
             raise ValueError(f"journal durability {config.durability!r}: 'fsync' or 'none'")
@@ -257,6 +258,7 @@ class Journal:
         self.torn: TornTail | None = None
         self._wall = wall
         self._monotonic = monotonic
+        self._on_sync = on_sync
         self._durable = config.durability == "fsync"
         self._lock = threading.Lock()
         self._sync_lock = threading.Lock()
@@ -291,14 +293,17 @@ class Journal:
         *,
         wall: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
+        on_sync: Callable[[float], None] | None = None,
     ) -> Journal:
         """Open (or create) the journal, resume its chain, and journal `journal.opened`.
 
         A torn last line is cut off first and journaled as `journal.torn_tail_truncated`
         (also left in `journal.torn`). Raises JournalLocked if another process holds it and
-        JournalCorrupt if the last complete line is not a journal event.
+        JournalCorrupt if the last complete line is not a journal event. `on_sync(seconds)` is
+        told how long each fdatasync took (for the fsync-latency metric); it runs under the
+        sync lock, one call at a time, and must be quick.
         """
-        journal = cls(config, table_id, wall=wall, monotonic=monotonic)
+        journal = cls(config, table_id, wall=wall, monotonic=monotonic, on_sync=on_sync)
         try:
             journal._start()
         except BaseException:
@@ -557,7 +562,10 @@ class Journal:
                 os.close(old_fd)
             if self._durable:
                 try:
+                    started = time.perf_counter()
                     os.fdatasync(fd)
+                    if self._on_sync is not None:
+                        self._on_sync(time.perf_counter() - started)
                 except OSError as exc:
                     # After a failed fsync the kernel may have dropped the dirty pages: a retry
                     # could "succeed" without the data, so the journal stops here for good.

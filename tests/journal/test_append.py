@@ -223,3 +223,14 @@ def test_a_journal_must_be_opened_before_use(journal_dir: Path) -> None:
     with pytest.raises(JournalClosed, match=r"Journal\.open"):
         journal.append("table.bets_closed", actor="dealer", commit=True)
     assert not journal_dir.exists()
+
+
+def test_each_fdatasync_is_reported_for_the_latency_metric(journal_dir: Path) -> None:
+    seconds: list[float] = []
+    config = JournalConfig(dir=journal_dir, durability="fsync")
+    with Journal.open(config, "T01", on_sync=seconds.append) as journal:
+        for _ in range(5):
+            journal.append("table.bets_closed", actor="dealer", commit=True)
+        journal.append("shoe.card_seen", actor="shoe_reader", commit=False)
+        assert len(seconds) == journal.syncs == 6  # journal.opened and five commits
+    assert all(s > 0 for s in seconds) and len(seconds) == 7  # close flushed the last one
