@@ -216,3 +216,10 @@ def test_point_classes_agree_with_art_7_2(pair: tuple[Tile, Tile]) -> None:
             if other.kind == "points" and other.points == pair_class.points:
                 other_larger = min(other_a.rank, other_b.rank)
                 assert (other > pair_class) == (other_larger < larger)
+
+
+def test_art_7_2_nine_is_the_most_and_tens_are_dropped() -> None:
+    points = [c.points for c in CLASSES if c.kind == "points"]
+    assert max(points) == 9 and min(points) == 0
+    assert classify(*parse_tiles("梅 斧头")).name == "梅牌一"  # 21 -> 1
+    assert classify(*parse_tiles("天 高脚七")).points == 9  # 19 -> 9
