@@ -37,7 +37,13 @@ def hands_of(*pairs: str) -> list[Hand]:
 
 
 four_tiles = st.permutations(TILE_SET).map(lambda tiles: tuple(tiles[:4]))
-two_hands = st.permutations(TILE_SET).map(lambda t: (((t[0], t[1]), (t[2], t[3])), ((t[4], t[5]), (t[6], t[7]))))  # fmt: skip  # noqa: E501
+
+
+def _two_hands(t: list[Tile]) -> tuple[Hand, Hand]:
+    return ((t[0], t[1]), (t[2], t[3])), ((t[4], t[5]), (t[6], t[7]))
+
+
+two_hands = st.permutations(TILE_SET).map(_two_hands)
 
 
 # Art. 6(2): the back pair as large as possible.
