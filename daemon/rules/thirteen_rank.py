@@ -1,0 +1,260 @@
+"""Ranking of a Thirteen row: a 3-card head and 5-card middle and tail on one scale.
+
+The order is Art. 6 and Art. 9 II of the Macau rules of 10 March 1989 (000_*.txt), sentence
+by sentence:
+
+- Art. 6: ranks A K Q J 10 9 8 7 6 5 4 3 2; suits never rank anything.
+- 黄袍麒 (royal_flush, Art. 9 II.1): "同花色的最大五张牌" — A K Q J 10 of one suit, a category of
+  its own above every straight flush.
+- 同花顺 (straight_flush, II.2): A-2-3-4-5 of one suit is the *largest* straight flush, then
+  K-Q-J-10-9, then Q-J-10-9-8, and so on down to 6-5-4-3-2.
+- 四条 (four_of_a_kind, II.3): the four ranks compare; "单牌则不计" — the fifth card is ignored.
+- 夫卢 (full_house, II.4): the three of a kind compares; "对牌不计" — the pair is ignored.
+- 同花 (flush, II.5): highest card, then the next, and so on.
+- 顺 (straight, II.6): A-K-Q-J-10 is the largest; A-2-3-4-5 is the *second* largest; then
+  K-Q-J-10-9 down to 6-5-4-3-2.
+- 三条 (three_of_a_kind, II.7): the three ranks compare; "其余两张牌不计" — the other two are
+  ignored. A head of three equal ranks is a 三条.
+- 两对 (two_pair, II.8): the higher pair, the lower pair, then the odd card.
+- 一对 (one_pair, II.9): the pair, then the other cards from the highest (in the head, the one
+  other card).
+- 大牌 (high_card, II.10): highest card, then the next, and so on.
+
+The head has only three of a kind, one pair and high card (II.7, II.9; 003: "頭因為只有三張牌，
+因此不算順、花"): three suited or consecutive cards in the head are a high card. A head and a
+five-card row share one scale so the foul rule of Art. 7 can compare them: a row's value is its
+category, then its compared ranks from the first, a missing card counting below a 2. So a head
+K-K-A is below a middle K-K-A-4-3; a head equals a five-card row only for three of a kind of
+the same rank, which one deck cannot deal twice.
+
+The 003 text (Hong Kong) ranks the same way where it is explicit ("先比牌型...比點數時由最大點數的
+牌比起"): compared from the largest card with A highest, A-2-3-4-5 falls between A-K-Q-J-10 and
+K-Q-J-10-9, as in Macau; so one scale serves every rule set.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations, combinations_with_replacement
+
+from daemon.rules.cards import DECK, Card, CardError, parse_cards
+
+CATEGORIES: tuple[str, ...] = (
+    "high_card",
+    "one_pair",
+    "two_pair",
+    "three_of_a_kind",
+    "straight",
+    "flush",
+    "full_house",
+    "four_of_a_kind",
+    "straight_flush",
+    "royal_flush",
+)
+CATEGORY_NAMES_ZH: dict[str, str] = {
+    "royal_flush": "黄袍麒",
+    "straight_flush": "同花顺",
+    "four_of_a_kind": "四条",
+    "full_house": "夫卢",
+    "flush": "同花",
+    "straight": "顺",
+    "three_of_a_kind": "三条",
+    "two_pair": "两对",
+    "one_pair": "一对",
+    "high_card": "大牌",
+}
+HEAD_CATEGORIES = frozenset({"three_of_a_kind", "one_pair", "high_card"})
+
+# Straight heights: A-K-Q-J-10 above A-2-3-4-5 above K-Q-J-10-9 (Art. 9 II.6).
+_STRAIGHT_BROADWAY = 15
+_STRAIGHT_WHEEL = 14
+# Straight flushes: A-2-3-4-5 is the largest (Art. 9 II.2); A-K-Q-J-10 is 黄袍麒, a category above.
+_STRAIGHT_FLUSH_WHEEL = 14
+_WHEEL = frozenset({14, 2, 3, 4, 5})
+_BROADWAY = frozenset({14, 13, 12, 11, 10})
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class HandRank:
+    """The rank of a row. Ordered: greater is stronger; equal means Art. 10's "相同".
+
+    ``value`` is the whole order (category, then ``ranks`` with missing cards as 0);
+    ``ranks`` are the ranks that compare, in order (e.g. ``(13,)`` for any three kings);
+    ``top`` is the rank of the highest card that compares (the pair's rank for one pair, the
+    ace for A-2-3-4-5), used by 003's top-card-only comparison.
+    """
+
+    value: int
+    category: str = field(default="", compare=False)
+    ranks: tuple[int, ...] = field(default=(), compare=False)
+    size: int = field(default=5, compare=False)
+    top: int = field(default=0, compare=False)
+
+    @property
+    def category_zh(self) -> str:
+        """The category as Art. 9 names it."""
+        return CATEGORY_NAMES_ZH[self.category]
+
+    def __str__(self) -> str:
+        if self.category in {"straight", "straight_flush"}:
+            names = {15: "A-K-Q-J-10", 14: "A-2-3-4-5"}.get(self.ranks[0], f"{self.top}-high")
+        else:
+            names = " ".join("23456789TJQKA"[r - 2] for r in self.ranks)
+        return f"{self.category}({names})"
+
+
+def _encode(category: str, ranks: Sequence[int]) -> int:
+    value = CATEGORIES.index(category)
+    padded = (*ranks, 0, 0, 0, 0, 0)[:5]
+    for rank_ in padded:
+        value = value * 16 + rank_
+    return value
+
+
+def _make(category: str, ranks: tuple[int, ...], size: int, top: int) -> HandRank:
+    return HandRank(_encode(category, ranks), category, ranks, size, top)
+
+
+def _classify(ranks: Sequence[int], flush: bool) -> HandRank:
+    """The rank of a multiset of 3 or 5 ranks (2..14), suited or not."""
+    size = len(ranks)
+    counts = Counter(ranks)
+    # Groups by count then rank, largest first: (3, 8), (2, 5) for 8-8-8-5-5.
+    groups = sorted(((n, r) for r, n in counts.items()), reverse=True)
+    shape = tuple(n for n, _ in groups)
+    by_group = tuple(r for _, r in groups)
+    if size == 3:
+        if shape == (3,):
+            return _make("three_of_a_kind", (by_group[0],), 3, by_group[0])
+        if shape == (2, 1):
+            return _make("one_pair", by_group, 3, by_group[0])
+        return _make("high_card", by_group, 3, by_group[0])
+    distinct = frozenset(ranks)
+    straight_height = 0
+    if len(distinct) == 5:
+        if distinct == _BROADWAY:
+            straight_height = _STRAIGHT_BROADWAY
+        elif distinct == _WHEEL:
+            straight_height = _STRAIGHT_WHEEL
+        elif max(distinct) - min(distinct) == 4:
+            straight_height = max(distinct)
+    if flush and straight_height:
+        if straight_height == _STRAIGHT_BROADWAY:
+            return _make("royal_flush", (), 5, 14)
+        height = _STRAIGHT_FLUSH_WHEEL if straight_height == _STRAIGHT_WHEEL else straight_height
+        return _make("straight_flush", (height,), 5, max(distinct))
+    if shape == (4, 1):
+        return _make("four_of_a_kind", (by_group[0],), 5, by_group[0])
+    if shape == (3, 2):
+        return _make("full_house", (by_group[0],), 5, by_group[0])
+    if flush:
+        return _make("flush", by_group, 5, by_group[0])
+    if straight_height:
+        return _make("straight", (straight_height,), 5, max(distinct))
+    if shape == (3, 1, 1):
+        return _make("three_of_a_kind", (by_group[0],), 5, by_group[0])
+    if shape == (2, 2, 1):
+        return _make("two_pair", by_group, 5, by_group[0])
+    if shape == (2, 1, 1, 1):
+        return _make("one_pair", by_group, 5, by_group[0])
+    return _make("high_card", by_group, 5, by_group[0])
+
+
+# A row's key is a sum of per-card values, so ranking a row is a few additions and one dict
+# lookup (the hot path of settlement, simulators, labs' vectors and the house way):
+# - bits 0..38: a 3-bit count per rank, a unique key of the rank multiset;
+# - bits 40..55: a 4-bit count per suit; adding a bias of 3 per suit carries a count of 5 (a
+#   flush) into the field's top bit, which tags the key of a flush.
+_RANK_FIELD_MASK = (1 << 39) - 1
+_SUIT_BIAS = sum(3 << (40 + 4 * s) for s in range(4))
+_SUIT_CARRY = sum(8 << (40 + 4 * s) for s in range(4))
+CARD_KEY: tuple[int, ...] = tuple(
+    (1 << (3 * (card.rank - 2))) + (1 << (40 + 4 * (int(card) % 4))) for card in DECK
+)
+
+
+def _rank_key(ranks: Iterable[int]) -> int:
+    return sum(1 << (3 * (rank_ - 2)) for rank_ in ranks)
+
+
+def row_key(key_sum: int) -> int:
+    """The table key of a row from the sum of its cards' ``CARD_KEY`` values."""
+    return (key_sum & _RANK_FIELD_MASK) | ((key_sum + _SUIT_BIAS) & _SUIT_CARRY)
+
+
+def _build_tables() -> tuple[dict[int, HandRank], dict[int, HandRank]]:
+    rows5: dict[int, HandRank] = {}
+    rows3: dict[int, HandRank] = {}
+    interned: dict[int, HandRank] = {}
+
+    def intern(rank_: HandRank) -> HandRank:
+        return interned.setdefault(rank_.value, rank_)
+
+    for combo in combinations_with_replacement(range(2, 15), 5):
+        if max(Counter(combo).values()) <= 4:
+            rows5[_rank_key(combo)] = intern(_classify(combo, flush=False))
+    for combo in combinations(range(2, 15), 5):
+        flush = intern(_classify(combo, flush=True))
+        for suit in range(4):
+            rows5[_rank_key(combo) | (8 << (40 + 4 * suit))] = flush
+    for triple in combinations_with_replacement(range(2, 15), 3):
+        rows3[_rank_key(triple)] = intern(_classify(triple, flush=False))
+    return rows5, rows3
+
+
+ROWS5, ROWS3 = _build_tables()
+
+
+def rank(cards: Sequence[Card] | str) -> HandRank:
+    """The rank of a 3-card head or a 5-card row (cards, or text such as ``"As Kd Qh"``)."""
+    try:
+        a, b, c, d, e = cards  # type: ignore[str-unpack]
+        # Identity is equality for cards (52 singletons) and far cheaper than int ==.
+        if not (
+            a is b
+            or a is c
+            or a is d
+            or a is e
+            or b is c
+            or b is d
+            or b is e
+            or c is d
+            or c is e
+            or d is e
+        ):
+            v = CARD_KEY
+            s = v[a] + v[b] + v[c] + v[d] + v[e]  # type: ignore[index]
+            return ROWS5[(s & _RANK_FIELD_MASK) | ((s + _SUIT_BIAS) & _SUIT_CARRY)]
+    except (ValueError, KeyError, TypeError, IndexError):
+        pass
+    return _rank_checked(cards)
+
+
+def _rank_checked(cards: object) -> HandRank:
+    if isinstance(cards, str):
+        cards = parse_cards(cards)
+    if not isinstance(cards, Iterable):
+        raise CardError(f"not a row of cards: {cards!r}")
+    row = tuple(cards)
+    for card in row:
+        if not isinstance(card, Card):
+            raise CardError(f"not a card: {card!r}")
+    seen: set[Card] = set()
+    for card in row:
+        if card in seen:
+            raise CardError(f"{card} appears twice in one row")
+        seen.add(card)
+    key_sum = sum(CARD_KEY[card] for card in row)
+    if len(row) == 3:
+        return ROWS3[key_sum & _RANK_FIELD_MASK]
+    if len(row) == 5:
+        return ROWS5[row_key(key_sum)]
+    raise CardError(f"a row has 3 or 5 cards, not {len(row)}")
+
+
+def every_rank() -> list[HandRank]:
+    """Every distinct rank, 3- and 5-card, weakest first (for tables and tests)."""
+    values = {r.value: r for table in (ROWS5, ROWS3) for r in table.values()}
+    return [values[v] for v in sorted(values)]
