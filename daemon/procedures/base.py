@@ -331,7 +331,7 @@ class Procedure:
     def _on_suspend(self, now: float) -> None:
         """The round is suspended in HOLD or TILT (e.g. pause the arrangement timer)."""
 
-    def _on_resume(self, now: float) -> None:
+    def _on_resume(self, phase: str, now: float) -> None:
         """The round resumes in the phase it was suspended in."""
 
     def _on_redirect(self, target: str, now: float) -> None:
@@ -486,7 +486,7 @@ class Procedure:
         self._target = target
         self.faults, self.suspended, self.resume_to = {}, None, None
         if exact:
-            self._on_resume(now)
+            self._on_resume(str(target), now)
         else:
             self._on_redirect(str(target), now)
 

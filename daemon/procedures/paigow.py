@@ -17,7 +17,8 @@ a tilted die or one out of the cup is shaken again by the banker (`dice_landed` 
 
 Art. 2(4): eight or four hands of four tiles by the house's choice; with four, the other four
 hands stay stacked for the next round, which is dealt without a shuffle, and the tiles already
-used are shown face up.
+used are shown face up. Art. 4: a tile dealt face up stays valid and the round goes on
+(`tile_face_up`, journaled).
 
 Art. 6(1): each player sets the hand into two pairs (`set_hand`), then the banker
 (`set_banker`). Art. 6(2): the croupier opens the pairs (`open_hands`) and re-sets a player's
@@ -58,6 +59,7 @@ ART_2_5 = f"{REGULATION} Art. 2(5)"
 ART_2_6 = f"{REGULATION} Art. 2(6)"
 ART_2_7 = f"{REGULATION} Art. 2(7)"
 ART_3_2 = f"{REGULATION} Art. 3(2)"
+ART_4 = f"{REGULATION} Art. 4"
 ART_5_1 = f"{REGULATION} Art. 5(1)"
 ART_5_2 = f"{REGULATION} Art. 5(2)"
 ART_5_3 = f"{REGULATION} Art. 5(3)"
@@ -104,6 +106,7 @@ ACTIONS: dict[str, Action] = {
         Action("place_stake", frozenset({"dealer"}), ART_5_3, "the banker's stake"),
         Action("shake_dice", frozenset({"dealer"}), ART_2_2, "the banker shakes"),
         Action("dice_landed", frozenset({"device"}), ART_2_2, "the shaker reports the dice"),
+        Action("tile_face_up", frozenset({"dealer"}), ART_4, "a tile dealt face up stays valid"),
         Action("confirm_deal", frozenset({"dealer"}), ART_2_4, "the hands are dealt"),
         Action("set_hand", frozenset({"dealer"}), ART_6_1, "a player's setting"),
         Action("set_banker", frozenset({"dealer"}), ART_6_1, "the banker's setting"),
@@ -132,6 +135,7 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.DEALING, "conditions": "dice_good"},
     {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.TILT, "conditions": "dice_failed"},
     {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.SHAKING},
+    {"trigger": "tile_face_up", "source": P.DEALING, "dest": P.DEALING},
     {"trigger": "confirm_deal", "source": P.DEALING, "dest": P.SETTING},
     {"trigger": "set_hand", "source": P.SETTING, "dest": P.BANKER_SETTING, "conditions": "all_set"},
     {"trigger": "set_hand", "source": P.SETTING, "dest": P.SETTING},
@@ -215,6 +219,7 @@ class PaiGowProcedure(Procedure):
         self.dice: list[int] | None = None
         self.shakes: list[dict[str, Any]] = []
         self.first_hand: int | None = None
+        self.face_up: list[dict[str, Any]] = []
         self.settings: dict[int, dict[str, list[str]]] = {}
         self.wrongly_set: list[int] = []
         self.resets: list[dict[str, Any]] = []
@@ -465,6 +470,23 @@ class PaiGowProcedure(Procedure):
         self.first_hand = (self._banker_seat() + offset) % self.hands
         self.emit("dice.landed", dice=dice, total=sum(dice), first_hand=self.first_hand)
 
+    def _check_tile_face_up(self, payload: Mapping[str, Any], now: float) -> None:
+        self._seat_any(payload)
+        try:
+            tiles = parse_tiles(text(payload, "tile", ART_4))
+        except TileParseError as exc:
+            raise Refused(ART_4, str(exc)) from None
+        if len(tiles) != 1:
+            raise Refused(ART_4, "name one tile")
+
+    def _seat_any(self, payload: Mapping[str, Any]) -> int:
+        return integer(payload, "seat", ART_4, 0, self.hands - 1)
+
+    def _apply_tile_face_up(self, payload: Mapping[str, Any], now: float) -> None:
+        tile = str(parse_tiles(payload["tile"])[0])
+        self.face_up.append({"seat": payload["seat"], "tile": tile})
+        self.emit("tile.face_up", seat=payload["seat"], tile=tile)
+
     def _apply_confirm_deal(self, payload: Mapping[str, Any], now: float) -> None:
         self.emit("tiles.dealt", hands=self.hands, first_hand=self.first_hand)
 
@@ -590,6 +612,11 @@ class PaiGowProcedure(Procedure):
 
     # ---- HOLD, TILT, void -------------------------------------------------------------------
 
+    def _on_resume(self, phase: str, now: float) -> None:
+        # The result may have been lost while held: the banker's shake is asked for again.
+        if phase == P.SHAKING.name:
+            self.command("dice_shaker", "shake")
+
     def _on_void(self, now: float) -> None:
         if self.opened and self.banker is not None:
             self.emit("bets.returned", bets=copy.deepcopy(self.bets), stake=self.stake)
@@ -634,6 +661,7 @@ class PaiGowProcedure(Procedure):
             "dice": self.dice,
             "shakes": copy.deepcopy(self.shakes),
             "first_hand": self.first_hand,
+            "face_up": copy.deepcopy(self.face_up),
             "seats": seats,
             "opened_hands": self.opened_hands,
             "resets": copy.deepcopy(self.resets),

@@ -616,11 +616,20 @@ class ThirteenProcedure(Procedure):
             self.deadline = None
             self.command("timer_bell", "stop")
 
-    def _on_resume(self, now: float) -> None:
+    def _on_resume(self, phase: str, now: float) -> None:
         if self.timer_remaining is not None:
             self.deadline = now + self.timer_remaining
             self.command("timer_bell", "start", seconds=self.timer_remaining)
             self.timer_remaining = None
+        # A device whose answer the phase waits for may have lost it while the table was held:
+        # it is asked again. Its answer is read fresh (a shuffle counted again, dice shaken
+        # again), never re-entered by hand; a stale answer arriving later is out of phase.
+        if phase == P.MACHINE_SHUFFLE.name:
+            self.command("shuffler", "shuffle", mode="random")
+        elif phase == P.SHAKING.name:
+            self.command("dice_shaker", "shake")
+        elif phase == P.DEALING.name:
+            self.command("shoe_reader", "arm", cards=DECK - len(self.dealt))
 
     def _on_redirect(self, target: str, now: float) -> None:
         if target == P.HAND_SHUFFLE.name:

@@ -132,3 +132,22 @@ def test_after_a_restart_the_replayed_round_waits_in_hold_for_a_supervisor(
     table.ok("clear_hold", SUPERVISOR, {})
     assert table.proc.phase == phase
     assert _without_timer(table.proc.snapshot()) == _without_timer(before)
+
+
+@pytest.mark.parametrize(
+    ("game", "phase", "device_name", "command"),
+    [
+        ("thirteen", "MACHINE_SHUFFLE", "shuffler", "shuffle"),
+        ("thirteen", "SHAKING", "dice_shaker", "shake"),
+        ("thirteen", "DEALING", "shoe_reader", "arm"),
+        ("paigow", "SHAKING", "dice_shaker", "shake"),
+    ],
+)
+def test_a_device_awaited_when_the_table_stopped_is_asked_again_on_resume(
+    game: str, phase: str, device_name: str, command: str, prefixes: dict[str, Any]
+) -> None:
+    table = at_phase(game, phase, prefixes)
+    table.ok("link_lost", "system", {"device": device_name})
+    table.ok("device_healthy", device(device_name), {"device": device_name})
+    resumed = table.ok("clear_hold", SUPERVISOR, {})
+    assert [(c.device, c.command) for c in resumed.commands] == [(device_name, command)]

@@ -134,6 +134,21 @@ def test_a_wrongly_set_hand_is_reset_by_the_croupier_before_settling() -> None:
     table.ok("settle_round", DEALER)
 
 
+def test_a_tile_dealt_face_up_stays_valid_and_is_journaled() -> None:
+    table = paigow_table()
+    table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
+    table.ok("confirm_tile_shuffle", DEALER)
+    paigow_betting(table)
+    table.ok("shake_dice", DEALER, {"player": "B"})
+    table.ok("dice_landed", device("dice_shaker"), {"dice": [2, 2, 3, 3]})
+    shown = table.ok("tile_face_up", DEALER, {"seat": 3, "tile": "天牌"})
+    assert shown.events[0].name == "tile.face_up" and shown.events[0].payload["tile"] == "6-6"
+    refused = table.refused("tile_face_up", DEALER, {"seat": 3, "tile": "天牌 地牌"})
+    assert refused.violation is not None and refused.violation.article == f"{ART} 4"
+    table.ok("confirm_deal", DEALER)
+    assert table.proc.snapshot()["face_up"] == [{"seat": 3, "tile": "6-6"}]
+
+
 def test_tiles_beyond_one_set_are_refused() -> None:
     table = paigow_table()
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
