@@ -49,6 +49,7 @@ from daemon.journal_format import (
     read_lines,
 )
 from daemon.journal_verify import Problem, VerifyResult, verify
+from daemon.logging import get_logger
 
 __all__ = [
     "GENESIS",
@@ -75,8 +76,6 @@ BUFFER_BYTES = 64 * 1024
 TORN_PREVIEW_BYTES = 512
 # Wall minus monotonic time moving by more than this between two appends is a clock step.
 CLOCK_STEP_SECONDS = 1.0
-
-_oplog = structlog.get_logger("tabled.journal")
 
 
 class JournalLocked(JournalError):
@@ -383,7 +382,9 @@ class Journal:
             if self._durable:
                 os.fsync(fh.fileno())
         self.torn = TornTail(path, end, data)
-        _oplog.warning("journal.torn_tail_truncated", file=str(path), offset=end, bytes=len(data))
+        get_logger("daemon.journal").warning(
+            "journal.torn_tail_truncated", file=str(path), offset=end, bytes=len(data)
+        )
 
     # -- appending ------------------------------------------------------------------------
 
@@ -540,7 +541,9 @@ class Journal:
         old = self._path
         self._path, self._day, self._size = path, day, 0
         if old is not None:
-            _oplog.info("journal.rotated", old=old.name, new=path.name, first_seq=first_seq)
+            get_logger("daemon.journal").info(
+                "journal.rotated", old=old.name, new=path.name, first_seq=first_seq
+            )
 
     def _sync(self, seq: int) -> None:
         """Make everything up to `seq` durable; one fdatasync serves every waiting committer."""
@@ -581,7 +584,9 @@ class Journal:
     def _fail(self, exc: BaseException) -> None:
         if self._failure is None:
             self._failure = exc
-            _oplog.critical("journal.failed", error=repr(exc), dir=str(self.dir))
+            get_logger("daemon.journal").critical(
+                "journal.failed", error=repr(exc), dir=str(self.dir)
+            )
 
     def flush(self) -> None:
         """Make every event appended so far durable (a commit point without an event)."""

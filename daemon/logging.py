@@ -76,6 +76,13 @@ def configure_logging(
 
 
 def get_logger(name: str | None = None, **initial_values: Any) -> Any:
-    """A bound operational logger: ``get_logger("drivers.shoe").info("shoe.link_up", port=p)``."""
-    logger = structlog.get_logger(**initial_values)
+    """A bound operational logger: ``get_logger("drivers.shoe").info("shoe.link_up", port=p)``.
+
+    Before `configure_logging` runs (a library use, a test, a CLI that prints results), it
+    writes to stderr rather than structlog's default stdout, so stdout stays the command's.
+    """
+    if structlog.is_configured():
+        logger = structlog.get_logger(**initial_values)
+    else:
+        logger = structlog.wrap_logger(structlog.PrintLogger(sys.stderr), **initial_values)
     return logger if name is None else logger.bind(logger=name)

@@ -72,3 +72,17 @@ def test_the_journal_reports_rotation_to_the_operational_log(tmp_path) -> None:
     assert done.stdout == ""  # the operational log goes to stderr, never to stdout
     events = [json.loads(line)["event"] for line in done.stderr.splitlines()]
     assert events == ["journal.rotated"]
+
+
+def test_before_configuration_the_operational_log_stays_off_stdout(tmp_path) -> None:
+    code = (
+        "from pathlib import Path;"
+        "from daemon.config import JournalConfig; from daemon.journal import Journal;"
+        f"j = Journal.open(JournalConfig(dir=Path({str(tmp_path)!r}), rotate_bytes=100), 'T01');"
+        "j.append('table.bets_closed', actor='dealer', commit=True); j.close(); print('done')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout == "done\n"
+    assert "journal.rotated" in done.stderr
