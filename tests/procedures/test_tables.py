@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from procedure_drive import Table, at_phase
 
+from daemon.config import load_config, parse_config
+from daemon.procedures import build
 from daemon.procedures.base import HOUSE_FAULTS, Procedure
 from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import ThirteenProcedure
@@ -91,3 +93,19 @@ def test_wrong_role_and_unknown_actions_are_refused_in_every_phase(
             table.refused(action, "visitor:V1", {})
         table.refused("undo_everything", "supervisor:S1", {})
         table.refused("", "dealer:D1", {})
+
+
+def test_build_gives_the_procedure_the_config_names() -> None:
+    default = build(load_config(None))
+    assert isinstance(default, ThirteenProcedure) and default.ruleset == "macau-1989"
+    assert set(default.devices) == {"shuffler", "shoe_reader", "dice_shaker", "timer_bell"}
+    four = build(
+        parse_config(
+            {
+                "table": {"id": "T9", "game": "paigow", "paigow_hands": 4},
+                "devices": {"timer_bell": {"port": "sim://timer_bell"}},
+            }
+        )
+    )
+    assert isinstance(four, PaiGowProcedure)
+    assert (four.table_id, four.hands, four.devices) == ("T9", 4, ("dice_shaker", "timer_bell"))
