@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from daemon.config import JournalConfig
-from daemon.journal import Journal
+from daemon.journal import Journal, replay, verify
 from daemon.logging import configure_logging
 
 BAUD = 115_200
@@ -200,6 +200,32 @@ def bench_threads(base: Path, threads: int, per_thread: int) -> None:
     )
 
 
+def bench_recovery(base: Path, events: int) -> None:
+    directory = base / "recovery"
+    config = JournalConfig(dir=directory, durability="none", rotate_bytes=1 << 20)
+    with Journal.open(config, "BENCH") as journal:
+        for i in range(events):
+            journal.append("shoe.card_read", actor="shoe_reader", payload=payload(i),
+                           commit=i % 10 == 0)  # fmt: skip
+    start = time.perf_counter()
+    reopened = Journal.open(config, "BENCH")
+    opened = time.perf_counter() - start
+    reopened.close()
+    start = time.perf_counter()
+    count = sum(1 for _ in replay(directory))
+    replayed = time.perf_counter() - start
+    start = time.perf_counter()
+    result = verify(directory)
+    verified = time.perf_counter() - start
+    assert result.ok and count == result.events
+    files = len(result.files)
+    print(f"recovery over {count} events in {files} files (no peer: the peer has no chain)")
+    print(
+        f"  open (reads the tail only) {opened * 1e3:.1f} ms; replay {count / replayed:,.0f} "
+        f"events/s; verify-log {count / verified:,.0f} events/s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--n", type=int, default=2000, help="appends per latency case")
@@ -217,6 +243,8 @@ def main() -> None:
     round_rows = bench_rounds(base, args.rounds)
     print()
     bench_threads(base, 4, max(50, args.n // 8))
+    print()
+    bench_recovery(base, 50_000)
     print()
     wire = args.frame_bytes * BITS_PER_BYTE / BAUD
     p99 = rows["commit point, durability fsync"][1]
