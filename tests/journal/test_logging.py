@@ -15,8 +15,12 @@ from daemon.logging import configure_logging, get_logger
 
 @pytest.fixture(autouse=True)
 def _restore_structlog() -> Iterator[None]:
+    saved = structlog.get_config()
+    root = logging.getLogger()
+    level = root.level
     yield
-    structlog.reset_defaults()
+    structlog.configure(**saved)
+    root.setLevel(level)
     for handler in list(logging.getLogger().handlers):
         if getattr(handler, "_tabled", False):
             logging.getLogger().removeHandler(handler)
