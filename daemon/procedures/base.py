@@ -352,6 +352,8 @@ class Procedure:
         spec = type(self).ACTIONS.get(action)
         if spec is None:
             raise Refused(HOUSE_ROLES, f"unknown action {action!r} for {type(self).GAME}")
+        if not isinstance(actor, str) or not actor:
+            raise Refused(HOUSE_ROLES, "the input names no actor")
         if not isinstance(now, (int, float)) or not math.isfinite(now):
             raise Refused(HOUSE_ROLES, "the input carries no valid time")
         if not isinstance(payload, Mapping):
