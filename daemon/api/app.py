@@ -24,6 +24,7 @@ from datetime import datetime
 from importlib.resources import files
 from typing import Annotated, Any
 
+import anyio
 import structlog
 from fastapi import Depends, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
@@ -215,6 +216,8 @@ def _check_value(name: str, spec: ParamSpec, value: Any) -> str | None:
             return f"{where}: expected a string, got {json.dumps(value)[:40]}"
         if spec.max_length is not None and len(value) > spec.max_length:
             return f"{where}: longer than {spec.max_length} characters"
+        if spec.choices and value not in spec.choices:
+            return f"{where}: one of {', '.join(spec.choices)}, not {value[:40]!r}"
         return None
     if not isinstance(value, list):
         return f"{where}: expected a list ({kind}), got {json.dumps(value)[:40]}"
@@ -234,6 +237,8 @@ def _check_value(name: str, spec: ParamSpec, value: Any) -> str | None:
 
 def check_payload(spec: ActionSpec, payload: Mapping[str, Any]) -> str | None:
     """The first problem with `payload` for `spec`, in words; None when it is well-formed."""
+    if not spec.payload_checked:
+        return None
     unknown = sorted(set(payload) - set(spec.params))
     if unknown:
         known = ", ".join(spec.params) or "none"
@@ -254,6 +259,7 @@ def spec_json(spec: ActionSpec) -> dict[str, Any]:
         "name": spec.name,
         "roles": sorted(spec.roles),
         "requires_reason": spec.requires_reason,
+        "payload_checked": spec.payload_checked,
         "label": {"en": spec.label_en or spec.name, "zh": spec.label_zh or spec.name},
         "params": {
             name: {
@@ -262,6 +268,7 @@ def spec_json(spec: ActionSpec) -> dict[str, Any]:
                 "minimum": p.minimum,
                 "maximum": p.maximum,
                 "max_length": p.max_length,
+                "choices": list(p.choices),
                 "label": {"en": p.label_en or name, "zh": p.label_zh or name},
             }
             for name, p in spec.params.items()
@@ -633,37 +640,37 @@ async def _push(ws: WebSocket, table: TableFacade, who: Principal, after: int | 
             {"type": "state", "state": table.snapshot(), "legal": table.legal_actions(who.role)}
         )
 
-    async def pump() -> None:
-        async for event in subscription:
-            await queue.put(event)
-
-    async def forward() -> None:
-        while True:
-            event = await queue.get()
-            await ws.send_json({"type": "event", "event": event})
-            if queue.empty():
-                await state()
-
-    async def listen() -> None:
-        while True:
-            message = await ws.receive()
-            if message["type"] == "websocket.disconnect":
-                return
-
-    await ws.send_json({"type": "hello", "actor": who.actor, "role": who.role})
-    await state()
-    tasks = [asyncio.create_task(c) for c in (pump(), forward(), listen())]
     try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for task in done:
-            if not task.cancelled() and task.exception() is not None:
-                exc = task.exception()
-                if not isinstance(exc, WebSocketDisconnect | RuntimeError):
-                    log.error("api.push_failed", actor=who.actor, error=repr(exc))
+        await ws.send_json({"type": "hello", "actor": who.actor, "role": who.role})
+        await state()
+        # Structured: when any of the three ends (the journal closes, the console goes), the
+        # others are cancelled with it.
+        async with anyio.create_task_group() as tasks:
+
+            async def pump() -> None:
+                async for event in subscription:
+                    await queue.put(event)
+                tasks.cancel_scope.cancel()
+
+            async def forward() -> None:
+                while True:
+                    event = await queue.get()
+                    await ws.send_json({"type": "event", "event": event})
+                    if queue.empty():
+                        await state()
+
+            async def listen() -> None:
+                while (await ws.receive())["type"] != "websocket.disconnect":
+                    pass
+                tasks.cancel_scope.cancel()
+
+            tasks.start_soon(pump)
+            tasks.start_soon(forward)
+            tasks.start_soon(listen)
+    except* (WebSocketDisconnect, RuntimeError, OSError):
+        pass  # the console went away mid-send: nothing to tell it
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await subscription.aclose()
-        with contextlib.suppress(Exception):
-            await ws.close()
+        with anyio.CancelScope(shield=True):
+            await subscription.aclose()
+            with contextlib.suppress(Exception):
+                await ws.close()

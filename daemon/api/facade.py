@@ -32,6 +32,7 @@ class ParamSpec:
     minimum: int | None = None  # for int, and for each item of list[int]
     maximum: int | None = None
     max_length: int | None = None  # for str and lists
+    choices: tuple[str, ...] = ()  # for str: the only values allowed
     label_en: str = ""
     label_zh: str = ""
 
@@ -43,20 +44,23 @@ class ActionSpec:
     `roles` are the roles allowed to ask for it at all (403 for others); whether it is legal
     *now* is the table's answer in `legal_actions` and `act`. `requires_reason` is set for every
     supervisor action (clear a TILT or HOLD, void a round, approve an override): the reason is
-    journaled beside the actor.
+    journaled beside the actor. With `payload_checked` False the API passes any JSON object
+    through and leaves its checking to the procedure (refusals are then violations, not 422s).
     """
 
     name: str
     roles: frozenset[str]
     params: Mapping[str, ParamSpec] = field(default_factory=dict)
     requires_reason: bool = False
+    payload_checked: bool = True
     label_en: str = ""
     label_zh: str = ""
 
 
 class SeatView(TypedDict, total=False):
-    seat: int | str  # seat number (Thirteen: 1..4) or hand number (Pai Gow: 1..8)
+    seat: int | str  # seat number or door/hand number, as the procedure numbers them
     name: str  # "Banker", "Seat 2", ...
+    name_zh: str  # "莊家", "第2門", ...
     holder: str | None  # the bettor who holds the cards (Thirteen Art. 5)
     bets: list[dict[str, Any]]  # [{"bettor": str, "amount": int}, ...]
     cards: list[str]  # cards ("AS", "10H", "TD") or tile names, in the order dealt

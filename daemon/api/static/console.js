@@ -34,6 +34,7 @@ const state = {
   ws: null,
   retry: 500,
   busy: false,
+  rangDeadline: null,
 };
 
 function el(tag, cls, text) {
@@ -185,7 +186,7 @@ function seatNode(seat) {
   if (seat.holder) node.classList.add("holder-set");
   if (seat.late) node.classList.add("late");
   const title = el("h3");
-  title.append(bilingual(`第${seat.seat}門`, seat.name || "Seat " + seat.seat));
+  title.append(bilingual(seat.name_zh || `第${seat.seat}門`, seat.name || "Seat " + seat.seat));
   const staked = (seat.bets || []).reduce((sum, b) => sum + (b.amount || 0), 0);
   title.append(el("span", "muted", staked ? "$" + staked.toLocaleString() : ""));
   const bets = el("div", "bets");
@@ -263,17 +264,24 @@ function renderActions() {
 
 function choose(spec) {
   const params = Object.entries(spec.params || {});
-  if (!params.length && !spec.requires_reason) { send(spec, {}, null); return; }
+  const free = spec.payload_checked === false;
+  if (!params.length && !spec.requires_reason && !free) { send(spec, {}, null); return; }
   const form = $("action-form");
   form.dataset.action = spec.name;
   form.replaceChildren();
   for (const [name, p] of params) {
     const label = el("label");
     label.append(bilingual(p.label.zh, p.label.en));
-    const input = el("input");
+    const input = el(p.choices && p.choices.length ? "select" : "input");
     input.name = name;
     input.dataset.kind = p.kind;
-    if (p.kind === "int") {
+    if (p.choices && p.choices.length) {
+      for (const choice of p.choices) {
+        const option = el("option", "", choice);
+        option.value = choice;
+        input.append(option);
+      }
+    } else if (p.kind === "int") {
       input.type = "number";
       input.inputMode = "numeric";
       if (p.minimum !== null) input.min = p.minimum;
@@ -285,6 +293,15 @@ function choose(spec) {
       if (p.max_length) input.maxLength = p.max_length;
     }
     input.required = p.required && p.kind !== "bool";
+    label.append(input);
+    form.append(label);
+  }
+  if (free) {
+    const label = el("label");
+    label.append(bilingual("參數 (JSON)", "Payload (JSON)"));
+    const input = el("input", "wide");
+    input.name = "__payload";
+    input.value = "{}";
     label.append(input);
     form.append(label);
   }
@@ -310,8 +327,13 @@ function choose(spec) {
     e.preventDefault();
     const payload = {};
     let reason = null;
-    for (const input of form.querySelectorAll("input")) {
+    for (const input of form.querySelectorAll("input, select")) {
       if (input.name === "__reason") { reason = input.value; continue; }
+      if (input.name === "__payload") {
+        try { Object.assign(payload, JSON.parse(input.value || "{}")); }
+        catch (err) { toast("JSON: " + err.message, true); return; }
+        continue;
+      }
       const kind = input.dataset.kind;
       if (kind === "bool") payload[input.name] = input.checked;
       else if (input.value === "") continue;
@@ -387,6 +409,30 @@ function tick() {
     String(Math.floor(whole / 60)).padStart(2, "0") + ":" + String(whole % 60).padStart(2, "0");
   countdown.className = left === 0 ? "expired" : left <= 30 ? "urgent" : "";
   bell.classList.toggle("hidden", !timer.rang);
+  if (timer.rang && state.rangDeadline !== timer.deadline) {
+    state.rangDeadline = timer.deadline;
+    chime();
+  }
+}
+
+// The bell device rings at the table; the console chimes too, for a dealer facing away.
+function chime() {
+  try {
+    const Audio = window.AudioContext || window.webkitAudioContext;
+    if (!Audio) return;
+    const ctx = new Audio();
+    const gain = ctx.createGain();
+    gain.connect(ctx.destination);
+    gain.gain.setValueAtTime(0.3, ctx.currentTime);
+    gain.gain.exponentialRampToValueAtTime(0.001, ctx.currentTime + 1.5);
+    const tone = ctx.createOscillator();
+    tone.frequency.value = 880;
+    tone.connect(gain);
+    tone.start();
+    tone.stop(ctx.currentTime + 1.5);
+  } catch (_) {
+    // No audio device: the flashing bell on screen remains.
+  }
 }
 
 // --- start ---
