@@ -306,7 +306,8 @@ def _row_results(
             order = -1
         else:
             order = _compare(b, p, rules)
-            if order == 0 and rules.row_tie == "banker":
+            # 003 binds the top-card comparison to its tie rule: "倘若相同，一律由莊家勝".
+            if order == 0 and (rules.row_tie == "banker" or rules.tie_break == "top-card"):
                 order = 1
         if order == 0:
             results.append(RowResult(row, "push", 0, b, p))

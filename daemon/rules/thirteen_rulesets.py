@@ -58,23 +58,25 @@ HK_POINTS_BONUS = _units(
     }
 )
 
-# Special hands: (name, units), in the order the texts list them. Names are simplified
+# Special hands: (name, units), rarest first: when a hand holds several worth the same units,
+# the first listed names it (a 青龙 is also a 杂龙). Macau lists them in the text's order;
+# 003 lists its own from the commonest, so they are reversed here. Names are simplified
 # Chinese; those 003 leaves blank (「」) carry their usual names.
 MACAU_SPECIALS = (("一条龙", 3), ("六对半", 3), ("三花", 3), ("三顺", 3))
-HK_COMMON_SPECIALS = (("三顺", 3), ("三花", 3), ("六对半", 3), ("杂龙", 13), ("青龙", 13))
+HK_COMMON_SPECIALS = (("青龙", 13), ("杂龙", 13), ("六对半", 3), ("三花", 3), ("三顺", 3))
 HK_EXTENDED_SPECIALS = (
-    ("三同花", 3),
-    ("三顺子", 4),
-    ("六对半", 6),
-    ("四套三条", 8),
-    ("凑一色", 10),
-    ("全小", 12),
-    ("全大", 12),
-    ("三分天下", 20),
-    ("三同花顺", 24),
-    ("十二皇族", 32),
-    ("一条龙", 36),
     ("至尊清龙", 108),
+    ("一条龙", 36),
+    ("十二皇族", 32),
+    ("三同花顺", 24),
+    ("三分天下", 20),
+    ("全大", 12),
+    ("全小", 12),
+    ("凑一色", 10),
+    ("四套三条", 8),
+    ("六对半", 6),
+    ("三顺子", 4),
+    ("三同花", 3),
 )
 
 
