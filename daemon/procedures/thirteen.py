@@ -489,6 +489,8 @@ class ThirteenProcedure(Procedure):
         if not isinstance(payload.get("card"), str):
             raise Refused(ART_2B, "card must be a string")
         flag(payload, "face_up", ART_4, False)
+        if "index" in payload:
+            integer(payload, "index", ART_2B, 1)
 
     def _apply_card_read(self, payload: Mapping[str, Any], now: float) -> None:
         card = _card_name(payload["card"])
@@ -499,6 +501,11 @@ class ThirteenProcedure(Procedure):
             self.tilt("shoe_reader", f"duplicate card {card}", now)
             return
         index = len(self.dealt)
+        # The reader numbers its reads: a gap means a card drawn whose read was lost, so the
+        # seats of every later card would be wrong.
+        if payload.get("index", index + 1) != index + 1:
+            self.tilt("shoe_reader", f"read #{payload['index']} where #{index + 1} was due", now)
+            return
         seat = self.order[index]
         face_up = payload.get("face_up", False)
         self.dealt.append({"card": card, "seat": seat, "face_up": face_up})

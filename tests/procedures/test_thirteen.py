@@ -193,6 +193,14 @@ def test_misreads_and_duplicates_tilt_and_face_up_cards_stay_valid() -> None:
         table.ok("clear_tilt", SUPERVISOR, {})
         assert table.proc.phase == "DEALING"
     assert len(table.proc.snapshot()["dealt"]) == 1
+    table.ok("card_read", SHOE, {"card": "Kd", "index": 3})  # read #2 was lost
+    assert table.proc.phase == "TILT"
+    assert table.proc.snapshot()["faults"]["shoe_reader"]["fault"] == "read #3 where #2 was due"
+    table.ok("device_healthy", SHOE, {"device": "shoe_reader"})
+    table.ok("clear_tilt", SUPERVISOR, {})
+    table.ok("card_read", SHOE, {"card": "Kd", "index": 2})
+    second = rules.deal_order(rules.first_seat_from_dice(4))[1]
+    assert table.proc.snapshot()["dealt"][1] == {"card": "Kd", "seat": second, "face_up": False}
 
 
 def test_a_misdeal_is_corrected_in_order_or_voided_and_dealt_again() -> None:
