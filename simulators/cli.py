@@ -86,6 +86,9 @@ async def _serve(args: argparse.Namespace, table_id: str, specs: list[SimSpec]) 
     else:
         control_dir = tempfile.TemporaryDirectory(prefix="tabled-sim-")
         control = Path(control_dir.name) / "control.sock"
+    stop = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
     try:
         for spec in specs:
             try:
@@ -97,9 +100,6 @@ async def _serve(args: argparse.Namespace, table_id: str, specs: list[SimSpec]) 
             _say(args, {"device": spec.device, "port": device.port})
         server = await serve_control(world, control)
         _say(args, {"control": str(control)})
-        stop = asyncio.Event()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
         await stop.wait()
         server.close()
         await server.wait_closed()
