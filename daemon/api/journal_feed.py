@@ -1,0 +1,131 @@
+"""The journal as the API reads it: `TableFacade.subscribe` and `journal_query` over
+`daemon.journal.Journal`, so the table runtime answers both with one line each.
+
+A console that reconnects with `after=SEQ` gets every durable event after SEQ from the files,
+then the live ones, with no gap and no duplicate: the live subscription is opened *before* the
+files are read (so nothing committed meanwhile is missed) and events are passed on by seq. A
+subscriber that falls behind (the journal never waits for it) catches up from the files the
+same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Any
+
+from daemon.journal import Journal, JournalClosed, Record, SubscriberLagged
+
+CATCH_UP_BATCH = 500
+
+
+def record_json(record: Record) -> dict[str, Any]:
+    """One journal event as the API shows it (the line's fields; `round` for `round_id`)."""
+    return {
+        "seq": record.seq,
+        "ts": record.ts,
+        "mono": record.mono,
+        "table": record.table,
+        "round": record.round_id,
+        "actor": record.actor,
+        "event": record.event,
+        "payload": dict(record.payload),
+        "prev": record.prev,
+        "hash": record.hash,
+    }
+
+
+def _ts(record: Record) -> datetime | None:
+    try:
+        return datetime.fromisoformat(record.ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def query(
+    journal: Journal,
+    *,
+    round: str | None = None,
+    event: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: int = 100,
+) -> list[dict[str, Any]]:
+    """`TableFacade.journal_query` over the journal's files (durable events only). It reads the
+    files: call it from a worker thread, not the table's event loop."""
+    durable = journal.durable_seq
+    kept: deque[dict[str, Any]] = deque(maxlen=max(1, limit))
+    for record in journal.replay(1):
+        if record.seq > durable:
+            break
+        if round is not None and str(record.round_id) != round:
+            continue
+        if event is not None and not (
+            record.event.startswith(event) if event.endswith(".") else record.event == event
+        ):
+            continue
+        if since is not None or until is not None:
+            when = _ts(record)
+            if when is None or (since and when < since) or (until and when > until):
+                continue
+        kept.append(record_json(record))
+    return list(kept)
+
+
+class JournalSubscription:
+    """`TableFacade.subscribe(after_seq)` over a `Journal`."""
+
+    def __init__(self, journal: Journal, after_seq: int | None, maxsize: int = 4096) -> None:
+        self._journal = journal
+        self._maxsize = maxsize
+        self._live = journal.subscribe(maxsize)
+        self._last = journal.durable_seq if after_seq is None else after_seq
+        self._closed = False
+
+    def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        return self._events()
+
+    async def _catch_up(self) -> list[Record]:
+        durable, start = self._journal.durable_seq, self._last + 1
+
+        def read() -> list[Record]:
+            out: list[Record] = []
+            for record in self._journal.replay(start):
+                if record.seq > durable or len(out) >= CATCH_UP_BATCH:
+                    break
+                out.append(record)
+            return out
+
+        return await asyncio.to_thread(read) if durable >= start else []
+
+    async def _events(self) -> AsyncIterator[dict[str, Any]]:
+        while not self._closed:
+            backlog = await self._catch_up()
+            for record in backlog:
+                self._last = record.seq
+                yield record_json(record)
+            if len(backlog) >= CATCH_UP_BATCH:
+                continue
+            try:
+                async for record in self._live:
+                    if record.seq <= self._last:
+                        continue
+                    if record.seq > self._last + 1:
+                        break  # a gap (cannot happen with one journal): read it from the files
+                    self._last = record.seq
+                    yield record_json(record)
+                return  # the journal closed
+            except SubscriberLagged:
+                self._live = self._journal.subscribe(self._maxsize)
+            except JournalClosed:
+                return
+
+    async def aclose(self) -> None:
+        self._closed = True
+        self._live.close()
+
+
+def subscribe(journal: Journal, after_seq: int | None = None) -> JournalSubscription:
+    return JournalSubscription(journal, after_seq)
