@@ -1,0 +1,42 @@
+"""Every shipped example config loads, names only real devices, and approves the simulators'
+builds where it claims to (the hashes are the ones the simulators report)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from daemon.config import load_config
+from drivers.base import is_approved
+from drivers.messages import Identity
+from simulators.base import SIM_MAKE, firmware_digest
+from simulators.dice_shaker import DiceShakerModel
+from simulators.shuffler import ShufflerModel
+
+EXAMPLES = sorted((Path(__file__).parents[2] / "config" / "examples").glob("*.toml"))
+
+
+def test_there_are_examples() -> None:
+    assert len(EXAMPLES) >= 2
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_loads(path: Path) -> None:
+    config = load_config(path)
+    assert config.devices
+    for device in config.devices.values():
+        assert not device.port.startswith("sim://")  # examples are for real ports
+
+
+def test_the_pty_example_approves_the_simulators() -> None:
+    config = load_config(Path(EXAMPLES[0]).with_name("sim-pty.toml"))
+    for name, model in (("shuffler", ShufflerModel), ("dice_shaker", DiceShakerModel)):
+        identity = Identity(
+            SIM_MAKE,
+            model.MODEL,
+            "SIM-1",
+            model.FIRMWARE,
+            firmware_digest(model.MODEL, model.FIRMWARE),
+        )
+        assert is_approved(identity, config.devices[name].approved) is True
