@@ -8,7 +8,7 @@ from functools import cache
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from procedure_drive import (
     DEALER,
@@ -79,6 +79,7 @@ def _draw_input(data: st.DataObject, game: str, step: int) -> tuple[str, str, di
 
 
 @pytest.mark.parametrize("game", ["thirteen", "paigow"])
+@settings(max_examples=100)  # each example plays up to 120 inputs three times over
 @given(data=st.data())
 def test_replay_reproduces_outcomes_and_snapshots(game: str, data: st.DataObject) -> None:
     legal = script(game)
