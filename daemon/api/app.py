@@ -494,11 +494,13 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
         for name, when in (("since", since), ("until", until)):
             if when is not None and when.utcoffset() is None:
                 raise ApiError(422, "invalid_input", f"{name}: give a timezone (e.g. +08:00 or Z)")
-        return JournalBody(
-            events=table.journal_query(
+        # The journal is read from its files: off the table's event loop.
+        events = await anyio.to_thread.run_sync(
+            lambda: table.journal_query(
                 round=round, event=event, since=since, until=until, limit=limit
             )
         )
+        return JournalBody(events=events)
 
     # --- actions ---
 

@@ -182,7 +182,8 @@ class TableFacade(Protocol):
         """Journal events matching every given filter, oldest first, at most `limit` (the last
         `limit` of the matches). `round` is compared with the event's round id as text.
         `event` matches the event name exactly or, ending in ".", as a prefix (`"shoe."`).
-        Times are timezone-aware."""
+        Times are timezone-aware. Called from a worker thread (it may read files), so it must
+        read only the journal, never the procedure (`daemon.api.journal_feed.query` does)."""
         ...
 
     def subscribe(self, after_seq: int | None = None) -> Subscription:
