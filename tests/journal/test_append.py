@@ -23,7 +23,7 @@ from daemon.journal import (
     journal_logger,
     verify,
 )
-from daemon.journal_format import iso_utc
+from daemon.journal_format import decode_line, encode_line, iso_utc
 
 ReadAll = Callable[[Path], list[bytes]]
 
@@ -234,3 +234,33 @@ def test_each_fdatasync_is_reported_for_the_latency_metric(journal_dir: Path) ->
         journal.append("shoe.card_seen", actor="shoe_reader", commit=False)
         assert len(seconds) == journal.syncs == 6  # journal.opened and five commits
     assert all(s > 0 for s in seconds) and len(seconds) == 7  # close flushed the last one
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(
+    payload=st.dictionaries(st.text(), json_values, max_size=5),
+    actor=st.text(min_size=1),
+    round_id=st.none() | st.integers() | st.text(),
+)
+def test_any_json_payload_is_exactly_one_line_that_reads_back(
+    payload: dict[str, object], actor: str, round_id: int | str | None
+) -> None:
+    line = encode_line(
+        seq=9, ts="2027-01-15T09:00:00.000000Z", mono=1.25, table="T01", round_id=round_id,
+        actor=actor, event="table.note", payload=payload, prev=GENESIS,
+    )  # fmt: skip
+    assert line.endswith(b"\n") and line.count(b"\n") == 1  # U+2028, "\n" in text: escaped
+    record = decode_line(line)
+    assert dict(record.payload) == payload
+    assert (record.seq, record.actor, record.round_id) == (9, actor, round_id)
+    assert record.hash == hashlib.sha256(line).hexdigest()
