@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drivers.crc import CHECK_INPUT, CHECK_VALUE, crc16, crc16_reference
+from drivers.dice_shaker import DICE_MESSAGES, DiceResult, InvalidThrow, Shake
 from drivers.framing import (
     BUFFER_LIMIT,
     MAX_PAYLOAD,
@@ -38,7 +39,7 @@ from drivers.messages import (
 )
 from drivers.shuffler import SHUFFLER_MESSAGES, ShuffleDone, StartShuffle
 
-MESSAGES = message_set(COMMON_MESSAGES, SHUFFLER_MESSAGES)
+MESSAGES = message_set(COMMON_MESSAGES, SHUFFLER_MESSAGES, DICE_MESSAGES)
 HASH = bytes(range(32))
 
 # (role that sends it, address, seq, message, wire bytes) -- the table in docs/protocol.md.
@@ -195,6 +196,7 @@ host_messages = st.one_of(
     st.just(GetStatus()),
     st.just(ClearFaults()),
     st.builds(StartShuffle, st.integers(1, 255)),
+    st.just(Shake()),
     st.just(Ack()),
     st.builds(Nak, u8),
 )
@@ -205,6 +207,8 @@ device_messages = st.one_of(
     st.builds(FaultRaised, u16, u8),
     st.builds(FaultGone, u16, u8),
     st.builds(DoorReport, u16, u8, st.integers(0, 1)),
+    st.builds(DiceResult, u16, st.tuples(*[st.integers(1, 6)] * 4)),
+    st.builds(InvalidThrow, u16, u8, st.integers(0, 4)),
     st.just(Ack()),
     st.builds(Nak, u8),
 )

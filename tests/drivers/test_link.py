@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from drivers.framing import Frame, FrameCodec, ProtocolError, Role
 from drivers.link import HostLink, LinkTiming, Missed, Received, Refused, Replied, TimedOut
 from drivers.messages import (
@@ -132,3 +135,26 @@ def test_garbage_is_naked_with_seq_0_and_counted() -> None:
     assert [type(r) for r in results] == [ProtocolError]
     assert device.hear(out) == [Frame(1, 0, Nak(NakReason.BAD_FRAME))]
     assert link.counters.protocol_errors == {"garbage": 1} and link.counters.naks_sent == 1
+
+
+@given(
+    st.lists(st.one_of(st.binary(max_size=40), st.sampled_from(["status", "event"])), max_size=12)
+)
+def test_any_byte_stream_gives_only_link_results_and_answers(parts: list[object]) -> None:
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    link.request(GetStatus(), now=0.0)
+    number = 0
+    for part in parts:
+        if part == "status":
+            data = device.say(Status(0, 0, 0, number, 0), 1)
+        elif part == "event":
+            number += 1
+            data = device.say(FaultRaised(number, 4), number % 255 + 1)
+        else:
+            assert isinstance(part, bytes)
+            data = part
+        out, results = link.receive_data(data, now=0.0)
+        for result in results:
+            assert isinstance(result, Replied | Refused | Received | Missed | ProtocolError)
+        for answer in device.hear(out):
+            assert isinstance(answer, Frame) and isinstance(answer.message, Ack | Nak | GetStatus)

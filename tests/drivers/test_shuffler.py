@@ -14,6 +14,7 @@ from drivers.base import (
     DeviceFault,
     DoorChanged,
     DriverEvent,
+    EventsMissed,
     FaultCleared,
     LinkDown,
     LinkLost,
@@ -271,6 +272,22 @@ def test_status_polling_notices_a_fault_whose_event_was_lost(table: Any) -> None
             model.latched |= 1 << 4  # latched with no FAULT_RAISED: as if the event was lost
         await clock.advance(1.0)
         assert driver.pending_events() == [DeviceFault("shuffler", "jam", 4)]
+        await driver.close()
+
+    run(body)
+
+
+def test_status_polling_notices_events_that_never_arrived(table: Any) -> None:
+    async def body() -> None:
+        clock = ManualClock()
+        driver = await started(table.url("shuffler"), clock=clock, timing=LinkTiming())
+        driver.pending_events()
+        model = table.world.devices["shuffler"]
+        with model.lock:
+            model._event_counter += 2  # two events generated and lost before reaching us
+        await clock.advance(1.0)
+        assert driver.pending_events() == [EventsMissed("shuffler", 2)]
+        assert driver.link.counters.missed_events == 2
         await driver.close()
 
     run(body)
