@@ -29,7 +29,7 @@ from math import comb
 from operator import add, itemgetter
 
 from daemon.rules.cards import Card, CardError, parse_cards
-from daemon.rules.thirteen_rank import CARD_KEY, ROWS3, ROWS5, HandRank
+from daemon.rules.thirteen_rank import CARD_KEY, KEY_MASK, ROWS3, ROWS5, HandRank
 
 Arrangement = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]
 # (special units, objective score, tail value, middle value, head value): larger is better.
@@ -148,8 +148,6 @@ _VALUE5 = {key: hand.value for key, hand in ROWS5.items()}
 _VALUE3 = {key: hand.value for key, hand in ROWS3.items()}
 _KEY_SCORE5 = {key: SCORE5[hand.value] for key, hand in ROWS5.items()}
 _KEY_SCORE3 = {key: SCORE3[hand.value] for key, hand in ROWS3.items()}
-_SUIT_BIAS = sum(3 << (40 + 4 * s) for s in range(4))
-_SUIT_CARRY = sum(8 << (40 + 4 * s) for s in range(4))
 
 
 # Each 5-subset as (its first two positions, its last three) and each 3-subset as (first,
@@ -179,8 +177,8 @@ class _Evaluated:
         sums3 = list(map(add, _THREE_FROM[0](keys), _THREE_FROM[1](sums2)))
         sums5 = list(map(add, _FIVE_FROM[0](sums2), _FIVE_FROM[1](sums3)))
         if flush_possible:
-            m, bias, carry = _RANK_FIELD_MASK, _SUIT_BIAS, _SUIT_CARRY
-            keys5 = [(s & m) | ((s + bias) & carry) for s in sums5]
+            m, key_mask = _RANK_FIELD_MASK, KEY_MASK
+            keys5 = [s & key_mask for s in sums5]
             keys3 = [s & m for s in sums3]
         else:
             keys5, keys3 = sums5, sums3

@@ -1,0 +1,123 @@
+"""Thirteen rules engine speed, printed beside its peers in one run.
+
+1. 5-card ranking throughput through the public API (``thirteen.rank``) beside treys'
+   ``Evaluator.evaluate`` and phevaluator's ``evaluate_cards`` on the same random hands
+   (goal: at least twice treys).
+2. House way latency (``thirteen.house_way``) p50 / p99 over random deals (goal: p99 <= 2 ms)
+   and its speed-up over the brute force of all 72,072 splits.
+
+    .venv/bin/python bench/bench_thirteen.py [--hands 20000] [--deals 1000] [--brute 5]
+
+Figures are wall time on whatever machine runs it; the load average is printed beside them
+because a shared machine's figures vary from run to run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import time
+from collections.abc import Callable, Sequence
+
+from daemon.rules import thirteen, thirteen_house
+from daemon.rules.cards import DECK, Card
+
+
+def best_of(repeats: int, work: Callable[[], object]) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def ranking(hands: Sequence[tuple[Card, ...]], repeats: int) -> list[tuple[str, float]]:
+    from phevaluator import evaluate_cards  # noqa: PLC0415 -- bench peers, optional extras
+    from treys import Card as TreysCard  # noqa: PLC0415
+    from treys import Evaluator  # noqa: PLC0415
+
+    rank = thirteen.rank
+    evaluator = Evaluator()
+    treys_hands = [[TreysCard.new(str(card)) for card in hand] for hand in hands]
+    treys_split = [(hand[:2], hand[2:]) for hand in treys_hands]
+    ph_hands = [tuple(str(card) for card in hand) for hand in hands]
+
+    def ours() -> None:
+        for hand in hands:
+            rank(hand)
+
+    def treys() -> None:
+        evaluate = evaluator.evaluate
+        for hole, board in treys_split:
+            evaluate(hole, board)
+
+    def phevaluator() -> None:
+        for hand in ph_hands:
+            evaluate_cards(*hand)
+
+    return [
+        ("tabled thirteen.rank", best_of(repeats, ours)),
+        ("treys Evaluator.evaluate", best_of(repeats, treys)),
+        ("phevaluator evaluate_cards", best_of(repeats, phevaluator)),
+    ]
+
+
+def percentile(samples: Sequence[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--hands", type=int, default=20000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--deals", type=int, default=1000)
+    parser.add_argument("--brute", type=int, default=5, help="deals to brute-force")
+    parser.add_argument("--seed", type=int, default=1989)
+    args = parser.parse_args()
+    rnd = random.Random(args.seed)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+    hands = [tuple(rnd.sample(DECK, 5)) for _ in range(args.hands)]
+    results = ranking(hands, args.repeats)
+    treys_time = results[1][1]
+    print(f"\n5-card ranking, {args.hands} random hands, best of {args.repeats}:")
+    print(f"  {'evaluator':28} {'hands/s':>12} {'ns/hand':>9} {'x treys':>8}")
+    for name, seconds in results:
+        rate = args.hands / seconds
+        print(
+            f"  {name:28} {rate:12,.0f} {seconds / args.hands * 1e9:9.0f}"
+            f" {treys_time / seconds:8.2f}"
+        )
+
+    deals = [rnd.sample(DECK, 13) for _ in range(args.deals)]
+    thirteen.house_way(deals[0])  # build the house way's tables outside the timing
+    latencies = []
+    for cards in deals:
+        start = time.perf_counter()
+        thirteen.house_way(cards)
+        latencies.append(time.perf_counter() - start)
+    brute = []
+    for cards in deals[: args.brute]:
+        start = time.perf_counter()
+        thirteen_house.brute_force(cards)
+        brute.append(time.perf_counter() - start)
+    p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
+    print(f"\nhouse way, {args.deals} random deals (macau-1989):")
+    print(
+        f"  p50 {p50 * 1e3:7.3f} ms   p99 {p99 * 1e3:7.3f} ms   max {max(latencies) * 1e3:7.3f} ms"
+        f"   mean {statistics.fmean(latencies) * 1e3:7.3f} ms"
+    )
+    brute_mean = statistics.fmean(brute)
+    print(
+        f"  brute force over 72,072 splits, {len(brute)} deals: mean {brute_mean * 1e3:8.1f} ms"
+        f"   speed-up (brute mean / house way mean) x{brute_mean / statistics.fmean(latencies):.0f}"
+    )
+    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
