@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import itertools
 import os
 import threading
 import time
@@ -73,6 +74,9 @@ __all__ = [
 LOCK_NAME = ".journal.lock"
 # Non-commit lines are written to the OS once this many bytes wait, even before a commit point.
 BUFFER_BYTES = 64 * 1024
+# The last events appended are kept in memory, so a replay from a recent seq (a subscriber
+# catching up, a console reconnecting) reads no file.
+RECENT_RECORDS = 4096
 TORN_PREVIEW_BYTES = 512
 # Wall minus monotonic time moving by more than this between two appends is a clock step.
 CLOCK_STEP_SECONDS = 1.0
@@ -276,6 +280,7 @@ class Journal:
         self._durable_seq = 0
         self._syncs = 0
         self._undelivered: deque[Record] = deque()
+        self._recent: deque[Record] = deque(maxlen=RECENT_RECORDS)
         self._subscribers: tuple[Subscription, ...] = ()
         self._failure: BaseException | None = None
         self._closed = False
@@ -502,6 +507,7 @@ class Journal:
         self._next_seq = seq + 1
         self._prev = digest
         self._last_ts = ts
+        self._recent.append(record)
         if self._subscribers:
             self._undelivered.append(record)
         return record
@@ -619,12 +625,19 @@ class Journal:
     def replay(self, from_seq: int = 1) -> Iterator[Record]:
         """Every event from `from_seq` in order across files, the chain checked on the way.
 
-        Buffered events are written first, so the replay includes everything appended.
+        It includes the events still buffered. Recent events come from memory, older ones from
+        the files (read lazily: call it from a worker thread for a long replay).
         """
         with self._lock:
             if self._fd >= 0:
                 self._write_pending()
             last = self._next_seq - 1
+            if self._recent and from_seq >= self._recent[0].seq:
+                start = from_seq - self._recent[0].seq
+                return iter(list(itertools.islice(self._recent, start, None)))
+        return self._replay_files(from_seq, last)
+
+    def _replay_files(self, from_seq: int, last: int) -> Iterator[Record]:
         for record in replay(self.dir, from_seq=from_seq):
             if record.seq > last:
                 return
@@ -689,19 +702,22 @@ def replay(path: Path | str, *, from_seq: int = 1) -> Iterator[Record]:
     """Read a journal (a directory, or one file) in order, checking each link of the chain.
 
     A torn last line is not an event and is skipped. Raises JournalCorrupt at the first broken
-    link; `verify()` names the line and what was done to it.
+    link; `verify()` names the line and what was done to it. From a later seq, the files before
+    it are not read and the lines before it in its file are only counted, not decoded.
     """
     root = Path(path)
     files = [root] if root.is_file() else journal_files(root)
+    skip = 0
     if from_seq > 1:
-        starts = [parse_file_name(p.name) for p in files]
-        keep = 0
-        for i, parsed in enumerate(starts):
+        keep, first = 0, 1
+        for i, file in enumerate(files):
+            parsed = parse_file_name(file.name)
             if parsed is not None and parsed[0] <= from_seq:
-                keep = i
+                keep, first = i, parsed[0]
         files = files[keep:]
-    prev: Record | None = None
-    anchored = root.is_dir() and from_seq <= 1
+        skip = from_seq - first
+    prev_seq: int | None = 0 if root.is_dir() and from_seq <= 1 else None
+    prev_hash: str | None = GENESIS if prev_seq == 0 else None
     for index, file in enumerate(files):
         last_file = index == len(files) - 1
         for raw in read_lines(file):
@@ -709,19 +725,23 @@ def replay(path: Path | str, *, from_seq: int = 1) -> Iterator[Record]:
                 if last_file:
                     return
                 raise JournalCorrupt(f"{file.name} line {raw.number}: no end of line")
+            if skip:
+                skip -= 1
+                if not skip:  # the line just before from_seq: the next one must link to it
+                    prev_seq, prev_hash = from_seq - 1, line_hash(raw.data)
+                continue
             try:
                 record = decode_line(raw.data)
             except ValueError as exc:
                 raise JournalCorrupt(f"{file.name} line {raw.number}: {exc}") from None
-            if prev is None:
-                if anchored and (record.seq != 1 or record.prev != GENESIS):
-                    raise JournalCorrupt(f"{file.name} line {raw.number}: not the chain's start")
-            elif record.seq != prev.seq + 1 or record.prev != prev.hash:
+            if (prev_seq is not None and record.seq != prev_seq + 1) or (
+                prev_hash is not None and record.prev != prev_hash
+            ):
                 raise JournalCorrupt(
                     f"{file.name} line {raw.number} (seq {record.seq}) does not follow seq "
-                    f"{prev.seq}; run `tabled verify-log {root}`"
+                    f"{prev_seq}; run `tabled verify-log {root}`"
                 )
-            prev = record
+            prev_seq, prev_hash = record.seq, record.hash
             if record.seq >= from_seq:
                 yield record
 

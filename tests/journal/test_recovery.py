@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.journal import JournalCorrupt, replay, verify
+from daemon.journal import RECENT_RECORDS, JournalCorrupt, replay, verify
 from daemon.journal_format import journal_files
 
 
@@ -94,3 +94,37 @@ def test_a_last_line_that_is_not_an_event_stops_the_open(open_journal, journal_d
         fh.write(b"garbage that ends a line\n")
     with pytest.raises(JournalCorrupt):
         open_journal()
+
+
+def test_replay_from_a_seq_reads_memory_for_recent_events_and_files_for_older(
+    open_journal, journal_dir: Path
+) -> None:
+    journal = open_journal(rotate_bytes=64_000)
+    total = RECENT_RECORDS + 300
+    for i in range(total):
+        journal.append("shoe.card_read", actor="shoe_reader", payload={"i": i}, commit=i % 50 == 0)
+    journal.flush()
+    from_files = {r.seq: r for r in replay(journal_dir)}
+    assert len(from_files) == total + 1
+    for start in (1, 2, 150, 299, 301, 302, 1000, total - 5, total + 1, total + 2):
+        expected = [from_files[s] for s in range(start, total + 2)]
+        assert list(journal.replay(from_seq=start)) == expected, start
+        assert list(replay(journal_dir, from_seq=start)) == expected, start
+
+
+def test_replay_from_a_seq_still_checks_the_link_into_it(open_journal, journal_dir) -> None:
+    journal = open_journal()
+    for i in range(10):
+        journal.append("shoe.card_read", actor="shoe_reader", payload={"i": i}, commit=True)
+    journal.close()
+    path = journal_files(journal_dir)[0]
+    lines = path.read_bytes().splitlines(keepends=True)
+    del lines[3]  # seq 4 removed: counting lines now lands on the wrong one
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(JournalCorrupt):
+        list(replay(journal_dir, from_seq=8))
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines.insert(3, lines[2].replace(b'"i":1', b'"i":9'))  # seq 3 twice, one of them altered
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(JournalCorrupt):
+        list(replay(journal_dir, from_seq=4))
