@@ -19,7 +19,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar
@@ -60,6 +68,12 @@ from drivers.transport import Transport, open_transport
 
 if TYPE_CHECKING:
     from daemon.config import DeviceConfig
+
+# tap(direction, data): every chunk written ("tx") or received ("rx"), for capture tools.
+Tap = Callable[[str, bytes], None]
+# opener(url, baudrate, on_data, on_lost) -> Transport: how the port is opened (replay harnesses
+# substitute their own).
+Opener = Callable[[str, int, Callable[[bytes], None], Callable[[str], None]], Awaitable[Transport]]
 
 COMMON_FAULT_NAMES: Mapping[int, str] = {
     CommonFault.POWER_LOST: "power_lost",
@@ -202,6 +216,8 @@ class DeviceDriver:
         clock: Clock | None = None,
         timing: LinkTiming | None = None,
         name: str | None = None,
+        tap: Tap | None = None,
+        opener: Opener = open_transport,
     ) -> None:
         self.name = name or self.DEVICE
         self.port = port
@@ -222,6 +238,8 @@ class DeviceDriver:
         self._reconnecting = False
         self._faults = 0
         self._doors = 0
+        self._tap = tap
+        self._opener = opener
         self._log = structlog.get_logger("tabled.drivers").bind(device=self.name, port=port)
 
     @classmethod
@@ -321,7 +339,7 @@ class DeviceDriver:
             return False
         self.state = LinkState.CONNECTING
         try:
-            self._transport = await open_transport(
+            self._transport = await self._opener(
                 self.port, self.baudrate, self._on_data, self._on_port_lost
             )
         except (serial.SerialException, OSError, ValueError) as exc:
@@ -404,7 +422,7 @@ class DeviceDriver:
             if future.done():
                 continue
             self._current = future
-            transport.write(self.link.request(message, self.clock.now()))
+            self._write(transport, self.link.request(message, self.clock.now()))
             self._arm_timer()
 
     def _arm_timer(self) -> None:
@@ -420,18 +438,25 @@ class DeviceDriver:
         out, results = self.link.check_timeout(self.clock.now())
         if out and self._transport is not None:
             self._log.info("device.retransmit", retransmits=self.link.counters.retransmits)
-            self._transport.write(out)
+            self._write(self._transport, out)
         if self.link.deadline is not None:
             self._arm_timer()
         self._handle(results)
 
+    def _write(self, transport: Transport, data: bytes) -> None:
+        if self._tap is not None:
+            self._tap("tx", data)
+        transport.write(data)
+
     def _on_data(self, data: bytes) -> None:
         if self._transport is None:
             return
+        if self._tap is not None:
+            self._tap("rx", data)
         deadline = self.link.deadline
         out, results = self.link.receive_data(data, self.clock.now())
         if out:
-            self._transport.write(out)
+            self._write(self._transport, out)
         if self.link.deadline != deadline:
             self._arm_timer()
         if results:

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from daemon.config import ApprovedFirmware
 from drivers.base import (
@@ -22,6 +23,7 @@ from drivers.base import (
     NotApproved,
 )
 from drivers.clock import ManualClock, settle
+from drivers.framing import Frame, FrameCodec, Role
 from drivers.link import LinkTiming
 from drivers.messages import NakReason
 from drivers.shuffler import ShuffleCompleted, ShufflerDriver
@@ -291,3 +293,29 @@ def test_status_polling_notices_events_that_never_arrived(table: Any) -> None:
         await driver.close()
 
     run(body)
+
+
+def test_protocol_errors_are_logged_and_the_tap_sees_every_byte(table: Any) -> None:
+    traffic: list[tuple[str, bytes]] = []
+
+    async def body() -> None:
+        url = table.url("shuffler", fault="bad_crc")
+        driver = await started(url, tap=lambda direction, data: traffic.append((direction, data)))
+        await driver.status()
+        await driver.close()
+
+    with capture_logs() as logs:
+        run(body)
+    errors = [entry for entry in logs if entry["event"] == "device.protocol_error"]
+    assert errors and errors[0]["kind"] == "crc" and errors[0]["log_level"] == "warning"
+    sent = b"".join(data for direction, data in traffic if direction == "tx")
+    device = FrameCodec(Role.DEVICE, ShufflerDriver.MESSAGES)
+    device.receive_data(sent)
+    frames = []
+    while (item := device.next_event()) is not None:
+        frames.append(item)
+    assert [type(f.message).__name__ for f in frames if isinstance(f, Frame)][:3] == [
+        "Identify",
+        "Nak",
+        "GetStatus",
+    ]
