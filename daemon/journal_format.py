@@ -164,8 +164,8 @@ def encode_line(
 def decode_line(line: bytes) -> Record:
     """A Record from one line's bytes; ValueError if it is not a well-formed event line."""
     try:
-        obj = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        obj = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"not JSON: {exc}") from None
     if not isinstance(obj, dict) or tuple(obj) != FIELDS:
         raise ValueError("not a journal event (wrong keys)")

@@ -215,3 +215,20 @@ def test_any_single_tampering_is_named_exactly(case: tuple[int, int, str, int, i
         assert (problem.file, problem.line) == position(entries, at), problem
         if kind == "remove":
             assert problem.missing == (at + 1, to + 1)
+
+
+@given(
+    junk=st.binary(max_size=200).map(lambda b: b.replace(b"\n", b"") + b"\n")
+    | st.just(b"[" * 100_000 + b"\n")
+    | st.just(b"\x00" * 64 + b"\n"),
+    at=st.integers(0, 6),
+)
+def test_any_junk_line_is_named_as_inserted_never_a_crash(junk: bytes, at: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        entries = build(root, 8)
+        entries.insert(at, (entries[at][0], junk))
+        rewrite(root, entries)
+        problem = verify(root).problem
+        assert problem is not None and problem.kind == "inserted"
+        assert (problem.file, problem.line) == position(entries, at)
