@@ -698,10 +698,17 @@ class Journal:
         self.close()
 
 
-def replay(path: Path | str, *, from_seq: int = 1) -> Iterator[Record]:
+def replay(
+    path: Path | str,
+    *,
+    from_seq: int = 1,
+    on_torn: Callable[[TornTail], None] | None = None,
+) -> Iterator[Record]:
     """Read a journal (a directory, or one file) in order, checking each link of the chain.
 
-    A torn last line is not an event and is skipped. Raises JournalCorrupt at the first broken
+    A torn last line is not an event: it is skipped, and reported to `on_torn` if given (a
+    reader without the lock may also see the line being written). Raises JournalCorrupt at the
+    first broken
     link; `verify()` names the line and what was done to it. From a later seq, the files before
     it are not read and the lines before it in its file are only counted, not decoded.
     """
@@ -723,6 +730,8 @@ def replay(path: Path | str, *, from_seq: int = 1) -> Iterator[Record]:
         for raw in read_lines(file):
             if not raw.complete:
                 if last_file:
+                    if on_torn is not None:
+                        on_torn(TornTail(file, raw.offset, raw.data))
                     return
                 raise JournalCorrupt(f"{file.name} line {raw.number}: no end of line")
             if skip:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.journal import RECENT_RECORDS, JournalCorrupt, replay, verify
+from daemon.journal import RECENT_RECORDS, JournalCorrupt, TornTail, replay, verify
 from daemon.journal_format import journal_files
 
 
@@ -31,7 +31,9 @@ def test_a_torn_last_line_is_cut_off_and_journaled(open_journal, journal_dir) ->
     with last_file.open("ab") as fh:
         fh.write(torn)
     size_before = last_file.stat().st_size
-    assert [r.seq for r in replay(journal_dir)] == [1, 2]  # the torn line is not an event
+    seen: list[TornTail] = []
+    assert [r.seq for r in replay(journal_dir, on_torn=seen.append)] == [1, 2]  # not an event
+    assert seen == [TornTail(last_file, size_before - len(torn), torn)]
 
     again = open_journal(durability="fsync")
     assert again.torn is not None
