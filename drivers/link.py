@@ -9,12 +9,15 @@ The rules (docs/protocol.md, "Link"):
 3. No answer within `reply_timeout` (plus the frames' wire time at the baud rate): the host
    sends the same bytes again (same SEQ). After `tries` transmissions the command has failed
    and the link is down. A device that sees a command with the SEQ it last answered resends its
-   cached answer and does not act again.
+   cached answer and does not act again. IDENTIFY is exempt and clears that memory: it opens a
+   session, so a restarted host whose first SEQ happens to equal the device's last one is
+   never mistaken for a retransmission.
 4. A frame that cannot be read is answered with NAK, SEQ 0, reason BAD_FRAME; the peer then
    resends its last frame at once (a try, for the host). An unknown CMD or bad payload gets
    NAK with the frame's SEQ and reason UNKNOWN_COMMAND or BAD_PAYLOAD.
-5. Device events are ACKed with their SEQ. An event with the SEQ and event number of the last
-   one is a retransmission: ACKed again, not reported again.
+5. Device events are ACKed with their SEQ. An event identical to the last one (same SEQ, same
+   event number and content) is a retransmission: ACKed again, not reported again. This memory
+   survives a reconnect, so an event whose ACK was lost with the link is not reported twice.
 6. Event numbers count 1, 2, ... from the device's power-up; a gap means events were lost
    (`Missed`). GET_STATUS reports the counter too, so a loss is noticed even when no later
    event arrives.
@@ -25,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from drivers.framing import ErrorKind, Frame, FrameCodec, ProtocolError, Role
+from drivers.framing import MAX_WIRE_FRAME, ErrorKind, Frame, FrameCodec, ProtocolError, Role
 from drivers.messages import Ack, DeviceEvent, Message, Nak, NakReason, Status
 
 BITS_PER_BYTE = 10  # start + 8 data + stop
@@ -127,6 +130,7 @@ class HostLink:
         self.deadline: float | None = None
         self.last_round_trip: float | None = None
         self._event_seq = -1
+        self._last_event: DeviceEvent | None = None
         self._event_number: int | None = None
         self._wait = self.timing.reply_timeout
 
@@ -139,7 +143,6 @@ class HostLink:
         self._out_message = None
         self.deadline = None
         self.codec = FrameCodec(Role.HOST, self._messages)
-        self._event_seq = -1
 
     def request(self, message: Message, now: float) -> bytes:
         if self._out_message is not None:
@@ -151,7 +154,9 @@ class HostLink:
         self._tries = 1
         self._out_sent_at = now
         # Both frames' wire time (the answer is assumed no longer than the largest frame).
-        self._wait = self.timing.reply_timeout + wire_time(len(data) + 64, self.baudrate)
+        self._wait = self.timing.reply_timeout + wire_time(
+            len(data) + MAX_WIRE_FRAME, self.baudrate
+        )
         self.deadline = now + self._wait
         self.counters.frames_sent += 1
         return data
@@ -207,10 +212,11 @@ class HostLink:
         if isinstance(message, DeviceEvent):
             self.counters.frames_sent += 1
             ack = self.codec.send(Ack(), frame.seq, self.address)
-            if frame.seq == self._event_seq and message.number == self._event_number:
+            if frame.seq == self._event_seq and message == self._last_event:
                 self.counters.duplicates += 1
                 return ack
             self._event_seq = frame.seq
+            self._last_event = message
             self._note_event_number(message.number, results)
             results.append(Received(message))
             return ack

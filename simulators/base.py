@@ -194,6 +194,12 @@ class DeviceModel:
         if message.KIND != "command":
             self._nak(frame.seq, NakReason.NOT_ALLOWED)
             return
+        if isinstance(message, Identify):
+            # A session starts: forget the last SEQ so a restarted host's first command is
+            # never taken for a retransmission (IDENTIFY itself is harmless to repeat).
+            self._last_seq = None
+            self._send(self.codec.send(self.identity(), frame.seq, self.address))
+            return
         if frame.seq == self._last_seq:
             self.counters["duplicates"] += 1
             self._send(self._last_answer)

@@ -158,3 +158,15 @@ def test_any_byte_stream_gives_only_link_results_and_answers(parts: list[object]
             assert isinstance(result, Replied | Refused | Received | Missed | ProtocolError)
         for answer in device.hear(out):
             assert isinstance(answer, Frame) and isinstance(answer.message, Ack | Nak | GetStatus)
+
+
+def test_an_event_resent_after_a_reconnect_is_not_reported_twice() -> None:
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    event = device.say(FaultRaised(3, 4), 9)
+    link.receive_data(event, now=0.0)
+    link.reset()  # the link dropped before our ACK reached the device
+    out, results = link.receive_data(event, now=5.0)
+    assert results == [] and device.hear(out) == [Frame(1, 9, Ack())]
+    # a rebooted device's new event may reuse SEQ and number, but not the content
+    _, results = link.receive_data(device.say(FaultRaised(3, 1), 9), now=6.0)
+    assert results == [Received(FaultRaised(3, 1))]

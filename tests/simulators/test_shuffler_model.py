@@ -150,3 +150,14 @@ def test_an_unseeded_model_draws_from_the_system_csprng(table: Any) -> None:
     host = Host(table)
     assert isinstance(host.model.rng, secrets.SystemRandom)
     assert sorted(table.world.collect()) == sorted(standard_deck())
+
+
+def test_identify_starts_a_session_so_a_restarted_hosts_seq_is_not_a_duplicate(
+    table: Any,
+) -> None:
+    host = Host(table, speed=1.0, seed=1)
+    assert host.send(StartShuffle(52), 1) == [Frame(1, 1, Ack())]
+    (identity,) = host.send(Identify(), 1)  # a new host process: its first SEQ is 1 again
+    assert isinstance(identity, Frame) and identity.message == host.model.identity()
+    # acted on, not answered from the cache: the running shuffle makes it BUSY
+    assert host.send(StartShuffle(52), 1) == [Frame(1, 1, Nak(NakReason.BUSY))]
