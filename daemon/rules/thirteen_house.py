@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import combinations
+from itertools import combinations, product
 from math import comb
 from operator import add, itemgetter
 
@@ -36,7 +36,6 @@ Arrangement = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]
 SplitKey = tuple[int, int, int, int, int]
 
 _GONE = -(1 << 70)  # below any score: marks a (middle, head) pair already looked at
-_STRAIGHT_VALUE = 4 << 20  # the smallest value of category "straight"
 _HANDS5 = comb(52, 5)
 _HANDS3 = comb(52, 3)
 _RANK_FIELD_MASK = (1 << 39) - 1
@@ -91,7 +90,6 @@ def _build_scores() -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
 
 
 SCORE5, SCORE3, HEAD_CAP = _build_scores()
-_STRAIGHT_SCORE = min(score for value, score in SCORE5.items() if value >= _STRAIGHT_VALUE)
 # One denominator for both: a row's score / SCORE_SCALE is its probability of beating a random row.
 SCORE_SCALE = 2 * _HANDS5 * _HANDS3
 
@@ -257,25 +255,44 @@ def _search(ev: _Evaluated, strict: bool) -> tuple[SplitKey, tuple[int, int, int
     return best, choice
 
 
+# The rank windows of a five-card straight: A-2-3-4-5 up to 10-J-Q-K-A.
+_WINDOWS = [(14, 2, 3, 4, 5), *(tuple(range(low, low + 5)) for low in range(2, 11))]
+
+
+def _flush_and_run_subsets(cards: tuple[Card, ...]) -> tuple[list[int], list[int]]:
+    """Indices of the 5-subsets that are flushes and of those that are straights (either
+    includes straight flushes), built from the suits and ranks rather than all 1,287."""
+    by_suit: dict[str, list[int]] = {}
+    by_rank: dict[int, list[int]] = {}
+    for position, card in enumerate(cards):
+        by_suit.setdefault(card.suit, []).append(position)
+        by_rank.setdefault(card.rank, []).append(position)
+    flushes = [
+        _INDEX5[sum(1 << p for p in combo)]
+        for positions in by_suit.values()
+        if len(positions) >= 5
+        for combo in combinations(positions, 5)
+    ]
+    runs = [
+        _INDEX5[sum(1 << p for p in combo)]
+        for window in _WINDOWS
+        if all(rank_ in by_rank for rank_ in window)
+        for combo in product(*(by_rank[rank_] for rank_ in window))
+    ]
+    return flushes, runs
+
+
 def _special_search(
     ev: _Evaluated,
     strict: bool,
     units_of: Callable[[Arrangement], int],
 ) -> tuple[SplitKey, tuple[int, int, int]] | None:
     """The best arrangement holding a setting-dependent special hand, if any."""
-    # Straights and better: a cheap test that rules the search out for most hands.
-    if max(ev.score5) < _STRAIGHT_SCORE:
+    flushes, runs = _flush_and_run_subsets(ev.cards)
+    if len(flushes) + len(runs) < 2:
         return None
-    values = map(_VALUE5.__getitem__, ev.keys5)
-    value5 = {i: v for i, v in enumerate(values) if v >= _STRAIGHT_VALUE}
+    value5 = {i: _VALUE5[ev.keys5[i]] for i in (*flushes, *runs)}
     value3 = _VALUE3
-    strong = list(value5)
-    if len(strong) < 2:
-        return None
-    categories = {i: value5[i] >> 20 for i in strong}
-    # flush, straight flush, royal flush; straight, straight flush, royal flush
-    flushes = [i for i in strong if categories[i] in (5, 8, 9)]
-    runs = [i for i in strong if categories[i] in (4, 8, 9)]
     best: tuple[SplitKey, tuple[int, int, int]] | None = None
     for group in (flushes, runs):
         for x, first in enumerate(group):
