@@ -305,7 +305,7 @@ class Journal:
         (also left in `journal.torn`). Raises JournalLocked if another process holds it and
         JournalCorrupt if the last complete line is not a journal event. `on_sync(seconds)` is
         told how long each fdatasync took (for the fsync-latency metric); it runs under the
-        sync lock, one call at a time, and must be quick.
+        sync lock, one call at a time, must be quick and must not append to the journal.
         """
         journal = cls(config, table_id, wall=wall, monotonic=monotonic, on_sync=on_sync)
         try:
@@ -775,7 +775,16 @@ class _JournalSink:
     msg = debug = info = warning = warn = error = critical = exception = fatal = log = _append
 
 
-def _as_kwargs(_logger: Any, _method: str, event_dict: Any) -> Any:
+_CONTEXT_KEYS = ("actor", "round_id")
+
+
+def _journal_context(_logger: Any, _method: str, event_dict: Any) -> Any:
+    # Only who and which round come from structlog's contextvars: other context bound for the
+    # operational log (a request id, a client address) must not leak into the record.
+    context = structlog.contextvars.get_contextvars()
+    for key in _CONTEXT_KEYS:
+        if key in context and key not in event_dict:
+            event_dict[key] = context[key]
     # A dict as the chain's result is passed to the sink as keyword arguments.
     return event_dict
 
@@ -783,13 +792,13 @@ def _as_kwargs(_logger: Any, _method: str, event_dict: Any) -> Any:
 def journal_logger(journal: Journal, **initial_values: Any) -> Any:
     """A structlog logger that journals: ``log.info("shoe.card_read", card="AS", commit=True)``.
 
-    Bind `actor` and `round_id` (``log.bind(round_id="R7")``, or structlog contextvars); every
-    other key lands in the payload. `commit` defaults to True here (the safe side). The call
-    returns the `Record`.
+    Bind `actor` and `round_id` (``log.bind(round_id="R7")``, or as structlog contextvars: only
+    those two are taken from there); every other key lands in the payload. `commit` defaults to
+    True here (the safe side). The call returns the `Record`.
     """
     return structlog.wrap_logger(
         _JournalSink(journal),
-        processors=[structlog.contextvars.merge_contextvars, _as_kwargs],
+        processors=[_journal_context],
         wrapper_class=structlog.BoundLogger,
         context_class=dict,
         cache_logger_on_first_use=False,

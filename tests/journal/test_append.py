@@ -179,11 +179,12 @@ def test_structlog_front_door_journals_and_returns_the_record(
     assert record.actor == "dealer" and record.round_id == "R9"
     assert dict(record.payload) == {"seats": [1, 3]}
     assert journal.durable_seq == record.seq  # commit is the default on this path
-    with structlog.contextvars.bound_contextvars(round_id="R10"):
+    with structlog.contextvars.bound_contextvars(round_id="R10", request_id="abc"):
         later = journal_logger(journal, actor="shoe_reader").info(
             "shoe.card_seen", card="KH", commit=False
         )
     assert later.round_id == "R10" and journal.durable_seq == record.seq
+    assert dict(later.payload) == {"card": "KH"}  # operational context stays out
     with pytest.raises(ValueError, match="actor"):
         journal_logger(journal).info("table.bets_closed")
 
