@@ -200,7 +200,7 @@ def _outcome(task: asyncio.Task[Any]) -> str:
     error = task.exception()
     if error is None:
         result = task.result()
-        return "ok" if result is None or result is True else f"ok: {_plain(result)}"
+        return "ok" if result is None or result is True else f"ok: {json.dumps(_plain(result))}"
     if isinstance(error, CommandRefused):
         return f"refused: {error.reason_name}"
     if isinstance(error, DeviceError):
