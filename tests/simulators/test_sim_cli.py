@@ -226,3 +226,22 @@ def test_sim_refuses_an_unknown_fault(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 2 and "no fault 'melted'" in result.stderr
+
+
+def test_sim_stops_cleanly_on_sigint_and_removes_its_socket(tmp_path: Path) -> None:
+    config = tmp_path / "table.toml"
+    config.write_text(CONFIG)
+    proc = subprocess.Popen(
+        tabled("sim", "--config", str(config), "--speed", "0"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    lines = Lines(proc)
+    shuffler, dice, control = (lines.next() for _ in range(3))
+    assert shuffler.startswith("shuffler\t/dev/pts/") and dice.startswith("dice_shaker\t")
+    path = Path(control.removeprefix("control\t"))
+    assert path.is_socket()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err.decode()
+    assert not path.exists()
