@@ -167,9 +167,11 @@ class _Evaluated:
     """Every row candidate of one hand, ranked: values and scores by subset index."""
 
     def __init__(self, cards: tuple[Card, ...]) -> None:
-        flush_possible = max(Counter(card.suit for card in cards).values()) >= 5
-        # Swapping two cards of one rank changes nothing unless a flush is possible.
-        self.interchangeable = not flush_possible
+        suits = Counter(card.suit for card in cards)
+        flush_possible = max(suits.values()) >= 5
+        # Positions of the cards whose suit could make a flush: swapping two cards of one rank
+        # changes no row's value unless one of them is such a card.
+        self.flush_suit_mask = sum(1 << p for p, card in enumerate(cards) if suits[card.suit] >= 5)
         keys = [(CARD_KEY if flush_possible else _RANK_ONLY_KEY)[c] for c in cards]
         sums2 = list(map(add, _PAIR_FROM[0](keys), _PAIR_FROM[1](keys)))
         sums3 = list(map(add, _THREE_FROM[0](keys), _THREE_FROM[1](sums2)))
@@ -230,8 +232,9 @@ def _search(ev: _Evaluated, strict: bool) -> tuple[SplitKey, tuple[int, int, int
     # The strongest tail first gives a good split to prune with; then only the tails that
     # could still beat it, strongest first.
     first = score5.index(max(score5))
+    flush_suit_mask = ev.flush_suit_mask
     visit(first)
-    seen.add(keys5[first])
+    seen.add(keys5[first] | (_MASK5[first] & flush_suit_mask) << 64)
     threshold = (best[1] - best_head) // 2 if best[1] >= 0 else -1
     order = sorted(
         (i for i, s in enumerate(score5) if s >= threshold), key=score5.__getitem__, reverse=True
@@ -242,13 +245,12 @@ def _search(ev: _Evaluated, strict: bool) -> tuple[SplitKey, tuple[int, int, int
         # come in falling score, so the bound only falls.
         if 2 * t_score + min(best_head, HEAD_CAP[value5[keys5[tail]]]) < best[1]:
             break
-        if ev.interchangeable:
-            # Tails of the same ranks leave complements of the same ranks: one is enough.
-            if keys5[tail] in seen:
-                continue
-            seen.add(keys5[tail])
-        elif tail == first:
+        # Tails of the same ranks and the same flush-suit cards leave complements that split
+        # into rows of the same values: one of them is enough.
+        same = keys5[tail] | (_MASK5[tail] & flush_suit_mask) << 64
+        if same in seen:
             continue
+        seen.add(same)
         visit(tail)
     if best[1] < 0:
         raise CardError("no split of these cards avoids a foul")  # cannot happen: see tests
