@@ -38,9 +38,11 @@ from drivers.base import COMMON_FAULT_NAMES, DeviceDriver, DeviceFault, DriverEv
 from drivers.messages import (
     COMMON_MESSAGES,
     DeviceEvent,
+    DoorReport,
     Kind,
     Message,
     PayloadError,
+    Status,
     message_set,
     unpack_exact,
 )
@@ -272,10 +274,17 @@ class ShoeReaderDriver(DeviceDriver):
         await self._command(Disarm())
         self._log.info("shoe.disarmed")
 
-    def _door(self, door: int, is_open: bool) -> None:
-        if door == SHOE and is_open:
-            self.armed = False  # the reader disarms itself when the shoe leaves its base
-        super()._door(door, is_open)
+    # The reader disarms itself when the shoe leaves its base; so does our idea of it, whether
+    # the removal arrives as its own event or is first seen in a status report.
+    def _on_device_event(self, event: DeviceEvent) -> None:
+        if isinstance(event, DoorReport) and event.door == SHOE and event.open:
+            self.armed = False
+        super()._on_device_event(event)
+
+    def _reconcile(self, status: Status) -> None:
+        if status.doors & (1 << SHOE):
+            self.armed = False
+        super()._reconcile(status)
 
     def _translate(self, event: DeviceEvent) -> Iterable[DriverEvent]:
         if isinstance(event, CardDrawnEvent):
