@@ -4,8 +4,8 @@ The port is always `serial.serial_for_url(url)`: a device path, `socket://`, `rf
 `spy://` (hexdumps) or `sim://` (an in-process simulator, registered below). Which object
 pyserial returns decides only how bytes reach the loop, never what the driver does with them:
 
-- a POSIX serial port or pseudo-terminal: its non-blocking file descriptor is watched with
-  `loop.add_reader`, so there is no thread and no hop per byte;
+- a POSIX serial port, a pseudo-terminal or a `socket://` port: its non-blocking file
+  descriptor is watched with `loop.add_reader`, so there is no thread and no hop per byte;
 - a port with `attach(receiver)` (the in-process `sim://` port): the port hands over each chunk
   of bytes it produces; delivery goes through `call_soon`, never re-entering the driver;
 - anything else: one reader thread per port reads whatever is waiting (a chunk, not a byte) and
@@ -24,10 +24,14 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 import serial
+from serial.urlhandler import protocol_socket as socket_port
 
 if "simulators" not in serial.protocol_handler_packages:
     # pyserial imports `simulators.protocol_sim` only when a `sim://` URL is opened.
     serial.protocol_handler_packages.append("simulators")
+
+# Ports whose fileno() carries the device's bytes untouched: a tty or pty, a TCP socket.
+_FD_PORTS: tuple[type, ...] = (serial.Serial, socket_port.Serial)
 
 Receiver = Callable[[bytes], None]
 LostCallback = Callable[[str], None]
@@ -58,9 +62,9 @@ async def open_transport(
         port = await asyncio.to_thread(open_port, url, baudrate)
     if hasattr(port, "attach"):
         return InProcessTransport(loop, port, on_data, on_lost)
-    fileno = getattr(port, "fileno", None)
-    if fileno is not None and os.name == "posix" and isinstance(port, serial.Serial):
+    if os.name == "posix" and type(port) in _FD_PORTS:
         return FdTransport(loop, port, on_data, on_lost)
+    # spy:// and rfc2217:// do their own work in read(): they get a reader thread
     return ThreadTransport(loop, port, on_data, on_lost)
 
 
@@ -223,8 +227,10 @@ class ThreadTransport:
         if self._closed.is_set():
             return
         self._closed.set()
-        with contextlib.suppress(OSError, serial.SerialException):
-            self._port.cancel_read()
+        cancel = getattr(self._port, "cancel_read", None)
+        if cancel is not None:
+            with contextlib.suppress(OSError, serial.SerialException):
+                cancel()
         if threading.current_thread() is not self._thread:
             self._thread.join(timeout=1.0)
         with contextlib.suppress(OSError, serial.SerialException):

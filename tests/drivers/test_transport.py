@@ -1,0 +1,77 @@
+"""The drivers over each kind of pyserial port: a pseudo-terminal and a TCP socket (watched
+file descriptors) and `spy://` (a reader thread), each with a simulator at the far end."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from drivers.link import LinkTiming
+from drivers.shuffler import ShuffleCompleted, ShufflerDriver
+from drivers.transport import FdTransport, ThreadTransport
+from simulators.pty_host import PtyHost
+from simulators.scheduler import LoopScheduler
+from simulators.shuffler import ShufflerModel
+from simulators.spec import SimSpec
+
+TIMING = LinkTiming(poll_interval=3600.0)
+
+
+async def shuffle_once(driver: ShufflerDriver) -> None:
+    assert await driver.start()
+    await driver.shuffle()
+    while not isinstance(await asyncio.wait_for(driver.next_event(), 10), ShuffleCompleted):
+        pass
+
+
+@pytest.mark.parametrize("spy", [False, True], ids=["pty", "spy-pty"])
+def test_a_pseudo_terminal_directly_and_through_spy(table: Any, tmp_path: Path, spy: bool) -> None:
+    log = tmp_path / "spy.txt"
+
+    async def body() -> None:
+        host = PtyHost(asyncio.get_running_loop())
+        device = host.add(SimSpec("shuffler", seed=1), table.world)
+        url = f"spy://{device.port}?file={log}" if spy else device.port
+        driver = ShufflerDriver(url, timing=TIMING)
+        try:
+            await shuffle_once(driver)
+            expected = ThreadTransport if spy else FdTransport
+            assert isinstance(driver._transport, expected)
+        finally:
+            await driver.close()
+            host.close()
+
+    asyncio.run(body())
+    if spy:
+        assert "TX   0000  02 01 01 00 11 43 94 03" in log.read_text()  # IDENTIFY, SEQ 1
+
+
+def test_a_tcp_socket_like_a_serial_device_server(table: Any) -> None:
+    async def body() -> None:
+        loop = asyncio.get_running_loop()
+        models: list[ShufflerModel] = []
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            model = ShufflerModel(
+                world=table.world, scheduler=LoopScheduler(loop), output=writer.write, seed=2
+            )
+            models.append(model)
+            while data := await reader.read(4096):
+                model.receive_data(data)
+            model.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        driver = ShufflerDriver(f"socket://127.0.0.1:{port}", timing=TIMING)
+        try:
+            await shuffle_once(driver)
+            assert isinstance(driver._transport, FdTransport) and models
+        finally:
+            await driver.close()
+            server.close()
+            await server.wait_closed()
+
+    asyncio.run(body())
