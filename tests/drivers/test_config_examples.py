@@ -11,8 +11,7 @@ from daemon.config import load_config
 from drivers.base import is_approved
 from drivers.messages import Identity
 from simulators.base import SIM_MAKE, firmware_digest
-from simulators.dice_shaker import DiceShakerModel
-from simulators.shuffler import ShufflerModel
+from simulators.registry import model_class
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "config" / "examples").glob("*.toml"))
 
@@ -31,7 +30,8 @@ def test_example_loads(path: Path) -> None:
 
 def test_the_pty_example_approves_the_simulators() -> None:
     config = load_config(Path(EXAMPLES[0]).with_name("sim-pty.toml"))
-    for name, model in (("shuffler", ShufflerModel), ("dice_shaker", DiceShakerModel)):
+    for name in config.devices:
+        model = model_class(name)
         identity = Identity(
             SIM_MAKE,
             model.MODEL,
