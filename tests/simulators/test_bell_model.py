@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from drivers.framing import Frame, FrameCodec, ProtocolError, Role
 from drivers.messages import Ack, FaultRaised, GetStatus, Message, Nak, NakReason, Status
 from drivers.timer_bell import (
@@ -119,3 +122,39 @@ def test_a_stuck_running_flag_refuses_one_start(table: Any) -> None:
     host = Host(table, faults=["double_start"])
     assert host.send(StartTimer(60), 1) == [Nak(NakReason.BUSY)]
     assert host.send(StartTimer(60), 2) == [Ack()]
+
+
+_host_frames = st.sampled_from(
+    [
+        bytes.fromhex("02 01 1e 04 50 01 2c 00 1e 27 5f 03"),  # START_TIMER 300, warn 30
+        bytes.fromhex("02 01 1f 00 51 53 32 03"),  # CANCEL_TIMER
+        bytes.fromhex("02 01 20 00 52 8a c5 03"),  # GET_REMAINING
+        bytes.fromhex("02 01 21 00 53 ad d4 03"),  # RING
+    ]
+)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.one_of(st.binary(max_size=40), _host_frames), max_size=12),
+    st.floats(0, 400),
+)
+def test_any_input_gives_only_good_frames_and_it_keeps_answering(
+    table: Any, parts: list[bytes], wait: float
+) -> None:
+    heard = FrameCodec(Role.HOST, TimerBellModel.MESSAGES)
+    frames: list[Frame] = []
+
+    def output(data: bytes) -> None:
+        heard.receive_data(data)
+        while (item := heard.next_event()) is not None:
+            assert not isinstance(item, ProtocolError), item
+            frames.append(item)
+
+    scheduler = ManualScheduler()
+    model = TimerBellModel(world=table.world, scheduler=scheduler, output=output, speed=1.0)
+    for part in parts:
+        model.receive_data(part)
+    scheduler.advance(wait)
+    model.receive_data(FrameCodec(Role.HOST, TimerBellModel.MESSAGES).send(GetStatus(), 200, 1))
+    assert any(f.seq == 200 and isinstance(f.message, Status) for f in frames)

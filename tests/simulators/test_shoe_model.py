@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from drivers.framing import Frame, FrameCodec, ProtocolError, Role
 from drivers.messages import Ack, GetStatus, Message, Nak, NakReason, Status
@@ -22,7 +24,7 @@ from drivers.shoe_reader import (
 from simulators.base import UnknownFault
 from simulators.scheduler import ManualScheduler
 from simulators.shoe_reader import ShoeReaderModel
-from simulators.world import Card, Tile, paigow_tiles, standard_deck
+from simulators.world import Card, TableWorld, Tile, paigow_tiles, standard_deck
 
 
 class Host:
@@ -169,3 +171,39 @@ def test_without_a_shoe_the_world_still_lets_the_dealer_draw(table: Any) -> None
 def test_unknown_faults_are_refused(table: Any) -> None:
     with pytest.raises(UnknownFault, match="no fault 'sticky'"):
         Host(table, faults=["sticky"])
+
+
+_host_frames = st.sampled_from(
+    [
+        bytes.fromhex("02 01 09 10 22 40 00 01 0d 38 03"),  # ARM, new shoe
+        bytes.fromhex("02 01 0a 10 22 40 01 00 c0 fa 03"),  # ARM, tiles
+        bytes.fromhex("02 01 0b 00 41 de a0 03"),  # DISARM
+        bytes.fromhex("02 01 10 22 00 12 2a a7 03"),  # GET_STATUS
+        b"draw",  # the dealer draws here
+    ]
+)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.binary(max_size=40), _host_frames), max_size=12))
+def test_any_input_and_draws_give_only_good_frames_and_it_keeps_answering(
+    table: Any, parts: list[bytes]
+) -> None:
+    world = TableWorld(table.key, standard_deck())
+    heard = FrameCodec(Role.HOST, ShoeReaderModel.MESSAGES)
+    frames: list[Frame] = []
+
+    def output(data: bytes) -> None:
+        heard.receive_data(data)
+        while (item := heard.next_event()) is not None:
+            assert not isinstance(item, ProtocolError), item
+            frames.append(item)
+
+    model = ShoeReaderModel(world=world, scheduler=ManualScheduler(), output=output, seed=1)
+    for part in parts:
+        if part == b"draw":
+            world.dealer_draw()
+        else:
+            model.receive_data(part)
+    model.receive_data(FrameCodec(Role.HOST, ShoeReaderModel.MESSAGES).send(GetStatus(), 200, 1))
+    assert any(f.seq == 200 and isinstance(f.message, Status) for f in frames)
