@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import combinations, product
+from itertools import combinations, compress, product
 from math import comb
 from operator import add, itemgetter
 
@@ -125,6 +125,9 @@ def _pairs() -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
 
 
 _MIDDLES, _HEADS = _pairs()
+# Gathering the 56 scores of a tail's middles (heads) with one C call each.
+_MIDDLE_SCORES = [itemgetter(*middles) for middles in _MIDDLES]
+_HEAD_SCORES = [itemgetter(*heads) for heads in _HEADS]
 
 
 def _hand13(cards13: Sequence[Card] | str) -> tuple[Card, ...]:
@@ -167,19 +170,20 @@ class _Evaluated:
     """Every row candidate of one hand, ranked: values and scores by subset index."""
 
     def __init__(self, cards: tuple[Card, ...]) -> None:
-        suits = Counter(card.suit for card in cards)
+        suits = Counter(int(card) % 4 for card in cards)
         flush_possible = max(suits.values()) >= 5
         # Positions of the cards whose suit could make a flush: swapping two cards of one rank
         # changes no row's value unless one of them is such a card.
-        self.flush_suit_mask = sum(1 << p for p, card in enumerate(cards) if suits[card.suit] >= 5)
+        self.flush_suit_mask = sum(
+            1 << p for p, card in enumerate(cards) if suits[int(card) % 4] >= 5
+        )
         keys = [(CARD_KEY if flush_possible else _RANK_ONLY_KEY)[c] for c in cards]
         sums2 = list(map(add, _PAIR_FROM[0](keys), _PAIR_FROM[1](keys)))
         sums3 = list(map(add, _THREE_FROM[0](keys), _THREE_FROM[1](sums2)))
         sums5 = list(map(add, _FIVE_FROM[0](sums2), _FIVE_FROM[1](sums3)))
         if flush_possible:
-            m, key_mask = _RANK_FIELD_MASK, KEY_MASK
-            keys5 = [s & key_mask for s in sums5]
-            keys3 = [s & m for s in sums3]
+            keys5 = list(map(KEY_MASK.__and__, sums5))
+            keys3 = list(map(_RANK_FIELD_MASK.__and__, sums3))
         else:
             keys5, keys3 = sums5, sums3
         self.cards = cards
@@ -209,7 +213,7 @@ def _search(ev: _Evaluated, strict: bool) -> tuple[SplitKey, tuple[int, int, int
         nonlocal best, choice
         t_score, t_value = score5[tail], value5[keys5[tail]]
         middles, heads = _MIDDLES[tail], _HEADS[tail]
-        sums = list(map(add, map(score5.__getitem__, middles), map(score3.__getitem__, heads)))
+        sums = list(map(add, _MIDDLE_SCORES[tail](score5), _HEAD_SCORES[tail](score3)))
         need = best[1] - t_score
         while True:
             top = max(sums)
@@ -236,10 +240,10 @@ def _search(ev: _Evaluated, strict: bool) -> tuple[SplitKey, tuple[int, int, int
     visit(first)
     seen.add(keys5[first] | (_MASK5[first] & flush_suit_mask) << 64)
     threshold = (best[1] - best_head) // 2 if best[1] >= 0 else -1
-    order = sorted(
-        (i for i, s in enumerate(score5) if s >= threshold), key=score5.__getitem__, reverse=True
-    )
-    for tail in order:
+    # Only tails scoring at least the threshold can beat the first split (C-level filter).
+    candidates = list(compress(range(len(score5)), map(threshold.__le__, score5)))
+    candidates.sort(key=score5.__getitem__, reverse=True)
+    for tail in candidates:
         t_score = score5[tail]
         # Middle <= tail and head <= middle bound everything a tail can still reach; tails
         # come in falling score, so the bound only falls.

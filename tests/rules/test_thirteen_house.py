@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
 from itertools import combinations
@@ -53,6 +54,20 @@ def test_seeded_deals_match_the_brute_force() -> None:
         cards = rnd.sample(DECK, 13)
         rows = house_way(cards)
         assert key_of(rows) == brute_key(cards), cards
+
+
+def test_deals_rich_in_one_suit_and_pairs_match_the_brute_force() -> None:
+    # Where a flush is possible the search cannot treat same-rank cards as interchangeable.
+    rnd = random.Random(5)
+    checked = 0
+    while checked < 4:
+        cards = rnd.sample(DECK, 13)
+        suits = Counter(card.suit for card in cards)
+        pairs = sum(1 for n in Counter(card.rank for card in cards).values() if n >= 2)
+        if max(suits.values()) < 6 or pairs < 2:
+            continue
+        checked += 1
+        assert key_of(house_way(cards)) == brute_key(cards), cards
 
 
 @settings(max_examples=4, deadline=None)
