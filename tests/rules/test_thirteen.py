@@ -331,3 +331,35 @@ def test_settlement_is_antisymmetric_where_no_row_ties(deck: tuple[Card, ...]) -
 def test_table_points_refuses_a_banker_rule_set() -> None:
     with pytest.raises(RulesError):
         thirteen.table_points([P0, P1], "macau-1989")
+
+
+# --- the rule sets side by side ----------------------------------------------------------------
+
+SIDE_BANKER = hand("2c 3d 5h", "6c 7d 8h 9c Td", "Js Jd Jh Qs Qh")
+# Wins the head, ties the middle (two 10-high straights), loses the tail.
+SIDE_PLAYER = hand("Ac 4c 5s", "6s 7s 8d 9h Th", "2d 4d 9d Qd Kd")
+
+
+@pytest.mark.parametrize(
+    ("name", "settings", "middle", "outcome", "units", "net"),
+    [
+        ("macau-1989", {}, "banker", "banker", (1, 2), -1),  # 夹棍
+        ("macau-1989", {"prize": "units"}, "banker", "banker", (1, 2), -1),
+        ("hk-common", {}, "push", "push", (1, 1), 0),
+        ("hk-common", {"tie_break": "top-card"}, "banker", "banker", (1, 2), -1),  # 食夾棍
+        ("hk-extended", {}, "push", "push", (1, 1), 0),
+        ("hk-points", {}, "push", "push", (1, 1), 0),  # 平手0分
+    ],
+)
+def test_the_rule_sets_side_by_side(
+    name: str,
+    settings: dict[str, str],
+    middle: str,
+    outcome: str,
+    units: tuple[int, int],
+    net: int,
+) -> None:
+    result = settle(SIDE_BANKER, SIDE_PLAYER, thirteen.ruleset(name, **settings))
+    assert [row.winner for row in result.rows] == ["player", middle, "banker"]
+    assert (result.player_units, result.banker_units) == units
+    assert result.outcome == outcome and result.player_net == net
