@@ -47,7 +47,14 @@ from daemon.api.metrics import LatencyHistogram
 from daemon.api.views import action_specs, console_snapshot
 from daemon.config import ConfigError, JournalConfig, TableConfig
 from daemon.journal import Journal, JournalError, Record, Subscription
-from daemon.procedures.base import DeviceCommand, Input, Outcome, Procedure, role_of
+from daemon.procedures.base import (
+    MAX_INVALID_SHAKES,
+    DeviceCommand,
+    Input,
+    Outcome,
+    Procedure,
+    role_of,
+)
 from daemon.procedures.paigow import DEVICES as PAIGOW_DEVICES
 from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import DECK, ThirteenProcedure
@@ -210,9 +217,13 @@ class Table:
         *,
         journal_dir: Path | None = None,
         clock: Clock | None = None,
+        driver_clock: Clock | None = None,
         wall: Callable[[], float] = time.time,
         drivers: Mapping[str, DeviceDriver] | None = None,
     ) -> None:
+        """`clock` is the table's (inputs' time, the five-minute deadline); `driver_clock`
+        times the links (replies, polling, reconnection) and defaults to the same clock. A
+        simulation may jump the table's clock over five minutes; the links keep real time."""
         self.config = config
         if journal_dir is not None:
             config_journal = config.journal
@@ -225,6 +236,7 @@ class Table:
         else:
             self.journal_config = config.journal
         self.clock: Clock = clock or MonotonicClock()
+        self.driver_clock: Clock = driver_clock or self.clock
         self._wall = wall
         self.procedure = build_procedure(config)
         self.journal: Journal | None = None
@@ -244,6 +256,7 @@ class Table:
         self._busy_commands: dict[str, int] = {}
         self._changed: asyncio.Condition | None = None
         self._closing = False
+        self._invalid_throws = 0
         self.failure: str | None = None
         self._log = log.bind(table=config.table_id, game=config.game)
 
@@ -325,7 +338,7 @@ class Table:
                     self.missing_drivers[name] = str(exc)
                     self._log.error("table.driver_missing", device=name, error=str(exc))
                     continue
-                self.drivers[name] = cls.from_config(device, clock=self.clock)
+                self.drivers[name] = cls.from_config(device, clock=self.driver_clock)
         for name, driver in self.drivers.items():
             self._commands[name] = asyncio.Queue()
             self._busy_commands[name] = 0
@@ -487,7 +500,10 @@ class Table:
                         "reason": event.payload.get("reason"),
                     }
                 )
-                self._log.warning("table.violation", **dict(event.payload))
+                self._log.warning(
+                    "table.violation",
+                    **{k: v for k, v in event.payload.items() if k not in ("event", "level")},
+                )
             elif event.name in ("table.tilted", "table.held"):
                 self.stats.faults_by_device[str(event.payload.get("device"))] += 1
             elif event.name == "round.settled":
@@ -550,6 +566,9 @@ class Table:
                 await self._on_driver_event(driver, event, received)
             except TableError:
                 return
+            except Exception as exc:
+                # A device fact the table cannot take must not silence the device's later ones.
+                self._log.exception("table.device_event_failed", device=name, error=repr(exc))
 
     async def _on_driver_event(
         self, driver: DeviceDriver, event: DriverEvent, received: float
@@ -593,24 +612,58 @@ class Table:
             for item in later:
                 await self._on_driver_event(driver, item, received)
         elif isinstance(event, DiceThrown):
+            self._invalid_throws = 0
             throw = {"dice": list(event.dice), "valid": True}
             await self._device_input(driver, "dice_landed", throw, received)
         elif isinstance(event, DiceInvalid):
-            # The wire carries no dice for an invalid throw: nothing is made up for them.
-            throw = {"valid": False, "reason": event.reason, "die": event.die}
-            await self._device_input(driver, "dice_landed", throw, received)
+            await self._invalid_throw(driver, event)
         elif isinstance(event, CardDrawn):
             if event.out_of_phase:
                 return  # not a card of the deal: its card_out_of_phase fault follows
-            card = {"card": event.card, "face_up": event.face_up}
+            card = {"card": event.card, "face_up": event.face_up, "index": event.sequence}
             await self._device_input(driver, "card_read", card, received)
         else:
             translated = translate_device_event(event)
             if translated is None:
-                self._log.info("table.device_event_ignored", device=name, event=repr(event))
+                self._log.info("table.device_event_ignored", device=name, fact=repr(event))
                 return
             action, payload = translated
             await self._device_input(driver, action, payload, received)
+
+    async def _invalid_throw(self, driver: DeviceDriver, event: DiceInvalid) -> None:
+        """A throw that does not count (a die tilted, out of the cup...): shaken again, and the
+        third in a row is a fault (H3, R10).
+
+        The procedures' `dice_landed` requires four dice even for an invalid throw, and the
+        wire has none for it, so the runtime keeps this rule itself and journals the throw as
+        the device's fact; nothing is made up for the dice it did not read."""
+        if self.procedure.phase != "SHAKING":
+            self._invalid_throws = 0
+            await self._fact("dice.invalid_out_of_phase", driver, reason=event.reason)
+            return
+        self._invalid_throws += 1
+        count = self._invalid_throws
+        await self._fact("dice.invalid", driver, reason=event.reason, die=event.die, count=count)
+        if count >= MAX_INVALID_SHAKES:
+            self._invalid_throws = 0
+            fault = {"device": driver.name, "fault": f"{count} invalid throws in a row"}
+            await self._device_input(driver, "fault_reported", fault)
+        else:
+            self._queue(DeviceCommand(driver.name, "shake"))
+
+    async def _fact(self, event: str, driver: DeviceDriver, **payload: Any) -> None:
+        """A device's fact that is no procedure input, journaled as a commit point."""
+        try:
+            await self._journal().append_async(
+                event,
+                actor=f"device:{driver.name}",
+                round_id=self.procedure.round_id,
+                payload={"device": driver.name, "phase": self.procedure.phase, **payload},
+                commit=True,
+            )
+        except JournalError as exc:
+            self._fail(f"journal: {exc}")
+            raise TableError(str(exc)) from exc
 
     async def _on_link_up(self, driver: DeviceDriver) -> None:
         name = driver.name
@@ -690,6 +743,15 @@ class Table:
                 # A whole deck to deal is a freshly loaded shoe: its draw count starts again.
                 cards = int(command.args.get("cards", DECK))
                 await driver.arm(new_shoe=cards == DECK)  # type: ignore[attr-defined]
+                return
+            if name == "timer_bell" and command.command in ("start", "stop"):
+                if command.command == "start":
+                    seconds = max(1, round(float(command.args.get("seconds", 0))))
+                    # A countdown still running would make this a double start: cancel it.
+                    await driver.cancel_timer()  # type: ignore[attr-defined]
+                    await driver.start_timer(seconds, warn_before=min(60, seconds - 1))  # type: ignore[attr-defined]
+                else:
+                    await driver.cancel_timer()  # type: ignore[attr-defined]
                 return
             method = getattr(driver, command.command, None)
             if method is None:

@@ -1,0 +1,205 @@
+"""`tabled run`: run one table until SIGTERM/SIGINT, or play N scripted rounds and exit.
+
+    tabled run [--config FILE] [--journal DIR] [--http HOST:PORT] [--autoplay N] [--seed N]
+
+The config (default: the embedded `config/table.toml`, every device simulated) names the game,
+the devices' ports and the journal. The table replays its journal first: a table restarted
+mid-round comes back in HOLD with the round as it was, for a supervisor to clear. With
+`--http` the operator API and dealer console are served from the same event loop. Without
+`--autoplay` the daemon runs until SIGTERM or SIGINT, tells systemd it is ready and feeds its
+watchdog while the table is healthy, and on the signal closes the devices and the journal.
+
+Exit status: 0 done; 1 the table could not start or the autoplay could not go on; 2 bad
+arguments or config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from daemon import sdnotify
+from daemon.config import ConfigError, TableConfig, load_config
+from daemon.journal import JournalError, JournalLocked
+from daemon.logging import LEVELS, configure_logging, get_logger
+from daemon.table import Table, TableError
+from drivers.clock import MonotonicClock
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tabled run", description=__doc__.split("\n\n")[0])
+    p.add_argument("--config", type=Path, help="table config (default: the embedded one)")
+    p.add_argument("--journal", type=Path, help="journal directory (overrides the config's)")
+    p.add_argument("--http", metavar="HOST:PORT", help="serve the operator API and console")
+    p.add_argument("--autoplay", type=int, metavar="N", help="play N scripted rounds, then exit")
+    p.add_argument("--seed", type=int, help="seed the script and the unseeded simulators")
+    p.add_argument("--control", type=Path, metavar="SOCKET", help="`tabled sim`'s control channel")
+    p.add_argument("--fault-share", type=float, default=0.25, help="share of faulty rounds")
+    p.add_argument(
+        "--violation-share", type=float, default=0.3, help="share of rounds with violations"
+    )
+    p.add_argument("--json", action="store_true", help="print the autoplay summary as JSON")
+    p.add_argument("--progress", action="store_true", help="print a line per autoplay round")
+    p.add_argument("--log-level", choices=LEVELS, help="operational log level (stderr)")
+    return p
+
+
+def seeded(config: TableConfig, seed: int) -> TableConfig:
+    """Give every `sim://` port without a seed one derived from `seed` (a reproducible run)."""
+    devices = {}
+    for number, (name, device) in enumerate(sorted(config.devices.items())):
+        parts = urlsplit(device.port)
+        query = parse_qsl(parts.query)
+        if parts.scheme == "sim" and not any(k == "seed" for k, _ in query):
+            query.append(("seed", str(seed * 10 + number)))
+            port = urlunsplit(parts._replace(query=urlencode(query)))
+            devices[name] = replace(device, port=port)
+        else:
+            devices[name] = device
+    return replace(config, devices=devices)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.autoplay is not None and args.autoplay < 0:
+        print("tabled run: --autoplay takes a number of rounds >= 0", file=sys.stderr)
+        return 2
+    level = args.log_level or ("error" if args.autoplay is not None else "info")
+    configure_logging(level)
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"tabled run: {exc}", file=sys.stderr)
+        return 2
+    if args.seed is not None:
+        config = seeded(config, args.seed)
+    try:
+        return asyncio.run(_run(config, args))
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _run(config: TableConfig, args: argparse.Namespace) -> int:
+    from daemon.autoplay import SimulationClock  # noqa: PLC0415 - light, but only for autoplay
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+
+    clock = SimulationClock() if args.autoplay is not None else None
+    table = Table(config, journal_dir=args.journal, clock=clock, driver_clock=MonotonicClock())
+    try:
+        await table.start()
+    except (JournalLocked, TableError, JournalError, ConfigError, OSError) as exc:
+        print(f"tabled run: {exc}", file=sys.stderr)
+        with contextlib.suppress(Exception):
+            await table.stop()
+        return 1
+
+    server = None
+    serving: asyncio.Task[None] | None = None
+    if args.http is not None:
+        from daemon.api.app import create_app  # noqa: PLC0415 - FastAPI only when serving
+        from daemon.api.server import ApiServer  # noqa: PLC0415
+
+        try:
+            server = ApiServer(create_app(table, config), args.http)
+            host, port = server.bind()
+        except (ValueError, OSError) as exc:
+            print(f"tabled run: --http {args.http}: {exc}", file=sys.stderr)
+            await table.stop()
+            return 2
+        serving = asyncio.ensure_future(server.serve())
+        print(json.dumps({"http": f"http://{host}:{port}"}), flush=True)
+
+    watchdog = asyncio.ensure_future(sdnotify.feed_watchdog(table.healthy))
+    snapshot = table.procedure.snapshot()
+    sdnotify.ready(f"table {config.table_id} {config.game}: {snapshot['phase']}")
+    get_logger("tabled.run").info(
+        "table.running", table=config.table_id, game=config.game, phase=snapshot["phase"]
+    )
+
+    status = 0
+    try:
+        if args.autoplay is not None:
+            status = await _autoplay(table, args, clock, stop)
+        else:
+            await stop.wait()
+    finally:
+        sdnotify.stopping()
+        watchdog.cancel()
+        if server is not None and serving is not None:
+            server.stop()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(serving, 5.0)
+        await table.stop()
+    return status
+
+
+async def _autoplay(
+    table: Table, args: argparse.Namespace, clock: object, stop: asyncio.Event
+) -> int:
+    from daemon.autoplay import Autoplay, AutoplayError, SimulationClock, control_for  # noqa: PLC0415
+
+    try:
+        control = control_for(table, args.control)
+    except AutoplayError as exc:
+        print(f"tabled run: {exc}", file=sys.stderr)
+        return 1
+    player = Autoplay(
+        table,
+        control,
+        rounds=args.autoplay,
+        seed=args.seed,
+        fault_share=args.fault_share,
+        violation_share=args.violation_share,
+        clock=clock if isinstance(clock, SimulationClock) else None,
+        progress=(lambda line: print(line, flush=True)) if args.progress else None,
+    )
+    play = asyncio.ensure_future(player.run())
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({play, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        await control.close()
+    if not play.done():
+        play.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await play
+        summary = player.finish()
+        print("tabled run: stopped by a signal before the last round", file=sys.stderr)
+        _print_summary(summary, args.json)
+        return 1
+    try:
+        summary = play.result()
+    except (AutoplayError, TableError) as exc:
+        print(f"tabled run: autoplay stopped: {exc}", file=sys.stderr)
+        _print_summary(player.finish(), args.json)
+        return 1
+    _print_summary(summary, args.json)
+    return 0
+
+
+def _print_summary(summary: object, as_json: bool) -> None:
+    from daemon.autoplay import Summary  # noqa: PLC0415
+
+    if not isinstance(summary, Summary):
+        return
+    if as_json:
+        print(json.dumps(summary.as_dict(), sort_keys=True), flush=True)
+    else:
+        print(summary.render(), flush=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
