@@ -352,6 +352,7 @@ SIDE_PLAYER = hand("Ac 4c 5s", "6s 7s 8d 9h Th", "2d 4d 9d Qd Kd")
     ],
 )
 def test_the_rule_sets_side_by_side(
+    *,
     name: str,
     settings: dict[str, str],
     middle: str,
