@@ -91,6 +91,7 @@ class HandRank:
     ranks: tuple[int, ...] = field(default=(), compare=False)
     size: int = field(default=5, compare=False)
     top: int = field(default=0, compare=False)
+    paired: bool = field(default=False, compare=False, repr=False)  # a rank appears twice
 
     @property
     def category_zh(self) -> str:
@@ -114,7 +115,11 @@ def _encode(category: str, ranks: Sequence[int]) -> int:
 
 
 def _make(category: str, ranks: tuple[int, ...], size: int, top: int) -> HandRank:
-    return HandRank(_encode(category, ranks), category, ranks, size, top)
+    paired = category in _PAIRED
+    return HandRank(_encode(category, ranks), category, ranks, size, top, paired)
+
+
+_PAIRED = frozenset({"one_pair", "two_pair", "three_of_a_kind", "full_house", "four_of_a_kind"})
 
 
 def _classify(ranks: Sequence[int], flush: bool) -> HandRank:
@@ -212,8 +217,11 @@ def rank(cards: Sequence[Card] | str) -> HandRank:
     """The rank of a 3-card head or a 5-card row (cards, or text such as ``"As Kd Qh"``)."""
     try:
         a, b, c, d, e = cards  # type: ignore[str-unpack]
-        # Identity is equality for cards (52 singletons) and far cheaper than int ==.
-        if not (
+        v = CARD_KEY
+        found = ROWS5[(v[a] + v[b] + v[c] + v[d] + v[e]) & KEY_MASK]  # type: ignore[index]
+        # A card given twice repeats a rank, so only rows with a repeated rank need the check;
+        # identity is equality for cards (52 singletons) and far cheaper than int ==.
+        if not found.paired or not (
             a is b
             or a is c
             or a is d
@@ -225,8 +233,7 @@ def rank(cards: Sequence[Card] | str) -> HandRank:
             or c is e
             or d is e
         ):
-            v = CARD_KEY
-            return ROWS5[(v[a] + v[b] + v[c] + v[d] + v[e]) & KEY_MASK]  # type: ignore[index]
+            return found
     except (ValueError, KeyError, TypeError, IndexError):
         pass
     return _rank_checked(cards)
