@@ -307,6 +307,7 @@ class Autoplay:
         foul_share: float = 0.15,
         clock: SimulationClock | None = None,
         progress: Callable[[str], None] | None = None,
+        on_ack: Callable[[int, str], None] | None = None,
     ) -> None:
         self.table = table
         self.control = control
@@ -318,6 +319,7 @@ class Autoplay:
         self.foul_share = foul_share
         self.clock = clock
         self.progress = progress or (lambda _line: None)
+        self.on_ack = on_ack
         self.summary = Summary(table.config.game, table.config.table_id)
         self.plan = Plan()
         self._struck = False
@@ -343,6 +345,8 @@ class Autoplay:
         result = await self.table.act(action, person, role, payload or {})
         if not result["accepted"]:
             raise AutoplayError(f"{action} refused in {self.proc.phase}: {result['violation']}")
+        if self.on_ack is not None:
+            self.on_ack(int(result["seq"]), action)
         return result
 
     async def attempt(self, action: str, payload: dict[str, Any], what: str) -> None:
@@ -375,6 +379,8 @@ class Autoplay:
             await self.control_request({"op": "inject", "device": device, "fault": fault})
         if fault in CONDITIONS:
             self._conditions.append((device, fault))
+            # A door or lid opened holds the table as soon as the device reports it.
+            await self.wait(lambda: self.proc.phase in ("HOLD", "TILT"), f"{device}: {fault}")
 
     async def strike(self, where: str) -> None:
         """Inject this round's fault if it strikes here (once a round)."""

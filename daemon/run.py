@@ -48,6 +48,9 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the autoplay summary as JSON")
     p.add_argument("--progress", action="store_true", help="print a line per autoplay round")
+    p.add_argument(
+        "--trace", action="store_true", help="print `ack SEQ ACTION` as each action is durable"
+    )
     p.add_argument("--log-level", choices=LEVELS, help="operational log level (stderr)")
     return p
 
@@ -164,6 +167,9 @@ async def _autoplay(
         violation_share=args.violation_share,
         clock=clock if isinstance(clock, SimulationClock) else None,
         progress=(lambda line: print(line, flush=True)) if args.progress else None,
+        on_ack=(lambda seq, action: print(f"ack {seq} {action}", flush=True))
+        if args.trace
+        else None,
     )
     play = asyncio.ensure_future(player.run())
     stopped = asyncio.ensure_future(stop.wait())

@@ -290,7 +290,13 @@ class Table:
             },
         )
         if inputs:
-            await self.feed("recovered", "system", {})
+            fed = await self.feed("recovered", "system", {})
+            # What the restart rebuilt, for auditors (and for the tests that kill the daemon).
+            self._append_sync(
+                "table.recovery",
+                "system",
+                {"replayed_inputs": inputs, "seq": fed.seq, "snapshot": self.procedure.snapshot()},
+            )
         self._sync_timer()
         if connect:
             await self._connect_devices()
