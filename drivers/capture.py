@@ -17,16 +17,18 @@ once so a crash loses nothing already on the wire. The format (docs/protocol-sho
     {"t": 0.000412, "dir": "tx", "hex": "02 01 01 00 11 43 94 03"}
     {"t": 0.000655, "dir": "rx", "hex": "02 81 01 39 91 ..."}
 
-`t` is monotonic seconds since the port was opened; `dir` is "tx" for bytes the host wrote to
-the device and "rx" for bytes the host received from it. `device` is the simulated device's
-name for `sim://` ports, else null. A capture of a real port and one of a simulator are alike,
-which is what lets `drivers.replay` feed either back into the drivers.
+`t` is monotonic seconds since the port was first opened; `dir` is "tx" for bytes the host
+wrote to the device, "rx" for bytes the host received from it, and "open" / "close" (no "hex")
+when the port was opened or closed, so a reconnect shows in the file. `device` is the simulated
+device's name for `sim://` ports, else null. A capture of a real port and one of a simulator
+are alike, which is what lets `drivers.replay` feed either back into the drivers.
 
 Importing this module registers the `capture://` scheme with pyserial.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import threading
@@ -35,7 +37,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 from urllib.parse import urlsplit
 
 import serial
@@ -45,6 +47,9 @@ FORMAT = "tabled-capture"
 VERSION = 1
 TX = "tx"  # host -> device
 RX = "rx"  # device -> host
+OPEN = "open"  # the port was (re)opened: a reconnect shows as a second one
+CLOSE = "close"
+DIRECTIONS = (TX, RX, OPEN, CLOSE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,23 +98,39 @@ def device_of(url: str) -> str | None:
 
 
 class CaptureWriter:
-    """Appends records to a capture file; safe to call from a port's reader thread."""
+    """Appends records to a capture file; safe to call from a port's reader thread.
+
+    The first port to open a file in this process starts it afresh (an existing file of an
+    earlier run is kept, renamed `NAME.1`, `NAME.2`, ...); a port that opens it again in the
+    same process, as a driver does when it reconnects, appends to it on the same time base."""
+
+    _starts: ClassVar[dict[Path, float]] = {}
+    _starts_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, path: Path, header: CaptureHeader) -> None:
+        path = path.resolve()
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] = path.open("w", encoding="utf-8")
+        with self._starts_lock:
+            start = self._starts.get(path)
+            fresh = start is None
+            if start is None:
+                _keep_earlier(path)
+                start = self._starts[path] = time.monotonic()
+        self._file: IO[str] = path.open("w" if fresh else "a", encoding="utf-8")
         self._lock = threading.Lock()
-        self._start = time.monotonic()
-        self._write(
-            {
-                "format": FORMAT,
-                "version": VERSION,
-                "port": header.port,
-                "baudrate": header.baudrate,
-                "device": header.device,
-                "started": header.started,
-            }
-        )
+        self._start = start
+        if fresh:
+            self._write(
+                {
+                    "format": FORMAT,
+                    "version": VERSION,
+                    "port": header.port,
+                    "baudrate": header.baudrate,
+                    "device": header.device,
+                    "started": header.started,
+                }
+            )
+        self.record(OPEN, b"")
 
     def _write(self, line: dict[str, Any]) -> None:
         self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -120,12 +141,26 @@ class CaptureWriter:
             if self._file.closed:
                 return
             t = round(time.monotonic() - self._start, 6)
-            self._write({"t": t, "dir": direction, "hex": data.hex(" ")})
+            if direction in (TX, RX):
+                self._write({"t": t, "dir": direction, "hex": data.hex(" ")})
+            else:
+                self._write({"t": t, "dir": direction})
 
     def close(self) -> None:
+        self.record(CLOSE, b"")
         with self._lock:
             if not self._file.closed:
                 self._file.close()
+
+
+def _keep_earlier(path: Path) -> None:
+    if not path.exists():
+        return
+    for number in itertools.count(1):
+        kept = path.with_name(f"{path.name}.{number}")
+        if not kept.exists():
+            path.rename(kept)
+            return
 
 
 def read_capture(path: str | Path) -> Capture:
@@ -149,9 +184,10 @@ def parse_capture(lines: Iterable[str], name: str = "capture") -> Capture:
                 )
                 continue
             direction = item["dir"]
-            if direction not in (TX, RX):
+            if direction not in DIRECTIONS:
                 raise CaptureFormatError(f"{name}:{number}: dir {direction!r}")
-            records.append(Record(float(item["t"]), direction, bytes.fromhex(item["hex"])))
+            data = bytes.fromhex(item["hex"]) if direction in (TX, RX) else b""
+            records.append(Record(float(item["t"]), direction, data))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             if isinstance(exc, CaptureFormatError):
                 raise

@@ -40,7 +40,7 @@ from typing import Any
 from serial.serialutil import PortNotOpenError, SerialBase, SerialException
 
 from drivers.base import CommandRefused, DeviceDriver, DeviceError, DriverEvent
-from drivers.capture import RX, Capture, read_capture, register
+from drivers.capture import RX, TX, Capture, read_capture, register
 from drivers.clock import ManualClock, settle
 from drivers.dice_shaker import DiceShakerDriver, Shake
 from drivers.framing import Frame, FrameCodec, Role
@@ -264,7 +264,7 @@ class _Replayer:
                     await self.clock.advance(record.t - self.clock.now())
                 if record.direction == RX:
                     self.session.deliver(record.data)
-                else:
+                elif record.direction == TX:
                     self.tx_expected += record.data
                     self.sent.receive_data(record.data)
                     while (item := self.sent.next_event()) is not None:

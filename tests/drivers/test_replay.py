@@ -21,8 +21,10 @@ from typing import Any
 
 import pytest
 
-from drivers.base import CommandRefused, DeviceDriver
+from drivers.base import CommandRefused, DeviceDriver, LinkLost
 from drivers.capture import (
+    CLOSE,
+    OPEN,
     RX,
     TX,
     CaptureFormatError,
@@ -123,6 +125,20 @@ async def shoe_removed_mid_deal(driver: ShoeReaderDriver, world: TableWorld) -> 
     await draws(world, 3)
 
 
+async def shoe_link_lost_and_back(driver: ShoeReaderDriver, world: TableWorld) -> None:
+    world.load(seeded_stack(10))
+    await driver.arm(new_shoe=True)
+    await draws(world, 2)
+    world.inject("shoe_reader", "no_response")
+    with pytest.raises(LinkLost):
+        await driver.status()
+    while not driver.link_up:  # the driver reconnects by itself, after its backoff
+        await asyncio.sleep(0.01)
+    world.load(seeded_stack(11))  # the reconnected (power-cycled) reader: a fresh shoe
+    await driver.arm(new_shoe=True)
+    await draws(world, 2)
+
+
 SCENARIOS: dict[str, tuple[str, str, Scenario]] = {
     "shuffler-clean-round": ("shuffler", "seed=3", shuffler_round),  # type: ignore[dict-item]
     "dice-clean-round": ("dice_shaker", "seed=5", dice_round),  # type: ignore[dict-item]
@@ -130,17 +146,20 @@ SCENARIOS: dict[str, tuple[str, str, Scenario]] = {
     "bell-clean-round": ("timer_bell", "seed=1", bell_round),  # type: ignore[dict-item]
     "shoe-bad-crc-burst": ("shoe_reader", "seed=1", shoe_bad_crc_burst),  # type: ignore[dict-item]
     "shoe-removed-mid-deal": ("shoe_reader", "seed=1", shoe_removed_mid_deal),  # type: ignore[dict-item]
+    "shoe-link-lost-and-back": ("shoe_reader", "seed=2", shoe_link_lost_and_back),  # type: ignore[dict-item]
 }
+# Real seconds pass while a link is lost and recovered: record that scenario with short timing.
+QUICK = LinkTiming(reply_timeout=0.05, tries=2, poll_interval=3600.0, reconnect_initial=0.1)
 
 
-async def record(name: str, path: Path) -> dict[str, Any]:
+async def record(name: str, path: Path, timing: LinkTiming = TIMING) -> dict[str, Any]:
     """Run a scenario live through `capture://`; what the live driver reported."""
     device, options, scenario = SCENARIOS[name]
     key = f"replay-{next(_worlds)}"
     world = get_world(key)
     try:
         url = capture_url(f"sim://{device}?{options}&world={key}", path)
-        driver: DeviceDriver = driver_class(device)(url, timing=TIMING)
+        driver: DeviceDriver = driver_class(device)(url, timing=timing)
         assert await driver.start()
         await scenario(driver, world)
         await settle()
@@ -178,6 +197,26 @@ def test_a_replay_reports_what_the_live_driver_reported(name: str, tmp_path: Pat
     assert result.tx_matches
     assert result.events == live["events"]
     assert result.counters == live["counters"]
+
+
+def test_a_lost_link_and_its_reconnect_replay_as_they_happened(tmp_path: Path) -> None:
+    path = tmp_path / "capture.jsonl"
+    live = asyncio.run(record("shoe-link-lost-and-back", path, QUICK))
+    assert [r.direction for r in read_capture(path).records].count("open") == 2
+    result = asyncio.run(replay(read_capture(path), timing=QUICK))
+    assert result.tx_matches
+    assert result.events == live["events"]
+    assert result.counters == live["counters"] and result.counters["timeouts"] == 2
+    kinds = [e["event"] for e in result.events]
+    assert kinds == [
+        "LinkUp",
+        "CardDrawn",
+        "CardDrawn",
+        "LinkDown",
+        "LinkUp",
+        "CardDrawn",
+        "CardDrawn",
+    ]
 
 
 def test_the_fixtures_show_what_they_are_named_for() -> None:
@@ -273,7 +312,7 @@ def test_a_capture_of_a_real_pseudo_terminal(tmp_path: Path) -> None:
         os.close(slave)
     capture = read_capture(path)
     assert capture.header.device is None and capture.header.port.startswith("/dev/")
-    assert {r.direction for r in capture.records} == {TX, RX}
+    assert {r.direction for r in capture.records} == {TX, RX, OPEN, CLOSE}
     result = replay_file(path, device="shoe_reader")
     assert result.tx_matches
     assert [e["event"] for e in result.events] == ["LinkUp", "CardDrawn"]
@@ -284,6 +323,7 @@ def write_fixtures(directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for name in SCENARIOS:
         path = directory / f"{name}.capture.jsonl"
+        path.unlink(missing_ok=True)  # replaced, not kept as NAME.1
         live = asyncio.run(record(name, path))
         result = replay_file(path)
         if not result.tx_matches or result.events != live["events"]:
