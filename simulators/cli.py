@@ -2,6 +2,8 @@
 
 One simulator per configured device; prints where each listens, one line per device (a JSON
 object with --json), then the control channel's socket, and runs until SIGINT or SIGTERM.
+`--write-config PATH` also writes a table config naming those ports (the simulators' builds
+approved), so `tabled run --config PATH` or `tabled devices --config PATH` can use them as is.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from pathlib import Path
 
 import structlog
 
-from daemon.config import ConfigError, load_config
-from simulators.base import UnknownFault
+from daemon.config import ConfigError, TableConfig, load_config
+from simulators.base import SIM_MAKE, UnknownFault, firmware_digest
 from simulators.control import serve_control
-from simulators.pty_host import PtyHost
+from simulators.pty_host import PtyDevice, PtyHost
 from simulators.registry import model_class
 from simulators.spec import SimSpec, parse_sim_url
 from simulators.world import get_world
@@ -45,10 +47,15 @@ def _parser() -> argparse.ArgumentParser:
         help="inject a fault at start (repeatable), e.g. dice_shaker:die_tilted",
     )
     parser.add_argument("--control", help="control socket path (default: in a temp dir)")
+    parser.add_argument(
+        "--write-config",
+        metavar="PATH",
+        help="also write a table config naming these ports, with the simulators' builds approved",
+    )
     return parser
 
 
-def _specs(args: argparse.Namespace) -> tuple[str, list[SimSpec]]:
+def _specs(args: argparse.Namespace) -> tuple[TableConfig, list[SimSpec]]:
     config = load_config(args.config)
     faults: dict[str, list[str]] = {}
     for item in args.fault:
@@ -73,12 +80,43 @@ def _specs(args: argparse.Namespace) -> tuple[str, list[SimSpec]]:
             address=device.address,
         ).with_faults(*faults.get(name, []))
         specs.append(spec)
-    return config.table_id, specs
+    return config, specs
 
 
-async def _serve(args: argparse.Namespace, table_id: str, specs: list[SimSpec]) -> int:
+def _config_text(config: TableConfig, devices: list[PtyDevice]) -> str:
+    """A table config for a daemon in another process: these ports, these builds approved."""
+    lines = [
+        "# Written by `tabled sim`: simulated devices on pseudo-terminals, valid while it runs.",
+        "[table]",
+        f"id = {json.dumps(config.table_id)}",
+        f"game = {json.dumps(config.game)}",
+        f"ruleset = {json.dumps(config.ruleset)}",
+    ]
+    if config.game == "paigow":
+        lines.append(f"paigow_hands = {config.paigow_hands}")
+    for device in devices:
+        name = device.spec.device
+        cls = model_class(name)
+        baudrate = config.devices[name].baudrate
+        lines += [
+            "",
+            f"[devices.{name}]",
+            f"port = {json.dumps(device.port)}",
+            f"baudrate = {baudrate}",
+            f"address = {device.spec.address}",
+            f"[[devices.{name}.approved]]",
+            f"make = {json.dumps(SIM_MAKE)}",
+            f"model = {json.dumps(cls.MODEL)}",
+            f"firmware = {json.dumps(cls.FIRMWARE)}",
+            # the nominal build: a device started with `unapproved_firmware` still fails the check
+            f"firmware_hash = {json.dumps(firmware_digest(cls.MODEL, cls.FIRMWARE).hex())}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+async def _serve(args: argparse.Namespace, config: TableConfig, specs: list[SimSpec]) -> int:
     loop = asyncio.get_running_loop()
-    world = get_world(table_id)
+    world = get_world(config.table_id)
     host = PtyHost(loop)
     control_dir = None
     if args.control:
@@ -98,6 +136,8 @@ async def _serve(args: argparse.Namespace, table_id: str, specs: list[SimSpec]) 
                 continue
             device = host.add(spec, world)
             _say(args, {"device": spec.device, "port": device.port})
+        if args.write_config:
+            Path(args.write_config).write_text(_config_text(config, host.devices))
         server = await serve_control(world, control)
         _say(args, {"control": str(control)})
         await stop.wait()
@@ -126,9 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # stdout carries the port list; logs go to stderr
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     try:
-        table_id, specs = _specs(args)
-        return asyncio.run(_serve(args, table_id, specs))
-    except (ConfigError, ValueError, UnknownFault) as exc:
+        config, specs = _specs(args)
+        return asyncio.run(_serve(args, config, specs))
+    except (ConfigError, ValueError, UnknownFault, OSError) as exc:
         print(f"tabled sim: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

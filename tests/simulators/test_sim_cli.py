@@ -68,6 +68,7 @@ class Sim:
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
         self.ports: dict[str, str] = {}
+        self.written: Path | None = None
         lines = Lines(proc)
         while True:
             item = json.loads(lines.next())
@@ -89,6 +90,7 @@ class Sim:
 def sim(tmp_path: Path) -> Iterator[Sim]:
     config = tmp_path / "table.toml"
     config.write_text(CONFIG)
+    written = tmp_path / "written.toml"
     proc = subprocess.Popen(
         tabled(
             "sim",
@@ -101,12 +103,16 @@ def sim(tmp_path: Path) -> Iterator[Sim]:
             "0",
             "--fault",
             "dice_shaker:die_tilted",
+            "--write-config",
+            str(written),
         ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     try:
-        yield Sim(proc)
+        running = Sim(proc)
+        running.written = written
+        yield running
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -245,3 +251,21 @@ def test_sim_stops_cleanly_on_sigint_and_removes_its_socket(tmp_path: Path) -> N
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err.decode()
     assert not path.exists()
+
+
+def test_the_written_config_points_a_daemon_at_the_ports_with_the_builds_approved(sim: Sim) -> None:
+    assert sim.written is not None
+    result = subprocess.run(
+        tabled("devices", "--config", str(sim.written), "--json"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    reports = json.loads(result.stdout)
+    assert result.returncode == 0, result.stdout
+    assert {r["device"]: (r["link"], r["approved"]) for r in reports} == {
+        "shuffler": ("up", True),
+        "dice_shaker": ("up", True),
+    }
+    assert {r["device"]: r["port"] for r in reports} == sim.ports
