@@ -447,3 +447,36 @@ def test_over_a_pseudo_terminal(pty_pair: tuple[int, int, str]) -> None:
         model.close()
 
     run(body)
+
+
+# --- the contract, against the simulator and (with -m hardware) a real reader ------------------
+
+
+def hardware_port(device: str) -> str | None:
+    spec = os.environ.get("TABLED_HARDWARE_PORTS", "")
+    ports = dict(item.strip().partition("=")[::2] for item in spec.split(",") if item)
+    return ports.get(device)
+
+
+@pytest.mark.parametrize("where", ["sim", pytest.param("hardware", marks=pytest.mark.hardware)])
+def test_contract_arm_and_disarm(where: str, table: Any) -> None:
+    """A reader answers its identity and status, and accepts ARM and DISARM. On hardware no
+    card is drawn: a person at the table would have to draw it."""
+    url = table.url("shoe_reader") if where == "sim" else hardware_port("shoe_reader")
+    if url is None:
+        pytest.skip("no shoe_reader in TABLED_HARDWARE_PORTS")
+    baudrate = int(os.environ.get("TABLED_HARDWARE_BAUD", "115200"))
+
+    async def body() -> None:
+        driver = ShoeReaderDriver(url, baudrate=baudrate, timing=TIMING)
+        assert await driver.start()
+        status = await driver.status()
+        assert "shoe" not in status.doors_open, "put the shoe in its base"
+        await driver.arm(ShoeMode.CARDS, new_shoe=True)
+        await driver.disarm()
+        await driver.arm(ShoeMode.TILES, new_shoe=True)
+        await driver.disarm()
+        assert driver.link.counters.protocol_errors == {}
+        await driver.close()
+
+    run(body)

@@ -271,3 +271,42 @@ def test_over_a_pseudo_terminal(pty_pair: tuple[int, int, str]) -> None:
         model.close()
 
     run(body)
+
+
+# --- the contract, against the simulator and (with -m hardware) a real bell ------------------
+
+
+def hardware_port(device: str) -> str | None:
+    spec = os.environ.get("TABLED_HARDWARE_PORTS", "")
+    ports = dict(item.strip().partition("=")[::2] for item in spec.split(",") if item)
+    return ports.get(device)
+
+
+@pytest.mark.parametrize("where", ["sim", pytest.param("hardware", marks=pytest.mark.hardware)])
+def test_contract_a_short_countdown_and_a_ring(where: str, table: Any) -> None:
+    """A bell counts down two seconds, warns one before, expires and rings; rings on command;
+    reports no countdown afterwards. (On hardware this takes the two seconds.)"""
+    url = table.url("timer_bell") if where == "sim" else hardware_port("timer_bell")
+    if url is None:
+        pytest.skip("no timer_bell in TABLED_HARDWARE_PORTS")
+    baudrate = int(os.environ.get("TABLED_HARDWARE_BAUD", "115200"))
+
+    async def body() -> None:
+        driver = TimerBellDriver(url, baudrate=baudrate, timing=TIMING)
+        assert await driver.start()
+        driver.pending_events()
+        await driver.cancel_timer()
+        await driver.start_timer(2, warn_before=1)
+        events = [await asyncio.wait_for(driver.next_event(), 10) for _ in range(3)]
+        assert events == [
+            TimerWarning("timer_bell", 1),
+            TimerExpired("timer_bell"),
+            BellRang("timer_bell", "expiry"),
+        ]
+        await driver.ring()
+        assert await asyncio.wait_for(driver.next_event(), 10) == BellRang("timer_bell", "command")
+        assert await driver.remaining() is None
+        assert driver.link.counters.protocol_errors == {}
+        await driver.close()
+
+    run(body)
