@@ -252,3 +252,24 @@ def test_items_that_are_not_cards_are_errors() -> None:
         rank(["As", "Ks", "Qs"])  # type: ignore[list-item]
     with pytest.raises(CardError, match="not a row"):
         rank(5)  # type: ignore[arg-type]
+
+
+@given(rows5, rows5)
+def test_where_art_9_agrees_with_ordinary_poker_treys_agrees(
+    a: tuple[Card, ...], b: tuple[Card, ...]
+) -> None:
+    treys = pytest.importorskip("treys")
+    wheel = {14, 2, 3, 4, 5}
+    if any({c.rank for c in row} == wheel for row in (a, b)):
+        return  # A-2-3-4-5: the one place Art. 9 orders straights differently from poker
+    evaluator = treys.Evaluator()
+
+    def strength(row: tuple[Card, ...]) -> int:
+        cards = [treys.Card.new(str(card)) for card in row]
+        return -int(evaluator.evaluate(cards[:2], cards[2:]))  # treys: lower is stronger
+
+    ours, theirs = rank(a), rank(b)
+    if ours < theirs:
+        assert strength(a) < strength(b)
+    if strength(a) == strength(b):
+        assert ours == theirs
