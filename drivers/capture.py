@@ -7,9 +7,10 @@ driver does not know it is there::
     capture:///dev/serial/by-id/usb-FTDI_shoe-if00#/var/log/tabled/shoe.jsonl
 
 The inner URL runs from after `capture://` to the last `#`; the capture file follows it.
-(`capture_url(url, path)` writes one.) The wrapper opens the inner port with the same settings,
-passes every byte through unchanged and appends one JSON line per chunk to the file, flushed at
-once so a crash loses nothing already on the wire. The format (docs/protocol-shoe-bell.md,
+(`capture_url(url, path)` writes one; `capture_all(ports, directory)` wraps every device's.)
+The wrapper opens the inner port with the same settings, passes every byte through unchanged
+and appends one JSON line per chunk to the file, flushed at once so a crash loses nothing
+already on the wire. The format (docs/protocol-shoe-bell.md,
 "Capture files"):
 
     {"format": "tabled-capture", "version": 1, "port": "sim://...", "baudrate": 115200,
@@ -33,7 +34,7 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,6 +81,18 @@ class CaptureFormatError(ValueError):
 def capture_url(url: str, path: str | Path) -> str:
     """The URL that captures the traffic of port `url` into `path`."""
     return f"capture://{url}#{path}"
+
+
+def capture_all(
+    ports: Mapping[str, str], directory: str | Path, stamp: str | None = None
+) -> dict[str, str]:
+    """Every device's port wrapped to capture into `directory/DEVICE-STAMP.jsonl` (the stamp
+    defaults to the UTC time now), for a daemon run that records all its devices."""
+    stamp = stamp or datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return {
+        device: capture_url(url, Path(directory) / f"{device}-{stamp}.jsonl")
+        for device, url in ports.items()
+    }
 
 
 def parse_capture_url(url: str) -> tuple[str, Path]:

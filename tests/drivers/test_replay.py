@@ -28,6 +28,7 @@ from drivers.capture import (
     RX,
     TX,
     CaptureFormatError,
+    capture_all,
     capture_url,
     parse_capture,
     parse_capture_url,
@@ -267,6 +268,16 @@ def test_capture_urls_and_files_are_checked(tmp_path: Path) -> None:
         parse_capture([json.dumps(_header()), '{"t": 0, "dir": "tx", "hex": "zz"}'])
     with pytest.raises(CaptureFormatError, match="empty"):
         parse_capture([])
+
+
+def test_every_port_of_a_table_can_be_captured(tmp_path: Path) -> None:
+    ports = {"shoe_reader": "sim://shoe_reader?world=T9", "timer_bell": "/dev/ttyUSB3"}
+    wrapped = capture_all(ports, tmp_path, stamp="20261129T120000Z")
+    assert wrapped == {
+        "shoe_reader": f"capture://sim://shoe_reader?world=T9#{tmp_path}/shoe_reader-20261129T120000Z.jsonl",
+        "timer_bell": f"capture:///dev/ttyUSB3#{tmp_path}/timer_bell-20261129T120000Z.jsonl",
+    }
+    assert parse_capture_url(wrapped["timer_bell"])[0] == "/dev/ttyUSB3"
 
 
 def _header() -> dict[str, Any]:
