@@ -289,6 +289,9 @@ class Table:
                 "phase": self.procedure.phase,
             },
         )
+        # The command queues exist before the devices connect, so what the recovery asks of
+        # a device (pause the bell) waits for its link instead of being dropped.
+        self._build_drivers()
         if inputs:
             fed = await self.feed("recovered", "system", {})
             # What the restart rebuilt, for auditors (and for the tests that kill the daemon).
@@ -333,7 +336,7 @@ class Table:
         self.stats.replayed = inputs
         return inputs
 
-    async def _connect_devices(self) -> None:
+    def _build_drivers(self) -> None:
         for name, device in sorted(self.config.devices.items()):
             if not device.enabled:
                 continue
@@ -345,9 +348,12 @@ class Table:
                     self._log.error("table.driver_missing", device=name, error=str(exc))
                     continue
                 self.drivers[name] = cls.from_config(device, clock=self.driver_clock)
-        for name, driver in self.drivers.items():
+        for name in self.drivers:
             self._commands[name] = asyncio.Queue()
             self._busy_commands[name] = 0
+
+    async def _connect_devices(self) -> None:
+        for name, driver in self.drivers.items():
             self._spawn(self._pump_events(name, driver))
             self._spawn(self._run_commands(name, driver))
         # Connecting is concurrent: a device that does not answer does not delay the others.

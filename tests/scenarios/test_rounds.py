@@ -1,0 +1,387 @@
+"""Whole rounds on simulated devices through pyserial `sim://`, in process: the real drivers,
+the real procedure, the real journal. Every check is against what the devices and the journal
+say, recomputed independently where the rules allow it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from daemon.autoplay import Autoplay, InProcessControl, house_way13
+from daemon.journal import verify
+from daemon.procedures.thirteen import ThirteenProcedure, settle_thirteen
+from daemon.rules import thirteen as rules13
+from daemon.table import Table
+from drivers.clock import ManualClock
+from simulators.world import Card, forget_world
+from tests.scenarios.scenario_support import (
+    EPOCH,
+    inputs_of,
+    journal_lines,
+    make_table,
+    new_world,
+    replayed,
+    table_config,
+    until,
+)
+
+DEALER, SUPERVISOR = "D1", "S1"
+RANKS = "A23456789TJQK"
+SUITS = "shcd"
+
+
+def card_name(card: Card) -> str:
+    return RANKS[card.rank - 1] + SUITS[card.suit]
+
+
+def quiet_autoplay(table: Table, world: str, **kwargs: Any) -> Autoplay:
+    options: dict[str, Any] = {
+        "rounds": 1,
+        "seed": 3,
+        "fault_share": 0.0,
+        "violation_share": 0.0,
+        "late_share": 0.0,
+        "foul_share": 0.0,
+    }
+    options.update(kwargs)
+    return Autoplay(table, InProcessControl(world), **options)
+
+
+async def play_until(player: Autoplay, phase: str) -> None:
+    for _ in range(200):
+        if player.proc.phase == phase:
+            return
+        await player._thirteen_step(player.proc.phase)
+    raise AssertionError(f"never reached {phase}; at {player.proc.phase}")
+
+
+async def draw(player: Autoplay, cards: int) -> None:
+    proc = player.proc
+    await until(player.table, player.table.quiet, "the reader armed")
+    for _ in range(cards):
+        count = len(proc.dealt)
+        reply = await player.control_request({"op": "draw"})
+        assert reply["reader"] == "read", reply
+        await until(player.table, lambda n=count: len(proc.dealt) > n, "the card read")
+
+
+def test_a_thirteen_round_end_to_end(tmp_path: Path) -> None:
+    key, world = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            await quiet_autoplay(table, key).run()
+            proc = table.procedure
+            assert isinstance(proc, ThirteenProcedure)
+            assert proc.phase == "ROUND_OVER"
+            # The shoe dealt the very stack the simulated shuffler left, in order, to the
+            # seats the dice name, counter-clockwise, 13 each.
+            stack = [card_name(c) for c in world.items if isinstance(c, Card)]
+            assert [d["card"] for d in proc.dealt] == stack[:52]
+            assert proc.dice is not None
+            order = rules13.deal_order(rules13.first_seat_from_dice(sum(proc.dice)))
+            assert [d["seat"] for d in proc.dealt] == order
+            assert all(len(proc.seat_cards(s)) == 13 for s in range(4))
+            # The banker arranged the house way; the settlement is the rules engine's.
+            banker = house_way13(proc.seat_cards(0))
+            assert proc.arrangements[0]["tail"] == banker[2]
+            assert proc.settlement == settle_thirteen(
+                proc.arrangements, proc.bets, proc.late, proc.ruleset
+            )
+            live = proc.snapshot()
+        finally:
+            await table.stop()
+        lines = journal_lines(tmp_path / "j")
+        events = [r["event"] for r in lines]
+        assert events.count("card.dealt") == 52
+        assert {"bets.closed", "dice.landed", "banker.opened", "round.settled"} <= set(events)
+        # The journal alone rebuilds the round.
+        assert replayed(config, inputs_of(lines)).snapshot() == live
+        assert verify(tmp_path / "j").ok
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
+
+
+def test_a_paigow_table_keeps_four_hands_for_the_next_round(tmp_path: Path) -> None:
+    key, _ = new_world()
+    config = table_config(tmp_path / "j", game="paigow", world=key, hands=4)
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key, rounds=2)
+            summary = await player.run()
+            assert summary.rounds == 2
+            proc = table.procedure
+            assert proc.phase == "ROUND_OVER"
+            assert proc.bank_rounds == 2
+            live = proc.snapshot()
+        finally:
+            await table.stop()
+        lines = journal_lines(tmp_path / "j")
+        inputs = [i.action for i in inputs_of(lines)]
+        # Art. 2(4): one shuffle serves both rounds of four hands.
+        assert inputs.count("confirm_tile_shuffle") == 1
+        assert inputs.count("settle_round") == 2
+        assert any(r["event"] == "tiles.shown_face_up" for r in lines)
+        assert replayed(config, inputs_of(lines)).snapshot() == live
+        assert verify(tmp_path / "j").ok
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
+
+
+def test_the_shoe_taken_out_mid_deal_holds_and_the_deal_resumes_intact(tmp_path: Path) -> None:
+    key, world = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key)
+            await play_until(player, "DEALING")
+            proc = table.procedure
+            await draw(player, 20)
+            world.inject("shoe_reader", "shoe_removed")
+            await until(table, lambda: proc.phase == "HOLD", "the HOLD")
+            assert proc.faults["shoe_reader"]["fault"] == "shoe open"
+            # Nobody clears a HOLD while the shoe is still out: refused and journaled.
+            refused = await table.act("clear_hold", SUPERVISOR, "supervisor", {"reason": "x"})
+            assert not refused["accepted"]
+            assert "not reported healthy" in refused["violation"]["reason"]
+            world.clear("shoe_reader", "shoe_removed")
+            await until(table, lambda: proc.faults["shoe_reader"]["healthy"], "healthy")
+            cleared = await table.act("clear_hold", SUPERVISOR, "supervisor", {"reason": "back"})
+            assert cleared["accepted"] and cleared["phase"] == "DEALING"
+            await draw(player, 32)
+            assert proc.phase == "BANKER_ARRANGING"
+            stack = [card_name(c) for c in world.items if isinstance(c, Card)]
+            assert [d["card"] for d in proc.dealt] == stack[:52]
+        finally:
+            await table.stop()
+        events = [r["event"] for r in journal_lines(tmp_path / "j")]
+        assert events.count("table.held") == 1 and events.count("table.resumed") == 1
+        assert events.count("table.violation") == 1
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
+
+
+def test_a_wrong_count_takes_the_deck_out_of_play(tmp_path: Path) -> None:
+    key, world = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key)
+            await play_until(player, "HAND_SHUFFLE")
+            world.inject("shuffler", "wrong_count")
+            await player.act("confirm_hand_shuffle")
+            proc = table.procedure
+            await until(table, lambda: proc.phase == "TILT", "the TILT")
+            assert proc.shuffle["count"] == 51
+            await player.supervise()
+            # R1: clearing returns to the hand shuffle with a new deck, never to the cut.
+            assert proc.phase == "HAND_SHUFFLE"
+            await play_until(player, "CUT")
+            assert proc.shuffle["count"] == 52
+        finally:
+            await table.stop()
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
+
+
+def test_a_pulled_cable_holds_until_the_link_is_back_and_a_supervisor_clears(
+    tmp_path: Path,
+) -> None:
+    key, world = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key)
+            await play_until(player, "BETTING")
+            proc = table.procedure
+            await player.act(
+                "place_bet",
+                {"player": "P1", "seat": 2, "amount": 200, "units": 2, "seated": True},
+            )
+            world.unplug("dice_shaker")
+            await player.act("shake_dice", {"player": "P1"})
+            await until(table, lambda: proc.phase == "HOLD", "the HOLD")
+            assert proc.suspended == "SHAKING"
+            assert proc.faults["dice_shaker"]["fault"] == "link lost"
+            world.plug("dice_shaker")
+            await until(table, lambda: proc.faults["dice_shaker"]["healthy"], "the link back")
+            result = await table.act("clear_hold", SUPERVISOR, "supervisor", {"reason": "ok"})
+            assert result["accepted"]
+            # Resuming asks the shaker again; its fresh throw is the one dealt from.
+            await until(table, lambda: proc.phase == "DEALING", "the dice")
+            assert proc.dice is not None
+        finally:
+            await table.stop()
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
+
+
+def test_invalid_throws_are_shaken_again_and_the_third_tilts(tmp_path: Path) -> None:
+    key, world = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key)
+            await play_until(player, "BETTING")
+            proc = table.procedure
+            bet = {"player": "P1", "seat": 1, "amount": 100, "units": 1, "seated": True}
+            await player.act("place_bet", bet)
+            world.inject("dice_shaker", "die_tilted")
+            await player.act("shake_dice", {"player": "P1"})
+            await until(table, lambda: proc.phase == "DEALING", "a valid throw")
+            # The deal waits; three invalid throws in a row on the next round's shake tilt.
+            lines = journal_lines(tmp_path / "j")
+            invalid = [r for r in lines if r["event"] == "dice.invalid"]
+            assert [r["payload"]["reason"] for r in invalid] == ["die_tilted"]
+            assert "dice" not in invalid[0]["payload"]
+        finally:
+            await table.stop()
+
+    async def three() -> None:
+        table, _ = make_table(table_config(tmp_path / "k", world=key))
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key)
+            await play_until(player, "BETTING")
+            proc = table.procedure
+            bet = {"player": "P1", "seat": 1, "amount": 100, "units": 1, "seated": True}
+            await player.act("place_bet", bet)
+            for _ in range(3):
+                world.inject("dice_shaker", "die_out_of_cup")
+            await player.act("shake_dice", {"player": "P1"})
+            await until(table, lambda: proc.phase == "TILT", "the TILT")
+            assert proc.suspended == "SHAKING"
+            assert "3 invalid throws" in proc.faults["dice_shaker"]["fault"]
+        finally:
+            await table.stop()
+
+    try:
+        asyncio.run(main())
+        asyncio.run(three())
+    finally:
+        forget_world(key)
+
+
+def test_the_bell_is_the_tables_clock_and_a_late_player_loses(tmp_path: Path) -> None:
+    key, _ = new_world()
+    config = table_config(tmp_path / "j", world=key)
+    clock = ManualClock(start=100.0)
+
+    async def main() -> None:
+        table, _ = make_table(config, clock=clock)
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key)
+            await play_until(player, "PLAYERS_ARRANGING")
+            proc = table.procedure
+            seats = proc.played_seats()
+            for seat in seats[1:]:
+                rows = house_way13(proc.seat_cards(seat))
+                payload = {"seat": seat, "head": rows[0], "middle": rows[1], "tail": rows[2]}
+                await player.act("enter_arrangement", payload)
+            await clock.advance(299.0)
+            assert proc.phase == "PLAYERS_ARRANGING"
+            await clock.advance(1.0)
+            await until(table, lambda: proc.phase == "SETTLING", "the bell")
+            assert proc.late == [seats[0]]
+            rows = house_way13(proc.seat_cards(seats[0]))
+            late = {"seat": seats[0], "head": rows[0], "middle": rows[1], "tail": rows[2]}
+            refused = await table.act("enter_arrangement", DEALER, "dealer", late)
+            assert not refused["accepted"]
+            assert refused["violation"]["article"].endswith("Art. 2(d)")
+        finally:
+            await table.stop()
+        expired = [
+            r
+            for r in journal_lines(tmp_path / "j")
+            if r["event"] == "table.input" and r["payload"]["action"] == "timer_expired"
+        ]
+        assert len(expired) == 1 and expired[0]["actor"] == "system"
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
+
+
+def test_a_restart_comes_back_in_hold_with_the_round_and_the_timer(tmp_path: Path) -> None:
+    key, _ = new_world()
+    config = table_config(tmp_path / "j", world=key)
+    clock = ManualClock(start=100.0)
+
+    async def first() -> dict[str, Any]:
+        table, _ = make_table(config, clock=clock)
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key)
+            await play_until(player, "PLAYERS_ARRANGING")
+            await clock.advance(120.0)
+            return table.procedure.snapshot()
+        finally:
+            await table.stop()
+
+    async def second(before: dict[str, Any]) -> None:
+        await clock.advance(30.0)  # the daemon was down for half a minute
+        table, _ = make_table(config, clock=clock)
+        await table.start()
+        try:
+            proc = table.procedure
+            after = proc.snapshot()
+            assert after["phase"] == "HOLD" and after["suspended"] == "PLAYERS_ARRANGING"
+            for key_ in ("seats", "bets", "dice", "dealt", "shakes", "first_seat", "round"):
+                assert after[key_] == before[key_], key_
+            deadline = before["timer"]["deadline"]
+            remaining = after["timer"]["paused_remaining"]
+            # The five minutes ran on while the daemon was down (the players went on), and
+            # stop while the table is held.
+            assert remaining == deadline - (EPOCH + 250.0)
+            assert remaining == pytest.approx(300.0 - 150.0)
+            assert after["timer"]["deadline"] is None
+            player = quiet_autoplay(table, key)
+            await player.supervise()
+            assert proc.phase == "PLAYERS_ARRANGING"
+            assert proc.deadline is not None
+        finally:
+            await table.stop()
+
+    try:
+        before = asyncio.run(first())
+        asyncio.run(second(before))
+    finally:
+        forget_world(key)
