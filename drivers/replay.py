@@ -1,8 +1,8 @@
 """Replay: feed a capture (`drivers.capture`) into the unchanged driver and compare what it
 reports with an expected file.
 
-The driver opens `replay://KEY`, an in-process pyserial port whose far end is the capture, and
-runs on a manual clock. The harness walks the capture's records in order:
+The driver is given the capture as its port (through its `opener`: nothing is opened, no
+thread) and runs on a manual clock. The harness walks the capture's records in order:
 
 - it moves the clock to the record's time, so the driver's own timers (reply deadlines,
   retransmissions, reconnect backoff) fire exactly where they fired when it was recorded;
@@ -20,8 +20,6 @@ The expected file is JSON: the device, the driver events in order (each `{"event
 ...fields}`), the outcome of each call, and the link counters. `python -m drivers.replay CAPTURE
 EXPECTED` checks one capture (exit 1 on a difference); with `--write` it writes EXPECTED from
 the replay, for a capture a person has checked.
-
-Importing this module registers the `replay://` scheme with pyserial.
 """
 
 from __future__ import annotations
@@ -37,10 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from serial.serialutil import PortNotOpenError, SerialBase, SerialException
-
 from drivers.base import CommandRefused, DeviceDriver, DeviceError, DriverEvent
-from drivers.capture import RX, TX, Capture, read_capture, register
+from drivers.capture import RX, TX, Capture, read_capture
 from drivers.clock import ManualClock, settle
 from drivers.dice_shaker import DiceShakerDriver, Shake
 from drivers.framing import Frame, FrameCodec, Role
@@ -50,16 +46,16 @@ from drivers.registry import driver_class
 from drivers.shoe_reader import Arm, Disarm, ShoeMode, ShoeReaderDriver
 from drivers.shuffler import ShufflerDriver, StartShuffle
 from drivers.timer_bell import CancelTimer, GetRemaining, Ring, StartTimer, TimerBellDriver
+from drivers.transport import Transport
 
 NO_POLLING = 1e9
-ATTACH_TIMEOUT = 5.0  # real seconds for the port to open (pyserial opens it on a thread)
 
 
-# --- the replay port ---------------------------------------------------------------------------
+# --- the far end of the driver's port ------------------------------------------------------------
 
 
 class ReplaySession:
-    """The far end of `replay://KEY`: what the driver wrote, and where to deliver bytes."""
+    """The driver's port during a replay (its `opener`): what it wrote, where to deliver."""
 
     def __init__(self) -> None:
         self.written = bytearray()
@@ -67,82 +63,47 @@ class ReplaySession:
         self.attached = asyncio.Event()
         self.opens = 0
         self.undelivered = 0
+        self._transport: _ReplayTransport | None = None
+
+    async def open(
+        self,
+        url: str,
+        baudrate: int,
+        on_data: Callable[[bytes], None],
+        on_lost: Callable[[str], None],
+    ) -> Transport:
+        self.opens += 1
+        self.receiver = on_data
+        self._transport = _ReplayTransport(self)
+        self.attached.set()
+        return self._transport
 
     def deliver(self, data: bytes) -> None:
+        """The device's bytes, delivered on the next loop turn as a real transport does."""
         if self.receiver is None:
             self.undelivered += len(data)
         else:
-            self.receiver(data)
+            asyncio.get_running_loop().call_soon(self.receiver, data)
+
+    def closed(self, transport: _ReplayTransport) -> None:
+        if transport is self._transport:
+            self.receiver = None
+            self._transport = None
+            self.attached.clear()
 
 
-_sessions: dict[str, ReplaySession] = {}
-_keys = itertools.count(1)
+class _ReplayTransport:
+    def __init__(self, session: ReplaySession) -> None:
+        self._session: ReplaySession | None = session
 
-
-class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type information
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.session: ReplaySession | None = None
-        super().__init__(*args, **kwargs)
-
-    is_open: bool
-
-    def open(self) -> None:
-        key = str(self._port or "").removeprefix("replay://")
-        session = _sessions.get(key)
-        if session is None:
-            raise SerialException(f"no replay session {key!r}")
-        session.opens += 1
-        self.session = session
-        self.is_open = True
+    def write(self, data: bytes) -> None:
+        if self._session is not None:
+            self._session.written += data
 
     def close(self) -> None:
-        if self.session is not None:
-            self.session.receiver = None
-            self.session.attached.clear()
-        self.is_open = False
-
-    def attach(self, receiver: Callable[[bytes], None] | None) -> None:
-        if self.session is not None:
-            self.session.receiver = receiver
-            if receiver is not None:
-                self.session.attached.set()
-
-    def write(self, data: bytes | bytearray | memoryview) -> int:
-        if not self.is_open or self.session is None:
-            raise PortNotOpenError()
-        self.session.written += data
-        return len(data)
-
-    def read(self, size: int = 1) -> bytes:
-        return b""  # bytes are only ever delivered through attach
-
-    @property
-    def in_waiting(self) -> int:
-        return 0
-
-    def cancel_read(self) -> None:
-        pass
-
-    def reset_input_buffer(self) -> None:
-        pass
-
-    def reset_output_buffer(self) -> None:
-        pass
-
-    def _reconfigure_port(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def _update_rts_state(self) -> None:
-        pass
-
-    def _update_dtr_state(self) -> None:
-        pass
-
-    def _update_break_state(self) -> None:
-        pass
-
-
-register("replay", __name__)
+        if self._session is not None:
+            self._session.closed(self)
+            self._session = None
 
 
 # --- describing what a driver reported ---------------------------------------------------------
@@ -238,16 +199,16 @@ class _Replayer:
 
     def __init__(self, capture: Capture, name: str, timing: LinkTiming | None) -> None:
         self.capture = capture
-        self.key = f"r{next(_keys)}"
-        self.session = _sessions[self.key] = ReplaySession()
+        self.session = ReplaySession()
         self.clock = ManualClock(0.0)
         timing = dataclasses.replace(timing or LinkTiming(), poll_interval=NO_POLLING)
         self.driver = driver_class(name)(
-            f"replay://{self.key}",
+            f"replay:{capture.header.port}",
             baudrate=capture.header.baudrate,
             clock=self.clock,
             timing=timing,
             name=name,
+            opener=self.session.open,
         )
         # Reads the host's frames as a device would.
         self.sent = FrameCodec(Role.DEVICE, self.driver.MESSAGES)
@@ -288,7 +249,6 @@ class _Replayer:
             for _, _, task in self.calls:
                 task.cancel()
             await settle()
-            del _sessions[self.key]
 
     async def _host_frame(self, frame: Frame) -> None:
         message = frame.message
@@ -301,7 +261,7 @@ class _Replayer:
             if not self.calls:
                 self.calls.append(("connect", {}, asyncio.ensure_future(self.driver.start())))
             self.connect_status_due = True
-            await asyncio.wait_for(self.session.attached.wait(), ATTACH_TIMEOUT)
+            await self.session.attached.wait()
             return
         if isinstance(message, GetStatus) and self.connect_status_due:
             self.connect_status_due = False
