@@ -127,7 +127,8 @@ class ShoeReaderModel(DeviceModel):
                 self._drain()
 
     def _in_phase(self) -> bool:
-        return self.shoe_armed and not self.take("card_out_of_phase")
+        spoilt = self.take("card_out_of_phase")  # spent by this draw, armed or not
+        return self.shoe_armed and not spoilt
 
     def _draw_card(self) -> dict[str, Any]:
         world = self.world
