@@ -39,6 +39,7 @@ from drivers.dice_shaker import DiceShakerDriver
 from drivers.link import LinkTiming
 from drivers.registry import driver_class
 from drivers.replay import compare, describe_event, format_expected, replay, replay_file
+from drivers.replay import main as replay_main
 from drivers.shoe_reader import ShoeReaderDriver
 from drivers.shuffler import ShufflerDriver
 from drivers.timer_bell import TimerBellDriver
@@ -346,3 +347,18 @@ def write_fixtures(directory: Path) -> None:
 
 if __name__ == "__main__":
     write_fixtures(Path(sys.argv[1]) if len(sys.argv) > 1 else FIXTURES)
+
+
+def test_the_replay_command_checks_and_blesses(tmp_path: Path, capsys: Any) -> None:
+    capture = FIXTURES / "bell-clean-round.capture.jsonl"
+    expected = FIXTURES / "bell-clean-round.expected.json"
+    assert replay_main([str(capture), str(expected)]) == 0
+    changed = json.loads(expected.read_text())
+    changed["events"][1]["remaining"] = 29
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps(changed))
+    assert replay_main([str(capture), str(wrong)]) == 1
+    assert "event 1: expected" in capsys.readouterr().out
+    blessed = tmp_path / "blessed.json"
+    assert replay_main([str(capture), str(blessed), "--write"]) == 0
+    assert blessed.read_text() == expected.read_text()
