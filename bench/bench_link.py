@@ -149,6 +149,7 @@ def serve(fd: int) -> None:
         scheduler=ManualScheduler(),
         output=lambda data: os.write(fd, data) and None,
     )
+    print("ready", flush=True)  # on stdout, a pipe: never on the line itself
     while True:
         try:
             data = os.read(fd, 4096)
@@ -184,8 +185,12 @@ def main() -> None:
     master, slave = os.openpty()
     tty.setraw(slave)
     child = subprocess.Popen(
-        [sys.executable, __file__, "--serve-fd", str(master)], pass_fds=(master,)
+        [sys.executable, __file__, "--serve-fd", str(master)],
+        pass_fds=(master,),
+        stdout=subprocess.PIPE,
+        text=True,
     )
+    assert child.stdout is not None and child.stdout.readline().strip() == "ready"
     path = os.ttyname(slave)
     rows = []
     try:
