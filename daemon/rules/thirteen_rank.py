@@ -100,7 +100,8 @@ class HandRank:
 
     def __str__(self) -> str:
         if self.category in {"straight", "straight_flush"}:
-            names = {15: "A-K-Q-J-10", 14: "A-2-3-4-5"}.get(self.ranks[0], f"{self.top}-high")
+            high = "23456789TJQKA"[self.top - 2]
+            names = {15: "A-K-Q-J-10", 14: "A-2-3-4-5"}.get(self.ranks[0], f"{high}-high")
         else:
             names = " ".join("23456789TJQKA"[r - 2] for r in self.ranks)
         return f"{self.category}({names})"

@@ -273,3 +273,10 @@ def test_where_art_9_agrees_with_ordinary_poker_treys_agrees(
         assert strength(a) < strength(b)
     if strength(a) == strength(b):
         assert ours == theirs
+
+
+def test_a_rank_prints_its_category_and_compared_ranks() -> None:
+    assert str(r("Ks Qs Js Ts 9s")) == "straight_flush(K-high)"
+    assert str(r("Ah 2d 3s 4c 5d")) == "straight(A-2-3-4-5)"
+    assert str(r("Th Td 6c 6s 5d")) == "two_pair(T 6 5)"
+    assert r("Kh Kd Kc").category_zh == "三条"
