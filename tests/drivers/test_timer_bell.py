@@ -162,7 +162,7 @@ def test_remaining_time_and_cancel(table: Any) -> None:
         await driver.start_timer(3600, warn_before=60)
         assert driver.deadline == 3650.0  # the host's own deadline, on its own clock
         left = await driver.remaining()
-        assert left is not None and 3500 < left <= 3600
+        assert left is not None and 0 < left <= 3600  # exact figures: test_bell_model.py
         await driver.cancel_timer()
         assert driver.deadline is None and await driver.remaining() is None
         await driver.start_timer(600)  # a cancelled countdown leaves the bell free
