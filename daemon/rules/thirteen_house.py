@@ -257,7 +257,8 @@ def _search(ev: _Evaluated, strict: bool) -> tuple[SplitKey, tuple[int, int, int
         seen.add(same)
         visit(tail)
     if best[1] < 0:
-        raise CardError("no split of these cards avoids a foul")  # cannot happen: see tests
+        # Only with strict: best 5, best 5 of the rest, then the rest never fouls otherwise.
+        raise CardError("no split of these cards avoids a foul")
     return best, choice
 
 
@@ -335,7 +336,13 @@ def house_way(
     units of the special hand the cards hold whatever the setting.
     """
     ev = _Evaluated(_hand13(cards13))
-    _, choice = _search(ev, strict)
+    try:
+        _, choice = _search(ev, strict)
+    except CardError:
+        # Equal rows in every split (a freak of "equal rows foul"): set it as the rules
+        # without that setting would, rather than refuse the banker a hand.
+        strict = False
+        _, choice = _search(ev, strict)
     if special_units is not None:
         special = _special_search(ev, strict, special_units)
         if special is not None and special[0][0] > fixed_units:
