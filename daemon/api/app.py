@@ -216,6 +216,8 @@ def _check_value(name: str, spec: ParamSpec, value: Any) -> str | None:
             return f"{where}: expected a string, got {json.dumps(value)[:40]}"
         if spec.max_length is not None and len(value) > spec.max_length:
             return f"{where}: longer than {spec.max_length} characters"
+        if spec.min_length is not None and len(value) < spec.min_length:
+            return f"{where}: at least {spec.min_length} characters"
         if spec.choices and value not in spec.choices:
             return f"{where}: one of {', '.join(spec.choices)}, not {value[:40]!r}"
         return None
@@ -223,6 +225,8 @@ def _check_value(name: str, spec: ParamSpec, value: Any) -> str | None:
         return f"{where}: expected a list ({kind}), got {json.dumps(value)[:40]}"
     if spec.max_length is not None and len(value) > spec.max_length:
         return f"{where}: more than {spec.max_length} items"
+    if spec.min_length is not None and len(value) < spec.min_length:
+        return f"{where}: {len(value)} items, at least {spec.min_length} needed"
     for i, item in enumerate(value):
         if kind == "list[int]":
             if not int_ok(item):
@@ -267,6 +271,7 @@ def spec_json(spec: ActionSpec) -> dict[str, Any]:
                 "required": p.required,
                 "minimum": p.minimum,
                 "maximum": p.maximum,
+                "min_length": p.min_length,
                 "max_length": p.max_length,
                 "choices": list(p.choices),
                 "label": {"en": p.label_en or name, "zh": p.label_zh or name},

@@ -31,7 +31,8 @@ class ParamSpec:
     required: bool = True
     minimum: int | None = None  # for int, and for each item of list[int]
     maximum: int | None = None
-    max_length: int | None = None  # for str and lists
+    min_length: int | None = None  # for str and lists
+    max_length: int | None = None
     choices: tuple[str, ...] = ()  # for str: the only values allowed
     label_en: str = ""
     label_zh: str = ""

@@ -40,8 +40,10 @@ def _seat(lo: int, hi: int, en: str = "Seat", zh: str = "門") -> ParamSpec:
 _AMOUNT = ParamSpec("int", minimum=1, maximum=10**12, label_en="Amount", label_zh="金額")
 
 
-def _cards(n: int, en: str, zh: str) -> ParamSpec:
-    return ParamSpec("list[str]", max_length=n, label_en=en, label_zh=zh)
+def _cards(n: int, en: str, zh: str, exactly: bool = True) -> ParamSpec:
+    return ParamSpec(
+        "list[str]", min_length=n if exactly else 1, max_length=n, label_en=en, label_zh=zh
+    )
 
 
 _ROWS13 = {
@@ -89,7 +91,7 @@ PARAMS: dict[str, dict[str, dict[str, ParamSpec]]] = {
             "to_seat": _seat(1, 3, "To seat", "新門"),
         },
         "shake_dice": {"player": _player("Highest bettor", "最高投注者")},
-        "correct_misdeal": {"cards": _cards(52, "Cards to re-deal", "重發的牌")},
+        "correct_misdeal": {"cards": _cards(52, "Cards to re-deal", "重發的牌", exactly=False)},
         "arrange_banker": dict(_ROWS13),
         "open_banker": {},
         "enter_arrangement": {"seat": _seat(1, 3), **_ROWS13},

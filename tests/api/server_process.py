@@ -1,4 +1,5 @@
-"""Start `serve_fake.py` as a subprocess and wait for its port (no sleeping: it prints it)."""
+"""Start a test API server (`serve_fake.py`, `serve_table.py`) as a subprocess and wait for its
+port (no sleeping: the server prints it)."""
 
 from __future__ import annotations
 
@@ -8,29 +9,47 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-SERVE = Path(__file__).parent / "serve_fake.py"
+HERE = Path(__file__).parent
 
 
 @contextmanager
 def fake_server(tokens_file: Path) -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, str(SERVE), str(tokens_file)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        if not line.startswith("PORT "):
-            process.kill()
-            _out, err = process.communicate(timeout=10)
-            raise RuntimeError(f"fake server did not start: {line!r} {err}")
-        yield f"http://127.0.0.1:{int(line.split()[1])}"
-    finally:
-        process.terminate()
+    """The API over the in-memory FakeTable."""
+    with _serve(HERE / "serve_fake.py", str(tokens_file)) as url:
+        yield url
+
+
+@contextmanager
+def table_server(tokens_file: Path, journal_dir: Path) -> Iterator[str]:
+    """The API over the real table runtime, every device simulated."""
+    with _serve(HERE / "serve_table.py", str(tokens_file), str(journal_dir)) as url:
+        yield url
+
+
+@contextmanager
+def _serve(script: Path, *args: str) -> Iterator[str]:
+    # The server's logs go to a file beside its tokens (a pipe nobody drains would fill and
+    # stall it); stdout carries only the PORT line.
+    log_path = Path(args[0]).with_name(f"{script.stem}.log")
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, str(script), *args],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            if not line.startswith("PORT "):
+                process.kill()
+                process.wait(timeout=10)
+                raise RuntimeError(f"{script.name} did not start: {log_path.read_text()[-3000:]}")
+            yield f"http://127.0.0.1:{int(line.split()[1])}"
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

@@ -1,18 +1,20 @@
 """The dealer console in a real browser: Debian's chromium, headless, driven by Playwright,
-plays a whole round through the page against a real HTTP server (the in-memory table for now;
-the end-to-end suite runs the same page against the simulators)."""
+plays whole rounds through the page against a real HTTP server: once over the in-memory table
+(holds, faults and the supervisor), once over the real table runtime with every device
+simulated."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from api_support import TOKENS, auth, write_tokens
 from playwright.sync_api import expect, sync_playwright
-from server_process import fake_server
+from server_process import fake_server, table_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -40,6 +42,35 @@ pytestmark = [
 def server(tmp_path: Path) -> Iterator[str]:
     with fake_server(write_tokens(tmp_path / "tokens.toml")) as url:
         yield url
+
+
+@pytest.fixture
+def real_table(tmp_path: Path) -> Iterator[str]:
+    with table_server(write_tokens(tmp_path / "tokens.toml"), tmp_path / "journal") as url:
+        yield url
+
+
+def launch(pw: Any) -> Any:
+    return pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
+def sign_in(page: Any, role: str) -> None:
+    page.fill("#token", TOKENS[role][1])
+    page.click("#login button[type=submit]")
+    expect(page.locator("#link")).to_contain_text("live")
+
+
+def submit_form(page: Any, action: str, fields: dict[str, str | bool]) -> None:
+    page.click(f"[data-action={action}]")
+    for name, value in fields.items():
+        selector = f"#action-form [name={name}]"
+        if isinstance(value, bool):
+            page.set_checked(selector, value)
+        elif page.locator(selector).evaluate("e => e.tagName") == "SELECT":
+            page.select_option(selector, value)
+        else:
+            page.fill(selector, value)
+    page.click("#action-form button[type=submit]")
 
 
 def test_a_whole_round_through_the_console(server: str) -> None:
@@ -160,5 +191,126 @@ def test_a_whole_round_through_the_console(server: str) -> None:
             assert journal[0]["payload"]["reason"] == "jam cleared, 52 counted"
             # The wrong token's 401 is the only failed request the page may have made.
             assert [e for e in errors if "status of 401" not in e] == []
+        finally:
+            browser.close()
+
+
+def test_a_whole_thirteen_round_on_the_real_table_with_simulated_devices(real_table: str) -> None:
+    """The real runtime, procedure and journal, every device simulated: the page plays a whole
+    round of Thirteen; the test plays the people around the table (the dealer's hand drawing
+    from the shoe, a bet after the dice, the clock passing five minutes)."""
+    server = real_table
+
+    def state() -> dict[str, Any]:
+        body: dict[str, Any] = httpx.get(server + "/api/state", headers=auth("dealer")).json()
+        return body
+
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(server + "/")
+            sign_in(page, "dealer")
+            phase = page.locator("#phase")
+            expect(phase).to_contain_text("Equipment check")
+            expect(phase).to_contain_text("設備檢查")
+
+            page.click("[data-action=open_table]")
+            expect(phase).to_contain_text("Hand shuffle")
+            page.click("[data-action=confirm_hand_shuffle]")
+            expect(phase).to_contain_text("Cut")  # the simulated shuffler counted 52
+            submit_form(
+                page,
+                "confirm_cut",
+                {"by": "player", "player": "P1", "cards": "20", "one_hand": True},
+            )
+            expect(phase).to_contain_text("Shoe")
+            page.click("[data-action=load_shoe]")
+            expect(phase).to_contain_text("Betting")
+
+            for player, seat, amount in (("P1", "1", "300"), ("P2", "2", "200")):
+                submit_form(
+                    page,
+                    "place_bet",
+                    {
+                        "player": player,
+                        "seat": seat,
+                        "amount": amount,
+                        "units": "1",
+                        "seated": True,
+                    },
+                )
+                expect(page.locator(f".seat[data-seat='{seat}'] .bets")).to_contain_text(
+                    f"{player} {amount}"
+                )
+            submit_form(page, "shake_dice", {"player": "P1"})
+            expect(page.locator("#dice .die")).to_have_count(4)
+            expect(phase).to_contain_text("Dealing")
+
+            late_bet = httpx.post(
+                server + "/api/actions/place_bet",
+                json={
+                    "payload": {
+                        "player": "P3",
+                        "seat": 3,
+                        "amount": 100,
+                        "units": 1,
+                        "seated": True,
+                    }
+                },
+                headers=auth("dealer"),
+            )
+            assert late_bet.status_code == 409
+            expect(page.locator("#violations li")).to_contain_text("place_bet")
+
+            # The dealer's hand draws the 52 cards from the simulated shoe.
+            for _ in range(52):
+                assert httpx.post(server + "/_sim/control", json={"op": "draw"}).json()["ok"]
+            for seat in range(4):
+                expect(page.locator(f".seat[data-seat='{seat}'] .card")).to_have_count(13)
+            expect(phase).to_contain_text("Banker arranges")
+
+            def rows(seat: int) -> dict[str, str | bool]:
+                cards = state()["state"]["seats"][seat]["cards"]
+                return {
+                    "head": " ".join(cards[:3]),
+                    "middle": " ".join(cards[3:8]),
+                    "tail": " ".join(cards[8:]),
+                }
+
+            submit_form(page, "arrange_banker", rows(0))
+            expect(phase).to_contain_text("Banker arranged")
+            page.click("[data-action=open_banker]")
+            expect(phase).to_contain_text("Players arrange")
+            expect(page.locator("#countdown")).to_have_text(re.compile(r"^0[45]:[0-5]\d$"))
+            submit_form(page, "enter_arrangement", {"seat": "1", **rows(1)})
+            expect(page.locator("#toast")).to_contain_text("Enter arrangement")
+
+            # Seat 2 is still arranging when the table's clock passes the five minutes.
+            httpx.post(server + "/_sim/jump", params={"seconds": 301})
+            expect(page.locator("#bell")).to_be_visible()
+            expect(page.locator(".seat[data-seat='2'].late")).to_have_count(1)
+            expect(phase).to_contain_text("Settling")
+
+            page.click("[data-action=settle_round]")
+            expect(phase).to_contain_text("Round over")
+            expect(page.locator(".seat[data-seat='2'] .settlement")).to_contain_text("-200")
+            expect(page.locator(".seat[data-seat='1'] .settlement")).to_be_visible()
+            page.screenshot(path=str(ARTIFACTS / "console-thirteen-round.png"))
+
+            journal = httpx.get(
+                server + "/api/journal",
+                params={"event": "table.input", "limit": 1000},
+                headers=auth("surveillance"),
+            ).json()["events"]
+            operator = [e for e in journal if e["payload"]["actor"].startswith("dealer")]
+            assert {e["payload"]["actor"] for e in operator} == {"dealer:lei.dealer"}
+            assert [e["payload"]["action"] for e in operator][-2:] == [
+                "enter_arrangement",
+                "settle_round",
+            ]
+            assert errors == []
         finally:
             browser.close()

@@ -35,6 +35,15 @@ const state = {
   retry: 500,
   busy: false,
   rangDeadline: null,
+  // While the push connection is live it alone delivers state, in journal order; a reply to
+  // an HTTP read could arrive after a newer push and show the table as it was.
+  wsLive: false,
+  // After an accepted action the buttons wait for the state it led to, so a second tap cannot
+  // ask for a step that was legal only before it.
+  awaitingPush: null,  // the seq of the accepted action whose state is awaited
+  stateSeq: 0,  // the last event seq seen when a pushed state was applied
+  // Violations seen in the pushed journal, shown even before the table's state lists them.
+  pushedViolations: [],
 };
 
 function el(tag, cls, text) {
@@ -89,12 +98,13 @@ async function signIn(token) {
   $("logout").classList.remove("hidden");
   connect();
   const s = await api("/api/state");
-  if (s.status === 200) applyState(s.body.state, s.body.legal, s.body);
+  if (s.status === 200 && !state.wsLive) applyState(s.body.state, s.body.legal);
 }
 
 // --- the push connection ---
 
 function connect() {
+  state.wsLive = false;
   if (state.ws) state.ws.close();
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
   const ws = new WebSocket(scheme + "//" + location.host + "/api/events");
@@ -103,10 +113,15 @@ function connect() {
   ws.onmessage = (message) => {
     const data = JSON.parse(message.data);
     if (data.type === "hello") {
+      state.wsLive = true;
       setLink(true);
       state.retry = 500;
       $("actor").textContent = data.actor + " · " + data.role;
     } else if (data.type === "state") {
+      state.stateSeq = state.lastSeq || 0;
+      if (state.awaitingPush !== null && state.stateSeq >= state.awaitingPush) {
+        state.awaitingPush = null;
+      }
       applyState(data.state, data.legal);
     } else if (data.type === "event") {
       addEvent(data.event);
@@ -116,6 +131,7 @@ function connect() {
     }
   };
   ws.onclose = () => {
+    if (state.ws === ws) state.wsLive = false;
     setLink(false);
     if (state.ws !== ws || !state.token) return;
     setTimeout(() => { if (state.ws === ws) connect(); }, state.retry);
@@ -150,8 +166,7 @@ function applyState(snapshot, legal) {
   renderDice(snapshot.dice, snapshot.dice_total);
   renderSeats(snapshot.seats || [], snapshot.game);
   renderBanker(snapshot.banker);
-  renderList("violations", snapshot.violations || [], (v) =>
-    `#${v.seq} ${v.article || ""} · ${v.action || ""} @ ${v.phase || ""} · ${v.actor || ""}`);
+  renderList("violations", violations(snapshot), violationText);
   renderList("faults", snapshot.faults || [], (f) =>
     `#${f.seq} ${f.device || ""}: ${f.fault || ""}`, (f) => (f.cleared ? "cleared" : ""));
   renderActions();
@@ -174,9 +189,9 @@ function renderDice(dice, total) {
 }
 
 function cardNode(text) {
-  const m = /^(10|[2-9TJQKA])([SHDC])$/.exec(text);
+  const m = /^(10|[2-9TJQKA])([SHDC])$/i.exec(text);
   if (!m) return el("span", "card tile", text);
-  const [symbol, red] = SUITS[m[2]];
+  const [symbol, red] = SUITS[m[2].toUpperCase()];
   return el("span", red ? "card red" : "card", (m[1] === "T" ? "10" : m[1]) + symbol);
 }
 
@@ -228,10 +243,33 @@ function renderList(id, items, text, cls) {
   }));
 }
 
+function violationText(v) {
+  return `#${v.seq} ${v.article || ""} · ${v.action || ""} @ ${v.phase || ""} · ${v.actor || ""}`;
+}
+
+function violations(snapshot) {
+  const bySeq = new Map();
+  for (const v of [...state.pushedViolations, ...(snapshot.violations || [])]) {
+    bySeq.set(v.seq ?? JSON.stringify(v), v);
+  }
+  return [...bySeq.values()].sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0)).slice(-10);
+}
+
 function addEvent(event) {
   if (typeof event.seq === "number") {
     if (state.lastSeq !== null && event.seq <= state.lastSeq) return;
     state.lastSeq = event.seq;
+  }
+  if (event.event === "table.violation") {
+    const p = event.payload || {};
+    state.pushedViolations.push({
+      seq: event.seq, article: p.article, action: p.action, phase: p.phase,
+      actor: p.actor || event.actor,
+    });
+    state.pushedViolations = state.pushedViolations.slice(-10);
+    if (state.snapshot) {
+      renderList("violations", violations(state.snapshot), violationText);
+    }
   }
   const list = $("events");
   let cls = "";
@@ -256,7 +294,7 @@ function renderActions() {
     button.type = "button";
     button.dataset.action = name;
     button.append(bilingual(spec.label.zh, spec.label.en));
-    button.disabled = state.busy;
+    button.disabled = state.busy || state.awaitingPush !== null;
     button.addEventListener("click", () => choose(spec));
     return button;
   }));
@@ -290,7 +328,9 @@ function choose(spec) {
       input.type = "checkbox";
     } else {
       input.type = "text";
-      if (p.max_length) input.maxLength = p.max_length;
+      // For lists the bounds count items (checked by the API), not characters.
+      if (p.kind === "str" && p.max_length) input.maxLength = p.max_length;
+      if (p.kind.startsWith("list")) input.classList.add("wide");
     }
     input.required = p.required && p.kind !== "bool";
     label.append(input);
@@ -370,6 +410,13 @@ async function send(spec, payload, reason) {
     if (r.status === 200) {
       toast("✓ " + spec.label.zh + " " + spec.label.en, false);
       closeForm();
+      const seq = r.body && r.body.seq;
+      if (state.wsLive && typeof seq === "number" && state.stateSeq < seq) {
+        state.awaitingPush = seq;
+        setTimeout(() => {
+          if (state.awaitingPush === seq) { state.awaitingPush = null; renderActions(); }
+        }, 3000);
+      }
     } else {
       toast((r.body && r.body.message) || "HTTP " + r.status, true);
       if (r.status === 401) showLogin(r.body && r.body.message);
@@ -378,9 +425,11 @@ async function send(spec, payload, reason) {
     toast("網絡錯誤 network error: " + err, true);
   } finally {
     state.busy = false;
-    const s = await api("/api/state");
-    if (s.status === 200) applyState(s.body.state, s.body.legal);
-    else renderActions();
+    if (!state.wsLive) {
+      const s = await api("/api/state");
+      if (s.status === 200) applyState(s.body.state, s.body.legal);
+    }
+    renderActions();
   }
 }
 
@@ -396,14 +445,16 @@ function tick() {
   const timer = state.snapshot && state.snapshot.timer;
   const countdown = $("countdown");
   const bell = $("bell");
-  if (!timer || typeof timer.deadline !== "number") {
+  if (!timer || (typeof timer.deadline !== "number" && typeof timer.remaining !== "number")) {
     countdown.textContent = "--:--";
     countdown.className = "";
     bell.classList.add("hidden");
     return;
   }
   const now = (Date.now() + state.offsetMs) / 1000;
-  const left = timer.rang ? 0 : Math.max(0, timer.deadline - now);
+  // Without a deadline the timer is paused (the table is held): show what is left, still.
+  const left = timer.rang ? 0 :
+    typeof timer.deadline === "number" ? Math.max(0, timer.deadline - now) : timer.remaining;
   const whole = Math.ceil(left);
   countdown.textContent =
     String(Math.floor(whole / 60)).padStart(2, "0") + ":" + String(whole % 60).padStart(2, "0");
@@ -447,6 +498,7 @@ document.addEventListener("DOMContentLoaded", () => {
     state.token = "";
     const ws = state.ws;
     state.ws = null;
+    state.wsLive = false;
     if (ws) ws.close();
     showLogin("");
   });
