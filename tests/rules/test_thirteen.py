@@ -320,12 +320,25 @@ def test_hk_points_is_zero_sum_and_antisymmetric(deck: tuple[Card, ...]) -> None
 
 
 @given(deals)
-def test_settlement_is_antisymmetric_where_no_row_ties(deck: tuple[Card, ...]) -> None:
+def test_hk_common_settlement_is_antisymmetric_without_special_hands(
+    deck: tuple[Card, ...],
+) -> None:
     a, b = split(deck[:13]), split(deck[13:26])
     one, other = settle(a, b, "hk-common"), settle(b, a, "hk-common")
-    if one.special is None and other.special is None:
+    if one.special is None and other.special is None:  # "由莊家賠閒家" favours the player
         assert (one.banker_units, one.player_units) == (other.player_units, other.banker_units)
         assert {one.outcome, other.outcome} in ({"push"}, {"banker", "player"})
+
+
+@given(deals)
+def test_macau_settlement_is_antisymmetric_where_no_row_ties(deck: tuple[Card, ...]) -> None:
+    a, b = thirteen.house_way(deck[:13]), thirteen.house_way(deck[13:26])
+    one, other = settle(a, b), settle(b, a)
+    ties = any(x.banker_rank == x.player_rank for x in one.rows)
+    specials = one.banker_special or one.player_special
+    if not ties and not specials:  # 夹棍 favours the banker
+        assert (one.banker_units, one.player_units) == (other.player_units, other.banker_units)
+        assert [r.winner for r in one.rows] != [r.winner for r in other.rows]
 
 
 def test_table_points_refuses_a_banker_rule_set() -> None:
