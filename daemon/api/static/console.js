@@ -21,7 +21,10 @@ const PHASES = {
   tilt: ["故障", "Tilt"],
 };
 const SUITS = { S: ["♠", false], H: ["♥", true], D: ["♦", true], C: ["♣", false] };
-const RESULTS = { win: "贏 win", lose: "輸 lose", push: "和 push", foul: "犯規 foul", late: "逾時 late" };
+const RESULTS = {
+  win: "贏 win", lose: "輸 lose", push: "和 push", foul: "犯規 foul", late: "逾時 late",
+  banker: "莊勝 banker wins", player: "閒勝 player wins", tie: "和 tie",
+};
 
 const $ = (id) => document.getElementById(id);
 const state = {
@@ -165,7 +168,7 @@ function applyState(snapshot, legal) {
   renderHold(snapshot.hold);
   renderDice(snapshot.dice, snapshot.dice_total);
   renderSeats(snapshot.seats || [], snapshot.game);
-  renderBanker(snapshot.banker);
+  renderBanker(snapshot.banker, snapshot);
   renderList("violations", violations(snapshot), violationText);
   renderList("faults", snapshot.faults || [], (f) =>
     `#${f.seq} ${f.device || ""}: ${f.fault || ""}`, (f) => (f.cleared ? "cleared" : ""));
@@ -227,13 +230,28 @@ function renderSeats(seats, game) {
   box.replaceChildren(...seats.map(seatNode));
 }
 
-function renderBanker(banker) {
+function renderBanker(banker, snapshot) {
   const box = $("banker");
-  box.replaceChildren(el("div", "label", "莊家 Banker"));
-  if (!banker) return;
-  const cards = el("div", "cards");
-  cards.append(...(banker.cards || []).map(cardNode));
-  box.append(cards);
+  if (banker) {
+    box.replaceChildren(el("div", "label", "莊家 Banker"));
+    const cards = el("div", "cards");
+    cards.append(...(banker.cards || []).map(cardNode));
+    box.append(cards);
+    return;
+  }
+  // The banker sits among the seats: this panel sums up the round instead.
+  box.replaceChildren(el("div", "label", "本局 This round"));
+  const seats = snapshot.seats || [];
+  const staked = seats.reduce(
+    (sum, seat) => sum + (seat.bets || []).reduce((s, b) => s + (b.amount || 0), 0), 0);
+  const bettors = seats.reduce((n, seat) => n + (seat.bets || []).length, 0);
+  box.append(el("div", "summary", `投注 Bets: ${bettors} · $${staked.toLocaleString()}`));
+  const settled = snapshot.settlements || [];
+  if (settled.length) {
+    const net = settled.reduce((sum, s) => sum + (Number(s.amount) || 0), 0);
+    box.append(el("div", "summary",
+      `結算 Settled: ${settled.length} · 玩家淨額 players net ${net > 0 ? "+" : ""}${net}`));
+  }
 }
 
 function renderList(id, items, text, cls) {
