@@ -26,9 +26,11 @@ from typing import Any, Protocol
 import serial
 from serial.urlhandler import protocol_socket as socket_port
 
-if "simulators" not in serial.protocol_handler_packages:
-    # pyserial imports `simulators.protocol_sim` only when a `sim://` URL is opened.
-    serial.protocol_handler_packages.append("simulators")
+# pyserial imports `<package>.protocol_<scheme>` only when such a URL is opened:
+# `simulators.protocol_sim` for `sim://`, `drivers.protocol_capture` for `capture://`.
+for _package in ("simulators", "drivers"):
+    if _package not in serial.protocol_handler_packages:
+        serial.protocol_handler_packages.append(_package)
 
 # Ports whose fileno() carries the device's bytes untouched: a tty or pty, a TCP socket.
 _FD_PORTS: tuple[type, ...] = (serial.Serial, socket_port.Serial)
