@@ -35,7 +35,9 @@ def test_the_unit_is_type_notify_with_a_watchdog_and_runs_the_table() -> None:
     assert s["NotifyAccess"] == ["main"]
     assert s["WatchdogSec"] == ["10s"]
     assert s["Restart"] == ["on-failure"]
-    assert s["ExecStart"][0].split()[1:3] == ["run", "--config"]
+    command = s["ExecStart"][0].split()
+    assert command[1:3] == ["run", "--config"]
+    assert command[command.index("--http") + 1].startswith("127.0.0.1:")
     assert "/var/lib/tabled" in s["ReadWritePaths"]
     assert s["User"] == ["tabled"]
 
