@@ -167,6 +167,9 @@ def stream(handler: Handler, lines: Iterable[bytes], out: BinaryIO, default: Rul
             answer = _answer(handler, raw.strip(), default)
         except (RequestError, CardError, RulesError) as error:
             answer, status = {"line": number, "error": str(error)}, 1
+        except (ValueError, TypeError, ArithmeticError, KeyError) as error:
+            # A request shaped in a way no check above foresaw: still one line, still going.
+            answer, status = {"line": number, "error": f"{type(error).__name__}: {error}"}, 1
         out.write(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")
         out.flush()
     return status

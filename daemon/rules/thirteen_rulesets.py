@@ -123,6 +123,20 @@ class RuleSet:
         return self.units[row].get(category, 1)
 
 
+_CATEGORIES = frozenset(
+    {
+        "royal_flush",
+        "straight_flush",
+        "four_of_a_kind",
+        "full_house",
+        "flush",
+        "straight",
+        "three_of_a_kind",
+        "two_pair",
+        "one_pair",
+        "high_card",
+    }
+)
 _CHOICES: dict[str, tuple[Any, ...]] = {
     "scoring": ("banker", "points"),
     "tie_break": ("all-cards", "top-card"),
@@ -196,23 +210,50 @@ def ruleset(name: str | RuleSet = "macau-1989", **settings: Any) -> RuleSet:
     names = {f.name for f in fields(RuleSet)} - {"name", "source"}
     changes: dict[str, Any] = {}
     for key, given in settings.items():
-        value = given
         if key not in names:
             raise RulesError(f"unknown setting {key!r} (known: {', '.join(sorted(names))})")
-        if key in _CHOICES and value not in _CHOICES[key]:
-            raise RulesError(f"setting {key} must be one of {_CHOICES[key]}, not {value!r}")
-        if key in {"units", "bonus"}:
-            value = _merge_table(getattr(base, key), value, key)
-        elif key == "commission":
-            value = Decimal(str(value))
-        elif key == "specials":
-            value = _specials(value, base)
-        elif key == "bets" and value is not None:
-            value = tuple(int(v) for v in value)
-        elif key == "excluded_head_runs":
-            value = frozenset(frozenset(int(r) for r in run) for run in value)
-        changes[key] = value
+        if key in _CHOICES and given not in _CHOICES[key]:
+            raise RulesError(f"setting {key} must be one of {_CHOICES[key]}, not {given!r}")
+        try:
+            changes[key] = _setting(key, given, base)
+        except RulesError:
+            raise
+        except (ValueError, TypeError, ArithmeticError):
+            raise RulesError(f"setting {key}: {given!r} is not a valid value") from None
     return replace(base, **changes)
+
+
+def _whole(value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(value)
+    return value
+
+
+def _setting(key: str, value: Any, base: RuleSet) -> Any:
+    """A setting's value checked and in the field's type; ValueError/TypeError if not."""
+    if key in {"units", "bonus"}:
+        return _merge_table(getattr(base, key), value, key)
+    if key == "commission":
+        rate = Decimal(str(value))
+        if not Decimal(0) <= rate < 1:
+            raise ValueError(value)
+        return rate
+    if key == "specials":
+        return _specials(value, base)
+    if key == "bets":
+        return None if value is None else tuple(_whole(v, 1) for v in value)
+    if key == "excluded_head_runs":
+        runs = frozenset(frozenset(_whole(r, 2) for r in run) for run in value)
+        if any(len(run) != 3 or max(run) > 14 for run in runs):
+            raise ValueError(value)
+        return runs
+    if key == "equal_rows_foul":
+        if not isinstance(value, bool):
+            raise TypeError(value)
+        return value
+    if key in {"shoot_multiplier", "home_run_multiplier"}:
+        return _whole(value, 1)
+    return value  # the choices, checked by the caller
 
 
 def _merge_table(
@@ -225,7 +266,9 @@ def _merge_table(
         if row not in merged or not isinstance(entries, Mapping):
             raise RulesError(f"setting {key}: unknown row {row!r} (rows: head, middle, tail)")
         for category, units in entries.items():
-            merged[row][str(category)] = int(units)
+            if category not in _CATEGORIES:
+                raise RulesError(f"setting {key}: unknown category {category!r}")
+            merged[row][category] = _whole(units, 0)
     return _units(merged)
 
 
@@ -237,5 +280,5 @@ def _specials(change: Any, base: RuleSet) -> tuple[tuple[str, int], ...]:
     for special, units in change.items():
         if special not in known:
             raise RulesError(f"unknown special hand {special!r} in {base.name}")
-        known[special] = int(units)
+        known[special] = _whole(units, 0)
     return tuple(known.items())

@@ -76,6 +76,9 @@ def test_settle_in_macau_and_with_a_named_rule_set_and_settings() -> None:
             {"banker": BANKER, "player": PLAYER, "settings": {"tiebreak": "x"}},
             {"banker": BANKER},
             {"banker": BANKER, "player": ["2c 3d"]},
+            {"banker": BANKER, "player": PLAYER, "settings": {"bets": "x"}},
+            {"banker": BANKER, "player": PLAYER, "settings": {"units": {"tail": {"flsh": 2}}}},
+            {"banker": BANKER, "player": PLAYER, "settings": {"commission": "0.05"}, "id": 9},
         ],
     )
     assert code == 1
@@ -95,6 +98,9 @@ def test_settle_in_macau_and_with_a_named_rule_set_and_settings() -> None:
     assert "unknown setting 'tiebreak'" in out[5]["error"]
     assert out[6] == {"line": 7, "error": 'missing "player"'}
     assert "a hand is {head, middle, tail}" in out[7]["error"]
+    assert out[8] == {"line": 9, "error": "setting bets: 'x' is not a valid value"}
+    assert "unknown category 'flsh'" in out[9]["error"]
+    assert out[10]["id"] == 9 and out[10]["commission"] == "0.025"  # 5 % of half the bet
 
 
 def test_settle_four_players_each_against_each() -> None:
