@@ -519,6 +519,7 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
             404: {"model": ErrorBody, "description": "no such action at this table"},
             409: {"model": Refusal, "description": "refused by the procedure; journaled"},
             413: {"model": ErrorBody, "description": "body over 64 KiB"},
+            503: {"model": ErrorBody, "description": "the table is not running; nothing done"},
         },
         openapi_extra={
             "requestBody": {
@@ -561,7 +562,15 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
         payload = dict(body.payload)
         if body.reason is not None:
             payload["reason"] = body.reason.strip()
-        outcome = await table.act(action, who.actor, who.role, payload)
+        try:
+            outcome = await table.act(action, who.actor, who.role, payload)
+        except Exception as exc:
+            # The table stopped or its journal failed: nothing was acknowledged, and the
+            # operator must know the step did not happen.
+            log.error("api.act_failed", actor=who.actor, action=action, error=repr(exc))
+            raise ApiError(
+                503, "table_unavailable", f"{action} not taken: the table answered {exc}"
+            ) from exc
         if outcome.get("accepted"):
             status = 200
             content = {**outcome, "accepted": True, "action": action, "actor": who.actor}

@@ -367,3 +367,16 @@ def test_unknown_paths_and_methods_get_a_named_4xx(client: TestClient) -> None:
     assert "/api/nothing" in r.json()["message"]
     r = client.delete("/api/state", headers=auth("admin"))
     assert r.status_code == 405
+
+
+def test_a_table_that_cannot_take_the_step_gives_503_naming_it(
+    client: TestClient, table: FakeTable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def stopped(*args: Any) -> dict[str, Any]:
+        raise RuntimeError("journal failed: disk full")
+
+    monkeypatch.setattr(table, "act", stopped)
+    r = act(client, "open_round")
+    assert r.status_code == 503
+    assert r.json()["error"] == "table_unavailable"
+    assert "disk full" in r.json()["message"]
