@@ -48,7 +48,13 @@ from daemon.procedures.base import (
     text,
 )
 from daemon.rules import paigow
-from daemon.rules.paigow_tiles import TILE_SET, TileParseError, format_tiles, parse_tiles
+from daemon.rules.paigow_tiles import (
+    TILE_SET,
+    TileParseError,
+    format_tiles,
+    parse_deal,
+    parse_tiles,
+)
 
 REGULATION = "Portaria 15/90/M"
 ART_1 = f"{REGULATION} Art. 1"
@@ -493,15 +499,18 @@ class PaiGowProcedure(Procedure):
     # ---- setting and opening ----------------------------------------------------------------
 
     def _setting(self, payload: Mapping[str, Any], seat: int, article: str) -> dict[str, list[str]]:
-        setting: dict[str, list[str]] = {}
-        for key in ("front", "back"):
-            raw = payload.get(key)
+        raws = [payload.get(key) for key in ("front", "back")]
+        for key, raw in zip(("front", "back"), raws, strict=True):
             if not isinstance(raw, str):
                 raise Refused(article, f"{key} must name two tiles")
-            try:
-                tiles = parse_tiles(raw)
-            except TileParseError as exc:
-                raise Refused(article, f"{key}: {exc}") from None
+        try:
+            # One deal, not two parses: a name shared by two faces (杂九 is 4-5 or 3-6) must
+            # resolve to both faces when it stands once in front and once behind.
+            pairs = parse_deal([str(raw) for raw in raws])
+        except TileParseError as exc:
+            raise Refused(article, str(exc)) from None
+        setting: dict[str, list[str]] = {}
+        for key, tiles in zip(("front", "back"), pairs, strict=True):
             if len(tiles) != 2:
                 raise Refused(article, f"{key} must be two tiles, not {len(tiles)}")
             setting[key] = format_tiles(tiles).split()

@@ -229,3 +229,19 @@ def test_unknown_actions_and_wrong_roles_are_violations_not_exceptions() -> None
     assert by_device.violation is not None and by_device.violation.article.startswith("tabled")
     malformed = table.refused("take_bank", DEALER, {"player": ["B"], "seat": "zero"})
     assert malformed.violation is not None and malformed.violation.article == f"{ART} 5(1)"
+
+
+def test_a_name_shared_by_two_faces_resolves_to_both_across_front_and_back() -> None:
+    # 杂九 names both 4-5 and 3-6: once in front and once behind, it is the two different nines.
+    table = paigow_table()
+    table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
+    table.ok("confirm_tile_shuffle", DEALER)
+    paigow_betting(table)
+    table.ok("shake_dice", DEALER, {"player": "B"})
+    table.ok("dice_landed", device("dice_shaker"), {"dice": [2, 2, 3, 3]})
+    table.ok("confirm_deal", DEALER)
+    table.ok("set_hand", DEALER, {"seat": 1, "front": "杂九 地牌", "back": "杂九 天牌"})
+    set_event = next(e for o in table.outcomes for e in o.events if e.name == "hand.set")
+    assert sorted([*set_event.payload["front"], *set_event.payload["back"]]) == sorted(
+        ["3-6", "4-5", "1-1", "6-6"]
+    )
