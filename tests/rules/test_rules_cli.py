@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
 from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from daemon.rules import cli, thirteen
 
 
 def run(*args: str, lines: list[Any] | None = None, raw: bytes = b"") -> tuple[int, list[Any]]:
@@ -161,3 +167,32 @@ def test_help_and_unknown_game_and_paigow_is_handed_over() -> None:
         timeout=60,
     )
     assert paigow.returncode == 0 and "classify" in paigow.stdout
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                ["cards", "banker", "player", "players", "bet", "ruleset", "settings", "id", "head"]
+            ),
+            children,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.lists(json_values | st.binary(max_size=30), min_size=1, max_size=6))
+def test_every_line_gets_exactly_one_json_answer(requests: list[Any]) -> None:
+    lines = [
+        item.replace(b"\n", b" ") if isinstance(item, bytes) else json.dumps(item).encode()
+        for item in requests
+    ]
+    for command in ("rank", "settle", "house-way"):
+        out = io.BytesIO()
+        cli.stream(cli.HANDLERS[command], lines, out, thirteen.ruleset())
+        answers = [json.loads(line) for line in out.getvalue().splitlines()]
+        assert len(answers) == sum(1 for line in lines if line.strip())
