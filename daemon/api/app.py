@@ -592,6 +592,22 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
         log.info("api.action", actor=who.actor, role=who.role, action=action, status=status)
         return JSONResponse(content, status)
 
+    plain_openapi = app.openapi
+
+    def openapi_with_actions() -> dict[str, Any]:
+        # The actions this table knows, in the schema: documentation for integrators, and what
+        # a schema-driven fuzzer needs to reach the procedure instead of stopping at 404.
+        if app.openapi_schema is None:
+            schema = plain_openapi()
+            post = schema["paths"]["/api/actions/{action}"]["post"]
+            for param in post.get("parameters", []):
+                if param.get("name") == "action":
+                    param["schema"]["enum"] = sorted(s.name for s in table.actions())
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi_with_actions  # type: ignore[method-assign]
+
     # --- push ---
 
     @app.websocket("/api/events")
