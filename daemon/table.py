@@ -247,6 +247,9 @@ class Table:
         self.fsync = LatencyHistogram()
         self.frame_to_durable = LatencyHistogram()
         self.on_durable: Callable[[Fed, float], None] | None = None
+        # When a device event's frame arrived (perf_counter); by default, when the table took
+        # the event from its driver. A benchmark that timestamps frames sets it.
+        self.receive_time: Callable[[DriverEvent], float] | None = None
         self._offset = 0.0
         self._last_now = 0.0
         self._timer: TimerHandle | None = None
@@ -573,7 +576,9 @@ class Table:
     async def _pump_events(self, name: str, driver: DeviceDriver) -> None:
         while True:
             event = await driver.next_event()
-            received = time.perf_counter()
+            received = (
+                time.perf_counter() if self.receive_time is None else self.receive_time(event)
+            )
             try:
                 await self._on_driver_event(driver, event, received)
             except TableError:
