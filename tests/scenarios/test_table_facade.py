@@ -1,0 +1,118 @@
+"""The real table as the operator API sees it: the journal feed after a seq with no gap and no
+duplicate, journal queries, violations and metrics, device status, and a journal that belongs
+to another game."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from daemon.autoplay import Autoplay, InProcessControl
+from daemon.table import JournalMismatch
+from simulators.world import forget_world
+from tests.scenarios.scenario_support import journal_lines, make_table, new_world, table_config
+
+
+def test_the_feed_resumes_after_a_seq_and_follows_live_events(tmp_path: Path) -> None:
+    key, _ = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            await table.wait_for(lambda: "open_table" in table.legal_actions("dealer"))
+            await table.act("open_table", "D1", "dealer", {})
+            feed = table.subscribe(after_seq=3)
+            seen: list[int] = []
+
+            async def read() -> None:
+                async for event in feed:
+                    seen.append(event["seq"])
+                    if event["event"] == "round.settled":
+                        return
+
+            reader = asyncio.ensure_future(read())
+            player = Autoplay(
+                table, InProcessControl(key), rounds=1, seed=1, fault_share=0,
+                violation_share=0, late_share=0, foul_share=0,
+            )  # fmt: skip
+            await player.run()
+            await asyncio.wait_for(reader, 10)
+            await feed.aclose()
+            assert seen == list(range(4, seen[-1] + 1))
+        finally:
+            await table.stop()
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
+
+
+def test_queries_violations_metrics_and_devices(tmp_path: Path) -> None:
+    key, _ = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            await table.wait_for(lambda: "open_table" in table.legal_actions("dealer"))
+            assert table.legal_actions("surveillance") == []
+            refused = await table.act("settle_round", "D1", "dealer", {})
+            assert refused["accepted"] is False
+            violation = refused["violation"]
+            assert violation["phase"] == "EQUIPMENT_CHECK" and violation["seq"] > 0
+            opened = await table.act("open_table", "D1", "dealer", {})
+            assert opened == {"accepted": True, "seq": opened["seq"], "phase": "HAND_SHUFFLE"}
+            metrics = table.metrics()
+            assert metrics.violations_by_article == {violation["article"]: 1}
+            assert set(metrics.link_up_by_device) == {
+                "shuffler", "dice_shaker", "shoe_reader", "timer_bell",
+            }  # fmt: skip
+            state = table.snapshot()
+            assert state["phase"] == "HAND_SHUFFLE"
+            assert state["violations"][-1]["seq"] == violation["seq"]
+            status = {d["name"]: d for d in table.device_status()}
+            assert status["shuffler"]["link"] == "up"
+            assert status["shuffler"]["identity"]["model"] == "SHUF-52"
+            found = table.journal_query(event="table.violation")
+            assert [e["seq"] for e in found] == [violation["seq"]]
+            inputs = table.journal_query(event="table.", limit=2)
+            assert [e["event"] for e in inputs] == ["table.input", "table.opened"]
+            assert inputs[-1]["seq"] == opened["seq"]
+            now = datetime.now(UTC)
+            assert table.journal_query(since=now + timedelta(hours=1)) == []
+            assert table.journal_query(until=now - timedelta(hours=1)) == []
+            await table.journal_security("api.auth_failed", {"client": "127.0.0.1"})
+            assert table.journal_query(event="api.")[-1]["actor"] == "api"
+        finally:
+            await table.stop()
+        events = [r["event"] for r in journal_lines(tmp_path / "j")]
+        assert events[-1] == "table.stopped"
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
+
+
+def test_a_journal_of_another_game_is_refused(tmp_path: Path) -> None:
+    key, _ = new_world()
+
+    async def main() -> None:
+        table, _ = make_table(table_config(tmp_path / "j", world=key))
+        await table.start(connect=False)
+        await table.stop()
+        other, _ = make_table(table_config(tmp_path / "j", game="paigow", world=key))
+        with pytest.raises(JournalMismatch, match="thirteen table"):
+            await other.start(connect=False)
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
