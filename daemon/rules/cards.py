@@ -7,7 +7,7 @@ spaces or commas, or written back to back (``AsKdTh``). A card prints in the sho
 with ``T`` for ten, so printing and parsing round-trip.
 
 Thirteen ignores suits when ranking (Art. 6 orders ranks only; 003 says "不計算花色"); suits
-matter only for flushes. The suit order below is therefore only an order for printing.
+matter only for flushes. The suit order below is therefore only an order for indexes.
 """
 
 from __future__ import annotations
@@ -40,46 +40,67 @@ class CardError(ValueError):
     """Text that is not a card, or a set of cards that breaks a rule of the deck."""
 
 
-class Card(int):
-    """One card, an immutable value: ``index = (rank - 2) * 4 + suit``, 0..51.
+# A card's integer value is its ranking key, so that the sum of a row's cards, masked once,
+# is the key of the row's rank (daemon/rules/thirteen_rank.py) with no lookup per card:
+# - bits 0..38: one 3-bit count field per rank, the card adding 1 to its rank's field;
+# - bits 39..62: one 6-bit field per suit, the card adding 7 to its suit's field: four cards
+#   of a suit make 28 and five make 35, so only a flush sets a field's top bit.
+RANK_FIELD_MASK = (1 << 39) - 1
+FLUSH_BITS = sum(1 << (39 + 6 * suit + 5) for suit in range(4))
 
-    A card is an ``int`` subclass rather than a dataclass because the rules engine hashes and
-    indexes cards in its hottest loops (ranking, the house way); an int hashes and indexes at C
-    speed. The 52 cards are singletons (``DECK``); ``Card(i)`` returns ``DECK[i]``.
+
+def _key(index: int) -> int:
+    rank, suit = index // 4 + 2, index % 4
+    return (1 << (3 * (rank - 2))) + (7 << (39 + 6 * suit))
+
+
+class Card(int):
+    """One card, an immutable value; the 52 cards are singletons (``DECK``).
+
+    ``card.index`` is ``(rank - 2) * 4 + suit``, 0..51, and ``Card(index)`` returns
+    ``DECK[index]``. The card's ``int`` value is not its index but its ranking key (above):
+    ranking is the hottest loop of the rules engine (settlement, simulators, labs' vectors,
+    the house way) and adding five ints is the cheapest key there is. A card is an ``int``
+    subclass rather than a dataclass for that reason; it hashes at C speed too.
     """
 
     __slots__ = ()
 
     def __new__(cls, index: int) -> Card:
-        if not 0 <= index < 52:
-            raise CardError(f"card index {index} is outside 0..51")
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < 52:
+            raise CardError(f"card index {index!r} is outside 0..51")
         return DECK[index]
+
+    @property
+    def index(self) -> int:
+        """0..51: ``(rank - 2) * 4 + suit`` with suits in the order ``c d h s``."""
+        return _INDEX[self]
 
     @property
     def rank(self) -> int:
         """2..14, with the ace 14 (Art. 6: A K Q J 10 9 8 7 6 5 4 3 2)."""
-        return int(self) // 4 + 2
+        return _INDEX[self] // 4 + 2
 
     @property
     def suit(self) -> str:
         """One of ``c d h s``."""
-        return SUIT_CHARS[int(self) % 4]
+        return SUIT_CHARS[_INDEX[self] % 4]
 
     def __str__(self) -> str:
-        return RANK_CHARS[int(self) // 4] + SUIT_CHARS[int(self) % 4]
+        return _NAMES[self]
 
     def __repr__(self) -> str:
-        return f"Card({str(self)!r})"
+        return f"Card({_NAMES[self]!r})"
 
     def __reduce__(self) -> tuple[type[Card], tuple[int]]:
-        return (Card, (int(self),))
+        return (Card, (_INDEX[self],))
 
 
-def _build_deck() -> tuple[Card, ...]:
-    return tuple(int.__new__(Card, i) for i in range(52))
-
-
-DECK: tuple[Card, ...] = _build_deck()
+DECK: tuple[Card, ...] = tuple(int.__new__(Card, _key(i)) for i in range(52))
+_INDEX: dict[int, int] = {card: i for i, card in enumerate(DECK)}
+_NAMES: dict[int, str] = {
+    card: RANK_CHARS[i // 4] + SUIT_CHARS[i % 4] for i, card in enumerate(DECK)
+}
 
 
 def card_of(rank: int, suit: str) -> Card:

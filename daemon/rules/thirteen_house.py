@@ -29,7 +29,7 @@ from math import comb
 from operator import add, itemgetter
 
 from daemon.rules.cards import Card, CardError, parse_cards
-from daemon.rules.thirteen_rank import CARD_KEY, KEY_MASK, ROWS3, ROWS5, HandRank
+from daemon.rules.thirteen_rank import KEY_MASK, ROWS3, ROWS5, HandRank
 
 Arrangement = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]
 # (special units, objective score, tail value, middle value, head value): larger is better.
@@ -141,7 +141,7 @@ def _hand13(cards13: Sequence[Card] | str) -> tuple[Card, ...]:
         duplicate = next(c for c in cards if cards.count(c) > 1)
         raise CardError(f"{duplicate} appears twice in one hand")
     # Strongest first, so rows print as players read them.
-    return tuple(sorted(cards, key=lambda c: (c.rank, int(c)), reverse=True))
+    return tuple(sorted(cards, key=lambda c: c.index, reverse=True))
 
 
 # Per table key: the rank value and the score, so evaluating a hand is two C-level maps.
@@ -162,22 +162,19 @@ _FIVE_FROM = (
 )
 _THREE_FROM = (itemgetter(*(c[0] for c in _POS3)), itemgetter(*(_INDEX2[c[1:]] for c in _POS3)))
 _PAIR_FROM = (itemgetter(*(c[0] for c in _POS2)), itemgetter(*(c[1] for c in _POS2)))
-# A card's key without its suit: enough when no suit can make a flush.
-_RANK_ONLY_KEY = tuple(key & _RANK_FIELD_MASK for key in CARD_KEY)
 
 
 class _Evaluated:
     """Every row candidate of one hand, ranked: values and scores by subset index."""
 
     def __init__(self, cards: tuple[Card, ...]) -> None:
-        suits = Counter(int(card) % 4 for card in cards)
+        suits = Counter(card.suit for card in cards)
         flush_possible = max(suits.values()) >= 5
         # Positions of the cards whose suit could make a flush: swapping two cards of one rank
         # changes no row's value unless one of them is such a card.
-        self.flush_suit_mask = sum(
-            1 << p for p, card in enumerate(cards) if suits[int(card) % 4] >= 5
-        )
-        keys = [(CARD_KEY if flush_possible else _RANK_ONLY_KEY)[c] for c in cards]
+        self.flush_suit_mask = sum(1 << p for p, card in enumerate(cards) if suits[card.suit] >= 5)
+        # A card's int value is its ranking key; without a possible flush its rank part will do.
+        keys = list(cards) if flush_possible else [c & _RANK_FIELD_MASK for c in cards]
         sums2 = list(map(add, _PAIR_FROM[0](keys), _PAIR_FROM[1](keys)))
         sums3 = list(map(add, _THREE_FROM[0](keys), _THREE_FROM[1](sums2)))
         sums5 = list(map(add, _FIVE_FROM[0](sums2), _FIVE_FROM[1](sums3)))

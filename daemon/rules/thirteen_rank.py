@@ -39,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations, combinations_with_replacement
 
-from daemon.rules.cards import DECK, Card, CardError, parse_cards
+from daemon.rules.cards import FLUSH_BITS, RANK_FIELD_MASK, Card, CardError, parse_cards
 
 CATEGORIES: tuple[str, ...] = (
     "high_card",
@@ -168,18 +168,11 @@ def _classify(ranks: Sequence[int], flush: bool) -> HandRank:
     return _make("high_card", by_group, 5, by_group[0])
 
 
-# A row's key is a sum of per-card values masked once, so ranking a row is five additions, an
-# AND and one dict lookup (the hot path of settlement, simulators, labs' vectors, house way):
-# - bits 0..38: a 3-bit count per rank, a unique key of the rank multiset;
-# - bits 39..62: a 6-bit field per suit to which each card adds 7, so that four cards of a
-#   suit make 28 and five make 35: only a flush sets the field's top bit, which the mask keeps
-#   as the flush tag of the key.
-_RANK_FIELD_MASK = (1 << 39) - 1
-_FLUSH_BITS = sum(1 << (39 + 6 * suit + 5) for suit in range(4))
-KEY_MASK = _RANK_FIELD_MASK | _FLUSH_BITS
-CARD_KEY: tuple[int, ...] = tuple(
-    (1 << (3 * (card.rank - 2))) + (7 << (39 + 6 * (int(card) % 4))) for card in DECK
-)
+# A row's key is the sum of its cards (a card's int value is its ranking key, see cards.py)
+# masked once: the rank counts, and the flush tag of a suit when all five share it. Ranking a
+# row is then four additions, an AND and one dict lookup.
+_RANK_FIELD_MASK = RANK_FIELD_MASK
+KEY_MASK = RANK_FIELD_MASK | FLUSH_BITS
 
 
 def _rank_key(ranks: Iterable[int]) -> int:
@@ -187,7 +180,7 @@ def _rank_key(ranks: Iterable[int]) -> int:
 
 
 def row_key(key_sum: int) -> int:
-    """The table key of a row from the sum of its cards' ``CARD_KEY`` values."""
+    """The table key of a five-card row from the sum of its cards."""
     return key_sum & KEY_MASK
 
 
@@ -218,8 +211,7 @@ def rank(cards: Sequence[Card] | str) -> HandRank:
     """The rank of a 3-card head or a 5-card row (cards, or text such as ``"As Kd Qh"``)."""
     try:
         a, b, c, d, e = cards  # type: ignore[str-unpack]
-        v = CARD_KEY
-        found = ROWS5[(v[a] + v[b] + v[c] + v[d] + v[e]) & KEY_MASK]  # type: ignore[index]
+        found = ROWS5[(a + b + c + d + e) & KEY_MASK]  # type: ignore[operator]
         # A card given twice repeats a rank, so only rows with a repeated rank need the check;
         # identity is equality for cards (52 singletons) and far cheaper than int ==.
         if not found.paired or not (
@@ -254,7 +246,7 @@ def _rank_checked(cards: object) -> HandRank:
         if card in seen:
             raise CardError(f"{card} appears twice in one row")
         seen.add(card)
-    key_sum = sum(CARD_KEY[card] for card in row)
+    key_sum = sum(row)
     if len(row) == 3:
         return ROWS3[key_sum & _RANK_FIELD_MASK]
     if len(row) == 5:

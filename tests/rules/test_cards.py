@@ -108,4 +108,5 @@ def test_printing_then_parsing_round_trips(cards: list[Card]) -> None:
 @given(st.sampled_from(DECK))
 def test_index_rank_and_suit_agree(card: Card) -> None:
     assert card_of(card.rank, card.suit) is card
-    assert int(card) == (card.rank - 2) * 4 + "cdhs".index(card.suit)
+    assert card.index == (card.rank - 2) * 4 + "cdhs".index(card.suit)
+    assert Card(card.index) is card
