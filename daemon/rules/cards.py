@@ -61,7 +61,8 @@ class Card(int):
     ``DECK[index]``. The card's ``int`` value is not its index but its ranking key (above):
     ranking is the hottest loop of the rules engine (settlement, simulators, labs' vectors,
     the house way) and adding five ints is the cheapest key there is. A card is an ``int``
-    subclass rather than a dataclass for that reason; it hashes at C speed too.
+    subclass rather than a dataclass for that reason; it hashes at C speed too. Cards compare
+    as their ints: by suit, then rank; sort with ``key=lambda c: c.index`` for rank order.
     """
 
     __slots__ = ()
