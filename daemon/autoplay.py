@@ -585,6 +585,11 @@ class Autoplay:
                 {k: bet[k] for k in ("player", "seat", "amount", "units", "seated")},
                 "bet after the dice",
             )
+            await self.attempt(
+                "withdraw_bet",
+                {"player": bet["player"], "seat": bet["seat"]},
+                "bet withdrawn after the dice",
+            )
         # The dealer draws only once the reader is armed (the table arms it on entering DEALING
         # and again when a held deal resumes); a card drawn before is out of phase.
         await self.wait(self.table.quiet, "the shoe reader armed")
