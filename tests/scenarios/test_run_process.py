@@ -175,3 +175,36 @@ def test_the_api_serves_the_real_table(tmp_path: Path) -> None:
             process.kill()
             process.wait()
     assert tabled("verify-log", str(tmp_path / "j")).returncode == 0
+
+
+def test_autoplay_drives_tabled_sim_on_pseudo_terminals(tmp_path: Path) -> None:
+    base = write_config(tmp_path / "sim.toml", tmp_path / "unused")
+    written = tmp_path / "pty.toml"
+    sim = subprocess.Popen(
+        [*TABLED, "sim", "--config", str(base), "--speed", "0", "--seed", "4", "--json",
+         "--write-config", str(written)],
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert sim.stdout is not None
+        ports = {}
+        for line in sim.stdout:
+            item = json.loads(line)
+            if "control" in item:
+                control = item["control"]
+                break
+            ports[item["device"]] = item["port"]
+        assert all(port.startswith("/dev/pts/") for port in ports.values()), ports
+        run = tabled(
+            "run", "--config", str(written), "--journal", str(tmp_path / "j"),
+            "--autoplay", "4", "--seed", "4", "--control", control, "--json",
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        assert json.loads(run.stdout.strip().splitlines()[-1])["rounds"] == 4
+    finally:
+        sim.terminate()
+        sim.wait(timeout=10)
+    assert tabled("verify-log", str(tmp_path / "j")).returncode == 0
