@@ -92,7 +92,9 @@ def test_the_readme_command_works_from_a_fresh_directory(tmp_path: Path) -> None
     assert tabled("verify-log", str(tmp_path / "var" / "journal")).returncode == 0
 
 
-def test_sigterm_stops_cleanly_after_telling_systemd(tmp_path: Path) -> None:
+def test_sigterm_stops_cleanly_after_telling_systemd_and_feeding_its_watchdog(
+    tmp_path: Path,
+) -> None:
     config = write_config(tmp_path / "t.toml", tmp_path / "j")
     address = str(tmp_path / "notify.sock")
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -100,17 +102,19 @@ def test_sigterm_stops_cleanly_after_telling_systemd(tmp_path: Path) -> None:
     notify.settimeout(30)
     process = subprocess.Popen(
         [*TABLED, "run", "--config", str(config)],
-        env={**ENV, "NOTIFY_SOCKET": address},
+        env={**ENV, "NOTIFY_SOCKET": address, "WATCHDOG_USEC": "200000"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        ready = notify.recv(4096).decode()
-        assert "READY=1" in ready
+        said: set[str] = set()
+        while not {"READY=1", "WATCHDOG=1"} <= said:
+            said |= set(notify.recv(4096).decode().split("\n"))
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
-        assert "STOPPING=1" in notify.recv(4096).decode()
+        while "STOPPING=1" not in said:
+            said |= set(notify.recv(4096).decode().split("\n"))
     finally:
         if process.poll() is None:
             process.kill()
