@@ -172,7 +172,12 @@ class _Evaluated:
         flush_possible = max(suits.values()) >= 5
         # Positions of the cards whose suit could make a flush: swapping two cards of one rank
         # changes no row's value unless one of them is such a card.
-        self.flush_suit_mask = sum(1 << p for p, card in enumerate(cards) if suits[card.suit] >= 5)
+        # For each suit that could make a flush: its positions and its number of cards.
+        self.flush_suits = [
+            (sum(1 << p for p, card in enumerate(cards) if card.suit == suit), count)
+            for suit, count in suits.items()
+            if count >= 5
+        ]
         # A card's int value is its ranking key; without a possible flush its rank part will do.
         keys = list(cards) if flush_possible else [c & _RANK_FIELD_MASK for c in cards]
         sums2 = list(map(add, _PAIR_FROM[0](keys), _PAIR_FROM[1](keys)))
@@ -196,6 +201,22 @@ class _Evaluated:
             tuple(c[p] for p in _POS5[middle]),
             tuple(c[p] for p in _POS5[tail]),
         )
+
+
+def _sameness(key: int, mask: int, flush_suits: list[tuple[int, int]]) -> int:
+    """Equal for tails whose complements split into rows of the same values.
+
+    Same ranks in the tail (``key``) leave the same ranks in the rest; a suit matters only
+    while the rest still holds five of it (a possible flush), and then which of its cards the
+    tail took matters too.
+    """
+    for bit, (positions, count) in enumerate(flush_suits):
+        taken = mask & positions
+        if count - taken.bit_count() >= 5:
+            key |= taken << 64
+        else:
+            key |= 1 << (128 + bit)
+    return key
 
 
 def _search(ev: _Evaluated, strict: bool) -> tuple[SplitKey, tuple[int, int, int]]:
@@ -233,9 +254,10 @@ def _search(ev: _Evaluated, strict: bool) -> tuple[SplitKey, tuple[int, int, int
     # The strongest tail first gives a good split to prune with; then only the tails that
     # could still beat it, strongest first.
     first = score5.index(max(score5))
-    flush_suit_mask = ev.flush_suit_mask
+    flush_suits = ev.flush_suits
+
     visit(first)
-    seen.add(keys5[first] | (_MASK5[first] & flush_suit_mask) << 64)
+    seen.add(_sameness(keys5[first], _MASK5[first], flush_suits))
     threshold = (best[1] - best_head) // 2 if best[1] >= 0 else -1
     # Only tails scoring at least the threshold can beat the first split (C-level filter).
     candidates = list(compress(range(len(score5)), map(threshold.__le__, score5)))
@@ -246,9 +268,7 @@ def _search(ev: _Evaluated, strict: bool) -> tuple[SplitKey, tuple[int, int, int
         # come in falling score, so the bound only falls.
         if 2 * t_score + min(best_head, HEAD_CAP[value5[keys5[tail]]]) < best[1]:
             break
-        # Tails of the same ranks and the same flush-suit cards leave complements that split
-        # into rows of the same values: one of them is enough.
-        same = keys5[tail] | (_MASK5[tail] & flush_suit_mask) << 64
+        same = _sameness(keys5[tail], _MASK5[tail], flush_suits) if flush_suits else keys5[tail]
         if same in seen:
             continue
         seen.add(same)
