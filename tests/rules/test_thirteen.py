@@ -377,3 +377,17 @@ def test_the_rule_sets_side_by_side(
     assert [row.winner for row in result.rows] == ["player", middle, "banker"]
     assert (result.player_units, result.banker_units) == units
     assert result.outcome == outcome and result.player_net == net
+
+
+@given(
+    deals, st.sampled_from(["macau-1989", "hk-common", "hk-extended"]), st.sampled_from([1, 2, 3])
+)
+def test_the_money_follows_the_outcome(deck: tuple[Card, ...], name: str, bet: int) -> None:
+    banker, player = split(deck[:13]), split(deck[13:26])
+    result = settle(banker, player, name, bet=bet)
+    sign = {"player": 1, "banker": -1, "push": 0}[result.outcome]
+    assert (result.player_net > 0) - (result.player_net < 0) == sign
+    assert result.commission == result.prize * thirteen.RULESETS[name].commission
+    assert (result.player_units > result.banker_units) == (result.outcome == "player") or (
+        name == "macau-1989" and result.foul == "both"
+    )
