@@ -76,8 +76,9 @@ from drivers.base import (
 from drivers.clock import Clock, MonotonicClock, TimerHandle
 from drivers.dice_shaker import DiceInvalid, DiceThrown
 from drivers.registry import driver_class
-from drivers.shoe_reader import CardDrawn
-from drivers.shuffler import ShuffleCompleted
+from drivers.shoe_reader import CardDrawn, ShoeReaderDriver
+from drivers.shuffler import ShuffleCompleted, ShufflerDriver
+from drivers.timer_bell import TimerBellDriver
 
 log = structlog.get_logger("tabled.table")
 
@@ -246,6 +247,7 @@ class Table:
         self.violations: deque[dict[str, Any]] = deque(maxlen=RECENT_VIOLATIONS)
         self.fsync = LatencyHistogram()
         self.frame_to_durable = LatencyHistogram()
+        self.round_trips: dict[str, LatencyHistogram] = {}
         self.on_durable: Callable[[Fed, float], None] | None = None
         # When a device event's frame arrived (perf_counter); by default, when the table took
         # the event from its driver. A benchmark that timestamps frames sets it.
@@ -752,28 +754,10 @@ class Table:
         name = driver.name
         self._log.info("table.device_command", device=name, command=command.command, **command.args)
         try:
-            if name == "shuffler" and command.command == "shuffle":
-                # Only a random shuffle exists on the wire; the count expected is the deck's.
-                await driver.shuffle(expected=DECK)  # type: ignore[attr-defined]
-                return
-            if name == "shoe_reader" and command.command == "arm":
-                # A whole deck to deal is a freshly loaded shoe: its draw count starts again.
-                cards = int(command.args.get("cards", DECK))
-                await driver.arm(new_shoe=cards == DECK)  # type: ignore[attr-defined]
-                return
-            if name == "timer_bell" and command.command in ("start", "stop"):
-                if command.command == "start":
-                    seconds = max(1, round(float(command.args.get("seconds", 0))))
-                    # A countdown still running would make this a double start: cancel it.
-                    await driver.cancel_timer()  # type: ignore[attr-defined]
-                    await driver.start_timer(seconds, warn_before=min(60, seconds - 1))  # type: ignore[attr-defined]
-                else:
-                    await driver.cancel_timer()  # type: ignore[attr-defined]
-                return
-            method = getattr(driver, command.command, None)
-            if method is None:
-                raise DeviceError(f"{name} has no command {command.command!r}")
-            await method(**dict(command.args))
+            await self._send(driver, command)
+            trip = driver.link.last_round_trip
+            if trip is not None:
+                self.round_trips.setdefault(name, LatencyHistogram()).observe(trip)
         except CommandRefused as exc:
             if exc.reason_name == "door_open":
                 await self._device_input(
@@ -799,6 +783,28 @@ class Table:
                 "fault_reported",
                 {"device": name, "fault": f"{command.command} failed: {exc}"},
             )
+
+    async def _send(self, driver: DeviceDriver, command: DeviceCommand) -> None:
+        """The driver call for one of the procedure's device commands."""
+        name, what, args = driver.name, command.command, command.args
+        if isinstance(driver, ShufflerDriver) and what == "shuffle":
+            # Only a random shuffle exists on the wire; the count expected is the deck's.
+            await driver.shuffle(expected=DECK)
+        elif isinstance(driver, ShoeReaderDriver) and what == "arm":
+            # A whole deck to deal is a freshly loaded shoe: its draw count starts again.
+            await driver.arm(new_shoe=int(args.get("cards", DECK)) == DECK)
+        elif isinstance(driver, TimerBellDriver) and what == "start":
+            seconds = max(1, round(float(args.get("seconds", 0))))
+            # A countdown still running would make this a double start: cancel it first.
+            await driver.cancel_timer()
+            await driver.start_timer(seconds, warn_before=min(60, seconds - 1))
+        elif isinstance(driver, TimerBellDriver) and what == "stop":
+            await driver.cancel_timer()
+        else:
+            method = getattr(driver, what, None)
+            if method is None:
+                raise DeviceError(f"{name} has no command {what!r}")
+            await method(**dict(args))
 
     # ---- waiting (autoplay, tests) ----------------------------------------------------------
 
@@ -930,7 +936,7 @@ class Table:
             violations_by_article=dict(self.stats.violations_by_article),
             faults_by_device=dict(self.stats.faults_by_device),
             frame_errors_by_device=frame_errors,
-            link_round_trip_seconds={},
+            link_round_trip_seconds={n: h.snapshot() for n, h in self.round_trips.items()},
             journal_fsync_seconds=self.fsync.snapshot(),
             link_up_by_device={n: d.link_up for n, d in self.drivers.items()},
         )

@@ -10,10 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from daemon.api.facade import TableFacade
 from daemon.autoplay import Autoplay, InProcessControl
 from daemon.table import JournalMismatch
 from simulators.world import forget_world
-from tests.scenarios.scenario_support import journal_lines, make_table, new_world, table_config
+from tests.scenarios.scenario_support import (
+    journal_lines,
+    make_table,
+    new_world,
+    table_config,
+    until,
+)
 
 
 def test_the_feed_resumes_after_a_seq_and_follows_live_events(tmp_path: Path) -> None:
@@ -62,6 +69,7 @@ def test_queries_violations_metrics_and_devices(tmp_path: Path) -> None:
         await table.start()
         try:
             await table.wait_for(lambda: "open_table" in table.legal_actions("dealer"))
+            assert isinstance(table, TableFacade)
             assert table.legal_actions("surveillance") == []
             refused = await table.act("settle_round", "D1", "dealer", {})
             assert refused["accepted"] is False
@@ -88,6 +96,9 @@ def test_queries_violations_metrics_and_devices(tmp_path: Path) -> None:
             now = datetime.now(UTC)
             assert table.journal_query(since=now + timedelta(hours=1)) == []
             assert table.journal_query(until=now - timedelta(hours=1)) == []
+            await table.act("confirm_hand_shuffle", "D1", "dealer", {})
+            await until(table, table.quiet, "the shuffle started")
+            assert table.metrics().link_round_trip_seconds["shuffler"].count == 1
             await table.journal_security("api.auth_failed", {"client": "127.0.0.1"})
             assert table.journal_query(event="api.")[-1]["actor"] == "api"
         finally:
