@@ -137,7 +137,7 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
         if args.autoplay is not None:
             status = await _autoplay(table, args, clock, stop)
         else:
-            await stop.wait()
+            status = await _until_stopped(table, stop)
     finally:
         sdnotify.stopping()
         watchdog.cancel()
@@ -147,6 +147,20 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
                 await asyncio.wait_for(serving, 5.0)
         await table.stop()
     return status
+
+
+async def _until_stopped(table: Table, stop: asyncio.Event) -> int:
+    """Run until a signal (0), or until the table can take no more inputs (1)."""
+    waits = {asyncio.ensure_future(stop.wait())}
+    if table.failed is not None:
+        waits.add(asyncio.ensure_future(table.failed.wait()))
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    for waiting in waits:
+        waiting.cancel()
+    if table.failure is not None:
+        print(f"tabled run: the table failed: {table.failure}", file=sys.stderr)
+        return 1
+    return 0
 
 
 async def _autoplay(

@@ -263,6 +263,9 @@ class Table:
         self._closing = False
         self._invalid_throws = 0
         self.failure: str | None = None
+        # Set when the table can take no more inputs (its journal failed): the daemon exits
+        # so that its supervisor (systemd) restarts it into recovery.
+        self.failed: asyncio.Event | None = None
         self._log = log.bind(table=config.table_id, game=config.game)
 
     # ---- life cycle -------------------------------------------------------------------------
@@ -270,6 +273,7 @@ class Table:
     async def start(self, *, connect: bool = True) -> None:
         """Open the journal, replay it, then connect the devices."""
         self._changed = asyncio.Condition()
+        self.failed = asyncio.Event()
         self.journal = Journal.open(
             self.journal_config, self.config.table_id, on_sync=self.fsync.observe
         )
@@ -498,6 +502,8 @@ class Table:
         if self.failure is None:
             self.failure = reason
             self._log.critical("table.failed", reason=reason)
+            if self.failed is not None:
+                self.failed.set()
 
     def _after(self, fed: Fed, before: str) -> None:
         """Bookkeeping and device commands of a durable input."""

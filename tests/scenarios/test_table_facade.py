@@ -5,6 +5,7 @@ to another game."""
 from __future__ import annotations
 
 import asyncio
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 
 from daemon.api.facade import TableFacade
 from daemon.autoplay import Autoplay, InProcessControl
-from daemon.table import JournalMismatch
+from daemon.table import JournalMismatch, TableError
 from simulators.world import forget_world
 from tests.scenarios.scenario_support import (
     journal_lines,
@@ -122,6 +123,34 @@ def test_a_journal_of_another_game_is_refused(tmp_path: Path) -> None:
         other, _ = make_table(table_config(tmp_path / "j", game="paigow", world=key))
         with pytest.raises(JournalMismatch, match="thirteen table"):
             await other.start(connect=False)
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
+
+
+def test_a_failed_journal_stops_the_table_taking_inputs(tmp_path: Path) -> None:
+    key, _ = new_world()
+
+    async def main() -> None:
+        table, _ = make_table(table_config(tmp_path / "j", world=key))
+        await table.start(connect=False)
+        try:
+            assert table.healthy()
+            journal = table.journal
+            assert journal is not None
+            # The disk goes away under the journal: its next write fails.
+            os.close(journal._fd)
+            with pytest.raises(TableError, match="journal"):
+                await table.act("open_table", "D1", "dealer", {})
+            assert table.failed is not None and table.failed.is_set()
+            assert not table.healthy()
+            with pytest.raises(TableError):
+                await table.act("open_table", "D1", "dealer", {})
+        finally:
+            journal._fd = -1
+            await table.stop()
 
     try:
         asyncio.run(main())
