@@ -371,8 +371,6 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
         clock, max_failures=auth_max_failures, window=auth_window, lockout=auth_lockout
     )
     answered: OrderedDict[tuple[str, str], tuple[int, dict[str, Any]]] = OrderedDict()
-    if tokens.last_error:
-        log.warning("api.tokens_unreadable", problem=tokens.last_error)
 
     app = FastAPI(
         title="tabled operator API",

@@ -26,7 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import structlog
+
 from daemon.api.facade import ROLES
+
+log = structlog.get_logger("tabled.api")
 
 HASH_PREFIX = "sha256:"
 TOKEN_BYTES = 32
@@ -115,10 +119,15 @@ class TokenStore:
 
     def _reload(self) -> None:
         if self.path is None:
+            if self.last_error is None:
+                self.last_error = "no tokens file configured ([api] tokens_file)"
+                log.warning("api.no_tokens_file", problem=self.last_error)
             return
         try:
             st = self.path.stat()
         except FileNotFoundError:
+            if self._stamp is not None or self.last_error is None:
+                log.error("api.tokens_unreadable", problem=f"{self.path}: no such tokens file")
             self._stamp, self._by_hash = None, {}
             self.last_error = f"{self.path}: no such tokens file"
             return
@@ -129,8 +138,10 @@ class TokenStore:
         try:
             self._by_hash = parse_tokens(self.path.read_text(encoding="utf-8"), str(self.path))
             self.last_error = None
+            log.info("api.tokens_loaded", path=str(self.path), people=len(self._by_hash))
         except (TokenFileError, OSError, UnicodeDecodeError) as exc:
             self.last_error = str(exc)
+            log.error("api.tokens_unreadable", problem=self.last_error, kept=len(self._by_hash))
 
     def lookup(self, token: str) -> Principal | None:
         self._reload()

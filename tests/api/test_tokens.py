@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from daemon.api.tokens import TokenFileError, TokenStore, hash_token, parse_tokens, token_entry
 
@@ -88,7 +89,12 @@ def test_disabled_tokens_are_refused_and_a_broken_file_keeps_the_last_good_set(
     file.write_text(token_entry("a", "dealer", "token-a") + "disabled = true\n")
     assert store.lookup("token-a") is None
     file.write_text(token_entry("a", "dealer", "token-a") + "[[broken\n")
-    assert store.lookup("token-a") is None  # the last good set had it disabled
+    with capture_logs() as logs:
+        assert store.lookup("token-a") is None  # the last good set had it disabled
+        assert store.lookup("token-b") is not None
+    [problem] = [e for e in logs if e["event"] == "api.tokens_unreadable"]
+    assert problem["kept"] == 1
+    assert problem["log_level"] == "error"
     assert store.last_error is not None
     assert "not valid TOML" in store.last_error
     missing = TokenStore(tmp_path / "none.toml")
