@@ -169,25 +169,23 @@ class _Evaluated:
 
     def __init__(self, cards: tuple[Card, ...]) -> None:
         suits = Counter(card.suit for card in cards)
-        flush_possible = max(suits.values()) >= 5
-        # Positions of the cards whose suit could make a flush: swapping two cards of one rank
-        # changes no row's value unless one of them is such a card.
         # For each suit that could make a flush: its positions and its number of cards.
         self.flush_suits = [
             (sum(1 << p for p, card in enumerate(cards) if card.suit == suit), count)
             for suit, count in suits.items()
             if count >= 5
         ]
-        # A card's int value is its ranking key; without a possible flush its rank part will do.
-        keys = list(cards) if flush_possible else [c & _RANK_FIELD_MASK for c in cards]
+        # A card's int value is its ranking key; its rank part keys every row but a flush.
+        keys = [c & _RANK_FIELD_MASK for c in cards]
         sums2 = list(map(add, _PAIR_FROM[0](keys), _PAIR_FROM[1](keys)))
-        sums3 = list(map(add, _THREE_FROM[0](keys), _THREE_FROM[1](sums2)))
-        sums5 = list(map(add, _FIVE_FROM[0](sums2), _FIVE_FROM[1](sums3)))
-        if flush_possible:
-            keys5 = list(map(KEY_MASK.__and__, sums5))
-            keys3 = list(map(_RANK_FIELD_MASK.__and__, sums3))
-        else:
-            keys5, keys3 = sums5, sums3
+        keys3 = list(map(add, _THREE_FROM[0](keys), _THREE_FROM[1](sums2)))
+        keys5 = list(map(add, _FIVE_FROM[0](sums2), _FIVE_FROM[1](keys3)))
+        for positions, _ in self.flush_suits:
+            # The few five-card flushes: tagged as the full key of their cards would be.
+            members = [p for p in range(13) if positions >> p & 1]
+            for combo in combinations(members, 5):
+                index = _INDEX5[sum(1 << p for p in combo)]
+                keys5[index] = sum(cards[p] for p in combo) & KEY_MASK
         self.cards = cards
         self.keys5 = keys5
         self.keys3 = keys3
