@@ -149,6 +149,10 @@ _VALUE5 = {key: hand.value for key, hand in ROWS5.items()}
 _VALUE3 = {key: hand.value for key, hand in ROWS3.items()}
 _KEY_SCORE5 = {key: SCORE5[hand.value] for key, hand in ROWS5.items()}
 _KEY_SCORE3 = {key: SCORE3[hand.value] for key, hand in ROWS3.items()}
+# Per five-card key: twice its score plus the best head it allows, the bound of a tail.
+_KEY_TAIL_BOUND = {
+    key: 2 * SCORE5[hand.value] + HEAD_CAP[hand.value] for key, hand in ROWS5.items()
+}
 
 
 # Each 5-subset as (its first two positions, its last three) and each 3-subset as (first,
@@ -261,10 +265,9 @@ def _search(ev: _Evaluated, strict: bool) -> tuple[SplitKey, tuple[int, int, int
     candidates = list(compress(range(len(score5)), map(threshold.__le__, score5)))
     candidates.sort(key=score5.__getitem__, reverse=True)
     for tail in candidates:
-        t_score = score5[tail]
         # Middle <= tail and head <= middle bound everything a tail can still reach; tails
         # come in falling score, so the bound only falls.
-        if 2 * t_score + min(best_head, HEAD_CAP[value5[keys5[tail]]]) < best[1]:
+        if min(_KEY_TAIL_BOUND[keys5[tail]], 2 * score5[tail] + best_head) < best[1]:
             break
         same = _sameness(keys5[tail], _MASK5[tail], flush_suits) if flush_suits else keys5[tail]
         if same in seen:
