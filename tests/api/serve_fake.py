@@ -13,6 +13,8 @@ import asyncio
 import sys
 from pathlib import Path
 
+import structlog
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fake_table import FakeTable, ManualClock
@@ -23,6 +25,8 @@ from daemon.config import ApiConfig
 
 
 async def main(tokens_file: str) -> None:
+    # Logs to stderr: stdout carries only the PORT line the test waits for.
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     clock = ManualClock()
     table = FakeTable(clock)
     app = create_app(table, ApiConfig(tokens_file=Path(tokens_file)), clock=clock)
