@@ -300,6 +300,7 @@ def console_snapshot(
             {"bettor": bet.get("player"), "amount": bet.get("amount")}
         )
     results = _seat_results(snapshot.get("settlement"))
+    place = "Door" if snapshot.get("game") == "paigow" else "Seat"
     late = set()
     seats = []
     for raw in snapshot.get("seats") or []:
@@ -315,7 +316,7 @@ def console_snapshot(
         seats.append(
             {
                 "seat": seat,
-                "name": "Banker" if is_banker else f"Seat {seat}",
+                "name": "Banker" if is_banker else f"{place} {seat}",
                 "name_zh": "莊家" if is_banker else f"第{seat}門",
                 "holder": raw.get("holder"),
                 "bets": bets_by_seat.get(seat, []),

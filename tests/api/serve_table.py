@@ -2,7 +2,7 @@
 simulated in this process (`sim://` ports), on a free loopback port, for the end-to-end browser
 test. The table's clock is a simulation clock so the test can jump over the five minutes.
 
-    python tests/api/serve_table.py TOKENS_FILE JOURNAL_DIR
+    python tests/api/serve_table.py TOKENS_FILE JOURNAL_DIR [CONFIG]
 
 prints `PORT <n>` once the devices are up. Test-only routes reach the simulators' control
 channel (`/_sim/control`, the dealer drawing cards, a cable pulled) and the clock
@@ -29,10 +29,10 @@ from simulators.spec import parse_sim_url
 from simulators.world import get_world
 
 
-async def main(tokens_file: str, journal_dir: str) -> None:
+async def main(tokens_file: str, journal_dir: str, config_file: str | None) -> None:
     # Logs to stderr: stdout carries only the PORT line the test waits for.
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
-    config = load_config(None)
+    config = load_config(config_file)
     clock = SimulationClock()
     table = Table(config, journal_dir=Path(journal_dir), clock=clock, driver_clock=MonotonicClock())
     await table.start()
@@ -63,4 +63,4 @@ async def main(tokens_file: str, journal_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None))

@@ -20,9 +20,11 @@ def fake_server(tokens_file: Path) -> Iterator[str]:
 
 
 @contextmanager
-def table_server(tokens_file: Path, journal_dir: Path) -> Iterator[str]:
-    """The API over the real table runtime, every device simulated."""
-    with _serve(HERE / "serve_table.py", str(tokens_file), str(journal_dir)) as url:
+def table_server(tokens_file: Path, journal_dir: Path, config: Path | None = None) -> Iterator[str]:
+    """The API over the real table runtime, every device simulated (default config: the
+    embedded Thirteen table)."""
+    extra = [str(config)] if config is not None else []
+    with _serve(HERE / "serve_table.py", str(tokens_file), str(journal_dir), *extra) as url:
         yield url
 
 

@@ -5,6 +5,7 @@ simulated."""
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,8 @@ import pytest
 from api_support import TOKENS, auth, write_tokens
 from playwright.sync_api import expect, sync_playwright
 from server_process import fake_server, table_server
+
+from daemon.rules import paigow
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -312,5 +315,55 @@ def test_a_whole_thirteen_round_on_the_real_table_with_simulated_devices(real_ta
                 "settle_round",
             ]
             assert errors == []
+        finally:
+            browser.close()
+
+
+def test_a_pai_gow_round_shows_eight_hands_and_the_tiles(tmp_path: Path) -> None:
+    """The Pai Gow table (config/paigow.toml, its dice shaker simulated): eight hands on the
+    page, the banker's, the tiles as the hands are set, the settlement."""
+    config = Path(__file__).resolve().parents[2] / "config" / "paigow.toml"
+    tiles = [str(t) for t in paigow.TILE_SET]
+    random.Random(11).shuffle(tiles)
+
+    def setting(group: list[str]) -> dict[str, str | bool]:
+        front, back = paigow.set_hand(paigow.parse_tiles(" ".join(group)))
+        return {"front": " ".join(map(str, front)), "back": " ".join(map(str, back))}
+
+    with (
+        table_server(write_tokens(tmp_path / "tokens.toml"), tmp_path / "journal", config) as url,
+        sync_playwright() as pw,
+    ):
+        browser = launch(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.goto(url + "/")
+            sign_in(page, "dealer")
+            phase = page.locator("#phase")
+            expect(page.locator("#game")).to_contain_text("Pai Gow")
+            expect(page.locator(".seat")).to_have_count(8)
+            page.click("[data-action=open_table]")
+            expect(phase).to_contain_text("Bank offer")
+            submit_form(page, "take_bank", {"player": "B", "seat": "0"})
+            expect(page.locator(".seat[data-seat='0'] h3")).to_contain_text("Banker")
+            submit_form(page, "confirm_tile_shuffle", {"new_set": False})
+            submit_form(page, "move_stacks", {"by": "player", "player": "P1", "one_hand": True})
+            submit_form(page, "move_stacks", {"by": "banker", "player": "B", "one_hand": True})
+            submit_form(page, "place_bet", {"player": "P1", "seat": "1", "amount": "100"})
+            expect(page.locator(".seat[data-seat='1'] .bets")).to_contain_text("P1 100")
+            submit_form(page, "place_stake", {"amount": "1000"})
+            submit_form(page, "shake_dice", {"player": "B"})
+            expect(page.locator("#dice .die")).to_have_count(4)
+            expect(phase).to_contain_text("Dealing")
+            page.click("[data-action=confirm_deal]")
+            submit_form(page, "set_hand", {"seat": "1", **setting(tiles[4:8])})
+            expect(page.locator(".seat[data-seat='1'] .card.tile")).to_have_count(4)
+            submit_form(page, "set_banker", setting(tiles[0:4]))
+            expect(page.locator(".seat[data-seat='0'] .card.tile")).to_have_count(4)
+            page.click("[data-action=open_hands]")
+            page.click("[data-action=settle_round]")
+            expect(phase).to_contain_text("Round over")
+            expect(page.locator(".seat[data-seat='1'] .settlement")).to_be_visible()
+            page.screenshot(path=str(ARTIFACTS / "console-paigow-round.png"))
         finally:
             browser.close()

@@ -163,6 +163,7 @@ def test_a_pai_gow_round_through_the_api_checks_and_its_console_view() -> None:
     view = t.view()
     assert len(view["seats"]) == 8
     assert view["seats"][0]["name"] == "Banker"
+    assert view["seats"][3]["name"] == "Door 3"
     assert len(view["seats"][1]["cards"]) == 4
     assert view["seats"][1]["bets"] == [{"bettor": "P1", "amount": 100}]
     t.op("open_hands")
