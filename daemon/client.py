@@ -203,7 +203,11 @@ def status_main(argv: Sequence[str] | None = None) -> int:
             return 0
         print(format_status(state["state"], state["legal"], state))
         for d in devices:
-            fault = f"  FAULT {d['fault']}" if d.get("fault") else ""
+            fault = d.get("fault")
+            if isinstance(fault, dict):  # the procedure's record: {"fault", "kind", "healthy"}
+                healthy = " (healthy again; a supervisor clears)" if fault.get("healthy") else ""
+                fault = f"{fault.get('fault')}{healthy}"
+            fault = f"  FAULT {fault}" if fault else ""
             approved = "" if d.get("approved", True) else "  NOT APPROVED"
             print(f"device {d.get('name')}: link {d.get('link', '?')}{approved}{fault}")
         return 0
