@@ -58,12 +58,14 @@ THIRTEEN_FAULTS = (
     ("shuffler", "wrong_count", "shuffle"),
     ("shuffler", "jam", "shuffle"),
     ("shuffler", "lid_open", "betting"),
+    ("shuffler", "power_lost", "shuffle"),
     ("dice_shaker", "die_out_of_cup", "shake"),
     ("dice_shaker", "die_out_of_cup*3", "shake"),
     ("dice_shaker", "unplug", "shake"),
     ("shoe_reader", "shoe_removed", "deal"),
     ("shoe_reader", "misread", "deal"),
     ("shoe_reader", "face_up", "deal"),
+    ("shoe_reader", "duplicate_card", "deal"),
 )
 PAIGOW_FAULTS = (
     ("dice_shaker", "die_tilted", "shake"),
@@ -454,6 +456,7 @@ class Autoplay:
                 await self.control_request({"op": "clear", "device": device, "fault": fault})
         self._conditions.clear()
         faults = self.proc.faults
+        suspended = self.proc.suspended
         if any(f.get("fault") == "link lost" for f in faults.values()):
             # The driver reconnects with backoff; the link coming up marks the device healthy.
             await self.wait(
@@ -470,8 +473,10 @@ class Autoplay:
             )
             if result["accepted"]:
                 self.summary.supervisor[action] += 1
-                lost = ("misread", "out_of_phase", "missed")
-                if any(k in str(f.get("fault")) for f in faults.values() for k in lost):
+                # A card the reader got wrong mid-deal (misread, duplicate, out of phase, a read
+                # lost) leaves a deal that cannot be put right in order: it is voided (Art. 4).
+                shoe = faults.get("shoe_reader")
+                if suspended == "DEALING" and shoe is not None and shoe.get("kind") == "tilt":
                     self._untrusted_deal = True
                 return
             await self.table.wait_for(lambda: False, 0.05)
@@ -665,9 +670,9 @@ class Autoplay:
             for seat in list(proc.wrongly_set):
                 await self.act("reset_hand", {"seat": seat, **good_setting(self._hands[seat])})
             await self.act("settle_round")
+            if proc.resets:
+                self.summary.outcomes["re-set by the croupier"] += len(proc.resets)
             for door in (proc.settlement or {}).get("doors", []):
-                if door.get("correction"):
-                    self.summary.outcomes["re-set"] += 1
                 self.summary.outcomes[str(door.get("outcome"))] += 1
             self._settled = True
         elif phase == "ROUND_OVER":
