@@ -34,7 +34,10 @@ class _ThirteenCatalog(FakeTable):
         return action_specs(ThirteenProcedure.ACTIONS, "thirteen")
 
 
-_tokens = write_tokens(Path(tempfile.mkdtemp(prefix="tabled-fuzz-")) / "tokens.toml")
+# Cases are drawn at collection, before any fixture: the app and its tokens exist at import, in
+# a directory removed when the test process ends.
+_workdir = tempfile.TemporaryDirectory(prefix="tabled-fuzz-")
+_tokens = write_tokens(Path(_workdir.name) / "tokens.toml")
 _table = FakeTable(ManualClock())
 app = create_app(_table, ApiConfig(tokens_file=_tokens))
 schema = schemathesis.openapi.from_asgi("/openapi.json", app)
