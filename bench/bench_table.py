@@ -175,8 +175,8 @@ async def run_table(
     latencies: list[float] = []
     measuring = False
 
-    def durable(fed: Fed, received: float) -> None:
-        if measuring and fed.input.actor.startswith("device:"):
+    def durable(fed: Fed, received: float | None) -> None:
+        if measuring and received is not None:
             latencies.append(time.perf_counter() - received)
 
     table.on_durable = durable

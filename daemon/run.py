@@ -30,7 +30,7 @@ from daemon import sdnotify
 from daemon.config import ConfigError, TableConfig, load_config
 from daemon.journal import JournalError, JournalLocked
 from daemon.logging import LEVELS, configure_logging, get_logger
-from daemon.table import Table, TableError
+from daemon.table import Fed, Table, TableError
 from drivers.clock import MonotonicClock
 
 
@@ -49,7 +49,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the autoplay summary as JSON")
     p.add_argument("--progress", action="store_true", help="print a line per autoplay round")
     p.add_argument(
-        "--trace", action="store_true", help="print `ack SEQ ACTION` as each action is durable"
+        "--trace",
+        action="store_true",
+        help="print `ack SEQ ACTION` as each accepted input (operator or device) is durable",
     )
     p.add_argument("--log-level", choices=LEVELS, help="operational log level (stderr)")
     return p
@@ -125,6 +127,8 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
         serving = asyncio.ensure_future(server.serve())
         print(json.dumps({"http": f"http://{host}:{port}"}), flush=True)
 
+    if args.trace:
+        table.on_durable = _trace
     watchdog = asyncio.ensure_future(sdnotify.feed_watchdog(table.healthy))
     snapshot = table.procedure.snapshot()
     sdnotify.ready(f"table {config.table_id} {config.game}: {snapshot['phase']}")
@@ -147,6 +151,11 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
                 await asyncio.wait_for(serving, 5.0)
         await table.stop()
     return status
+
+
+def _trace(fed: Fed, received: float | None) -> None:
+    if fed.accepted:
+        print(f"ack {fed.seq} {fed.input.action}", flush=True)
 
 
 async def _until_stopped(table: Table, stop: asyncio.Event) -> int:
@@ -182,9 +191,6 @@ async def _autoplay(
         violation_share=args.violation_share,
         clock=clock if isinstance(clock, SimulationClock) else None,
         progress=(lambda line: print(line, flush=True)) if args.progress else None,
-        on_ack=(lambda seq, action: print(f"ack {seq} {action}", flush=True))
-        if args.trace
-        else None,
     )
     play = asyncio.ensure_future(player.run())
     stopped = asyncio.ensure_future(stop.wait())

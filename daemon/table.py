@@ -248,7 +248,8 @@ class Table:
         self.fsync = LatencyHistogram()
         self.frame_to_durable = LatencyHistogram()
         self.round_trips: dict[str, LatencyHistogram] = {}
-        self.on_durable: Callable[[Fed, float], None] | None = None
+        # Called with each input once durable, and when its device frame arrived (or None).
+        self.on_durable: Callable[[Fed, float | None], None] | None = None
         # When a device event's frame arrived (perf_counter); by default, when the table took
         # the event from its driver. A benchmark that timestamps frames sets it.
         self.receive_time: Callable[[DriverEvent], float] | None = None
@@ -470,8 +471,8 @@ class Table:
         self._after(fed, before)
         if received is not None:
             self.frame_to_durable.observe(time.perf_counter() - received)
-            if self.on_durable is not None:
-                self.on_durable(fed, received)
+        if self.on_durable is not None:
+            self.on_durable(fed, received)
         if self._changed is not None:
             async with self._changed:
                 self._changed.notify_all()
