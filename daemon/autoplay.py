@@ -309,7 +309,6 @@ class Autoplay:
         foul_share: float = 0.15,
         clock: SimulationClock | None = None,
         progress: Callable[[str], None] | None = None,
-        on_ack: Callable[[int, str], None] | None = None,
     ) -> None:
         self.table = table
         self.control = control
@@ -321,7 +320,6 @@ class Autoplay:
         self.foul_share = foul_share
         self.clock = clock
         self.progress = progress or (lambda _line: None)
-        self.on_ack = on_ack
         self.summary = Summary(table.config.game, table.config.table_id)
         self.plan = Plan()
         self._struck = False
@@ -347,8 +345,6 @@ class Autoplay:
         result = await self.table.act(action, person, role, payload or {})
         if not result["accepted"]:
             raise AutoplayError(f"{action} refused in {self.proc.phase}: {result['violation']}")
-        if self.on_ack is not None:
-            self.on_ack(int(result["seq"]), action)
         return result
 
     async def attempt(self, action: str, payload: dict[str, Any], what: str) -> None:
