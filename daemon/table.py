@@ -452,7 +452,10 @@ class Table:
         lines: list[tuple[str, str, Any, Mapping[str, Any]]] = []
         if outcome.accepted:
             self._last_now = when
-            lines.append((INPUT_EVENT, actor, self.procedure.round_id, item.as_payload()))
+            # The replay record: the line is encoded as it is staged, so the payload needs no
+            # copy of its own (Input.as_payload would deep-copy it).
+            replay = {"action": action, "actor": actor, "payload": item.payload, "now": when}
+            lines.append((INPUT_EVENT, actor, self.procedure.round_id, replay))
         for event in outcome.events:
             lines.append(
                 (
