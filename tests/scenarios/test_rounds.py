@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from daemon.autoplay import Autoplay, InProcessControl, house_way13
+from daemon.autoplay import Autoplay, InProcessControl, good_setting, house_way13
 from daemon.journal import verify
 from daemon.procedures.thirteen import ThirteenProcedure, settle_thirteen
 from daemon.rules import thirteen as rules13
@@ -377,6 +377,49 @@ def test_a_restart_comes_back_in_hold_with_the_round_and_the_timer(tmp_path: Pat
             await player.supervise()
             assert proc.phase == "PLAYERS_ARRANGING"
             assert proc.deadline is not None
+        finally:
+            await table.stop()
+
+    try:
+        before = asyncio.run(first())
+        asyncio.run(second(before))
+    finally:
+        forget_world(key)
+
+
+def test_a_paigow_restart_keeps_the_bank_the_bets_and_the_dice(tmp_path: Path) -> None:
+    key, _ = new_world()
+    config = table_config(tmp_path / "j", game="paigow", world=key)
+
+    async def first() -> dict[str, Any]:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key)
+            for _ in range(100):
+                if player.proc.phase == "SETTING":
+                    break
+                await player._paigow_step(player.proc.phase)
+            proc = player.proc
+            assert proc.phase == "SETTING" and len(proc.played_seats()) > 1
+            seat = proc.played_seats()[0]
+            await player.act("set_hand", {"seat": seat, **good_setting(player._hands[seat])})
+            assert proc.phase == "SETTING" and list(proc.settings) == [seat]
+            return table.procedure.snapshot()
+        finally:
+            await table.stop()
+
+    async def second(before: dict[str, Any]) -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            after = table.procedure.snapshot()
+            assert after["phase"] == "HOLD" and after["suspended"] == "SETTING"
+            for name in ("banker", "banker_seat", "bank_rounds", "stake", "bets", "dice", "seats"):
+                assert after[name] == before[name], name
+            player = quiet_autoplay(table, key)
+            await player.supervise()
+            assert table.procedure.phase == "SETTING"
         finally:
             await table.stop()
 
