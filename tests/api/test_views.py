@@ -4,19 +4,22 @@ snapshot shows the seats, bets, dice, cards, timer, holds and settlement the pro
 
 from __future__ import annotations
 
+import inspect
 import random
 from typing import Any
 
 import pytest
 
 from daemon.api.app import check_payload
-from daemon.api.facade import ActionSpec
+from daemon.api.facade import ActionSpec, TableFacade
 from daemon.api.views import action_specs, console_snapshot
+from daemon.config import load_config
 from daemon.procedures.base import Procedure
 from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import ThirteenProcedure
 from daemon.rules import paigow
 from daemon.rules.cards import DECK
+from daemon.table import Table
 
 WALL = 1_796_000_000.0
 
@@ -179,3 +182,14 @@ def test_every_operator_action_of_each_game_has_a_parameter_table(game: str) -> 
     proc = ThirteenProcedure if game == "thirteen" else PaiGowProcedure
     unchecked = [s.name for s in action_specs(proc.ACTIONS, game) if not s.payload_checked]
     assert unchecked == []
+
+
+def test_the_table_runtime_offers_everything_the_api_asks_of_a_table() -> None:
+    table = Table(load_config(None))
+    assert isinstance(table, TableFacade)
+    for name in ("act", "journal_query", "subscribe", "journal_security", "legal_actions"):
+        wanted = inspect.signature(getattr(TableFacade, name)).parameters
+        offered = inspect.signature(getattr(Table, name)).parameters
+        assert list(wanted) == list(offered)[: len(wanted)], name
+    assert inspect.iscoroutinefunction(Table.act)
+    assert inspect.iscoroutinefunction(Table.journal_security)
