@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from daemon import __version__
 
-# name -> (module, one-line help)
+# name -> ("module" or "module:function", one-line help); the function defaults to `main`.
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("daemon.run", "run one table: devices, procedure, journal, operator API"),
     "sim": ("simulators.cli", "start simulated devices on pseudo-terminals"),
@@ -21,6 +21,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify-log": ("daemon.journal_cli", "check a journal's hash chain"),
     "diagram": ("daemon.procedures.diagram", "draw a game's procedure state diagram"),
     "rules": ("daemon.rules.cli", "the rules engine for labs: JSON lines in, JSON lines out"),
+    "status": (
+        "daemon.client:status_main",
+        "the table now: phase, seats, dice, timer, legal actions",
+    ),
+    "act": ("daemon.client:act_main", "ask the table to take a step, as the token's holder"),
+    "journal": ("daemon.client:journal_main", "journal events by round, event or time; --follow"),
+    "token": (
+        "daemon.api.tokens",
+        "make an API token for a person: prints it once, stores its hash",
+    ),
 }
 
 
@@ -44,8 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"tabled: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
-    module = importlib.import_module(COMMANDS[name][0])
-    result: int = module.main(rest)
+    module_name, _, function = COMMANDS[name][0].partition(":")
+    result: int = getattr(importlib.import_module(module_name), function or "main")(rest)
     return result
 
 

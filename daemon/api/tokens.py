@@ -181,9 +181,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         except TokenFileError as exc:
             print(f"tabled token: {exc}", file=sys.stderr)
             return 1
-        fd = os.open(args.append, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as out:
-            out.write(("\n" if existing and not existing.endswith("\n\n") else "") + entry)
+        try:
+            args.append.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(args.append, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as out:
+                out.write(("\n" if existing and not existing.endswith("\n\n") else "") + entry)
+        except OSError as exc:
+            print(f"tabled token: cannot write {args.append}: {exc.strerror}", file=sys.stderr)
+            return 1
         print(f"token for {args.actor} ({args.role}), give it to them; it is not stored:")
         print(token)
     else:

@@ -17,7 +17,18 @@ def run_tabled(*args: str) -> subprocess.CompletedProcess[str]:
 def test_help_lists_every_command() -> None:
     result = run_tabled("--help")
     assert result.returncode == 0
-    for name in ("run", "sim", "devices", "verify-log", "diagram", "rules"):
+    for name in (
+        "run",
+        "sim",
+        "devices",
+        "verify-log",
+        "diagram",
+        "rules",
+        "status",
+        "act",
+        "journal",
+        "token",
+    ):
         assert f"  {name}" in result.stdout
 
 
