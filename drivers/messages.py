@@ -115,6 +115,16 @@ def unpack_exact(layout: struct.Struct, payload: bytes, name: str) -> tuple[int,
     return values
 
 
+MAX_FAULT_CODE = 15  # STATUS.faults is a u16: bit n is fault code n, and there is no code 0
+MAX_DOOR = 7  # STATUS.doors is a u8: bit n is door n
+
+
+def _fault_code(code: int, name: str) -> int:
+    if not 1 <= code <= MAX_FAULT_CODE:
+        raise PayloadError(f"{name}: fault code {code} (1-{MAX_FAULT_CODE})")
+    return code
+
+
 _U8 = struct.Struct(">B")
 _EVENT_U8 = struct.Struct(">HB")
 _EVENT_U8U8 = struct.Struct(">HBB")
@@ -237,7 +247,8 @@ class FaultRaised(DeviceEvent):
 
     @classmethod
     def decode_payload(cls, payload: bytes) -> Self:
-        return cls(*unpack_exact(_EVENT_U8, payload, "FAULT_RAISED"))
+        number, code = unpack_exact(_EVENT_U8, payload, "FAULT_RAISED")
+        return cls(number, _fault_code(code, "FAULT_RAISED"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +261,8 @@ class FaultGone(DeviceEvent):
 
     @classmethod
     def decode_payload(cls, payload: bytes) -> Self:
-        return cls(*unpack_exact(_EVENT_U8, payload, "FAULT_GONE"))
+        number, code = unpack_exact(_EVENT_U8, payload, "FAULT_GONE")
+        return cls(number, _fault_code(code, "FAULT_GONE"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,8 +279,8 @@ class DoorReport(DeviceEvent):
     @classmethod
     def decode_payload(cls, payload: bytes) -> Self:
         number, door, is_open = unpack_exact(_EVENT_U8U8, payload, "DOOR_REPORT")
-        if is_open > 1:
-            raise PayloadError("DOOR_REPORT: open must be 0 or 1")
+        if is_open > 1 or door > MAX_DOOR:
+            raise PayloadError(f"DOOR_REPORT: door {door} (0-{MAX_DOOR}), open {is_open} (0/1)")
         return cls(number, door, is_open)
 
 
