@@ -114,7 +114,7 @@ class DeviceModel:
         self._reset_link()
         self.flags: int = StatusFlag.POWERED_UP
         for fault in faults:
-            self._check_fault(fault)
+            self.check_fault(fault)
             if fault in self.ONE_SHOT:
                 self.armed.append(fault)
             else:
@@ -298,13 +298,19 @@ class DeviceModel:
 
     # --- faults, doors, time ---------------------------------------------------------------
 
-    def _check_fault(self, fault: str) -> None:
-        if fault not in self.ONE_SHOT | self.CONDITIONS | COMMON_CONDITIONS:
-            known = ", ".join(sorted(self.ONE_SHOT | self.CONDITIONS | COMMON_CONDITIONS))
-            raise UnknownFault(f"{self.DEVICE} has no fault {fault!r} (known: {known})")
+    @classmethod
+    def fault_names(cls) -> frozenset[str]:
+        """Every fault this model can be given (by URL, `tabled sim --fault`, control)."""
+        return cls.ONE_SHOT | cls.CONDITIONS | COMMON_CONDITIONS
+
+    @classmethod
+    def check_fault(cls, fault: str) -> None:
+        if fault not in cls.fault_names():
+            known = ", ".join(sorted(cls.fault_names()))
+            raise UnknownFault(f"{cls.DEVICE} has no fault {fault!r} (known: {known})")
 
     def inject(self, fault: str) -> None:
-        self._check_fault(fault)
+        self.check_fault(fault)
         with self.lock:
             self._log.info("simulator.fault_injected", fault=fault)
             if fault in self.ONE_SHOT:
@@ -315,7 +321,7 @@ class DeviceModel:
             self._drain()
 
     def clear(self, fault: str) -> None:
-        self._check_fault(fault)
+        self.check_fault(fault)
         with self.lock:
             self._log.info("simulator.fault_cleared", fault=fault)
             while fault in self.armed:

@@ -65,6 +65,11 @@ def _specs(args: argparse.Namespace) -> tuple[TableConfig, list[SimSpec]]:
         if device not in config.devices:
             raise ValueError(f"--fault {item!r}: {device} is not configured")
         faults.setdefault(device, []).append(fault)
+    for device, names in faults.items():
+        # refused before any port is opened or printed
+        model = model_class(device)
+        for fault in names:
+            model.check_fault(fault)
     specs = []
     for name, device in config.devices.items():
         if not device.enabled:
@@ -141,8 +146,7 @@ async def _serve(args: argparse.Namespace, config: TableConfig, specs: list[SimS
         server = await serve_control(world, control)
         _say(args, {"control": str(control)})
         await stop.wait()
-        server.close()
-        await server.wait_closed()
+        await server.close()
         return 0
     finally:
         host.close()
@@ -168,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config, specs = _specs(args)
         return asyncio.run(_serve(args, config, specs))
-    except (ConfigError, ValueError, UnknownFault, OSError) as exc:
+    except (ConfigError, LookupError, ValueError, UnknownFault, OSError) as exc:
         print(f"tabled sim: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -49,11 +49,34 @@ def handle_control(world: TableWorld, request: Any) -> dict[str, Any]:
     return {"ok": False, "error": f"unknown op {op!r} (inject, clear, unplug, plug, draw, state)"}
 
 
-async def serve_control(world: TableWorld, path: Path) -> asyncio.Server:
+class ControlServer:
+    """The control channel's unix socket server and its open sessions."""
+
+    def __init__(self) -> None:
+        self.server: asyncio.Server | None = None
+        self.sessions: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}
+
+    async def close(self) -> None:
+        """Stop listening and end every open session at a line boundary (its client sees
+        EOF), so a `tabled sim` stopped by a signal exits with no task left half-way."""
+        if self.server is not None:
+            self.server.close()
+        for writer in self.sessions.values():
+            writer.close()
+        await asyncio.gather(*self.sessions, return_exceptions=True)
+        if self.server is not None:
+            await self.server.wait_closed()
+
+
+async def serve_control(world: TableWorld, path: Path) -> ControlServer:
     """Serve the control channel on a unix socket at `path`."""
     log = structlog.get_logger("tabled.simulators").bind(world=world.key)
+    control = ControlServer()
 
     async def session(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            control.sessions[task] = writer
         try:
             while line := await reader.readline():
                 try:
@@ -68,8 +91,11 @@ async def serve_control(world: TableWorld, path: Path) -> asyncio.Server:
         except (ConnectionError, asyncio.LimitOverrunError, ValueError):
             pass
         finally:
+            if task is not None:
+                del control.sessions[task]
             writer.close()
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
 
-    return await asyncio.start_unix_server(session, path=str(path), limit=MAX_LINE)
+    control.server = await asyncio.start_unix_server(session, path=str(path), limit=MAX_LINE)
+    return control

@@ -7,6 +7,7 @@ import json
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -225,13 +226,14 @@ def test_sim_refuses_an_unknown_fault(tmp_path: Path) -> None:
     config = tmp_path / "table.toml"
     config.write_text(CONFIG)
     result = subprocess.run(
-        tabled("sim", "--config", str(config), "--fault", "shuffler:melted"),
+        tabled("sim", "--config", str(config), "--fault", "dice_shaker:melted"),
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     assert result.returncode == 2 and "no fault 'melted'" in result.stderr
+    assert result.stdout == ""  # refused before any port was opened or printed
 
 
 def test_sim_stops_cleanly_on_sigint_and_removes_its_socket(tmp_path: Path) -> None:
@@ -247,9 +249,15 @@ def test_sim_stops_cleanly_on_sigint_and_removes_its_socket(tmp_path: Path) -> N
     assert shuffler.startswith("shuffler\t/dev/pts/") and dice.startswith("dice_shaker\t")
     path = Path(control.removeprefix("control\t"))
     assert path.is_socket()
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=20)
+    with socket.socket(socket.AF_UNIX) as client:  # a trainer's session left open
+        client.connect(str(path))
+        client.sendall(b'{"op": "state"}\n')
+        assert json.loads(client.makefile().readline())["ok"] is True
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+        assert client.recv(1) == b""  # the session was ended, not left hanging
     assert proc.returncode == 0, err.decode()
+    assert "Traceback" not in err.decode()
     assert not path.exists()
 
 
