@@ -56,6 +56,7 @@ from simulators.world import TableWorld
 
 Output = Callable[[bytes], None]
 COMMON_CONDITIONS = frozenset({"no_response", "bad_crc", "unapproved_firmware"})
+CURED_BY_POWER_CYCLE = frozenset({"no_response"})
 SIM_MAKE = "tabled-sim"
 
 
@@ -119,6 +120,8 @@ class DeviceModel:
                 self.armed.append(fault)
             else:
                 self.conditions.add(fault)
+        kept_conditions, self.latched = world.kept(self.DEVICE)
+        self.conditions |= kept_conditions
         world.attach(self.DEVICE, self)
         with self.lock:
             for fault in sorted(self.conditions):
@@ -153,10 +156,15 @@ class DeviceModel:
             self._drain()
 
     def close(self) -> None:
+        """The port is closed: the device is switched off. What it would still have when it
+        comes back is kept in the world for the next model of it: its latched faults
+        (non-volatile, DOMAIN R5) and its physical conditions (a lid left open, a reader lost,
+        a build not approved); a hung firmware (`no_response`) is cured by the power cycle."""
         with self.lock:
             self._epoch += 1
             if self._retry is not None:
                 self._retry.cancel()
+            self.world.keep(self.DEVICE, self.conditions - CURED_BY_POWER_CYCLE, self.latched)
             self.world.detach(self.DEVICE, self)
 
     def _on_error(self, error: ProtocolError) -> None:

@@ -139,7 +139,7 @@ class ShoeReaderModel(DeviceModel):
             drawn = self.sequence
             self.emit(lambda n: CutCardEvent(n, drawn))
             return {"drawn": None, "reader": "cut_card", "sequence": drawn}
-        if self.take("duplicate_card") and self.last_read is not None:
+        if self.last_read is not None and self.take("duplicate_card"):
             item: Item | None = self.last_read  # a second copy of it was in the shoe
         else:
             item = world.draw()

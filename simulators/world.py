@@ -74,6 +74,8 @@ class TableWorld:
         self.generation = 0  # increments with each completed shuffle
         self.devices: dict[str, AttachedDevice] = {}
         self.unplugged: set[str] = set()  # devices whose cable is out: their ports fail
+        # what each device keeps while its port is closed: (conditions, latched fault bits)
+        self._kept: dict[str, tuple[frozenset[str], int]] = {}
         self._draw_handler: Callable[[], dict[str, Any]] | None = None
 
     # --- the deck -------------------------------------------------------------------------
@@ -132,6 +134,15 @@ class TableWorld:
         with self.lock:
             if self.devices.get(name) is device:
                 del self.devices[name]
+
+    def keep(self, name: str, conditions: set[str] | frozenset[str], latched: int) -> None:
+        """A device switched off: what it will still have when it is switched on again."""
+        with self.lock:
+            self._kept[name] = (frozenset(conditions), latched)
+
+    def kept(self, name: str) -> tuple[frozenset[str], int]:
+        with self.lock:
+            return self._kept.get(name, (frozenset(), 0))
 
     def unplug(self, name: str) -> None:
         """Pull the device's cable (or USB adapter): its open port fails, reopening fails."""

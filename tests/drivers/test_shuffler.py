@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
@@ -33,7 +33,7 @@ from simulators.shuffler import ShufflerModel
 TIMING = LinkTiming(reply_timeout=0.2, tries=3, poll_interval=3600.0, reconnect_initial=0.5)
 
 
-def run(test: Callable[[], Awaitable[Any]]) -> Any:
+def run(test: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     return asyncio.run(test())
 
 
@@ -319,3 +319,33 @@ def test_protocol_errors_are_logged_and_the_tap_sees_every_byte(table: Any) -> N
         "Nak",
         "GetStatus",
     ]
+
+
+def test_a_latched_fault_and_an_open_lid_survive_a_reconnect(table: Any) -> None:
+    """A reopened `sim://` port is a power-cycled device: its latched faults (non-volatile,
+    DOMAIN R5) and its lid stay as they were, so a link that flaps never heals a jam."""
+
+    async def body() -> None:
+        clock = ManualClock()
+        driver = await started(table.url("shuffler", fault="jam"), clock=clock)
+        await driver.shuffle()
+        await events_until(driver, DeviceFault)
+        table.world.inject("shuffler", "lid_open")
+        table.world.inject("shuffler", "no_response")
+        command = asyncio.ensure_future(driver.status())
+        await settle()
+        for _ in range(3):
+            await clock.advance(0.25)
+        with pytest.raises(LinkLost):
+            await command
+        await clock.advance(0.5)  # reconnected to the power-cycled device
+        assert driver.link_up
+        events = driver.pending_events()
+        assert not any(isinstance(e, FaultCleared) for e in events), events
+        status = await driver.status()
+        assert status.faults == ("jam",) and status.doors_open == ("lid",)
+        with pytest.raises(CommandRefused):
+            await driver.shuffle()
+        await driver.close()
+
+    run(body)
