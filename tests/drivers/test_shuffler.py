@@ -349,3 +349,40 @@ def test_a_latched_fault_and_an_open_lid_survive_a_reconnect(table: Any) -> None
         await driver.close()
 
     run(body)
+
+
+def test_a_status_poll_that_changes_nothing_walks_no_fault_or_door_bit(table: Any) -> None:
+    """Every device is polled every second: the usual, quiet STATUS must cost next to nothing
+    (bench/bench_link.py), while a changed one is still reconciled bit by bit."""
+
+    walked: list[int] = []
+
+    class Counting(ShufflerDriver):
+        def _door(self, door: int, is_open: bool) -> None:
+            walked.append(door)
+            super()._door(door, is_open)
+
+        def _fault(self, code: int) -> DriverEvent | None:
+            walked.append(code)
+            return super()._fault(code)
+
+    async def body() -> None:
+        driver = Counting(table.url("shuffler"), timing=TIMING)
+        assert await driver.start()
+        driver.pending_events()
+        walked.clear()
+        for _ in range(3):
+            await driver.status()
+        assert walked == []
+        model = table.world.devices["shuffler"]
+        with model.lock:  # changed with no event: only STATUS shows them
+            model.latched |= 1 << 4
+            model.doors |= 1 << 0
+        await driver.status()
+        assert driver.pending_events() == [
+            DeviceFault("shuffler", "jam", 4),
+            DoorChanged("shuffler", "lid", True),
+        ]
+        await driver.close()
+
+    run(body)
