@@ -125,6 +125,14 @@ class EventsMissed(DriverEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class DeviceRestarted(DriverEvent):
+    """STATUS shows the device powered up since the host last read it: whatever it was doing
+    (a shuffle, an armed reader, a countdown) is gone. Reported by a status poll while the link
+    is up, or right after LinkUp when a reconnect finds the device restarted; not on the first
+    connect of a driver, where a fresh power-up is the usual case and LinkUp says enough."""
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceStatus:
     busy: bool
     powered_up: bool
@@ -238,6 +246,7 @@ class DeviceDriver:
         self._reconnecting = False
         self._faults = 0
         self._doors = 0
+        self._was_up = False  # the link has been up before: a power-up since is a restart
         self._tap = tap
         self._opener = opener
         self._log = structlog.get_logger("tabled.drivers").bind(device=self.name, port=port)
@@ -360,6 +369,8 @@ class DeviceDriver:
             return False
         self.identity = identity
         self.approved = is_approved(identity, self.approved_builds)
+        restarted = self._was_up and bool(status.flags & StatusFlag.POWERED_UP)
+        self._was_up = True
         self.state = LinkState.UP
         self._log.info(
             "device.link_up",
@@ -375,6 +386,8 @@ class DeviceDriver:
             self._emit(DeviceFault(self.name, "unapproved_firmware", 0))
         elif self.approved is None:
             self._log.warning("device.no_approved_list")
+        if restarted:
+            self._restarted()
         self._reconcile(status)
         return True
 
@@ -467,6 +480,8 @@ class DeviceDriver:
         for result in results:
             if isinstance(result, Replied):
                 if isinstance(result.message, Status) and self.state is LinkState.UP:
+                    if result.message.flags & StatusFlag.POWERED_UP:
+                        self._restarted()
                     self._reconcile(result.message)
                 self._settle(result.message, None)
             elif isinstance(result, Received):
@@ -525,6 +540,12 @@ class DeviceDriver:
         name = self.DOORS.get(door, f"door_{door}")
         self._log.info("device.door", door=name, open=is_open)
         self._emit(DoorChanged(self.name, name, is_open))
+
+    def _restarted(self) -> None:
+        """The device powered up since we last read its status (subclasses forget what the
+        device forgot, then call this)."""
+        self._log.warning("device.restarted")
+        self._emit(DeviceRestarted(self.name))
 
     def _reconcile(self, status: Status) -> None:
         """Reconcile the status report with the faults and doors already known: a change that

@@ -281,6 +281,10 @@ class ShoeReaderDriver(DeviceDriver):
             self.armed = False
         super()._on_device_event(event)
 
+    def _restarted(self) -> None:
+        self.armed = False  # a reader that restarted comes up disarmed
+        super()._restarted()
+
     def _reconcile(self, status: Status) -> None:
         if status.doors & (1 << SHOE):
             self.armed = False

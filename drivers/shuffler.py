@@ -102,6 +102,14 @@ class ShuffleCompleted(DriverEvent):
     expected: int
     unreadable: int
     foreign: int
+    mode: str = "random"  # "random"; anything else ("sort", "mode_7") is a sort_mode fault
+
+
+def mode_name(mode: int) -> str:
+    try:
+        return ShuffleMode(mode).name.lower()
+    except ValueError:
+        return f"mode_{mode}"
 
 
 class ShufflerDriver(DeviceDriver):
@@ -126,9 +134,10 @@ class ShufflerDriver(DeviceDriver):
     def _translate(self, event: DeviceEvent) -> Iterable[DriverEvent]:
         if not isinstance(event, ShuffleDone):
             return super()._translate(event)
+        mode = mode_name(event.mode)
         out: list[DriverEvent | None] = [
             ShuffleCompleted(
-                self.name, event.count, self._expected, event.unreadable, event.foreign
+                self.name, event.count, self._expected, event.unreadable, event.foreign, mode
             )
         ]
         self._log.info(
@@ -137,6 +146,7 @@ class ShufflerDriver(DeviceDriver):
             expected=self._expected,
             unreadable=event.unreadable,
             foreign=event.foreign,
+            mode=mode,
         )
         if event.count != self._expected:
             out.append(self._fault(ShufflerFault.WRONG_COUNT))

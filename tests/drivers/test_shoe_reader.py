@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tty
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
 import pytest
@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from drivers.base import (
     CommandRefused,
     DeviceFault,
+    DeviceRestarted,
     DoorChanged,
     DriverEvent,
     FaultCleared,
@@ -156,7 +157,7 @@ def test_mutated_frames_only_ever_give_frames_or_protocol_errors(vector: Any, da
 # --- the driver against the simulated shoe ------------------------------------------------------
 
 
-def run(test: Callable[[], Awaitable[Any]]) -> Any:
+def run(test: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     return asyncio.run(test())
 
 
@@ -391,15 +392,19 @@ def test_no_response_takes_the_link_down_then_reconnects(table: Any) -> None:
     async def body() -> None:
         clock = ManualClock()
         driver = await started(table.url("shoe_reader"), clock=clock)
+        await driver.arm()
         table.world.inject("shoe_reader", "no_response")
-        command = asyncio.ensure_future(driver.arm())
+        command = asyncio.ensure_future(driver.status())
         for _ in range(3):
             await clock.advance(0.25)
         with pytest.raises(LinkLost):
             await command
-        assert driver.pending_events() == [LinkDown("shoe_reader", "no_response")]
+        assert driver.pending_events()[-1] == LinkDown("shoe_reader", "no_response")
         await clock.advance(0.5)
-        assert isinstance(driver.pending_events()[0], LinkUp) and driver.link_up
+        up, restarted = driver.pending_events()
+        assert isinstance(up, LinkUp) and driver.link_up
+        # the reader came back powered up, so disarmed: the table must arm it again
+        assert restarted == DeviceRestarted("shoe_reader") and not driver.armed
         await driver.arm()
         await driver.close()
 

@@ -13,6 +13,7 @@ from daemon.config import ApprovedFirmware
 from drivers.base import (
     CommandRefused,
     DeviceFault,
+    DeviceRestarted,
     DoorChanged,
     DriverEvent,
     EventsMissed,
@@ -101,7 +102,8 @@ def test_faults_reported_with_the_shuffle_result(
         driver.pending_events()
         await driver.shuffle()
         completed = await asyncio.wait_for(driver.next_event(), 5)
-        assert completed == ShuffleCompleted("shuffler", count, 52, unreadable, foreign)
+        mode = "sort" if fault == "sort_mode" else "random"
+        assert completed == ShuffleCompleted("shuffler", count, 52, unreadable, foreign, mode)
         await settle()
         faults = [e.kind for e in driver.pending_events() if isinstance(e, DeviceFault)]
         assert kind in faults
@@ -171,6 +173,9 @@ def test_power_lost_mid_shuffle_gives_no_result_and_a_latched_fault(table: Any) 
         assert fault == DeviceFault("shuffler", "power_lost", 1)
         status = await driver.status()
         assert status.powered_up and "power_lost" in status.faults and not status.busy
+        assert driver.pending_events() == [DeviceRestarted("shuffler")]
+        assert not (await driver.status()).powered_up
+        assert driver.pending_events() == []  # reported once
         assert table.world.generation == 0  # no shuffled deck reached the shoe
         await driver.close()
 
@@ -233,8 +238,9 @@ def test_no_response_takes_the_link_down_after_the_tries_then_it_reconnects(tabl
         with pytest.raises(LinkLost):
             await driver.shuffle()
         await clock.advance(0.5)  # the first reconnect: a power-cycled, answering device
-        (up,) = driver.pending_events()
+        up, restarted = driver.pending_events()
         assert isinstance(up, LinkUp) and driver.link_up
+        assert restarted == DeviceRestarted("shuffler")
         await driver.close()
 
     run(body)
