@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import product
 
 RANK_CHARS = "23456789TJQKA"
 SUIT_CHARS = "cdhs"
@@ -40,18 +41,41 @@ class CardError(ValueError):
     """Text that is not a card, or a set of cards that breaks a rule of the deck."""
 
 
-# A card's integer value is its ranking key, so that the sum of a row's cards, masked once,
-# is the key of the row's rank (daemon/rules/thirteen_rank.py) with no lookup per card:
-# - bits 0..38: one 3-bit count field per rank, the card adding 1 to its rank's field;
-# - bits 39..62: one 6-bit field per suit, the card adding 7 to its suit's field: four cards
-#   of a suit make 28 and five make 35, so only a flush sets a field's top bit.
-RANK_FIELD_MASK = (1 << 39) - 1
-FLUSH_BITS = sum(1 << (39 + 6 * suit + 5) for suit in range(4))
+# A card's integer value is its ranking key: the sum of a row's cards names the row's ranks
+# and tells a flush, with no lookup per card (daemon/rules/thirteen_rank.py ranks a row with
+# four additions, an AND and a list index). The sum of five cards stays below 2**30, one
+# machine digit of a Python int, so the arithmetic takes CPython's fast paths:
+# - bits 0..19, the rank part: the card's rank weight below. No two multisets of five ranks
+#   (at most four of one rank) have the same sum of weights, nor two of three ranks, so the
+#   rank part of a row's sum names its ranks; the largest five-card sum is 721,836 < 2**20.
+#   The weights are even, so a sum's rank part is even and the slot after it is free.
+# - bits 20..29, the suit part: the card's suit weight below, shifted by 20. Of the sums of
+#   five suit weights, exactly those of five cards of one suit clear all of SUIT_BITS
+#   (checked at import below): a row is a flush when ``sum & SUIT_BITS == 0``.
+RANK_WEIGHTS = (0, 2, 10, 44, 188, 624, 1984, 4844, 11248, 25044, 39996, 86516, 158830)  # 2..A
+SUIT_WEIGHTS = (104, 55, 111, 8)  # c d h s
+SUIT_SHIFT = 20
+RANK_FIELD_MASK = (1 << SUIT_SHIFT) - 1
+SUIT_BITS = 0b11000100 << SUIT_SHIFT
+
+
+def _flush_is_told() -> bool:
+    """Whether ``sum & SUIT_BITS == 0`` for five cards of one suit and for no other five."""
+    for counts in product(range(6), repeat=4):
+        if sum(counts) == 5:
+            part = sum(n * w for n, w in zip(counts, SUIT_WEIGHTS, strict=True)) << SUIT_SHIFT
+            if (part & SUIT_BITS == 0) != (max(counts) == 5) or part >> 30:
+                return False
+    return True
+
+
+if not _flush_is_told():
+    raise AssertionError("the suit weights do not tell a flush")  # pragma: no cover
 
 
 def _key(index: int) -> int:
-    rank, suit = index // 4 + 2, index % 4
-    return (1 << (3 * (rank - 2))) + (7 << (39 + 6 * suit))
+    rank, suit = index // 4, index % 4
+    return RANK_WEIGHTS[rank] + (SUIT_WEIGHTS[suit] << SUIT_SHIFT)
 
 
 class Card(int):
@@ -62,7 +86,8 @@ class Card(int):
     ranking is the hottest loop of the rules engine (settlement, simulators, labs' vectors,
     the house way) and adding five ints is the cheapest key there is. A card is an ``int``
     subclass rather than a dataclass for that reason; it hashes at C speed too. Cards compare
-    as their ints: by suit, then rank; sort with ``key=lambda c: c.index`` for rank order.
+    as their ints, an order of no meaning (suits in the order s d c h, then rank); sort with
+    ``key=lambda c: c.index`` for rank order.
     """
 
     __slots__ = ()

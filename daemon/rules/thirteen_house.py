@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import combinations, compress, product
+from itertools import combinations, combinations_with_replacement, compress, product
 from math import comb
 from operator import add, itemgetter
 
-from daemon.rules.cards import Card, CardError, parse_cards
-from daemon.rules.thirteen_rank import KEY_MASK, ROWS3, ROWS5, HandRank
+from daemon.rules.cards import RANK_FIELD_MASK, Card, CardError, parse_cards
+from daemon.rules.thirteen_rank import FLUSH_TAG, ROWS3, ROWS5, HandRank, rank_key
 
 Arrangement = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]
 # (special units, objective score, tail value, middle value, head value): larger is better.
@@ -38,33 +38,31 @@ SplitKey = tuple[int, int, int, int, int]
 _GONE = -(1 << 70)  # below any score: marks a (middle, head) pair already looked at
 _HANDS5 = comb(52, 5)
 _HANDS3 = comb(52, 3)
-_RANK_FIELD_MASK = (1 << 39) - 1
 
 
-def _rank_counts(key: int) -> list[int]:
-    return [(key >> (3 * i)) & 7 for i in range(13)]
+def _ways(ranks: Sequence[int]) -> int:
+    """How many hands of one deck hold exactly these ranks, in any suits."""
+    ways = 1
+    for n in Counter(ranks).values():
+        ways *= comb(4, n)
+    return ways
 
 
 def _build_scores() -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
     """Score of every rank value: 2 * (hands it beats) + (hands it ties), on one denominator."""
     count5: Counter[int] = Counter()
-    for key, hand in ROWS5.items():
-        counts = _rank_counts(key & _RANK_FIELD_MASK)
-        if key & ~_RANK_FIELD_MASK:  # a flush key, one suit
-            count5[hand.value] += 1
-        elif max(counts) == 1:  # five ranks in any suits but one suit
-            count5[hand.value] += 4**5 - 4
-        else:
-            ways = 1
-            for n in counts:
-                ways *= comb(4, n)
-            count5[hand.value] += ways
+    for five in combinations_with_replacement(range(2, 15), 5):
+        ways = _ways(five)
+        if not ways:
+            continue
+        key = rank_key(five)
+        if len(set(five)) == 5:  # four of the 4**5 suit mixes are flushes
+            count5[ROWS5[key | FLUSH_TAG].value] += 4
+            ways -= 4
+        count5[ROWS5[key].value] += ways
     count3: Counter[int] = Counter()
-    for key, hand in ROWS3.items():
-        ways = 1
-        for n in _rank_counts(key):
-            ways *= comb(4, n)
-        count3[hand.value] += ways
+    for three in combinations_with_replacement(range(2, 15), 3):
+        count3[ROWS3[rank_key(three)].value] += _ways(three)
     assert sum(count5.values()) == _HANDS5 and sum(count3.values()) == _HANDS3  # noqa: S101 -- import-time proof of the tables
 
     def scores(counts: Counter[int], scale: int) -> dict[int, int]:
@@ -180,16 +178,15 @@ class _Evaluated:
             if count >= 5
         ]
         # A card's int value is its ranking key; its rank part keys every row but a flush.
-        keys = [c & _RANK_FIELD_MASK for c in cards]
+        keys = [c & RANK_FIELD_MASK for c in cards]
         sums2 = list(map(add, _PAIR_FROM[0](keys), _PAIR_FROM[1](keys)))
         keys3 = list(map(add, _THREE_FROM[0](keys), _THREE_FROM[1](sums2)))
         keys5 = list(map(add, _FIVE_FROM[0](sums2), _FIVE_FROM[1](keys3)))
         for positions, _ in self.flush_suits:
-            # The few five-card flushes: tagged as the full key of their cards would be.
+            # The few five-card flushes: their rank keys tagged.
             members = [p for p in range(13) if positions >> p & 1]
             for combo in combinations(members, 5):
-                index = _INDEX5[sum(1 << p for p in combo)]
-                keys5[index] = sum(cards[p] for p in combo) & KEY_MASK
+                keys5[_INDEX5[sum(1 << p for p in combo)]] |= FLUSH_TAG
         self.cards = cards
         self.keys5 = keys5
         self.keys3 = keys3

@@ -37,9 +37,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import combinations, combinations_with_replacement
+from itertools import combinations_with_replacement
 
-from daemon.rules.cards import FLUSH_BITS, RANK_FIELD_MASK, Card, CardError, parse_cards
+from daemon.rules.cards import (
+    RANK_FIELD_MASK,
+    RANK_WEIGHTS,
+    SUIT_BITS,
+    Card,
+    CardError,
+    parse_cards,
+)
 
 CATEGORIES: tuple[str, ...] = (
     "high_card",
@@ -168,20 +175,19 @@ def _classify(ranks: Sequence[int], flush: bool) -> HandRank:
     return _make("high_card", by_group, 5, by_group[0])
 
 
-# A row's key is the sum of its cards (a card's int value is its ranking key, see cards.py)
-# masked once: the rank counts, and the flush tag of a suit when all five share it. Ranking a
-# row is then four additions, an AND and one dict lookup.
-_RANK_FIELD_MASK = RANK_FIELD_MASK
-KEY_MASK = RANK_FIELD_MASK | FLUSH_BITS
+# A row's table key: the rank part of the sum of its cards (a card's int value is its ranking
+# key, see cards.py), with FLUSH_TAG (bit 0, free: rank parts are even) for a flush.
+FLUSH_TAG = 1
 
 
-def _rank_key(ranks: Iterable[int]) -> int:
-    return sum(1 << (3 * (rank_ - 2)) for rank_ in ranks)
+def rank_key(ranks: Iterable[int]) -> int:
+    """The rank part of a row's key from its ranks (2..14): the sum of their weights."""
+    return sum(RANK_WEIGHTS[rank_ - 2] for rank_ in ranks)
 
 
 def row_key(key_sum: int) -> int:
-    """The table key of a five-card row from the sum of its cards."""
-    return key_sum & KEY_MASK
+    """The table key of a five-card row of distinct cards from the sum of its cards."""
+    return (key_sum & RANK_FIELD_MASK) | (0 if key_sum & SUIT_BITS else FLUSH_TAG)
 
 
 def _build_tables() -> tuple[dict[int, HandRank], dict[int, HandRank]]:
@@ -189,32 +195,66 @@ def _build_tables() -> tuple[dict[int, HandRank], dict[int, HandRank]]:
     rows3: dict[int, HandRank] = {}
     interned: dict[int, HandRank] = {}
 
-    def intern(rank_: HandRank) -> HandRank:
-        return interned.setdefault(rank_.value, rank_)
+    def put(table: dict[int, HandRank], key: int, rank_: HandRank) -> None:
+        # Distinct multisets must not share a key (the weights' property, proved here).
+        if key in table:
+            raise AssertionError(f"rank key {key} is not unique")  # pragma: no cover
+        table[key] = interned.setdefault(rank_.value, rank_)
 
     for combo in combinations_with_replacement(range(2, 15), 5):
         if max(Counter(combo).values()) <= 4:
-            rows5[_rank_key(combo)] = intern(_classify(combo, flush=False))
-    for combo in combinations(range(2, 15), 5):
-        flush = intern(_classify(combo, flush=True))
-        for suit in range(4):
-            rows5[_rank_key(combo) | (1 << (39 + 6 * suit + 5))] = flush
+            put(rows5, rank_key(combo), _classify(combo, flush=False))
+        if len(set(combo)) == 5:
+            put(rows5, rank_key(combo) | FLUSH_TAG, _classify(combo, flush=True))
     for triple in combinations_with_replacement(range(2, 15), 3):
-        rows3[_rank_key(triple)] = intern(_classify(triple, flush=False))
+        put(rows3, rank_key(triple), _classify(triple, flush=False))
     return rows5, rows3
 
 
 ROWS5, ROWS3 = _build_tables()
 
 
+def _build_slots() -> tuple[list[HandRank | None], dict[int, HandRank]]:
+    """The fast path's tables, by the rank part of a five-card sum.
+
+    ``slots[part]`` is the rank of five different ranks that are not a flush and
+    ``slots[part + 1]`` the rank of five with a repeated rank, one of the two only; so the one
+    index that finds a row also says whether it needs the check for a card given twice, and
+    the two share a cache line. ``flushes[part]``: the flush of five different ranks.
+    """
+    slots: list[HandRank | None] = [None] * (max(ROWS5) + 2)
+    flushes: dict[int, HandRank] = {}
+    for key, found in ROWS5.items():
+        if key & FLUSH_TAG:
+            flushes[key ^ FLUSH_TAG] = found
+        else:
+            slots[key + found.paired] = found
+    # Five cards of one rank (a card given twice, at least) must not look like five different
+    # ranks, which skip the check; they may look like a repeated rank, which has it.
+    fives = [5 * weight for weight in RANK_WEIGHTS]
+    if any(part < len(slots) and slots[part] is not None for part in fives):
+        raise AssertionError("five of a rank look like five ranks")  # pragma: no cover
+    return slots, flushes
+
+
+_SLOTS, _FLUSHES = _build_slots()
+
+
 def rank(cards: Sequence[Card] | str) -> HandRank:
     """The rank of a 3-card head or a 5-card row (cards, or text such as ``"As Kd Qh"``)."""
     try:
         a, b, c, d, e = cards  # type: ignore[str-unpack]
-        found = ROWS5[(a + b + c + d + e) & KEY_MASK]  # type: ignore[operator]
-        # A card given twice repeats a rank, so only rows with a repeated rank need the check;
-        # identity is equality for cards (52 singletons) and far cheaper than int ==.
-        if not found.paired or not (
+        key_sum: int = a + b + c + d + e  # type: ignore[operator,assignment]
+        part = key_sum & RANK_FIELD_MASK
+        found = _SLOTS[part]
+        if found is not None:  # five different ranks
+            if key_sum & SUIT_BITS:
+                return found
+            return _FLUSHES[part]
+        # A repeated rank (or nothing). A card given twice repeats a rank, so only these rows
+        # need the check; identity is equality for cards (52 singletons) and far cheaper.
+        found = _SLOTS[part + 1]
+        if found is not None and not (
             a is b
             or a is c
             or a is d
@@ -248,7 +288,7 @@ def _rank_checked(cards: object) -> HandRank:
         seen.add(card)
     key_sum = sum(row)
     if len(row) == 3:
-        return ROWS3[key_sum & _RANK_FIELD_MASK]
+        return ROWS3[key_sum & RANK_FIELD_MASK]
     if len(row) == 5:
         return ROWS5[row_key(key_sum)]
     raise CardError(f"a row has 3 or 5 cards, not {len(row)}")

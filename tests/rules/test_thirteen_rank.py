@@ -280,3 +280,54 @@ def test_a_rank_prints_its_category_and_compared_ranks() -> None:
     assert str(r("Ah 2d 3s 4c 5d")) == "straight(A-2-3-4-5)"
     assert str(r("Th Td 6c 6s 5d")) == "two_pair(T 6 5)"
     assert r("Kh Kd Kc").category_zh == "三条"
+
+
+# --- the card encoding (cards.py: a row's sum names its ranks and tells a flush) -------------
+
+
+def test_every_five_card_hand_ranks_as_the_plain_reading_orders_it() -> None:
+    """All 2,598,960 hands: equal plain keys give one rank, and ranks order as the keys do."""
+    deck = sorted(DECK, key=lambda c: c.index)
+    plain: dict[tuple[int, ...], tuple[int, ...]] = {}
+    value_of: dict[tuple[int, ...], int] = {}
+    for combo in combinations(range(52), 5):
+        i, j, k, m, n = combo
+        shape = (
+            i >> 2,
+            j >> 2,
+            k >> 2,
+            m >> 2,
+            n >> 2,
+            (i & 3) == (j & 3) == (k & 3) == (m & 3) == (n & 3),
+        )
+        hand = tuple(deck[x] for x in combo)
+        if shape not in plain:
+            plain[shape] = reference_key(hand)
+        value = rank(hand).value
+        assert value_of.setdefault(plain[shape], value) == value
+    keys = sorted(value_of)
+    values = [value_of[key] for key in keys]
+    assert values == sorted(values) and len(set(values)) == len(values)
+
+
+@given(
+    st.lists(st.sampled_from(DECK), min_size=4, max_size=4, unique=True),
+    st.integers(0, 3),
+    st.randoms(use_true_random=False),
+)
+def test_a_five_card_row_with_a_card_given_twice_is_an_error(
+    cards: list[Card], twice: int, rnd: object
+) -> None:
+    row = [*cards, cards[twice]]
+    rnd.shuffle(row)  # type: ignore[attr-defined]
+    with pytest.raises(CardError, match="appears twice"):
+        rank(row)
+
+
+@pytest.mark.parametrize("card", DECK, ids=str)
+def test_one_card_given_five_times_is_an_error(card: Card) -> None:
+    with pytest.raises(CardError, match="appears twice"):
+        rank((card,) * 5)
+    others = [c for c in DECK if c.rank != card.rank][:1]
+    with pytest.raises(CardError, match="appears twice"):
+        rank((card, card, card, card, *others))
