@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import secrets
@@ -141,9 +142,46 @@ def test_the_csprng_fisher_yates_passes_a_chi_square_test() -> None:
     assert statistic < critical_value(df, 4.75)  # p > 1e-6: a false alarm once in a million
 
 
-def test_the_chi_square_test_catches_a_broken_shuffle() -> None:
-    statistic, df = position_chi_square(rotate_only, random.Random(5), 2600)
+def naive_swap(deck: MutableSequence[int], rng: random.Random) -> None:
+    """The classic mistake: swap each card with any position (n^n paths onto n! orders)."""
+    for i in range(len(deck)):
+        j = rng.randrange(len(deck))
+        deck[i], deck[j] = deck[j], deck[i]
+
+
+def sattolo(deck: MutableSequence[int], rng: random.Random) -> None:
+    """The off-by-one mistake: j < i, so no card can stay where it was."""
+    for i in range(len(deck) - 1, 0, -1):
+        j = rng.randrange(i)
+        deck[i], deck[j] = deck[j], deck[i]
+
+
+@pytest.mark.parametrize("broken", [rotate_only, naive_swap, sattolo])
+def test_the_chi_square_test_catches_a_broken_shuffle(broken: Shuffle) -> None:
+    statistic, df = position_chi_square(broken, random.Random(5), 2600)
     assert statistic > critical_value(df, 4.75)
+
+
+def test_the_simulated_shufflers_own_shuffles_pass_the_chi_square_test(table: Any) -> None:
+    """The model end to end, unseeded as in production: START_SHUFFLE on the wire, the deck
+    it leaves in the table world, 2,600 times."""
+    host = Host(table)
+    deck = standard_deck()
+    index = {card: i for i, card in enumerate(deck)}
+    shuffles = itertools.count()
+
+    def through_the_model(cards: MutableSequence[int], _: random.Random) -> None:
+        table.world.replace_deck(deck)  # the dealer puts the deck back in card order
+        seq = host.model._next_event_seq
+        heard = host.send(StartShuffle(52), next(shuffles) % 255 + 1)
+        done = [f.message for f in heard if isinstance(f, Frame)]
+        assert [m.count for m in done if isinstance(m, ShuffleDone)] == [52]
+        host.model.receive_data(host.codec.send(Ack(), seq, 1))
+        cards[:] = [index[card] for card in table.world.items]
+
+    assert isinstance(host.model.rng, secrets.SystemRandom)
+    statistic, df = position_chi_square(through_the_model, random.Random(), 2600)
+    assert statistic < critical_value(df, 4.75)
 
 
 def test_an_unseeded_model_draws_from_the_system_csprng(table: Any) -> None:
