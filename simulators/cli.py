@@ -25,7 +25,7 @@ from simulators.base import SIM_MAKE, UnknownFault, firmware_digest
 from simulators.control import serve_control
 from simulators.pty_host import PtyDevice, PtyHost
 from simulators.registry import model_class
-from simulators.spec import SimSpec, parse_sim_url
+from simulators.spec import SimSpec, check_speed, parse_sim_url
 from simulators.world import get_world
 
 
@@ -56,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _specs(args: argparse.Namespace) -> tuple[TableConfig, list[SimSpec]]:
+    if not check_speed(args.speed):
+        raise ValueError(f"--speed {args.speed}: a finite number >= 0 (1 real time, 0 instant)")
     config = load_config(args.config)
     faults: dict[str, list[str]] = {}
     for item in args.fault:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qs, urlsplit
 
@@ -57,9 +58,15 @@ def parse_sim_url(url: str) -> SimSpec:
         )
     except ValueError as exc:
         raise ValueError(f"{url}: {exc}") from None
-    if spec.speed < 0 or not 0 < spec.address < 0x80:
-        raise ValueError(f"{url}: speed must be >= 0 and address 1-127")
+    if not check_speed(spec.speed) or not 0 < spec.address < 0x80:
+        raise ValueError(f"{url}: speed must be a finite number >= 0 and address 1-127")
     return spec
+
+
+def check_speed(speed: float) -> bool:
+    """A timing factor: 0 (instant) or a finite positive number (nan or inf would stall or
+    crash a device's timers)."""
+    return math.isfinite(speed) and speed >= 0
 
 
 def create_model(

@@ -102,7 +102,16 @@ def test_urls_and_fault_names_are_checked(table: Any) -> None:
     assert parse_sim_url("sim://dice_shaker?seed=7&fault=die_tilted,dice_stacked&speed=0.5") == (
         SimSpec("dice_shaker", 7, ("die_tilted", "dice_stacked"), 0.5)
     )
-    for bad in ("sim://", "sim://shuffler?colour=red", "sim://shuffler?seed=x", "loop://"):
+    for bad in (
+        "sim://",
+        "sim://shuffler?colour=red",
+        "sim://shuffler?seed=x",
+        "loop://",
+        "sim://shuffler?speed=nan",
+        "sim://shuffler?speed=inf",
+        "sim://shuffler?speed=-1",
+        "sim://shuffler?address=128",
+    ):
         with pytest.raises(ValueError):
             parse_sim_url(bad)
     with pytest.raises(UnknownFault, match="no fault 'melted'"):

@@ -236,6 +236,20 @@ def test_sim_refuses_an_unknown_fault(tmp_path: Path) -> None:
     assert result.stdout == ""  # refused before any port was opened or printed
 
 
+def test_sim_refuses_a_speed_that_is_not_a_finite_number(tmp_path: Path) -> None:
+    config = tmp_path / "table.toml"
+    config.write_text(CONFIG)
+    result = subprocess.run(
+        tabled("sim", "--config", str(config), "--speed", "nan"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2 and "--speed nan" in result.stderr
+    assert result.stdout == ""
+
+
 def test_sim_stops_cleanly_on_sigint_and_removes_its_socket(tmp_path: Path) -> None:
     config = tmp_path / "table.toml"
     config.write_text(CONFIG)
