@@ -324,14 +324,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--device", help="the driver to use when the capture names none")
     parser.add_argument("--write", action="store_true", help="write EXPECTED from this replay")
     args = parser.parse_args(argv)
-    result = replay_file(args.capture, args.device)
+    try:
+        expected: Any = None
+        if not args.write:
+            expected = json.loads(args.expected.read_text(encoding="utf-8"))
+            if not isinstance(expected, dict):
+                raise ValueError(f"{args.expected}: not an expected file (a JSON object)")
+        result = replay_file(args.capture, args.device)
+    except (OSError, ValueError, LookupError) as exc:
+        # a missing or malformed capture or expected file, or an unknown device: exit 2, not
+        # 1, which means "replayed, and it differs"
+        print(f"python -m drivers.replay: {exc}", file=sys.stderr)
+        return 2
     if args.write:
         if not result.tx_matches:
             print("refusing to write: the replay diverged from the capture", file=sys.stderr)
             return 1
         args.expected.write_text(format_expected(result.as_expected()), encoding="utf-8")
         return 0
-    problems = compare(result, json.loads(args.expected.read_text(encoding="utf-8")))
+    problems = compare(result, expected)
     for problem in problems:
         print(problem)
     print(f"{args.capture}: {'differs' if problems else 'as expected'}", file=sys.stderr)

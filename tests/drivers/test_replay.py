@@ -363,3 +363,26 @@ def test_the_replay_command_checks_and_blesses(tmp_path: Path, capsys: Any) -> N
     blessed = tmp_path / "blessed.json"
     assert replay_main([str(capture), str(blessed), "--write"]) == 0
     assert blessed.read_text() == expected.read_text()
+
+
+def test_the_replay_command_names_a_bad_input_and_exits_2(tmp_path: Path, capsys: Any) -> None:
+    capture = FIXTURES / "bell-clean-round.capture.jsonl"
+    expected = FIXTURES / "bell-clean-round.expected.json"
+    truncated = tmp_path / "truncated.jsonl"
+    truncated.write_text(capture.read_text()[:300])
+    not_a_capture = tmp_path / "other.jsonl"
+    not_a_capture.write_text('{"format": "other"}\n')
+    listed = tmp_path / "list.json"
+    listed.write_text("[]")
+    cases = [
+        ([str(tmp_path / "missing.jsonl"), str(expected)], "missing.jsonl"),
+        ([str(truncated), str(expected)], "truncated.jsonl:"),
+        ([str(not_a_capture), str(expected)], "not a tabled-capture"),
+        ([str(capture), str(tmp_path / "missing.json")], "missing.json"),
+        ([str(capture), str(listed)], "not an expected file"),
+        ([str(capture), str(expected), "--device", "toaster"], "toaster"),
+    ]
+    for argv, message in cases:
+        assert replay_main(argv) == 2, argv
+        assert message in capsys.readouterr().err
+    assert expected.read_text() == (FIXTURES / "bell-clean-round.expected.json").read_text()
