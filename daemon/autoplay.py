@@ -74,10 +74,15 @@ PAIGOW_FAULTS = (
     ("dice_shaker", "unplug", "shake"),
 )
 CONDITIONS = frozenset({"lid_open", "shoe_removed", "shaker_detached", "reader_blocked"})
+SUPERVISOR_ACTIONS = frozenset({"clear_hold", "clear_tilt", "void_round", "void_deal"})
 
 
 class AutoplayError(Exception):
     """The script could not go on (a device never answered, a legal step was refused)."""
+
+
+class Held(Exception):
+    """A step was refused because a fault held the table meanwhile: supervise, then go on."""
 
 
 # ---- the simulators' control channel ------------------------------------------------------------
@@ -344,6 +349,8 @@ class Autoplay:
         person = SUPERVISOR if role == "supervisor" else DEALER
         result = await self.table.act(action, person, role, payload or {})
         if not result["accepted"]:
+            if self.proc.phase in ("HOLD", "TILT") and action not in SUPERVISOR_ACTIONS:
+                raise Held(action)
             raise AutoplayError(f"{action} refused in {self.proc.phase}: {result['violation']}")
         return result
 
@@ -436,10 +443,13 @@ class Autoplay:
             if steps > 2000:
                 raise AutoplayError(f"the round does not end; phase {self.proc.phase}")
             phase = self.proc.phase
-            if phase in ("HOLD", "TILT"):
-                await self.supervise()
-            else:
-                await step(phase)
+            try:
+                if phase in ("HOLD", "TILT"):
+                    await self.supervise()
+                else:
+                    await step(phase)
+            except Held:
+                continue  # a device fault came in between two steps; the supervisor is next
 
     # ---- the pit supervisor -----------------------------------------------------------------
 
@@ -689,7 +699,7 @@ class Autoplay:
 
     async def _paigow_bets(self, proc: PaiGowProcedure) -> None:
         banker = str(proc.banker)
-        if not proc.bets:
+        if not proc.stack_moves:
             await self.strike("betting")
             if self.proc.phase != "BETTING":
                 return
@@ -702,6 +712,7 @@ class Autoplay:
                     {"by": "player", "player": movers[1], "one_hand": True},
                     "stacks moved after the banker",
                 )
+        if not proc.bets:
             doors = [s for s in range(proc.hands) if s != proc.banker_seat]
             for player in self.rng.sample([p for p in PLAYERS if p != banker], 3):
                 bet = {
@@ -710,6 +721,7 @@ class Autoplay:
                     "amount": self.rng.choice((100, 200, 500)),
                 }
                 await self.act("place_bet", bet)
+        if proc.stake is None:
             if self.plan.violations and proc.min_stake > 1:
                 await self.attempt(
                     "place_stake", {"amount": proc.min_stake - 1}, "stake below the carried stake"

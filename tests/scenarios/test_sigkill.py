@@ -31,7 +31,7 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 KILL_AFTER_ACKS = (3, 11, 24, 38, 52, 67, 90, 117, 160)
 
 
-def child(config: Path, seed: int, rounds: int) -> subprocess.Popen[str]:
+def child(config: Path, seed: int, rounds: int, log: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [
             sys.executable,
@@ -52,7 +52,7 @@ def child(config: Path, seed: int, rounds: int) -> subprocess.Popen[str]:
         ],
         env=ENV,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=log.open("w"),
         text=True,
     )
 
@@ -100,7 +100,8 @@ def test_sigkill_at_many_points_then_restart_loses_nothing(tmp_path: Path) -> No
     before: list[dict[str, Any]] = []
     phases = set()
     for number, acks in enumerate(KILL_AFTER_ACKS):
-        process = child(config, seed=number, rounds=1000)
+        log = tmp_path / f"child-{number}.log"
+        process = child(config, seed=number, rounds=1000, log=log)
         acknowledged: list[tuple[int, str]] = []
         try:
             assert process.stdout is not None
@@ -116,7 +117,7 @@ def test_sigkill_at_many_points_then_restart_loses_nothing(tmp_path: Path) -> No
             if process.poll() is None:
                 process.kill()
                 process.wait()
-        assert len(acknowledged) == acks, "the child stopped before the kill"
+        assert len(acknowledged) == acks, f"the child stopped: {log.read_text()[-2000:]}"
         after = journal_lines(journal)
         check_recovery(data, before, after)
         # Everything acknowledged is there: the action's input, in its group, at its seq.
