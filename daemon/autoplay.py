@@ -221,6 +221,7 @@ class Summary:
     rounds: int = 0
     seconds: list[float] = field(default_factory=list)
     outcomes: Counter[str] = field(default_factory=Counter)
+    hands: Counter[str] = field(default_factory=Counter)
     violations: Counter[str] = field(default_factory=Counter)
     attempted: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
@@ -243,6 +244,7 @@ class Summary:
                 "total": sum(self.seconds),
             },
             "outcomes": dict(self.outcomes),
+            "hands": dict(self.hands),
             "violations_by_article": dict(self.violations),
             "violations_attempted": dict(self.attempted),
             "faults_by_device": dict(self.faults),
@@ -263,6 +265,8 @@ class Summary:
                 f"(total {sum(self.seconds):.2f} s)"
             )
         lines.append("  outcomes            " + _counts(self.outcomes))
+        if self.hands:
+            lines.append("    of which          " + _counts(self.hands))
         if self.voided:
             lines.append(f"  voided              {self.voided} deal(s) or round(s)")
         total = sum(self.violations.values())
@@ -540,9 +544,9 @@ class Autoplay:
             await self.act("settle_round")
             for entry in proc.settlement or []:
                 if entry.get("late"):
-                    self.summary.outcomes["late"] += 1
+                    self.summary.hands["late at the bell"] += 1
                 elif (entry.get("rules") or {}).get("foul"):
-                    self.summary.outcomes["foul"] += 1
+                    self.summary.hands["foul"] += 1
                 self.summary.outcomes[str(entry.get("outcome"))] += 1
             self._settled = True
         elif phase == "ROUND_OVER":
@@ -677,7 +681,7 @@ class Autoplay:
                 await self.act("reset_hand", {"seat": seat, **good_setting(self._hands[seat])})
             await self.act("settle_round")
             if proc.resets:
-                self.summary.outcomes["re-set by the croupier"] += len(proc.resets)
+                self.summary.hands["re-set by the croupier"] += len(proc.resets)
             for door in (proc.settlement or {}).get("doors", []):
                 self.summary.outcomes[str(door.get("outcome"))] += 1
             self._settled = True
