@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -38,7 +39,13 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tabled run", description=__doc__.split("\n\n")[0])
     p.add_argument("--config", type=Path, help="table config (default: the embedded one)")
     p.add_argument("--journal", type=Path, help="journal directory (overrides the config's)")
-    p.add_argument("--http", metavar="HOST:PORT", help="serve the operator API and console")
+    p.add_argument(
+        "--http",
+        nargs="?",
+        const="",
+        metavar="HOST:PORT",
+        help="serve the operator API and console (alone: at the config's [api] listen)",
+    )
     p.add_argument("--autoplay", type=int, metavar="N", help="play N scripted rounds, then exit")
     p.add_argument("--seed", type=int, help="seed the script and the unseeded simulators")
     p.add_argument("--control", type=Path, metavar="SOCKET", help="`tabled sim`'s control channel")
@@ -91,6 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(_run(config, args))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # Whoever read our output went away (`| head`); nothing more to say to them.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 async def _run(config: TableConfig, args: argparse.Namespace) -> int:
@@ -118,7 +129,7 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
         from daemon.api.server import ApiServer  # noqa: PLC0415
 
         try:
-            server = ApiServer(create_app(table, config), args.http)
+            server = ApiServer(create_app(table, config), args.http or config.api.listen)
             host, port = server.bind()
         except (ValueError, OSError) as exc:
             print(f"tabled run: --http {args.http}: {exc}", file=sys.stderr)
