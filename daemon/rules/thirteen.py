@@ -486,14 +486,21 @@ def house_way(cards13: Sequence[Card] | str, ruleset: str | RuleSet = "macau-198
     units = dict(rules.specials)
     cards = parse_cards(cards13) if isinstance(cards13, str) else tuple(cards13)
     special_units = None
-    fixed = 0
-    if len(cards) == 13 and _SET_DEPENDENT & units.keys():
+
+    def fixed() -> int:
+        """The units of the special hand the cards hold however set (asked only when needed)."""
         arbitrary = (tuple(cards[:3]), tuple(cards[3:8]), tuple(cards[8:]))
-        if len(set(cards)) == 13:
-            held = _special_names(arbitrary, _ranks(arbitrary), rules)
-            fixed = max((units[n] for n in held if n not in _SET_DEPENDENT), default=0)
+        held = _special_names(arbitrary, _ranks(arbitrary), rules)
+        return max((units[n] for n in held if n not in _SET_DEPENDENT), default=0)
+
+    if len(cards) == 13 and _SET_DEPENDENT & units.keys():
 
         def special_units(arrangement: Arrangement) -> int:
+            # Every setting-dependent special hand has a suited head (三花, 三同花, 三同花顺) or
+            # a head run (三顺, 三顺子, 三同花顺): without either, none is held.
+            head = arrangement[0]
+            if not (_suited(head) or _head_run(head, rules.excluded_head_runs)):
+                return 0
             held = _special_names(arrangement, _ranks(arrangement), rules)
             return max((units[n] for n in held if n in _SET_DEPENDENT), default=0)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import combinations, combinations_with_replacement, compress, product
-from math import comb
+from math import comb, gcd
 from operator import add, itemgetter
 
 from daemon.rules.cards import RANK_FIELD_MASK, Card, CardError, parse_cards
@@ -35,9 +35,13 @@ Arrangement = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]
 # (special units, objective score, tail value, middle value, head value): larger is better.
 SplitKey = tuple[int, int, int, int, int]
 
-_GONE = -(1 << 70)  # below any score: marks a (middle, head) pair already looked at
+_GONE = -(1 << 29)  # below any score and need: marks a (middle, head) pair already looked at
 _HANDS5 = comb(52, 5)
 _HANDS3 = comb(52, 3)
+# Scores share the denominator 2 * _HANDS5 * _HANDS3, divided by gcd(_HANDS5, _HANDS3) = 4,420
+# (exact): a split's score then stays below 2**30, one-digit ints that add, compare and sort
+# on CPython's fast paths.
+_COMMON = gcd(_HANDS5, _HANDS3)
 
 
 def _ways(ranks: Sequence[int]) -> int:
@@ -73,8 +77,8 @@ def _build_scores() -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
             below += counts[value]
         return result
 
-    score5 = scores(count5, _HANDS3)
-    score3 = scores(count3, _HANDS5)
+    score5 = scores(count5, _HANDS3 // _COMMON)
+    score3 = scores(count3, _HANDS5 // _COMMON)
     # The best head score that a 5-card row of a given value still allows (head <= middle).
     cap: dict[int, int] = {}
     heads = sorted(score3)
@@ -89,7 +93,8 @@ def _build_scores() -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
 
 SCORE5, SCORE3, HEAD_CAP = _build_scores()
 # One denominator for both: a row's score / SCORE_SCALE is its probability of beating a random row.
-SCORE_SCALE = 2 * _HANDS5 * _HANDS3
+SCORE_SCALE = 2 * _HANDS5 * _HANDS3 // _COMMON
+assert 3 * SCORE_SCALE < 1 << 29  # noqa: S101 -- one-digit sums, and _GONE below any need
 
 
 def objective(head: HandRank, middle: HandRank, tail: HandRank) -> int:
@@ -261,16 +266,17 @@ def _search(ev: _Evaluated, strict: bool) -> tuple[SplitKey, tuple[int, int, int
     # Only tails scoring at least the threshold can beat the first split (C-level filter).
     candidates = list(compress(range(len(score5)), map(threshold.__le__, score5)))
     candidates.sort(key=score5.__getitem__, reverse=True)
+    tail_bound, masks = _KEY_TAIL_BOUND, _MASK5
     for tail in candidates:
         # Middle <= tail and head <= middle bound everything a tail can still reach; tails
         # come in falling score, so the bound only falls.
-        if min(_KEY_TAIL_BOUND[keys5[tail]], 2 * score5[tail] + best_head) < best[1]:
+        key = keys5[tail]
+        if tail_bound[key] < best[1] or 2 * score5[tail] + best_head < best[1]:
             break
-        same = _sameness(keys5[tail], _MASK5[tail], flush_suits) if flush_suits else keys5[tail]
-        if same in seen:
-            continue
-        seen.add(same)
-        visit(tail)
+        same = _sameness(key, masks[tail], flush_suits) if flush_suits else key
+        if same not in seen:
+            seen.add(same)
+            visit(tail)
     if best[1] < 0:
         # Only with strict: best 5, best 5 of the rest, then the rest never fouls otherwise.
         raise CardError("no split of these cards avoids a foul")
@@ -342,13 +348,14 @@ def house_way(
     cards13: Sequence[Card] | str,
     strict: bool = False,
     special_units: Callable[[Arrangement], int] | None = None,
-    fixed_units: int = 0,
+    fixed_units: int | Callable[[], int] = 0,
 ) -> Arrangement:
     """The banker's (head, middle, tail) for ``cards13``.
 
     ``strict``: equal rows are a foul. ``special_units(arrangement)``: the units of the
     setting-dependent special hand an arrangement holds (0 for none); ``fixed_units``: the
-    units of the special hand the cards hold whatever the setting.
+    units of the special hand the cards hold whatever the setting (or a function giving them,
+    called only when the cards can be set as a setting-dependent special hand).
     """
     ev = _Evaluated(_hand13(cards13))
     try:
@@ -360,7 +367,9 @@ def house_way(
         _, choice = _search(ev, strict)
     if special_units is not None:
         special = _special_search(ev, strict, special_units)
-        if special is not None and special[0][0] > fixed_units:
+        if special is not None and special[0][0] > (
+            fixed_units() if callable(fixed_units) else fixed_units
+        ):
             choice = special[1]
     return ev.arrangement(*choice)
 
