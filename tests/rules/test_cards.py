@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pickle
+from collections import Counter
+from itertools import combinations_with_replacement, product
 
 import pytest
 from hypothesis import given
@@ -8,6 +10,8 @@ from hypothesis import strategies as st
 
 from daemon.rules.cards import (
     DECK,
+    RANK_FIELD_MASK,
+    SUIT_BITS,
     Card,
     CardError,
     card_of,
@@ -110,3 +114,30 @@ def test_index_rank_and_suit_agree(card: Card) -> None:
     assert card_of(card.rank, card.suit) is card
     assert card.index == (card.rank - 2) * 4 + "cdhs".index(card.suit)
     assert Card(card.index) is card
+
+
+# --- a card's int value is its ranking key (thirteen_rank adds a row's cards) ---------------
+
+
+def test_five_cards_sum_below_one_machine_digit_of_a_python_int() -> None:
+    assert 5 * max(DECK) < 2**30
+
+
+def test_the_rank_part_of_a_sum_names_the_ranks() -> None:
+    # No two multisets of five ranks (at most four alike), nor of three, share a rank part.
+    for size in (3, 5):
+        parts: dict[int, tuple[int, ...]] = {}
+        for ranks in combinations_with_replacement(range(2, 15), size):
+            if max(Counter(ranks).values()) > 4:
+                continue
+            cards = [card_of(rank, "cdhs"[i % 4]) for i, rank in enumerate(ranks)]
+            part = sum(cards) & RANK_FIELD_MASK
+            assert parts.setdefault(part, ranks) == ranks
+
+
+def test_the_suit_part_of_a_sum_tells_a_flush_and_nothing_else() -> None:
+    # Every mix of suits over five different ranks: flush exactly when SUIT_BITS are all clear.
+    ranks = (14, 11, 8, 5, 2)
+    for suits in product("cdhs", repeat=5):
+        total = sum(card_of(rank, suit) for rank, suit in zip(ranks, suits, strict=True))
+        assert (total & SUIT_BITS == 0) == (len(set(suits)) == 1)
