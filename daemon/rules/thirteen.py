@@ -32,7 +32,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Literal
 
-from daemon.rules.cards import Card, CardError, format_cards, parse_cards
+from daemon.rules.cards import SUIT_CHARS, Card, CardError, format_cards, parse_cards
 from daemon.rules.thirteen_rank import CATEGORIES, HandRank, rank
 from daemon.rules.thirteen_rulesets import ROWS, RULESETS, RulesError, RuleSet, ruleset
 
@@ -340,7 +340,9 @@ def settle(
     b_rows, p_rows = _rows(*banker), _rows(*player)
     both = set(b_rows[0] + b_rows[1] + b_rows[2]) & set(p_rows[0] + p_rows[1] + p_rows[2])
     if both:
-        raise CardError(f"one deck deals each card once: {format_cards(sorted(both))} in both")
+        # Listed by suit (c d h s), then rank: the order the message has always had.
+        listed = sorted(both, key=lambda card: (SUIT_CHARS.index(card.suit), card.rank))
+        raise CardError(f"one deck deals each card once: {format_cards(listed)} in both")
     b_ranks, p_ranks = _ranks(b_rows), _ranks(p_rows)
     b_special = _best_special(b_rows, b_ranks, rules)
     p_special = _best_special(p_rows, p_ranks, rules)
