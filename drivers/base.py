@@ -237,6 +237,7 @@ class DeviceDriver:
         self.state = LinkState.DOWN
         self.identity: Identity | None = None
         self.approved: bool | None = None
+        self.last_error: str | None = None  # why the last connect failed, for people to read
         self._events: asyncio.Queue[DriverEvent] = asyncio.Queue()
         self._waiting: deque[tuple[Message, asyncio.Future[Message]]] = deque()
         self._current: asyncio.Future[Message] | None = None
@@ -353,6 +354,7 @@ class DeviceDriver:
             )
         except (serial.SerialException, OSError, ValueError) as exc:
             self._log.warning("device.open_failed", error=str(exc))
+            self.last_error = f"cannot open the port: {exc}"
             self.state = LinkState.DOWN
             return False
         self.link.reset()
@@ -361,6 +363,7 @@ class DeviceDriver:
             status = _expect(await self._exchange(GetStatus()), Status)
         except DeviceError as exc:
             self._log.warning("device.connect_failed", error=str(exc))
+            self.last_error = f"no answer to IDENTIFY or GET_STATUS ({exc})"
             self._drop_transport()
             if self.state is not LinkState.CLOSED:
                 self.state = LinkState.DOWN
@@ -369,6 +372,7 @@ class DeviceDriver:
             return False
         self.identity = identity
         self.approved = is_approved(identity, self.approved_builds)
+        self.last_error = None
         restarted = self._was_up and bool(status.flags & StatusFlag.POWERED_UP)
         self._was_up = True
         self.state = LinkState.UP

@@ -52,7 +52,7 @@ async def probe(config: DeviceConfig) -> dict[str, Any]:
     driver = cls.from_config(config, timing=PROBE_TIMING)
     try:
         if not await driver.start(keep_trying=False):
-            report["error"] = "no answer"
+            report["error"] = driver.last_error or "no answer"
             return report
         identity = driver.identity
         if identity is not None:
