@@ -81,6 +81,15 @@ class InProcessTransport:
         self._loop_thread = threading.get_ident()
         self._closed = False
         port.attach(self._deliver)
+        if hasattr(port, "attach_lost"):  # the simulated cable can be pulled
+            port.attach_lost(self._lost_elsewhere)
+
+    def _lost_elsewhere(self, reason: str) -> None:
+        if threading.get_ident() == self._loop_thread:
+            self._lost(reason)
+        else:
+            with contextlib.suppress(RuntimeError):  # the loop already closed
+                self._loop.call_soon_threadsafe(self._lost, reason)
 
     def _deliver(self, data: bytes) -> None:
         if self._closed:
@@ -108,6 +117,8 @@ class InProcessTransport:
         if not self._closed:
             self._closed = True
             self._port.attach(None)
+            if hasattr(self._port, "attach_lost"):
+                self._port.attach_lost(None)
             self._port.close()
 
 

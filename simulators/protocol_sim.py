@@ -29,6 +29,7 @@ class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type inform
         self._rx = bytearray()
         self._ready = threading.Condition()
         self._receiver: Callable[[bytes], None] | None = None
+        self._on_lost: Callable[[str], None] | None = None
         self.model: DeviceModel | None = None
         self.spec: SimSpec | None = None
         super().__init__(*args, **kwargs)
@@ -47,10 +48,12 @@ class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type inform
             self.model = create_model(self.spec, shared_thread_scheduler(), self._from_device)
         except (ValueError, LookupError, UnknownFault) as exc:
             raise SerialException(str(exc)) from None
+        self.model.world.on_unplug(self.spec.device, self._unplugged, self)
         self.is_open = True
 
     def close(self) -> None:
         if self.model is not None:
+            self.model.world.on_unplug(self.model.DEVICE, None, self)
             self.model.close()
             self.model = None
         with self._ready:
@@ -65,6 +68,15 @@ class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type inform
                 data = bytes(self._rx)
                 self._rx.clear()
                 receiver(data)
+
+    def attach_lost(self, callback: Callable[[str], None] | None) -> None:
+        """Call `callback(reason)` when the simulated cable is pulled (a transport's hook)."""
+        self._on_lost = callback
+
+    def _unplugged(self) -> None:
+        callback = self._on_lost
+        if callback is not None:
+            callback(f"{self._port}: device unplugged")
 
     def _from_device(self, data: bytes) -> None:
         with self._ready:

@@ -76,6 +76,7 @@ class TableWorld:
         self.unplugged: set[str] = set()  # devices whose cable is out: their ports fail
         # what each device keeps while its port is closed: (conditions, latched fault bits)
         self._kept: dict[str, tuple[frozenset[str], int]] = {}
+        self._unplug_listeners: dict[str, dict[object, Callable[[], None]]] = {}
         self._draw_handler: Callable[[], dict[str, Any]] | None = None
 
     # --- the deck -------------------------------------------------------------------------
@@ -145,9 +146,23 @@ class TableWorld:
             return self._kept.get(name, (frozenset(), 0))
 
     def unplug(self, name: str) -> None:
-        """Pull the device's cable (or USB adapter): its open port fails, reopening fails."""
+        """Pull the device's cable (or USB adapter): its open port fails at once (as a tty's
+        read fails with EIO when its USB adapter goes), and reopening fails."""
         with self.lock:
             self.unplugged.add(name)
+            listeners = list(self._unplug_listeners.get(name, {}).values())
+        for listener in listeners:
+            listener()
+
+    def on_unplug(self, name: str, listener: Callable[[], None] | None, key: object) -> None:
+        """An open port of `name` registers (or, with None, removes) what to call when its
+        cable is pulled."""
+        with self.lock:
+            listeners = self._unplug_listeners.setdefault(name, {})
+            if listener is None:
+                listeners.pop(key, None)
+            else:
+                listeners[key] = listener
 
     def plug(self, name: str) -> None:
         with self.lock:

@@ -392,3 +392,20 @@ def test_a_status_poll_that_changes_nothing_walks_no_fault_or_door_bit(table: An
         await driver.close()
 
     run(body)
+
+
+def test_a_pulled_cable_takes_the_link_down_at_once(table: Any) -> None:
+    """As a tty's read fails when its USB adapter goes, with no command or poll pending."""
+
+    async def body() -> None:
+        driver = await started(table.url("shuffler"))  # polling off
+        driver.pending_events()
+        table.world.unplug("shuffler")
+        down = await asyncio.wait_for(driver.next_event(), 2)
+        assert isinstance(down, LinkDown) and down.reason.startswith("port_lost")
+        assert "unplugged" in down.reason
+        table.world.plug("shuffler")
+        assert isinstance(await asyncio.wait_for(driver.next_event(), 2), LinkUp)
+        await driver.close()
+
+    run(body)
