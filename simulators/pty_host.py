@@ -61,10 +61,19 @@ class PtyHost:
             return
         except OSError:
             return  # EIO while no one has the slave open; we keep it open, so rare
-        if data and device.model is not None:
+        if data and device.model is not None and not self._unplugged(device):
             device.model.receive_data(data)
 
+    @staticmethod
+    def _unplugged(device: PtyDevice) -> bool:
+        """The cable between the host's port and the device is out (control `unplug`): the
+        pty stays, as a USB-serial adapter's tty does, but no byte crosses either way."""
+        model = device.model
+        return model is not None and device.spec.device in model.world.unplugged
+
     def _write(self, device: PtyDevice, data: bytes) -> None:
+        if self._unplugged(device):
+            return
         if device.pending:
             device.pending += data
             return

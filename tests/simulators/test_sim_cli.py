@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from drivers.base import DeviceFault, LinkUp
+from drivers.base import DeviceFault, LinkDown, LinkLost, LinkUp
 from drivers.dice_shaker import DiceInvalid, DiceShakerDriver, DiceThrown
 from drivers.link import LinkTiming
 from drivers.shuffler import ShuffleCompleted, ShufflerDriver
@@ -165,6 +165,30 @@ def test_dice_shaker_over_a_real_pseudo_terminal_with_faults(sim: Sim) -> None:
         await sim.control_request({"op": "inject", "device": "dice_shaker", "fault": "reader_lost"})
         fault = await asyncio.wait_for(driver.next_event(), 10)
         assert fault == DeviceFault("dice_shaker", "reader_lost", 4)
+        await driver.close()
+
+    asyncio.run(body())
+
+
+def test_a_cable_pulled_through_the_control_channel(sim: Sim) -> None:
+    """The pty stays (as a USB adapter's tty does) but nothing crosses: the link goes down for
+    no response, and comes back when the cable is put back."""
+    quick = LinkTiming(
+        reply_timeout=0.05, tries=2, poll_interval=3600.0, reconnect_initial=0.05, reconnect_max=0.1
+    )
+
+    async def body() -> None:
+        driver = ShufflerDriver(sim.ports["shuffler"], timing=quick)
+        assert await driver.start()
+        driver.pending_events()
+        assert await sim.control_request({"op": "unplug", "device": "shuffler"}) == {"ok": True}
+        with pytest.raises(LinkLost):
+            await driver.status()
+        assert await asyncio.wait_for(driver.next_event(), 5) == LinkDown("shuffler", "no_response")
+        await asyncio.sleep(0.3)
+        assert not driver.link_up  # reconnects fail while the cable is out
+        assert await sim.control_request({"op": "plug", "device": "shuffler"}) == {"ok": True}
+        assert isinstance(await asyncio.wait_for(driver.next_event(), 5), LinkUp)
         await driver.close()
 
     asyncio.run(body())
