@@ -87,10 +87,27 @@ def test_each_printed_vector_is_what_the_codec_sends_for_its_message(
     data = bytes.fromhex(wire)
     assert int(seq_cell) == seq
     assert FrameCodec(role, ALL_MESSAGES).send(message, seq, address) == data
+    expected = Frame(address, seq, message)
     peer = FrameCodec(Role.DEVICE if role is Role.HOST else Role.HOST, ALL_MESSAGES)
-    peer.receive_data(data)
-    assert peer.next_event() == Frame(address, seq, message)
+    peer.receive_data(data)  # whole
+    assert peer.next_event() == expected
     assert peer.next_event() is None
+    frames = []
+    for byte in data:  # one byte at a time
+        peer.receive_data(bytes((byte,)))
+        while (item := peer.next_event()) is not None:
+            frames.append(item)
+    assert frames == [expected]
+    peer.receive_data(b"\x55\x02\x81" + data + b"\x03\xaa\x02")  # garbage before and after
+    items = []
+    while (item := peer.next_event()) is not None:
+        items.append(item)
+    assert [i for i in items if isinstance(i, Frame)] == [expected]
+
+
+def test_every_message_of_every_device_has_a_printed_vector() -> None:
+    printed = {type(message) for *_, message, wire in VECTORS}
+    assert set(ALL_MESSAGES.values()) <= printed, set(ALL_MESSAGES.values()) - printed
 
 
 def _text() -> str:
