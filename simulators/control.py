@@ -14,6 +14,7 @@ from typing import Any
 import structlog
 
 from simulators.base import UnknownFault
+from simulators.registry import model_class
 from simulators.world import TableWorld
 
 MAX_LINE = 64 * 1024
@@ -38,6 +39,7 @@ def handle_control(world: TableWorld, request: Any) -> dict[str, Any]:
         if op in ("unplug", "plug"):
             if not isinstance(device, str):
                 return {"ok": False, "error": f"{op} needs 'device'"}
+            model_class(device)  # a device name with a typo must not be "unplugged" silently
             (world.unplug if op == "unplug" else world.plug)(device)
             return {"ok": True}
         if op == "draw":
@@ -88,7 +90,13 @@ async def serve_control(world: TableWorld, path: Path) -> ControlServer:
                     log.info("simulator.control", request=request, ok=reply["ok"])
                 writer.write(json.dumps(reply).encode() + b"\n")
                 await writer.drain()
-        except (ConnectionError, asyncio.LimitOverrunError, ValueError):
+        except (asyncio.LimitOverrunError, ValueError):
+            # a line over the limit: say so before hanging up (the stream cannot resync)
+            with contextlib.suppress(ConnectionError):
+                error = {"ok": False, "error": f"request line longer than {MAX_LINE} bytes"}
+                writer.write(json.dumps(error).encode() + b"\n")
+                await writer.drain()
+        except ConnectionError:
             pass
         finally:
             if task is not None:

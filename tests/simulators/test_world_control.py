@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections import Counter
 from typing import Any
 
 import pytest
 
 from drivers.shuffler import StartShuffle
-from simulators.control import handle_control
+from simulators.control import MAX_LINE, handle_control, serve_control
 from simulators.scheduler import ManualScheduler
 from simulators.shuffler import ShufflerModel
 from simulators.world import Card, Tile, paigow_tiles, standard_deck
@@ -56,6 +58,8 @@ def test_control_requests(table: Any) -> None:
         ({"op": "inject", "device": "shuffler", "fault": "melted"}, "no fault 'melted'"),
         ({"op": "inject", "device": "shuffler"}, "needs 'device' and 'fault'"),
         ({"op": "dance"}, "unknown op"),
+        ({"op": "unplug", "device": "shufler"}, "shufler"),
+        ({"op": "plug", "device": 3}, "needs 'device'"),
         (["op"], "JSON object"),
     ]:
         reply = handle_control(world, bad)
@@ -65,3 +69,20 @@ def test_control_requests(table: Any) -> None:
 def test_a_dealer_draw_goes_through_the_shoe_when_one_is_attached(table: Any) -> None:
     table.world.set_draw_handler(lambda: {"drawn": "by the shoe"})
     assert handle_control(table.world, {"op": "draw"}) == {"ok": True, "drawn": "by the shoe"}
+
+
+def test_the_control_socket_answers_every_line_even_a_bad_one(table: Any, tmp_path: Any) -> None:
+    async def body() -> None:
+        ShufflerModel(world=table.world, scheduler=ManualScheduler(), output=lambda _: None)
+        control = await serve_control(table.world, tmp_path / "control.sock")
+        reader, writer = await asyncio.open_unix_connection(str(tmp_path / "control.sock"))
+        writer.write(b'{"op": "state"}\nnot json\n' + b"x" * (MAX_LINE + 10) + b"\n")
+        replies = [json.loads(await reader.readline()) for _ in range(3)]
+        assert replies[0]["ok"] is True
+        assert replies[1]["ok"] is False and "not JSON" in replies[1]["error"]
+        assert replies[2] == {"ok": False, "error": f"request line longer than {MAX_LINE} bytes"}
+        assert await reader.readline() == b""  # then the session ends
+        writer.close()
+        await control.close()
+
+    asyncio.run(body())
