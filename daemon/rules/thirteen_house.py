@@ -207,6 +207,9 @@ class _Evaluated:
         )
 
 
+_NO_FLUSH_LEFT = 1 << 128  # _sameness's tag for the first flush suit that the rest cannot flush
+
+
 def _sameness(key: int, mask: int, flush_suits: list[tuple[int, int]]) -> int:
     """Equal for tails whose complements split into rows of the same values.
 
@@ -257,13 +260,20 @@ def _search(ev: _Evaluated, strict: bool) -> tuple[SplitKey, tuple[int, int, int
     # first): the strongest gives a good split to prune with, and the bound below only falls.
     candidates = sorted(range(len(score5)), key=score5.__getitem__, reverse=True)
     tail_bound, masks, flush_suits = _KEY_TAIL_BOUND, _MASK5, ev.flush_suits
+    # One suit that can flush (most hands that have any): _sameness inlined.
+    one_suit, most_taken = flush_suits[0] if len(flush_suits) == 1 else (0, 0)
+    most_taken -= 5  # a tail taking at most this many of it leaves a possible flush
     for tail in candidates:
         # Middle <= tail and head <= middle bound everything a tail can still reach; tails
         # come in falling score, so the bound only falls.
         key = keys5[tail]
         if tail_bound[key] < best[1] or 2 * score5[tail] + best_head < best[1]:
             break
-        same = _sameness(key, masks[tail], flush_suits) if flush_suits else key
+        if one_suit:
+            taken = masks[tail] & one_suit
+            same = key | (taken << 64 if taken.bit_count() <= most_taken else _NO_FLUSH_LEFT)
+        else:
+            same = _sameness(key, masks[tail], flush_suits) if flush_suits else key
         if same not in seen:
             seen.add(same)
             visit(tail)
