@@ -227,6 +227,10 @@ class DeviceDriver:
         tap: Tap | None = None,
         opener: Opener = open_transport,
     ) -> None:
+        if not 0 < address < 0x80:
+            raise ValueError(f"bus address {address}: 1-127 (bit 7 is the frame's direction)")
+        if baudrate <= 0:
+            raise ValueError(f"baudrate {baudrate}: a positive number of bits per second")
         self.name = name or self.DEVICE
         self.port = port
         self.baudrate = baudrate

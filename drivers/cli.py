@@ -49,7 +49,11 @@ async def probe(config: DeviceConfig) -> dict[str, Any]:
     except LookupError as exc:
         report["error"] = str(exc)
         return report
-    driver = cls.from_config(config, timing=PROBE_TIMING)
+    try:
+        driver = cls.from_config(config, timing=PROBE_TIMING)
+    except ValueError as exc:
+        report["error"] = f"config: {exc}"
+        return report
     try:
         if not await driver.start(keep_trying=False):
             report["error"] = driver.last_error or "no answer"

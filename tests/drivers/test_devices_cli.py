@@ -30,6 +30,9 @@ port = "{missing}"
 port = "sim://dice_shaker?fault=no_response"
 [devices.timer_bell]
 port = "sim://timer_bell"
+[devices.shoe_reader]
+port = "sim://shoe_reader"
+address = 200
 """
 
 
@@ -44,5 +47,7 @@ def test_each_dead_device_says_why(tmp_path: Path, capsys: Any) -> None:
     assert dice["link"] == "down" and dice["error"].startswith("no answer")
     assert dice["counters"]["timeouts"] == 3
     assert bell["link"] == "up" and bell["error"] is None
+    shoe = reports["shoe_reader"]
+    assert shoe["link"] == "down" and shoe["error"].startswith("config: bus address 200")
     for report in reports.values():
         assert {"device", "link", "serial", "model", "firmware", "approved"} <= set(report)
