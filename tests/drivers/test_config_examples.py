@@ -28,6 +28,14 @@ def test_example_loads(path: Path) -> None:
         assert not device.port.startswith("sim://")  # examples are for real ports
 
 
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_every_device_of_an_example_has_an_approved_build(path: Path) -> None:
+    """An empty list means "not configured": commands allowed with a warning. A config meant
+    for a live table must approve every device's build (DOMAIN R4)."""
+    for name, device in load_config(path).devices.items():
+        assert device.approved, f"{path.name}: devices.{name} lists no approved build"
+
+
 def test_the_pty_example_approves_the_simulators() -> None:
     config = load_config(Path(EXAMPLES[0]).with_name("sim-pty.toml"))
     for name in config.devices:
