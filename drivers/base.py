@@ -252,6 +252,7 @@ class DeviceDriver:
         self._faults = 0
         self._doors = 0
         self._was_up = False  # the link has been up before: a power-up since is a restart
+        self._held: list[DriverEvent] = []  # device events received while connecting
         self._tap = tap
         self._opener = opener
         self._log = structlog.get_logger("tabled.drivers").bind(device=self.name, port=port)
@@ -333,7 +334,17 @@ class DeviceDriver:
         return ()
 
     def _emit(self, event: DriverEvent) -> None:
-        self._events.put_nowait(event)
+        if self.state is LinkState.CONNECTING:
+            # an event the device sent between IDENTITY and STATUS (one it had queued): it is
+            # reported after LinkUp, never before it
+            self._held.append(event)
+        else:
+            self._events.put_nowait(event)
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, []
+        for event in held:
+            self._events.put_nowait(event)
 
     def _fault(self, code: int) -> DriverEvent | None:
         """A DeviceFault for `code`, unless that fault is already known to be latched."""
@@ -371,8 +382,10 @@ class DeviceDriver:
             self._drop_transport()
             if self.state is not LinkState.CLOSED:
                 self.state = LinkState.DOWN
+            self._release_held()  # acknowledged to the device: reported, not lost
             return False
         if self.state is LinkState.CLOSED:
+            self._release_held()
             return False
         self.identity = identity
         self.approved = is_approved(identity, self.approved_builds)
@@ -396,6 +409,7 @@ class DeviceDriver:
             self._log.warning("device.no_approved_list")
         if restarted:
             self._restarted()
+        self._release_held()
         self._reconcile(status)
         return True
 

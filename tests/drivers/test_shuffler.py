@@ -26,8 +26,8 @@ from drivers.base import (
 from drivers.clock import ManualClock, settle
 from drivers.framing import Frame, FrameCodec, Role
 from drivers.link import LinkTiming
-from drivers.messages import NakReason
-from drivers.shuffler import ShuffleCompleted, ShufflerDriver
+from drivers.messages import GetStatus, Identify, Identity, NakReason, Status
+from drivers.shuffler import ShuffleCompleted, ShuffleDone, ShufflerDriver
 from simulators.base import firmware_digest
 from simulators.shuffler import ShufflerModel
 
@@ -406,6 +406,48 @@ def test_a_pulled_cable_takes_the_link_down_at_once(table: Any) -> None:
         assert "unplugged" in down.reason
         table.world.plug("shuffler")
         assert isinstance(await asyncio.wait_for(driver.next_event(), 2), LinkUp)
+        await driver.close()
+
+    run(body)
+
+
+def test_an_event_sent_while_connecting_is_reported_after_link_up() -> None:
+    """A device with an event queued may send it between IDENTITY and STATUS: the table must
+    still see LinkUp first, and the event (already acknowledged) must not be lost."""
+
+    class Device:
+        def __init__(self, on_data: Callable[[bytes], None]) -> None:
+            self.codec = FrameCodec(Role.DEVICE, ShufflerDriver.MESSAGES)
+            self.on_data = on_data
+
+        def write(self, data: bytes) -> None:
+            self.codec.receive_data(data)
+            while (frame := self.codec.next_event()) is not None:
+                assert isinstance(frame, Frame)
+                message = frame.message
+                out = b""
+                if isinstance(message, Identify):
+                    identity = Identity("m", "SHUF-52", "1", "2.3.1", bytes(32))
+                    out = self.codec.send(identity, frame.seq, 1)
+                    out += self.codec.send(ShuffleDone(7, 52), 9, 1)  # queued since before
+                elif isinstance(message, GetStatus):
+                    out = self.codec.send(Status(0, 0, 0, 7, 0), frame.seq, 1)
+                if out:
+                    asyncio.get_running_loop().call_soon(self.on_data, out)
+
+        def close(self) -> None:
+            pass
+
+    async def opener(
+        url: str, baudrate: int, on_data: Callable[[bytes], None], on_lost: Any
+    ) -> Device:
+        return Device(on_data)
+
+    async def body() -> None:
+        driver = ShufflerDriver("scripted://", timing=TIMING, opener=opener)
+        assert await driver.start()
+        events = driver.pending_events()
+        assert [type(e) for e in events] == [LinkUp, ShuffleCompleted], events
         await driver.close()
 
     run(body)
