@@ -428,3 +428,43 @@ def test_a_paigow_restart_keeps_the_bank_the_bets_and_the_dice(tmp_path: Path) -
         asyncio.run(second(before))
     finally:
         forget_world(key)
+
+
+def test_a_misread_mid_deal_voids_the_deal_and_it_is_dealt_again_on_the_same_dice(
+    tmp_path: Path,
+) -> None:
+    key, world = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key)
+            await play_until(player, "DEALING")
+            proc = table.procedure
+            dice, bets, first = list(proc.dice), list(proc.bets), proc.first_seat
+            await draw(player, 12)
+            world.inject("shoe_reader", "misread")
+            reply = await player.control_request({"op": "draw"})
+            assert reply["reader"] == "misread"
+            await until(table, lambda: proc.phase == "TILT", "the TILT")
+            assert proc.faults["shoe_reader"]["fault"] == "misread"
+            # The supervisor clears once the reader reports healthy, and voids the deal.
+            await player.supervise()
+            assert proc.phase == "DEALING"
+            await player._thirteen_step("DEALING")
+            assert proc.phase == "HAND_SHUFFLE" and proc.redealing
+            assert proc.voided_deals and len(proc.voided_deals[0]) == 12
+            # Art. 4: shuffled, cut and loaded again, dealt from the same seat; bets and dice stand.
+            await play_until(player, "DEALING")
+            assert proc.dice == dice and proc.bets == bets and proc.first_seat == first
+            await draw(player, 52)
+            assert proc.phase == "BANKER_ARRANGING"
+        finally:
+            await table.stop()
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
