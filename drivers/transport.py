@@ -9,7 +9,8 @@ pyserial returns decides only how bytes reach the loop, never what the driver do
 - a port with `attach(receiver)` (the in-process `sim://` port): the port hands over each chunk
   of bytes it produces; delivery goes through `call_soon`, never re-entering the driver;
 - anything else: one reader thread per port reads whatever is waiting (a chunk, not a byte) and
-  hands it to the loop.
+  hands it to the loop, and one writer thread takes the writes (pyserial's own write on such a
+  port can block: a stalled TCP connection to a device server).
 
 `write` never blocks: what the kernel does not take at once is written when the port is ready.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import queue
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -205,6 +207,12 @@ class ThreadTransport:
         self._thread = threading.Thread(target=self._read_loop, name=f"read {port.port}")
         self._thread.daemon = True
         self._thread.start()
+        # pyserial's write on these ports can block (a stalled TCP connection: up to its
+        # write_timeout), so it happens on a writer thread, never on the loop
+        self._outgoing: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._writer = threading.Thread(target=self._write_loop, name=f"write {port.port}")
+        self._writer.daemon = True
+        self._writer.start()
 
     def _read_loop(self) -> None:
         port = self._port
@@ -228,18 +236,23 @@ class ThreadTransport:
             self.close()
             self._on_lost(reason)
 
+    def _write_loop(self) -> None:
+        while (data := self._outgoing.get()) is not None:
+            try:
+                self._port.write(data)
+            except (serial.SerialException, OSError) as exc:
+                self._report_lost(f"write failed: {exc}")
+                return
+
     def write(self, data: bytes) -> None:
-        if self._closed.is_set():
-            return
-        try:
-            self._port.write(data)
-        except (serial.SerialException, OSError) as exc:
-            self._lost(f"write failed: {exc}")
+        if not self._closed.is_set():
+            self._outgoing.put(data)
 
     def close(self) -> None:
         if self._closed.is_set():
             return
         self._closed.set()
+        self._outgoing.put(None)
         cancel = getattr(self._port, "cancel_read", None)
         if cancel is not None:
             with contextlib.suppress(OSError, serial.SerialException):

@@ -1,9 +1,11 @@
 """The drivers over each kind of pyserial port: a pseudo-terminal and a TCP socket (watched
-file descriptors) and `spy://` (a reader thread), each with a simulator at the far end."""
+file descriptors) and `spy://` (reader and writer threads), each with a simulator at the far
+end; and a port whose write blocks."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -73,5 +75,49 @@ def test_a_tcp_socket_like_a_serial_device_server(table: Any) -> None:
             await driver.close()
             server.close()
             await server.wait_closed()
+
+    asyncio.run(body())
+
+
+class StalledPort:
+    """A pyserial port (say rfc2217:// to a device server whose TCP connection stalled) whose
+    write blocks until released."""
+
+    port = "stalled://"
+    in_waiting = 0
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.written = bytearray()
+        self.closed = threading.Event()
+
+    def read(self, size: int) -> bytes:
+        self.closed.wait(0.05)
+        return b""
+
+    def write(self, data: bytes) -> int:
+        self.release.wait(5)
+        self.written += data
+        return len(data)
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+def test_a_blocking_port_write_never_blocks_the_event_loop() -> None:
+    async def body() -> None:
+        port = StalledPort()
+        lost: list[str] = []
+        transport = ThreadTransport(asyncio.get_running_loop(), port, lambda _: None, lost.append)
+        transport.write(b"\x02\x01")
+        transport.write(b"\x03")
+        assert not port.release.is_set() and port.written == b""  # returned while it waits
+        port.release.set()
+        for _ in range(100):
+            if port.written == b"\x02\x01\x03":
+                break
+            await asyncio.sleep(0.01)
+        assert port.written == b"\x02\x01\x03" and lost == []
+        transport.close()
 
     asyncio.run(body())
