@@ -128,6 +128,14 @@ def do_house_way(request: dict[str, Any], rules: RuleSet) -> dict[str, Any]:
 
 
 HANDLERS: dict[str, Handler] = {"rank": do_rank, "settle": do_settle, "house-way": do_house_way}
+# The fields each command reads, besides "id", "ruleset" and "settings": any other is refused,
+# so a misspelt "setings" or "bets" cannot silently settle under the defaults.
+FIELDS: dict[Handler, frozenset[str]] = {
+    do_rank: frozenset({"cards"}),
+    do_settle: frozenset({"banker", "player", "bet", "players"}),
+    do_house_way: frozenset({"cards"}),
+}
+COMMON_FIELDS = frozenset({"id", "ruleset", "settings"})
 
 
 def _rules(request: dict[str, Any], default: RuleSet) -> RuleSet:
@@ -149,10 +157,17 @@ def _answer(handler: Handler, raw: bytes, default: RuleSet) -> dict[str, Any]:
         request = json.loads(text)
     except json.JSONDecodeError as error:
         raise RequestError(f"not JSON: {error.msg} at column {error.colno}") from None
+    except RecursionError:
+        raise RequestError("not JSON this reader takes: nested too deep") from None
     if isinstance(request, str | list):
         request = {"cards": request}  # a bare card list is the one-field request
     if not isinstance(request, dict):
         raise RequestError(f"a request is a JSON object, not {type(request).__name__}")
+    known = FIELDS.get(handler, frozenset(request)) | COMMON_FIELDS
+    unknown = sorted(key for key in request if key not in known)
+    if unknown:
+        listed, reads = ", ".join(map(repr, unknown)), ", ".join(sorted(known))
+        raise RequestError(f"unknown field {listed} (this command reads {reads})")
     answer = handler(request, _rules(request, default))
     return {"id": request["id"], **answer} if "id" in request else answer
 
@@ -167,7 +182,7 @@ def stream(handler: Handler, lines: Iterable[bytes], out: BinaryIO, default: Rul
             answer = _answer(handler, raw.strip(), default)
         except (RequestError, CardError, RulesError) as error:
             answer, status = {"line": number, "error": str(error)}, 1
-        except (ValueError, TypeError, ArithmeticError, KeyError) as error:
+        except Exception as error:  # one odd line must not end a lab's stream
             # A request shaped in a way no check above foresaw: still one line, still going.
             answer, status = {"line": number, "error": f"{type(error).__name__}: {error}"}, 1
         out.write(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")

@@ -128,15 +128,19 @@ def do_outcome(request: dict[str, Any], rules: PaiGowRules) -> dict[str, Any]:
     if player_was_set:
         check = correct_setting(player, largest_back=rules.largest_back_required)
         player, correction = check.hand, check.correction
-    if rules.correct_banker_setting:
-        banker = correct_setting(banker, largest_back=rules.largest_back_required).hand
+    # The banker's hand is opened smaller pair first as the croupier opens it (Art. 6(2)), and
+    # re-set only under `correct_banker_setting`; the reply shows the hands as compared.
+    banker_check = correct_setting(
+        banker, largest_back=rules.correct_banker_setting and rules.largest_back_required
+    )
+    banker = banker_check.hand
     outcome = hand_outcome(banker, player)
     banker_json, player_json = _hand_json(banker), _hand_json(player)
     return {
         "outcome": outcome,
         "front": _sign(_opened(banker)[0], _opened(player)[0]),
         "back": _sign(_opened(banker)[1], _opened(player)[1]),
-        "banker": banker_json,
+        "banker": banker_json | {"correction": banker_check.correction},
         "player": player_json | {"correction": correction},
     }
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_DOWN, Decimal
 from fractions import Fraction
 from typing import Literal
 
@@ -61,6 +61,9 @@ Row = Sequence[Card] | str
 Hand = tuple[Row, Row, Row]
 Arrangement = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]
 SEATS = 4
+# Art. 11's commission is rounded down to a hundredth of a unit, in the player's favour (the
+# text gives no rule; with whole bets and the 2 % of the text it is always exact).
+MONEY_STEP = Decimal("0.01")
 
 
 # --- the deal (Art. 2(b)) -------------------------------------------------------------------
@@ -277,10 +280,16 @@ class Settlement:
             "player_special": self.player_special,
             "shot": self.shot,
             "bet": self.bet,
-            "prize": str(self.prize),
-            "commission": str(self.commission),
-            "player_net": str(self.player_net),
+            "prize": money_text(self.prize),
+            "commission": money_text(self.commission),
+            "player_net": money_text(self.player_net),
         }
+
+
+def money_text(amount: Decimal) -> str:
+    """An amount as plain decimal text without trailing zeros: "0.49", "30", "-4.5"."""
+    text = f"{amount.normalize():f}"
+    return "0" if text == "-0" else text
 
 
 def _compare(banker: HandRank, player: HandRank, rules: RuleSet) -> int:
@@ -413,10 +422,12 @@ def _money(
             return zero, zero, Decimal(-bet)
         prize = Decimal(bet) / 2
     else:
-        if outcome == "banker":
-            return zero, zero, Decimal(difference * bet)
         prize = Decimal(difference * bet)
-    commission = prize * rules.commission
+        if rules.prize == "half-units":
+            prize /= 2
+        if outcome == "banker":
+            return zero, zero, prize
+    commission = (prize * rules.commission).quantize(MONEY_STEP, rounding=ROUND_DOWN)
     return prize, commission, prize - commission
 
 

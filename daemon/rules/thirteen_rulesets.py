@@ -109,8 +109,8 @@ class RuleSet:
     # Bets allowed (Art. 11: 1, 2 or 3 units); None: any positive whole number of units.
     bets: tuple[int, ...] | None = (1, 2, 3)
     # The money of a winning player (Art. 11 is ambiguous): "half-bet" (the prize is half the
-    # bet, the units of Art. 9 deciding only who wins) or "units" (the difference of units
-    # times the bet, as 003 pays).
+    # bet, the units of Art. 9 deciding only who wins), "half-units" (each unit of difference
+    # pays half the bet) or "units" (the difference of units times the bet, as 003 pays).
     prize: str = "half-bet"
     commission: Decimal = Decimal("0.02")
     # Points scoring only (003 third way).
@@ -143,7 +143,7 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     "row_tie": ("banker", "push"),
     "both_special": ("push", "banker-pays", "larger-wins"),
     "both_foul": ("banker", "push"),
-    "prize": ("half-bet", "units"),
+    "prize": ("half-bet", "half-units", "units"),
 }
 
 RULESETS: dict[str, RuleSet] = {

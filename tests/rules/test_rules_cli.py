@@ -63,7 +63,7 @@ def test_rank_answers_each_line_and_survives_malformed_ones() -> None:
     assert out[2]["line"] == 3 and "not JSON" in out[2]["error"]
     assert out[3] == {"line": 4, "error": "As appears twice in one row"}
     assert out[4]["line"] == 5 and "cards are a string" in out[4]["error"]
-    assert out[5] == {"line": 6, "error": 'missing "cards"'}
+    assert out[5]["line"] == 6 and "unknown field 'hand'" in out[5]["error"]
     assert out[6]["category"] == "three_of_a_kind"
     assert out[7]["line"] == 8 and "not UTF-8" in out[7]["error"]
     assert out[8]["category"] == "one_pair" and out[8]["cards"] == "Ks Kd Tc 9h 2s"
@@ -106,7 +106,7 @@ def test_settle_in_macau_and_with_a_named_rule_set_and_settings() -> None:
     assert "a hand is {head, middle, tail}" in out[7]["error"]
     assert out[8] == {"line": 9, "error": "setting bets: 'x' is not a valid value"}
     assert "unknown category 'flsh'" in out[9]["error"]
-    assert out[10]["id"] == 9 and out[10]["commission"] == "0.025"  # 5 % of half the bet
+    assert out[10]["id"] == 9 and out[10]["commission"] == "0.02"  # 5 % of 0.5, rounded down
 
 
 def test_settle_four_players_each_against_each() -> None:

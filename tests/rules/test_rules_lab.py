@@ -1,0 +1,186 @@
+"""The game-approval lab's checks of issue 2: the texts' examples, the rule sets side by side,
+Art. 11's money, and the lab CLI's answers to odd lines (000, 002, 003)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from daemon.rules import cli, paigow, paigow_cli, thirteen
+from daemon.rules.cards import Card, parse_cards
+from daemon.rules.thirteen import RulesError, settle
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+Rows = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]
+
+
+def hand(head: str, middle: str, tail: str) -> Rows:
+    return parse_cards(head), parse_cards(middle), parse_cards(tail)
+
+
+# --- 003 third way: "被衝三打槍，支付3+1分" ------------------------------------------------------
+
+SHOOTER = hand("9c 9d 9h", "3c 4d 5c 6d 7d", "2s 5s 6s 9s Qs")  # 冲三, a straight, a flush
+VICTIM = hand("Ks Qd 7c", "Ah Ad 3s 8s Tc", "Kh Kd Jc Js 4c")
+
+
+def test_shot_with_a_head_three_of_a_kind_pays_three_plus_one() -> None:
+    result = settle(VICTIM, SHOOTER, "hk-points")
+    assert [row.winner for row in result.rows] == ["player", "player", "player"]
+    assert result.shot == "player"
+    assert (result.player_units, result.banker_units) == (3 + 1, 0)
+    doubled = settle(VICTIM, SHOOTER, thirteen.ruleset("hk-points", shoot_multiplier=2))
+    assert doubled.player_units == 8
+
+
+# --- the four rule sets side by side, on the same hands ----------------------------------------
+
+# 三顺 with a Q-K-A head: Macau and 003's first way count it; the second and third ways
+# exclude "QKA" from the head run.
+RUNS_QKA = hand("Qc Kd Ah", "3c 4d 5h 6s 7c", "8d 9h Ts Jc Qd")
+PLAIN = hand("2s 5d 9c", "Kc Ks 4s 6d 8c", "Ac As 3h 3s Th")
+SIX_PAIRS = hand("Kc 2c 2d", "3d 3h 4c 4h 5c", "5d 6c 6d 7d 7h")  # 六对半
+
+
+@pytest.mark.parametrize(
+    ("name", "special", "outcome", "units", "net"),
+    [
+        # Art. 9 I: a fixed combination wins 3; the money is half the bet less 2 % (Art. 11).
+        ("macau-1989", "三顺", "player", (3, 0), Decimal("0.49")),
+        ("hk-common", "三顺", "player", (3, 0), Decimal(3)),
+        # QKA excluded: the rows are compared, and the player takes all three.
+        ("hk-extended", None, "player", (3, 0), Decimal(3)),
+        ("hk-points", None, "player", (3, 0), Decimal(3)),
+    ],
+)
+def test_side_by_side_a_q_k_a_head_run_against_a_plain_hand(
+    name: str, special: str | None, outcome: str, units: tuple[int, int], net: Decimal
+) -> None:
+    result = settle(PLAIN, RUNS_QKA, name)
+    assert result.special == result.player_special == special
+    assert result.outcome == outcome
+    assert (result.player_units, result.banker_units) == units
+    assert result.player_net == net
+    assert result.shot == ("player" if name == "hk-points" else None)
+
+
+@pytest.mark.parametrize(
+    ("name", "player_special", "outcome", "units", "net"),
+    [
+        # "如庄家与闲家各持固定组合，无论各自组合为何，均视为和局"
+        ("macau-1989", "三顺", "push", (0, 0), Decimal(0)),
+        # "倘若莊家及閒家同時報到，由莊家賠閒家"
+        ("hk-common", "三顺", "player", (3, 0), Decimal(3)),
+        # The player holds no special hand there: the banker's 六对半 wins 6.
+        ("hk-extended", None, "banker", (0, 6), Decimal(-6)),
+        ("hk-points", None, "banker", (0, 6), Decimal(-6)),
+    ],
+)
+def test_side_by_side_both_sides_special(
+    name: str, player_special: str | None, outcome: str, units: tuple[int, int], net: Decimal
+) -> None:
+    result = settle(SIX_PAIRS, RUNS_QKA, name)
+    assert result.banker_special == "六对半"
+    assert result.player_special == player_special
+    assert result.outcome == outcome
+    assert (result.player_units, result.banker_units) == units
+    assert result.player_net == net
+    assert result.rows == ()
+
+
+# --- Art. 11: the money, exact, with a written rounding rule -----------------------------------
+
+WINNER = hand("Ac Kh 2s", "Kc Ks 8d Jd Qs", "9s 9d 9c 3h 3s")
+BANKER = hand("2c 3d 5h", "7c 7d 9h Jc Qd", "Tc Td 4s 4h 8c")
+
+
+def test_the_third_reading_of_art_11_half_a_bet_for_each_unit_won() -> None:
+    rules = thirteen.ruleset("macau-1989", prize="half-units")
+    result = settle(BANKER, WINNER, rules, bet=3)
+    assert result.player_units - result.banker_units == 3
+    assert result.prize == Decimal("4.5")
+    assert result.commission == Decimal("0.09")
+    assert result.player_net == Decimal("4.41")
+    lost = settle(WINNER, BANKER, rules, bet=3)
+    assert lost.outcome == "banker" and lost.player_net == Decimal("-4.5")
+
+
+def test_commission_is_rounded_down_to_a_hundredth_of_a_unit() -> None:
+    rules = thirteen.ruleset("macau-1989", commission="0.025")
+    result = settle(BANKER, WINNER, rules, bet=1)
+    assert result.prize == Decimal("0.5")
+    assert result.commission == Decimal("0.01")  # 0.0125, in the player's favour
+    assert result.player_net == Decimal("0.49")
+
+
+def test_money_is_printed_without_trailing_zeros() -> None:
+    data = settle(BANKER, WINNER, bet=1).to_json()
+    assert (data["prize"], data["commission"], data["player_net"]) == ("0.5", "0.01", "0.49")
+    data = settle(BANKER, WINNER, "hk-common", bet=10).to_json()
+    assert (data["prize"], data["commission"], data["player_net"]) == ("30", "0", "30")
+
+
+def test_an_unknown_prize_reading_is_refused() -> None:
+    with pytest.raises(RulesError):
+        thirteen.ruleset("macau-1989", prize="double")
+
+
+# --- the lab CLI: every odd line gets an error line naming it, and the stream goes on ---------
+
+
+def thirteen_stream(command: str, *lines: bytes) -> tuple[int, list[dict[str, object]]]:
+    out = io.BytesIO()
+    status = cli.stream(cli.HANDLERS[command], list(lines), out, thirteen.ruleset())
+    return status, [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_a_line_nested_too_deep_is_an_error_line_and_the_stream_goes_on() -> None:
+    status, out = thirteen_stream("rank", b"[" * 100_000 + b"]" * 100_000, b'"As Kd Qh"')
+    assert status == 1 and len(out) == 2
+    assert out[0]["line"] == 1 and "JSON" in str(out[0]["error"])
+    assert out[1]["category"] == "high_card"
+
+
+@pytest.mark.parametrize(
+    ("command", "request_", "field"),
+    [
+        ("rank", {"cards": "As Kd Qh", "setings": {"tie_break": "top-card"}}, "setings"),
+        ("settle", {"banker": [], "player": [], "bets": 2}, "bets"),
+        ("house-way", {"cards": "As", "rules": "hk-common"}, "rules"),
+    ],
+)
+def test_a_field_the_command_does_not_know_is_named(
+    command: str, request_: dict[str, object], field: str
+) -> None:
+    status, out = thirteen_stream(command, json.dumps(request_).encode())
+    assert status == 1
+    assert field in str(out[0]["error"]) and "unknown field" in str(out[0]["error"])
+
+
+def test_paigow_outcome_shows_the_hands_as_opened_with_the_bankers_swap() -> None:
+    out = io.StringIO()
+    line = '{"banker": ["地 地", "长三 长三"], "player": ["人 人", "天 天"]}'
+    paigow_cli._stream(paigow_cli.HANDLERS["outcome"], paigow.MACAU_1990, [line.encode()], out)
+    reply = json.loads(out.getvalue())
+    assert reply["outcome"] == "player" and reply["front"] == reply["back"] == "player"
+    assert reply["banker"]["front"]["class"] == "长衫宝"  # opened smaller pair first
+    assert reply["banker"]["back"]["class"] == "地牌宝"
+    assert reply["banker"]["correction"] == "pairs_swapped"
+
+
+# --- docs/rules.md carries the Table II omissions (issue 2) ------------------------------------
+
+
+def test_docs_rules_md_lists_every_class_table_ii_omits() -> None:
+    text = (DOCS / "rules.md").read_text(encoding="utf-8")
+    section = text.split("## Taiwan Pai Gow", 1)[1]
+    listed = set(re.findall(r"^\| (\S+) \| [^|]+ \| [^|]+ \| between", section, re.MULTILINE))
+    omitted = {c.name for c in paigow.CLASSES if c.table_row is None}
+    assert len(omitted) == 7
+    assert listed == omitted
