@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import struct
 from collections import deque
 from collections.abc import (
     AsyncIterator,
@@ -456,8 +457,14 @@ class DeviceDriver:
             message, future = self._waiting.popleft()
             if future.done():
                 continue
+            try:
+                data = self.link.request(message, self.clock.now())
+            except (struct.error, ValueError) as exc:
+                # a value the payload cannot carry: the caller's mistake, nothing is sent
+                future.set_exception(ValueError(f"{type(message).__name__}: {exc}"))
+                continue
             self._current = future
-            self._write(transport, self.link.request(message, self.clock.now()))
+            self._write(transport, data)
             self._arm_timer()
 
     def _arm_timer(self) -> None:

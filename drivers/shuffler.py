@@ -128,6 +128,8 @@ class ShufflerDriver(DeviceDriver):
     async def shuffle(self, expected: int = 52) -> None:
         """Start a shuffle; returns when the device has accepted it. The result arrives as a
         ShuffleCompleted event (tens of seconds later on a real machine)."""
+        if not 1 <= expected <= 255:
+            raise ValueError(f"expected count {expected}: 1-255 cards")
         self._expected = expected
         await self._command(StartShuffle(expected))
 

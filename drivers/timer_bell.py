@@ -203,6 +203,11 @@ class TimerBellDriver(DeviceDriver):
     async def start_timer(self, seconds: int, warn_before: int = 0) -> None:
         """Start the bell's countdown. A countdown already running is a double start: it is
         reported as DeviceFault("double_start", 0) and CommandRefused(BUSY) is raised."""
+        if not 1 <= seconds <= 0xFFFF or not 0 <= warn_before < seconds:
+            raise ValueError(
+                f"countdown of {seconds} s warning {warn_before} s before: seconds 1-65535, "
+                "the warning 0 (none) or less than the countdown"
+            )
         try:
             await self._command(StartTimer(seconds, warn_before))
         except CommandRefused as refused:

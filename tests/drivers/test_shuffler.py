@@ -27,7 +27,7 @@ from drivers.clock import ManualClock, settle
 from drivers.framing import Frame, FrameCodec, Role
 from drivers.link import LinkTiming
 from drivers.messages import GetStatus, Identify, Identity, NakReason, Status
-from drivers.shuffler import ShuffleCompleted, ShuffleDone, ShufflerDriver
+from drivers.shuffler import ShuffleCompleted, ShuffleDone, ShufflerDriver, StartShuffle
 from simulators.base import firmware_digest
 from simulators.shuffler import ShufflerModel
 
@@ -448,6 +448,24 @@ def test_an_event_sent_while_connecting_is_reported_after_link_up() -> None:
         assert await driver.start()
         events = driver.pending_events()
         assert [type(e) for e in events] == [LinkUp, ShuffleCompleted], events
+        await driver.close()
+
+    run(body)
+
+
+def test_a_count_the_wire_cannot_carry_is_a_clear_error_and_the_link_carries_on(
+    table: Any,
+) -> None:
+    async def body() -> None:
+        driver = await started(table.url("shuffler"))
+        for expected in (0, 256, -1):
+            with pytest.raises(ValueError, match="1-255"):
+                await driver.shuffle(expected)
+        # below the driver's own checks, a value no payload can carry fails its own command
+        with pytest.raises(ValueError, match="StartShuffle"):
+            await driver._command(StartShuffle(300))
+        await driver.shuffle(52)
+        await events_until(driver, ShuffleCompleted)
         await driver.close()
 
     run(body)

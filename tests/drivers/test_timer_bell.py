@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tty
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any
 
 import pytest
@@ -111,7 +111,7 @@ def test_garbage_between_frames_never_loses_the_next_one(vector: Any, junk: byte
 # --- the driver against the simulated bell -------------------------------------------------------
 
 
-def run(test: Callable[[], Awaitable[Any]]) -> Any:
+def run(test: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     return asyncio.run(test())
 
 
@@ -307,6 +307,22 @@ def test_contract_a_short_countdown_and_a_ring(where: str, table: Any) -> None:
         assert await asyncio.wait_for(driver.next_event(), 10) == BellRang("timer_bell", "command")
         assert await driver.remaining() is None
         assert driver.link.counters.protocol_errors == {}
+        await driver.close()
+
+    run(body)
+
+
+def test_a_countdown_the_wire_cannot_carry_is_refused_before_anything_is_sent(table: Any) -> None:
+    async def body() -> None:
+        driver = await started(table.url("timer_bell"))
+        driver.pending_events()
+        sent = driver.link.counters.frames_sent
+        for seconds, warn in ((300, 400), (300, 300), (70000, 0), (0, 0), (10, -1)):
+            with pytest.raises(ValueError, match="seconds 1-65535"):
+                await driver.start_timer(seconds, warn)
+        assert driver.link.counters.frames_sent == sent
+        await driver.start_timer(5, 1)  # the link carries on
+        assert driver.deadline is not None
         await driver.close()
 
     run(body)
