@@ -262,8 +262,9 @@ class ShoeReaderDriver(DeviceDriver):
 
     async def arm(self, mode: ShoeMode = ShoeMode.CARDS, new_shoe: bool = False) -> None:
         """Dealing is allowed from now on; returns when the reader has accepted it."""
+        mode = ShoeMode(mode)  # ValueError for a mode the reader does not have
         await self._command(Arm(mode, int(new_shoe)))
-        self.armed, self.mode = True, ShoeMode(mode)
+        self.armed, self.mode = True, mode
         if new_shoe:
             self._seen.clear()
         self._log.info("shoe.armed", mode=self.mode.name.lower(), new_shoe=new_shoe)

@@ -485,3 +485,17 @@ def test_contract_arm_and_disarm(where: str, table: Any) -> None:
         await driver.close()
 
     run(body)
+
+
+def test_a_mode_the_reader_does_not_have_is_refused_before_anything_is_sent(table: Any) -> None:
+    async def body() -> None:
+        driver = await started(table.url("shoe_reader"))
+        sent = driver.link.counters.frames_sent
+        with pytest.raises(ValueError, match="ShoeMode"):
+            await driver.arm(mode=5)  # type: ignore[arg-type]  # what a caller might pass
+        assert driver.link.counters.frames_sent == sent and not driver.armed
+        await driver.arm(mode=ShoeMode.TILES)
+        assert driver.armed and driver.mode is ShoeMode.TILES
+        await driver.close()
+
+    run(body)
