@@ -9,7 +9,9 @@ A refused action is the table's answer (409 with the violation it journaled), no
 
 The WebSocket `/api/events` pushes each journal event as it becomes durable, followed by the
 table's state; its first client message is `{"token": ..., "after": SEQ or null}`, so the token
-never appears in a URL (and so in no access log).
+never appears in a URL (and so in no access log). A browser says which page opened the socket
+(`Origin`): only the console's own origin, or one in `allowed_origins`, may push, so a page on
+another site cannot use a dealer's browser to read the table (the token is still required).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import contextlib
 import json
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from importlib.resources import files
 from typing import Annotated, Any
@@ -358,13 +360,19 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
     auth_max_failures: int = 10,
     auth_window: float = 60.0,
     auth_lockout: float = 60.0,
+    allowed_origins: Iterable[str] | None = None,
 ) -> FastAPI:
     """The operator API, console and metrics for `table`.
 
     `config` is the table's config or its `[api]` section; `tokens_file` names the tokens.
     `clock` (monotonic seconds) times the bad-token lockout; tests pass a fake one.
+    `allowed_origins` (else the config's `allowed_origins`, if it has one) are the browser
+    origins, besides the console's own, that may open the push WebSocket.
     """
     api_config = config.api if isinstance(config, TableConfig) else config
+    if allowed_origins is None:
+        allowed_origins = getattr(api_config, "allowed_origins", None) or ()
+    other_origins = frozenset(_origin_key(o) for o in allowed_origins)
     table_id = config.table_id if isinstance(config, TableConfig) else None
     tokens = TokenStore(api_config.tokens_file)
     limiter = AuthFailureLimiter(
@@ -612,6 +620,24 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
     async def events(ws: WebSocket) -> None:
         await ws.accept()
         client = ws.client.host if ws.client else "unknown"
+        origin = ws.headers.get("origin")
+        if (
+            origin is not None
+            and not _same_origin(ws, origin)
+            and (_origin_key(origin) not in other_origins)
+        ):
+            refused["forbidden_origin"] += 1
+            log.warning("api.ws_origin_refused", client=client, origin=origin[:200])
+            await ws.send_json(
+                {
+                    "type": "error",
+                    "error": "forbidden_origin",
+                    "message": f"origin {origin[:200]!r} may not open this feed; "
+                    "serve the console from this daemon or list the origin in allowed_origins",
+                }
+            )
+            await ws.close(4403)
+            return
         try:
             raw = await asyncio.wait_for(ws.receive_text(), WS_AUTH_TIMEOUT)
         except (TimeoutError, WebSocketDisconnect):
@@ -639,6 +665,19 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
         await _push(ws, table, who, after)
 
     return app
+
+
+def _origin_key(origin: str) -> str:
+    return origin.strip().rstrip("/").lower()
+
+
+def _same_origin(ws: WebSocket, origin: str) -> bool:
+    """Whether `origin` is the page this daemon serves at the address the socket was opened on."""
+    host = ws.headers.get("host")
+    if not host:
+        return False
+    scheme = "https" if ws.url.scheme == "wss" else "http"
+    return _origin_key(origin) == f"{scheme}://{host.strip().lower()}"
 
 
 async def _read_act_request(request: Request) -> ActRequest:

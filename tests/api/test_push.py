@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from api_support import TOKENS, auth
 from fake_table import FakeTable
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
+
+from daemon.api.app import create_app
+from daemon.config import ApiConfig
 
 
 def test_each_durable_event_is_pushed_then_the_new_state(
@@ -69,3 +74,48 @@ def test_a_push_connection_without_a_valid_token_is_closed(
         with pytest.raises(WebSocketDisconnect) as closed:
             ws.receive_json()
         assert closed.value.code == code
+
+
+def _hello_answer(client: TestClient, headers: dict[str, str]) -> dict[str, object]:
+    with client.websocket_connect("/api/events", headers=headers) as ws:
+        ws.send_json({"token": TOKENS["dealer"][1], "after": None})
+        message: dict[str, object] = ws.receive_json()
+        if message["type"] == "error":
+            with pytest.raises(WebSocketDisconnect) as closed:
+                ws.receive_json()
+            message["code"] = closed.value.code
+        return message
+
+
+@pytest.mark.parametrize(
+    "origin",
+    ["http://evil.example", "http://testserver.evil.example", "null", "https://testserver"],
+)
+def test_a_push_connection_from_another_origin_is_refused_even_with_a_token(
+    client: TestClient, table: FakeTable, origin: str
+) -> None:
+    # A page on another site may open a WebSocket to the table PC from a dealer's browser;
+    # the browser says where it came from, and only the console's own origin may push.
+    answer = _hello_answer(client, {"origin": origin})
+    assert answer["type"] == "error"
+    assert answer["error"] == "forbidden_origin"
+    assert origin in str(answer["message"])
+    assert answer["code"] == 4403
+    assert table._subscribers == []
+
+
+@pytest.mark.parametrize("headers", [{"origin": "http://testserver"}, {}])
+def test_the_consoles_own_origin_and_non_browser_clients_may_push(
+    client: TestClient, headers: dict[str, str]
+) -> None:
+    # No Origin header: not a browser (tabled journal --follow); the token still decides.
+    assert _hello_answer(client, headers)["type"] == "hello"
+
+
+def test_configured_origins_may_push_too(table: FakeTable, tokens_file: Path) -> None:
+    config = ApiConfig(tokens_file=tokens_file)
+    app = create_app(table, config, allowed_origins=("https://pit-display.casino.example",))
+    with TestClient(app) as c:
+        ok = _hello_answer(c, {"origin": "https://pit-display.casino.example"})
+        assert ok["type"] == "hello"
+        assert _hello_answer(c, {"origin": "https://other.example"})["code"] == 4403
