@@ -201,6 +201,7 @@ def _rulesets_json() -> list[dict[str, Any]]:
                 "tie_break": rules.tie_break,
                 "row_tie": rules.row_tie,
                 "equal_rows_foul": rules.equal_rows_foul,
+                "foul_voids_special": rules.foul_voids_special,
                 "units": {row: dict(table) for row, table in rules.units.items()},
                 "specials": dict(rules.specials),
                 "both_special": rules.both_special,

@@ -18,9 +18,9 @@ Macau, 10 March 1989 (000_*.txt), and the Hong Kong ways of 003_*.txt; rule sets
   ``RuleSet.prize``).
 
 A fixed combination settles the hand as a whole, before any row is compared, so it also beats
-a foul; rows are then empty in the settlement. A foul loses every row; each of those rows
-earns the opponent the units its own row would win (Art. 9), so totals stay meaningful for the
-rule sets that pay the difference of units.
+a foul (unless the rule set's ``foul_voids_special``); rows are then empty in the settlement.
+A foul loses every row; each of those rows earns the opponent the units its own row would win
+(Art. 9), so totals stay meaningful for the rule sets that pay the difference of units.
 """
 
 from __future__ import annotations
@@ -353,9 +353,10 @@ def settle(
         listed = sorted(both, key=lambda card: (SUIT_CHARS.index(card.suit), card.rank))
         raise CardError(f"one deck deals each card once: {format_cards(listed)} in both")
     b_ranks, p_ranks = _ranks(b_rows), _ranks(p_rows)
-    b_special = _best_special(b_rows, b_ranks, rules)
-    p_special = _best_special(p_rows, p_ranks, rules)
     b_foul, p_foul = _foul(b_ranks, rules), _foul(p_ranks, rules)
+    voids = rules.foul_voids_special
+    b_special = None if voids and b_foul else _best_special(b_rows, b_ranks, rules)
+    p_special = None if voids and p_foul else _best_special(p_rows, p_ranks, rules)
     foul = {(True, True): "both", (True, False): "banker", (False, True): "player"}.get(
         (b_foul, p_foul)
     )

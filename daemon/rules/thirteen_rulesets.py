@@ -96,6 +96,9 @@ class RuleSet:
     row_tie: str = "banker"
     # Whether two equal rows are a foul (Art. 7 "从小至大"; 003 "必須小於").
     equal_rows_foul: bool = False
+    # Whether a fouled arrangement forfeits its special hand (Art. 7 "自动输给庄家" over
+    # Art. 9 I "必胜"); by default the special hand, judged on the cards, wins.
+    foul_voids_special: bool = False
     units: Mapping[str, Mapping[str, int]] = field(default_factory=lambda: MACAU_UNITS)
     specials: tuple[tuple[str, int], ...] = MACAU_SPECIALS
     # Head runs that do not count for 三顺 / 三同花顺 (003 second way: "QKA、KA2、JQKA2除外").
@@ -247,7 +250,7 @@ def _setting(key: str, value: Any, base: RuleSet) -> Any:
         if any(len(run) != 3 or max(run) > 14 for run in runs):
             raise ValueError(value)
         return runs
-    if key == "equal_rows_foul":
+    if key in {"equal_rows_foul", "foul_voids_special"}:
         if not isinstance(value, bool):
             raise TypeError(value)
         return value

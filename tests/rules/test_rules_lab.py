@@ -184,3 +184,21 @@ def test_docs_rules_md_lists_every_class_table_ii_omits() -> None:
     omitted = {c.name for c in paigow.CLASSES if c.table_row is None}
     assert len(omitted) == 7
     assert listed == omitted
+
+
+# --- Art. 7 against Art. 9 I: a fouled arrangement of a special hand ---------------------------
+
+# 六对半 set with the middle (kings and queens) above the tail (tens and nines): a foul.
+SIX_PAIRS_FOULED = hand("Ah Ad 7c", "Kh Kd Qs Qd Jc", "Jd Ts Tc 9s 9h")
+
+
+def test_a_house_may_let_a_foul_void_a_special_hand() -> None:
+    assert thirteen.is_foul(*SIX_PAIRS_FOULED)
+    assert thirteen.special_hand(*SIX_PAIRS_FOULED) == "六对半"
+    default = settle(PLAIN, SIX_PAIRS_FOULED)  # Art. 9 I "必胜": the special hand wins
+    assert default.outcome == "player" and default.special == "六对半"
+    strict = settle(PLAIN, SIX_PAIRS_FOULED, thirteen.ruleset(foul_voids_special=True))
+    assert strict.outcome == "banker" and strict.foul == "player" and strict.special is None
+    assert strict.player_special is None and strict.player_net == -1
+    with pytest.raises(RulesError):
+        thirteen.ruleset(foul_voids_special="yes")
