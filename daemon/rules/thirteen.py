@@ -315,8 +315,10 @@ def _row_results(
             order = -1
         else:
             order = _compare(b, p, rules)
-            # 003 binds the top-card comparison to its tie rule: "倘若相同，一律由莊家勝".
-            if order == 0 and (rules.row_tie == "banker" or rules.tie_break == "top-card"):
+            # 003 binds the top-card comparison to its tie rule: "倘若相同，一律由莊家勝". With
+            # points scoring there is no banker: a tie is 平手, 0 (003 third way, 算分 5).
+            to_banker = rules.row_tie == "banker" or rules.tie_break == "top-card"
+            if order == 0 and to_banker and rules.scoring == "banker":
                 order = 1
         if order == 0:
             results.append(RowResult(row, "push", 0, b, p))

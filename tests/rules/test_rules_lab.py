@@ -202,3 +202,18 @@ def test_a_house_may_let_a_foul_void_a_special_hand() -> None:
     assert strict.player_special is None and strict.player_net == -1
     with pytest.raises(RulesError):
         thirteen.ruleset(foul_voids_special="yes")
+
+
+# --- 003 third way: no banker, so a tie is 平手 0 whatever the comparison ---------------------
+
+TIE_A = hand("2c 3d 5h", "6c 7d 8h 9c Td", "Js Jd Jh Qs Qh")
+TIE_B = hand("Ac 4c 5s", "6s 7s 8d 9h Th", "2d 4d 9d Qd Kd")  # middles equal
+
+
+@pytest.mark.parametrize("tie_break", ["all-cards", "top-card"])
+def test_points_scoring_ties_are_zero_and_seat_order_does_not_matter(tie_break: str) -> None:
+    rules = thirteen.ruleset("hk-points", tie_break=tie_break)
+    one, other = settle(TIE_A, TIE_B, rules), settle(TIE_B, TIE_A, rules)
+    assert one.rows[1].winner == other.rows[1].winner == "push"
+    assert one.player_units - one.banker_units == other.banker_units - other.player_units
+    assert list(thirteen.table_points([TIE_A, TIE_B], rules).points) == [0, 0]
