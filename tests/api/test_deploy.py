@@ -91,3 +91,36 @@ def test_the_config_in_the_operations_guide_is_one_the_daemon_accepts() -> None:
     assert all(d.port == f"/dev/tabled/{name}" for name, d in config.devices.items())
     assert config.api.listen.startswith("127.0.0.1:")
     assert config.journal.durability == "fsync"
+
+
+def test_the_guides_approved_builds_are_in_the_form_the_drivers_compare() -> None:
+    # The drivers compare the hex digest the device reports with `firmware_hash` as written: a
+    # "sha256:" prefix would never match, and the device would stay disabled. A device with no
+    # approved list at all runs unchecked (R4): the guide lists builds for every device.
+    blocks = re.findall(r"```toml\n(.*?)```", GUIDE.read_text(), flags=re.S)
+    config = parse_config(
+        next(tomllib.loads(b) for b in blocks if "[table]" in b), source="docs/operations.md"
+    )
+    for name, device in config.devices.items():
+        assert device.approved, f"{name}: no approved build in the guide's config"
+        for build in device.approved:
+            assert re.fullmatch(r"[0-9a-f]{64}", build.firmware_hash), (name, build.firmware_hash)
+
+
+def test_the_guides_client_commands_are_ones_the_table_accepts() -> None:
+    from daemon.api.app import check_payload  # noqa: PLC0415 - FastAPI only for this test
+    from daemon.api.views import PARAMS, action_specs  # noqa: PLC0415
+    from daemon.client import parse_assignment  # noqa: PLC0415
+    from daemon.procedures import thirteen  # noqa: PLC0415
+
+    specs = {s.name: s for s in action_specs(thirteen.ACTIONS, "thirteen")}
+    commands = re.findall(r"^tabled act (\S+)((?: \w+=\S+)*)", GUIDE.read_text(), flags=re.M)
+    assert commands, "the guide shows tabled act"
+    for action, args in commands:
+        assert action in specs, f"tabled act {action}: no such action"
+        payload = dict(parse_assignment(a) for a in args.split())
+        assert check_payload(specs[action], payload) is None, f"tabled act {action}{args}"
+    phases = re.findall(r"`tabled status` shows (?:phase )?`(\w+)` or `(\w+)`", GUIDE.read_text())
+    for phase in [p for pair in phases for p in pair]:
+        assert phase in thirteen.Phase.__members__, f"no phase {phase!r}"
+    assert set(PARAMS["thirteen"]) >= set(specs)
