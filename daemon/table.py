@@ -48,7 +48,6 @@ from daemon.api.views import action_specs, console_snapshot
 from daemon.config import ConfigError, JournalConfig, TableConfig
 from daemon.journal import Journal, JournalError, Record, Subscription
 from daemon.procedures.base import (
-    MAX_INVALID_SHAKES,
     DeviceCommand,
     Input,
     Outcome,
@@ -262,7 +261,6 @@ class Table:
         self._busy_commands: dict[str, int] = {}
         self._changed: asyncio.Condition | None = None
         self._closing = False
-        self._invalid_throws = 0
         self.failure: str | None = None
         # Set when the table can take no more inputs (its journal failed): the daemon exits
         # so that its supervisor (systemd) restarts it into recovery.
@@ -543,10 +541,6 @@ class Table:
         self._sync_timer()
         for command in outcome.commands:
             self._queue(command)
-        if before == "DEALING" and outcome.phase != "DEALING":
-            # The reader is armed only while dealing is allowed: a card drawn after the deal
-            # (or while the table is held) is out of phase.
-            self._queue(DeviceCommand("shoe_reader", "disarm"))
         if before != "EQUIPMENT_CHECK" and outcome.phase == "EQUIPMENT_CHECK":
             # Back at the equipment check (a restart held before opening, then cleared):
             # devices already connected are identified again, as at a first connection.
@@ -641,11 +635,13 @@ class Table:
             for item in later:
                 await self._on_driver_event(driver, item, received)
         elif isinstance(event, DiceThrown):
-            self._invalid_throws = 0
             throw = {"dice": list(event.dice), "valid": True}
             await self._device_input(driver, "dice_landed", throw, received)
         elif isinstance(event, DiceInvalid):
-            await self._invalid_throw(driver, event)
+            # The procedure shakes again and tilts at the third in a row (H3, R10); the wire
+            # reads no dice for an invalid throw, so none are sent.
+            invalid = {"valid": False, "reason": event.reason, "die": event.die}
+            await self._device_input(driver, "dice_landed", invalid, received)
         elif isinstance(event, CardDrawn):
             if event.out_of_phase:
                 return  # not a card of the deal: its card_out_of_phase fault follows
@@ -658,41 +654,6 @@ class Table:
                 return
             action, payload = translated
             await self._device_input(driver, action, payload, received)
-
-    async def _invalid_throw(self, driver: DeviceDriver, event: DiceInvalid) -> None:
-        """A throw that does not count (a die tilted, out of the cup...): shaken again, and the
-        third in a row is a fault (H3, R10).
-
-        The procedures' `dice_landed` requires four dice even for an invalid throw, and the
-        wire has none for it, so the runtime keeps this rule itself and journals the throw as
-        the device's fact; nothing is made up for the dice it did not read."""
-        if self.procedure.phase != "SHAKING":
-            self._invalid_throws = 0
-            await self._fact("dice.invalid_out_of_phase", driver, reason=event.reason)
-            return
-        self._invalid_throws += 1
-        count = self._invalid_throws
-        await self._fact("dice.invalid", driver, reason=event.reason, die=event.die, count=count)
-        if count >= MAX_INVALID_SHAKES:
-            self._invalid_throws = 0
-            fault = {"device": driver.name, "fault": f"{count} invalid throws in a row"}
-            await self._device_input(driver, "fault_reported", fault)
-        else:
-            self._queue(DeviceCommand(driver.name, "shake"))
-
-    async def _fact(self, event: str, driver: DeviceDriver, **payload: Any) -> None:
-        """A device's fact that is no procedure input, journaled as a commit point."""
-        try:
-            await self._journal().append_async(
-                event,
-                actor=f"device:{driver.name}",
-                round_id=self.procedure.round_id,
-                payload={"device": driver.name, "phase": self.procedure.phase, **payload},
-                commit=True,
-            )
-        except JournalError as exc:
-            self._fail(f"journal: {exc}")
-            raise TableError(str(exc)) from exc
 
     async def _on_link_up(self, driver: DeviceDriver) -> None:
         name = driver.name

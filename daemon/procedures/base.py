@@ -325,6 +325,11 @@ class Procedure:
     def _game_snapshot(self) -> dict[str, Any]:
         raise NotImplementedError
 
+    def _closed_refusal(self, action: str) -> Refused | None:
+        """The refusal of an action out of phase when a rule stronger than the phase forbids
+        it (a bet after the shake breaks the closing of the bets, in HOLD as anywhere)."""
+        return None
+
     def _on_enter(self, previous: str, now: float) -> None:
         """Effects of entering a phase (timers, device commands); after the transition."""
 
@@ -364,6 +369,9 @@ class Procedure:
                 HOUSE_ROLES, f"{action} is for {', '.join(sorted(spec.roles))}, not {role!r}"
             )
         if (self.phase, action) not in type(self).transition_pairs():
+            closed = self._closed_refusal(action)
+            if closed is not None:
+                raise closed
             if self.phase in ("HOLD", "TILT"):
                 raise Refused(
                     HOUSE_FAULTS,
@@ -401,6 +409,25 @@ class Procedure:
 
     def command(self, device: str, command: str, **args: Any) -> None:
         self._commands.append(DeviceCommand(device, command, args))
+
+    # ---- dice ---------------------------------------------------------------------------------
+
+    def invalid_throw(self, payload: Mapping[str, Any], now: float) -> dict[str, Any]:
+        """An invalid throw (H3, R10): shaken again, and the third in a row is a TILT whose
+        clear asks the shaker again. Returns the throw as recorded; nothing is made up for
+        dice the shaker did not read."""
+        throw: dict[str, Any] = {"valid": False, "reason": payload.get("reason")}
+        if payload.get("dice") is not None:
+            throw["dice"] = list(payload["dice"])
+        if "die" in payload:
+            throw["die"] = payload["die"]
+        self.invalid_shakes += 1
+        self.emit("dice.invalid", **throw, count=self.invalid_shakes)
+        if self.invalid_shakes >= MAX_INVALID_SHAKES:
+            self.tilt("dice_shaker", f"{self.invalid_shakes} invalid throws in a row", now)
+        else:
+            self.command("dice_shaker", "shake")
+        return throw
 
     # ---- HOLD and TILT -----------------------------------------------------------------------
 
@@ -536,6 +563,33 @@ def flag(payload: Mapping[str, Any], key: str, article: str, default: bool | Non
     if not isinstance(value, bool):
         raise Refused(article, f"{key} must be true or false")
     return value
+
+
+INVALID_REASONS = ("die_tilted", "dice_stacked", "die_out_of_cup", "short_shake", "no_shake")
+
+
+def dice_reading(payload: Mapping[str, Any], article: str, valid_article: str) -> bool:
+    """Check a shaker's reading; True when the throw counts.
+
+    A valid throw carries four dice 1..6. An invalid one (a die tilted or out of the cup, the
+    dice stacked, a short shake: the wire reads no dice for it) may carry them, a `reason` and
+    the `die` concerned (1-4, or 0 for the throw as a whole).
+    """
+    valid = flag(payload, "valid", valid_article, True)
+    dice = payload.get("dice")
+    if dice is not None or valid:
+        if not isinstance(dice, list) or len(dice) != 4:
+            raise Refused(article, "dice must be a list of four")
+        for die in dice:
+            if not isinstance(die, int) or isinstance(die, bool) or not 1 <= die <= 6:
+                raise Refused(article, f"a die reads 1..6, not {die!r}")
+    if not valid:
+        reason = payload.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise Refused(valid_article, "reason must be a string")
+        if "die" in payload:
+            integer(payload, "die", valid_article, 0, 4)
+    return valid
 
 
 def replay(procedure: Procedure, inputs: Iterable[Input]) -> Procedure:

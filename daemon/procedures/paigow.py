@@ -41,6 +41,7 @@ from daemon.procedures.base import (
     Procedure,
     Refused,
     common_actions,
+    dice_reading,
     fault_transitions,
     flag,
     integer,
@@ -75,6 +76,8 @@ ART_6_2 = f"{REGULATION} Art. 6(2)"
 ART_6_8 = f"{REGULATION} Art. 5(3), 6(3), 8"
 
 DEVICES = ("dice_shaker",)
+# Art. 2(7), 5(3): the bets and the banker's stake are placed before the shake, none after it.
+BET_ACTIONS = ("place_bet", "withdraw_bet", "move_bet", "place_stake")
 ROUNDS_PER_BANK = 2
 MAX_STACK_MOVERS = 2
 
@@ -364,6 +367,11 @@ class PaiGowProcedure(Procedure):
         self.stack_moves.append(move)
         self.emit("stacks.moved", **move)
 
+    def _closed_refusal(self, action: str) -> Refused | None:
+        if action in BET_ACTIONS and self.bets_closed:
+            return Refused(ART_2_7, f"the bets closed at the shake: no {action} after it")
+        return None
+
     def _find_bet(self, player: str, seat: int) -> dict[str, Any] | None:
         return next((b for b in self.bets if b["player"] == player and b["seat"] == seat), None)
 
@@ -449,27 +457,15 @@ class PaiGowProcedure(Procedure):
         self.command("dice_shaker", "shake")
 
     def _check_dice_landed(self, payload: Mapping[str, Any], now: float) -> None:
-        dice = payload.get("dice")
-        if not isinstance(dice, list) or len(dice) != 4:
-            raise Refused(ART_2_2, "dice must be a list of four")
-        for die in dice:
-            if not isinstance(die, int) or isinstance(die, bool) or not 1 <= die <= 6:
-                raise Refused(ART_2_2, f"a die reads 1..6, not {die!r}")
-        flag(payload, "valid", ART_2_5, True)
+        dice_reading(payload, ART_2_2, ART_2_5)
 
     def _apply_dice_landed(self, payload: Mapping[str, Any], now: float) -> None:
-        dice, valid = list(payload["dice"]), payload.get("valid", True)
-        reason = payload.get("reason")
-        self.shakes.append({"dice": dice, "valid": valid, "reason": reason})
-        if not valid:
+        if not payload.get("valid", True):
             # Art. 2(5): a tilted die or one out of the cup: the banker shakes again.
-            self.invalid_shakes += 1
-            self.emit("dice.invalid", dice=dice, reason=reason, count=self.invalid_shakes)
-            if self.invalid_shakes >= MAX_INVALID_SHAKES:
-                self.tilt("dice_shaker", f"{self.invalid_shakes} invalid results in a row", now)
-            else:
-                self.command("dice_shaker", "shake")
+            self.shakes.append(self.invalid_throw(payload, now))
             return
+        dice = list(payload["dice"])
+        self.shakes.append({"dice": dice, "valid": True, "reason": None})
         self.invalid_shakes = 0
         self.dice = dice
         offset = paigow.first_hand_from_dice(sum(dice), self.hands)

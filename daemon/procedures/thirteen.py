@@ -47,6 +47,7 @@ from daemon.procedures.base import (
     Procedure,
     Refused,
     common_actions,
+    dice_reading,
     fault_transitions,
     flag,
     integer,
@@ -77,6 +78,8 @@ DECK = 52
 CARDS_PER_SEAT = 13
 MIN_CUT = 10
 ARRANGEMENT_SECONDS = 300.0
+# Art. 2(c): none of these after the shake.
+BET_ACTIONS = ("place_bet", "withdraw_bet", "move_bet")
 ROWS = ("head", "middle", "tail")
 ROW_SIZES = {"head": 3, "middle": 5, "tail": 5}
 
@@ -372,6 +375,11 @@ class ThirteenProcedure(Procedure):
 
     # ---- bets -------------------------------------------------------------------------------
 
+    def _closed_refusal(self, action: str) -> Refused | None:
+        if action in BET_ACTIONS and self.bets_closed:
+            return Refused(ART_2C, f"the bets closed at the shake: no {action} after it")
+        return None
+
     def _bet_key(self, payload: Mapping[str, Any], article: str, key: str = "seat") -> int:
         seat = integer(payload, key, article, 0, SEATS - 1)
         if seat == BANKER_SEAT:
@@ -454,26 +462,14 @@ class ThirteenProcedure(Procedure):
         self.command("dice_shaker", "shake")
 
     def _check_dice_landed(self, payload: Mapping[str, Any], now: float) -> None:
-        dice = payload.get("dice")
-        if not isinstance(dice, list) or len(dice) != 4:
-            raise Refused(ART_2B, "dice must be a list of four")
-        for die in dice:
-            if not isinstance(die, int) or isinstance(die, bool) or not 1 <= die <= 6:
-                raise Refused(ART_2B, f"a die reads 1..6, not {die!r}")
-        flag(payload, "valid", ART_2B, True)
+        dice_reading(payload, ART_2B, ART_2B)
 
     def _apply_dice_landed(self, payload: Mapping[str, Any], now: float) -> None:
-        dice, valid = list(payload["dice"]), payload.get("valid", True)
-        reason = payload.get("reason")
-        self.shakes.append({"dice": dice, "valid": valid, "reason": reason})
-        if not valid:
-            self.invalid_shakes += 1
-            self.emit("dice.invalid", dice=dice, reason=reason, count=self.invalid_shakes)
-            if self.invalid_shakes >= MAX_INVALID_SHAKES:
-                self.tilt("dice_shaker", f"{self.invalid_shakes} invalid results in a row", now)
-            else:
-                self.command("dice_shaker", "shake")
+        if not payload.get("valid", True):
+            self.shakes.append(self.invalid_throw(payload, now))
             return
+        dice = list(payload["dice"])
+        self.shakes.append({"dice": dice, "valid": True, "reason": None})
         self.invalid_shakes = 0
         self.dice = dice
         self._set_deal_order()
@@ -611,6 +607,10 @@ class ThirteenProcedure(Procedure):
     # ---- entering phases, HOLD and TILT -----------------------------------------------------
 
     def _on_enter(self, previous: str, now: float) -> None:
+        if previous == P.DEALING.name:
+            # The reader is armed only while dealing is allowed: a card drawn after the deal,
+            # or while the table is held, is out of phase.
+            self.command("shoe_reader", "disarm")
         if self.phase == P.SETTLING.name:
             if not self.late:
                 self.command("timer_bell", "stop")  # every seat done before the bell

@@ -18,6 +18,15 @@ from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import ThirteenProcedure
 
 GAMES: dict[str, type[Procedure]] = {"thirteen": ThirteenProcedure, "paigow": PaiGowProcedure}
+# The actions the shake closes, and the article that closes them (Thirteen Art. 2(c), Pai Gow
+# Art. 2(7)).
+BETS_CLOSED = {
+    "thirteen": (("place_bet", "withdraw_bet", "move_bet"), "Portaria 51/89/M Art. 2(c)"),
+    "paigow": (
+        ("place_bet", "withdraw_bet", "move_bet", "place_stake"),
+        "Portaria 15/90/M Art. 2(7)",
+    ),
+}
 
 OUTSIDE = [
     (game, phase.name, action)
@@ -66,6 +75,8 @@ def test_a_trigger_outside_the_table_is_refused(
     assert violation is not None
     assert (violation.actor, violation.action, violation.phase) == (actor, action, phase)
     expected = HOUSE_FAULTS if phase in ("HOLD", "TILT") else spec.article
+    if action in BETS_CLOSED[game][0] and getattr(table.proc, "bets_closed", False):
+        expected = BETS_CLOSED[game][1]  # after the shake, the closing of the bets is cited
     assert violation.article == expected
     assert violation.article.startswith(("Portaria", "tabled"))
     assert outcome.events[0].commit

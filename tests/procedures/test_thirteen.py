@@ -147,7 +147,14 @@ def test_the_highest_seated_bettor_shakes_and_bets_close_at_the_shake() -> None:
     assert article(table, "shake_dice", {"player": "P2"}) == f"{ART} 2(b)"
     table.ok("shake_dice", DEALER, {"player": "P1"})
     late = {"player": "P4", "seat": 3, "amount": 5, "units": 1, "seated": True}
-    assert article(table, bet, late) == f"{ART} 3"
+    # Art. 2(c): the bets closed at the shake; whatever the phase, a bet after it breaks that.
+    assert article(table, bet, late) == f"{ART} 2(c)"
+    table.ok("dice_landed", device("dice_shaker"), {"dice": [1, 2, 3, 4]})
+    assert article(table, bet, late) == f"{ART} 2(c)"
+    table.ok("door_opened", SHOE, {"device": "shoe_reader", "fault": "shoe removed"})
+    assert table.proc.phase == "HOLD"
+    assert article(table, bet, late) == f"{ART} 2(c)"
+    assert article(table, "withdraw_bet", {"player": "P1", "seat": 1}) == f"{ART} 2(c)"
     assert article(table, "withdraw_bet", {"player": "P1", "seat": 1}) == f"{ART} 2(c)"
     assert article(table, "move_bet", {"player": "P1", "from_seat": 1, "to_seat": 3}) == (
         f"{ART} 2(c)"
@@ -169,6 +176,57 @@ def test_an_invalid_dice_result_is_shaken_again_and_never_edited() -> None:
     # The result stands: a second result is not taken.
     table.refused("dice_landed", shaker, {"dice": [6, 6, 6, 6]})
     assert table.proc.snapshot()["dice"] == [2, 2, 2, 2]
+
+
+def test_an_invalid_throw_without_dice_is_shaken_again_and_the_third_tilts() -> None:
+    """The wire reads no dice for an invalid throw: the procedure takes it without them, asks
+    for a new shake, and tilts at the third in a row (H3, R10); nothing is made up."""
+    table = thirteen_table()
+    thirteen_to_betting(table)
+    thirteen_bets(table)
+    table.ok("shake_dice", DEALER, {"player": "P1"})
+    shaker = device("dice_shaker")
+    table.refused("dice_landed", shaker, {"valid": False, "die": 9})
+    table.refused("dice_landed", shaker, {"valid": True})
+    for count in (1, 2):
+        again = table.ok("dice_landed", shaker, {"valid": False, "reason": "die_tilted", "die": 2})
+        assert [c.command for c in again.commands] == ["shake"]
+        invalid = again.events[0].payload
+        assert invalid["count"] == count and invalid["reason"] == "die_tilted"
+        assert "dice" not in invalid
+        assert table.proc.phase == "SHAKING"
+    third = table.ok("dice_landed", shaker, {"valid": False, "reason": "die_out_of_cup"})
+    assert table.proc.phase == "TILT"
+    assert third.commands == ()
+    assert table.proc.faults["dice_shaker"]["fault"] == "3 invalid throws in a row"
+    table.ok("device_healthy", shaker, {"device": "dice_shaker"})
+    cleared = table.ok("clear_tilt", SUPERVISOR, {})
+    assert [c.command for c in cleared.commands] == ["shake"]
+    table.ok("dice_landed", shaker, {"dice": [3, 3, 3, 3]})
+    assert table.proc.phase == "DEALING"
+    assert [s["valid"] for s in table.proc.snapshot()["shakes"]] == [False] * 3 + [True]
+
+
+def test_leaving_the_deal_disarms_the_shoe_reader() -> None:
+    """The reader is armed only while dealing: leaving DEALING (a HOLD, or the deal done)
+    tells it, so a card drawn then is out of phase; resuming arms it for the rest."""
+    table = thirteen_table()
+    deck = shuffled_deck(3)
+    thirteen_to_betting(table)
+    thirteen_bets(table)
+    table.ok("shake_dice", DEALER, {"player": "P1"})
+    table.ok("dice_landed", device("dice_shaker"), {"dice": [1, 2, 3, 4]})
+    table.ok("card_read", SHOE, {"card": deck[0]})
+    held = table.ok("door_opened", SHOE, {"device": "shoe_reader", "fault": "shoe removed"})
+    assert [(c.device, c.command) for c in held.commands] == [("shoe_reader", "disarm")]
+    table.ok("device_healthy", SHOE, {"device": "shoe_reader"})
+    resumed = table.ok("clear_hold", SUPERVISOR, {})
+    assert [(c.command, dict(c.args)) for c in resumed.commands] == [("arm", {"cards": 51})]
+    for card in deck[1:-1]:
+        assert table.ok("card_read", SHOE, {"card": card}).commands == ()
+    last = table.ok("card_read", SHOE, {"card": deck[-1]})
+    assert table.proc.phase == "BANKER_ARRANGING"
+    assert [(c.device, c.command) for c in last.commands] == [("shoe_reader", "disarm")]
 
 
 def test_misreads_and_duplicates_tilt_and_face_up_cards_stay_valid() -> None:
