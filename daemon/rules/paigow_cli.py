@@ -10,8 +10,8 @@
 
 Tiles are names or pips (`6-6 4-5`), as a string or a list. A hand is four tiles (set by the
 house way) or a list [front, back] of two pairs. Any field "id" is echoed back. A line that
-cannot be read gets {"error": ..., "line": n} naming the problem, and the stream goes on; the
-exit status is 1 if any line failed.
+cannot be read, or carries a field the command does not read, gets {"error": ..., "line": n}
+naming the problem, and the stream goes on; the exit status is 1 if any line failed.
 """
 
 from __future__ import annotations
@@ -40,6 +40,14 @@ def _text(value: Any, where: str) -> str:
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return " ".join(value)
     raise RequestError(f"{where}: expected tiles as a string or a list of strings")
+
+
+def _known_fields(value: dict[str, Any], known: frozenset[str], where: str = "") -> None:
+    """Refuse a field nobody reads, so a misspelt one cannot be silently ignored."""
+    unknown = sorted(key for key in value if key not in known)
+    if unknown:
+        listed, reads = ", ".join(map(repr, unknown)), ", ".join(sorted(known))
+        raise RequestError(f"{where}unknown field {listed} (this reads {reads})")
 
 
 def _field(request: dict[str, Any], key: str) -> Any:
@@ -172,6 +180,8 @@ def do_settle(request: dict[str, Any], rules: PaiGowRules) -> dict[str, Any]:
     doors_json = _field(request, "doors")
     if not isinstance(doors_json, list) or not all(isinstance(d, dict) for d in doors_json):
         raise RequestError("doors: expected a list of objects with 'hand' and 'bet'")
+    for i, door in enumerate(doors_json):
+        _known_fields(door, frozenset({"hand", "bet", "bettors"}), f"doors[{i}]: ")
     named = [("banker", _field(request, "banker"))]
     named += [(f"doors[{i}]", _field(door, "hand")) for i, door in enumerate(doors_json)]
     hands = _parse_hands(named)
@@ -186,6 +196,8 @@ def do_settle(request: dict[str, Any], rules: PaiGowRules) -> dict[str, Any]:
     co_json = request.get("co_bankers", [])
     if not isinstance(co_json, list) or not all(isinstance(c, dict) for c in co_json):
         raise RequestError("co_bankers: expected a list of objects with 'name' and 'stake'")
+    for i, co in enumerate(co_json):
+        _known_fields(co, frozenset({"name", "stake", "is_house"}), f"co_bankers[{i}]: ")
     co_bankers = [
         CoBanker(
             _name(_field(co, "name"), f"co_bankers[{i}].name"),
@@ -242,6 +254,13 @@ HANDLERS: dict[str, Handler] = {
     "outcome": do_outcome,
     "settle": do_settle,
 }
+# The fields each command reads, besides "id".
+FIELDS: dict[Handler, frozenset[str]] = {
+    do_classify: frozenset({"tiles"}),
+    do_set: frozenset({"tiles"}),
+    do_outcome: frozenset({"banker", "player"}),
+    do_settle: frozenset({"banker", "banker_stake", "doors", "co_bankers"}),
+}
 
 
 def _stream(handler: Handler, rules: PaiGowRules, lines: Iterable[bytes], out: TextIO) -> int:
@@ -259,11 +278,14 @@ def _stream(handler: Handler, rules: PaiGowRules, lines: Iterable[bytes], out: T
                 request = json.loads(text)
             except json.JSONDecodeError as error:
                 raise RequestError(f"not JSON: {error.msg} at column {error.colno}") from None
+            except RecursionError:
+                raise RequestError("not JSON this reader takes: nested too deep") from None
             if isinstance(request, str | list):
                 request = {"tiles": request}
             if not isinstance(request, dict):
                 raise RequestError(f"expected a JSON object, got {type(request).__name__}")
             request_id = request.get("id")
+            _known_fields(request, FIELDS.get(handler, frozenset(request)) | {"id"})
             reply = handler(request, rules)
         except (RequestError, TileParseError, ValueError) as error:
             failed += 1

@@ -217,3 +217,62 @@ def test_points_scoring_ties_are_zero_and_seat_order_does_not_matter(tie_break: 
     assert one.rows[1].winner == other.rows[1].winner == "push"
     assert one.player_units - one.banker_units == other.banker_units - other.player_units
     assert list(thirteen.table_points([TIE_A, TIE_B], rules).points) == [0, 0]
+
+
+# --- the engine's tables against the regulation text itself, when the seeds are at hand -------
+
+SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+
+
+def _seed(prefix: str) -> str:
+    found = sorted(SEEDS.glob(f"{prefix}_*.txt")) if SEEDS.is_dir() else []
+    if not found:
+        pytest.skip(f"the regulation text {prefix}_*.txt is not next to the repository")
+    return found[0].read_text(encoding="utf-8")
+
+
+def _numbered(text: str, start: str, end: str | None) -> list[str]:
+    section = text.split(start, 1)[1]
+    if end is not None:
+        section = section.split(end, 1)[0]
+    return [
+        "".join(m.group(1).split()) for m in re.finditer(r"^\d+\.\s*(.+)$", section, re.MULTILINE)
+    ]
+
+
+def test_table_i_and_table_ii_are_the_regulations_own() -> None:
+    text = _seed("002")
+    assert _numbered(text, "表I", "表II") == [name for name, _ in paigow.TABLE_I]
+    assert tuple(_numbered(text, "表II", None)) == paigow.TABLE_II
+
+
+@pytest.mark.parametrize(
+    ("command", "line", "field"),
+    [
+        ("classify", '{"tiles": "天 杂九", "rules": "x"}', "rules"),
+        ("set", '{"tiles": "天 杂九 地 人", "tile": "x"}', "tile"),
+        ("outcome", '{"banker": "人 人 天 天", "player": "梅 梅 地 地", "bet": 5}', "bet"),
+        (
+            "settle",
+            '{"banker": "人 人 天 天", "banker_stake": 100,'
+            ' "doors": [{"hand": "梅 梅 地 地", "bet": 10, "bettor": ["a"]}]}',
+            "bettor",
+        ),
+        (
+            "settle",
+            '{"banker": "人 人 天 天", "banker_stake": 100, "doors": [],'
+            ' "co_banker": [{"name": "house", "stake": 10}]}',
+            "co_banker",
+        ),
+    ],
+)
+def test_paigow_a_field_the_command_does_not_know_is_named(
+    command: str, line: str, field: str
+) -> None:
+    out = io.StringIO()
+    status = paigow_cli._stream(
+        paigow_cli.HANDLERS[command], paigow.MACAU_1990, [line.encode()], out
+    )
+    reply = json.loads(out.getvalue())
+    assert status == 1
+    assert "unknown field" in reply["error"] and repr(field) in reply["error"]
