@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from drivers.framing import MAX_WIRE_FRAME, ErrorKind, Frame, FrameCodec, ProtocolError, Role
-from drivers.messages import Ack, DeviceEvent, Message, Nak, NakReason, Status
+from drivers.messages import Ack, DeviceEvent, Message, Nak, NakReason, Status, StatusFlag
 
 BITS_PER_BYTE = 10  # start + 8 data + stop
 
@@ -132,6 +132,7 @@ class HostLink:
         self._event_seq = -1
         self._last_event: DeviceEvent | None = None
         self._event_number: int | None = None
+        self._received_since_status = False
         self._wait = self.timing.reply_timeout
 
     @property
@@ -243,6 +244,7 @@ class HostLink:
         return b""
 
     def _note_event_number(self, number: int, results: list[LinkResult]) -> None:
+        self._received_since_status = True
         last = self._event_number
         self._event_number = number
         if last is None:
@@ -256,8 +258,18 @@ class HostLink:
         """Compare the device's event counter with the events received."""
         delivered = (status.events - status.pending) & 0xFFFF
         last = self._event_number
+        received, self._received_since_status = self._received_since_status, False
         if last is None:
             self._event_number = delivered
+            return None
+        if status.flags & StatusFlag.POWERED_UP and not received:
+            # It restarted since the last STATUS and no event came since: every event it
+            # delivered since the power-up (its counter began again at 0) was lost, however
+            # its new count compares with the old one.
+            self._event_number = delivered
+            if delivered:
+                self.counters.missed_events += delivered
+                return Missed(delivered)
             return None
         gap = (delivered - last) & 0xFFFF
         if 0 < gap < 0x8000:

@@ -10,6 +10,7 @@ from drivers.link import HostLink, LinkTiming, Missed, Received, Refused, Replie
 from drivers.messages import (
     COMMON_MESSAGES,
     Ack,
+    FaultGone,
     FaultRaised,
     GetStatus,
     Identify,
@@ -127,6 +128,21 @@ def test_status_reveals_an_event_that_never_arrived() -> None:
     assert link.note_status(Status(0, 0, 0, 3, 0)) is None  # the baseline at connect
     assert link.note_status(Status(0, 0, 0, 4, 1)) is None  # one still queued: not missed
     assert link.note_status(Status(0, 0, 0, 5, 0)) == Missed(2)
+
+
+def test_a_restart_that_lost_every_event_since_is_missed_whatever_the_new_count() -> None:
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    assert link.note_status(Status(0, 0, 0, 8, 0)) is None
+    link.receive_data(device.say(FaultRaised(9, 4), 1), now=0.0)
+    link.receive_data(device.say(FaultGone(10, 4), 2), now=0.0)
+    assert link.note_status(Status(0, 0, 0, 10, 0)) is None
+    # it restarted; its new counter (5) is below the last number seen (10): not "no loss"
+    assert link.note_status(Status(2, 0, 0, 5, 0)) == Missed(5)
+    assert link.counters.missed_events == 5
+    # restarted again, three events: one received, then a STATUS that shows all three
+    link.receive_data(device.say(FaultRaised(1, 4), 3), now=0.0)
+    assert link.note_status(Status(2, 0, 0, 3, 0)) == Missed(2)
+    assert link.note_status(Status(2, 0, 0, 0, 0)) is None  # restarted, nothing sent since
 
 
 def test_garbage_is_naked_with_seq_0_and_counted() -> None:
