@@ -151,8 +151,9 @@ def format_status(state: dict[str, Any], legal: list[str], who: dict[str, Any]) 
     ]
     hold = state.get("hold")
     if hold:
+        device = f"{hold['device']}: " if hold.get("device") else ""
         lines.append(
-            f"{str(hold.get('kind', 'hold')).upper()}: {hold.get('reason', '')}"
+            f"{str(hold.get('kind', 'hold')).upper()}: {device}{hold.get('reason', '')}"
             "  (a supervisor clears it)"
         )
     if state.get("dice"):
@@ -164,7 +165,7 @@ def format_status(state: dict[str, Any], legal: list[str], who: dict[str, Any]) 
         lines.append(f"timer: {left}")
     for seat in state.get("seats") or []:
         bets = ", ".join(f"{b.get('bettor')} {b.get('amount')}" for b in seat.get("bets") or [])
-        text = f"seat {seat.get('seat')}"
+        text = str(seat.get("name") or f"seat {seat.get('seat')}")
         if seat.get("holder"):
             text += f"  holder {seat['holder']}"
         if bets:
@@ -235,7 +236,7 @@ def act_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="tabled act",
         description=act_main.__doc__,
-        epilog="e.g. tabled act place_bet seat=2 amount=500 bettor=P1; "
+        epilog="e.g. tabled act place_bet player=P1 seat=2 amount=500 units=1 seated=true; "
         "tabled act clear_hold --reason 'lid closed, count 52'",
     )
     parser.add_argument("action")

@@ -50,7 +50,7 @@ def test_act_takes_steps_as_the_token_holder_and_status_shows_them(server: str) 
     r = tabled(server, "status")
     assert r.returncode == 0, r.stderr
     assert "phase dealing" in r.stdout
-    assert "seat 2  holder 陳大文  bets 陳大文 500" in r.stdout
+    assert "Seat 2  holder 陳大文  bets 陳大文 500" in r.stdout
     assert "dice: " in r.stdout
     assert "legal now for lei.dealer (dealer): deal" in r.stdout
     assert "device shuffler: link up" in r.stdout
@@ -163,3 +163,55 @@ def test_journal_lists_filters_and_follows_new_events(server: str) -> None:
         guard.cancel()
         follow.terminate()
         follow.wait(timeout=10)
+
+
+def test_status_names_the_seats_and_the_device_held_as_the_table_does() -> None:
+    from daemon.client import format_status  # noqa: PLC0415
+
+    seats = [
+        {"seat": 0, "name": "Banker", "name_zh": "莊家", "bets": [], "cards": []},
+        {
+            "seat": 1,
+            "name": "Seat 1",
+            "name_zh": "第1門",
+            "holder": "P1",
+            "bets": [{"bettor": "P1", "amount": 500}],
+            "cards": [],
+        },
+    ]
+    state = {
+        "table": "T01",
+        "game": "thirteen",
+        "round": 3,
+        "phase": "TILT",
+        "next": "a supervisor clears the tilt",
+        "hold": {"kind": "tilt", "reason": "jam", "device": "shuffler"},
+        "seats": seats,
+    }
+    text = format_status(state, [], {"actor": "lei.dealer", "role": "dealer"})
+    assert "\nBanker\n" in text
+    assert "\nSeat 1  holder P1  bets P1 500\n" in text
+    assert "TILT: shuffler: jam" in text
+
+
+def test_the_act_example_is_one_the_real_table_accepts() -> None:
+    import re  # noqa: PLC0415
+
+    from daemon.api.app import check_payload  # noqa: PLC0415
+    from daemon.api.views import action_specs  # noqa: PLC0415
+    from daemon.client import parse_assignment  # noqa: PLC0415
+    from daemon.procedures import thirteen  # noqa: PLC0415
+
+    specs = {s.name: s for s in action_specs(thirteen.ACTIONS, "thirteen")}
+    help_text = subprocess.run(
+        [sys.executable, "-m", "daemon.client", "act", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    ).stdout
+    examples = re.findall(r"tabled act ([a-z_]+)((?: \w+=[^\s;]+)*)", " ".join(help_text.split()))
+    assert examples
+    for action, args in examples:
+        payload = dict(parse_assignment(a) for a in args.split())
+        assert check_payload(specs[action], payload) is None, f"tabled act {action}{args}"
