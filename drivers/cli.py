@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 from collections.abc import Sequence
@@ -117,6 +118,8 @@ def _table(reports: list[dict[str, Any]]) -> str:
     for r in reports:
         c = r["counters"]
         errors = ", ".join(f"{k}={v}" for k, v in c.items() if k.startswith("error_") and v)
+        if r["firmware_hash"]:  # what an approved list must name, beside make, model, firmware
+            lines.append(f"{r['device']}: firmware_hash {r['firmware_hash']}")
         lines.append(
             f"{r['device']}: port {r['port']}; sent {c.get('frames_sent', 0)}, received "
             f"{c.get('frames_received', 0)}, retransmits {c.get('retransmits', 0)}, timeouts "
@@ -143,7 +146,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     configs = [d for d in config.devices.values() if d.enabled]
     reports = asyncio.run(probe_all(configs))
-    print(json.dumps(reports, indent=2) if args.json else _table(reports))
+    try:
+        print(json.dumps(reports, indent=2) if args.json else _table(reports), flush=True)
+    except BrokenPipeError:
+        # `tabled devices | head`: the reader has what it wanted. Point stdout at devnull so
+        # the interpreter's own flush at exit does not fail again (the Python docs' recipe).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     healthy = all(r["link"] == "up" and r["approved"] is not False for r in reports)
     return 0 if healthy else 1
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +14,8 @@ import pytest
 import structlog
 
 from drivers.cli import main
+from simulators.base import firmware_digest
+from simulators.timer_bell import TimerBellModel
 
 
 @pytest.fixture(autouse=True)
@@ -51,3 +56,29 @@ def test_each_dead_device_says_why(tmp_path: Path, capsys: Any) -> None:
     assert shoe["link"] == "down" and shoe["error"].startswith("config: bus address 200")
     for report in reports.values():
         assert {"device", "link", "serial", "model", "firmware", "approved"} <= set(report)
+
+
+def test_the_text_report_names_the_firmware_hash_to_approve(tmp_path: Path, capsys: Any) -> None:
+    config = tmp_path / "table.toml"
+    config.write_text('[table]\nid = "T5"\n[devices.timer_bell]\nport = "sim://timer_bell"\n')
+    assert main(["--config", str(config)]) == 0
+    digest = firmware_digest(TimerBellModel.MODEL, TimerBellModel.FIRMWARE).hex()
+    assert f"timer_bell: firmware_hash {digest}" in capsys.readouterr().out
+
+
+def test_a_reader_that_goes_away_is_no_traceback(tmp_path: Path) -> None:
+    config = tmp_path / "table.toml"
+    config.write_text(DEAD.format(missing=tmp_path / "ttyUSB9"))
+    read, write = os.pipe()
+    os.close(read)  # `tabled devices | head` after head has exited
+    result = subprocess.run(
+        [sys.executable, "-m", "daemon", "devices", "--config", str(config), "--json"],
+        stdout=write,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    os.close(write)
+    assert "Traceback" not in result.stderr
+    assert result.returncode == 1  # a device is down: the status still tells it
