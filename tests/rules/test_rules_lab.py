@@ -276,3 +276,18 @@ def test_paigow_a_field_the_command_does_not_know_is_named(
     reply = json.loads(out.getvalue())
     assert status == 1
     assert "unknown field" in reply["error"] and repr(field) in reply["error"]
+
+
+def test_top_card_only_reads_the_first_compared_rank() -> None:
+    rules = thirteen.ruleset("hk-common", tie_break="top-card")
+    # Middles: a pair of kings with an ace kicker against kings with a queen: only the kings
+    # count, so the row ties and goes to the banker (食夾棍); by every card the player wins it.
+    banker = hand("2c 3d 5h", "Kh Kd Qc 5s 4d", "Js Jd Jh Qs Qh")
+    player = hand("2d 3c 6s", "Ks Kc Ac 6c 4h", "7d 8d 9d Td Ad")
+    assert settle(banker, player, rules).rows[1].winner == "banker"
+    assert settle(banker, player, "hk-common").rows[1].winner == "player"
+    # A-2-3-4-5 and A-K-Q-J-10 both have the ace on top.
+    banker = hand("2c 3d 6h", "As 2d 3c 4h 5s", "Js Jd Jh Qs Qh")
+    player = hand("2h 3h 7s", "Ah Kd Qc Jc Ts", "7d 8d 9d Td Ad")
+    assert settle(banker, player, rules).rows[1].winner == "banker"
+    assert settle(banker, player, "hk-common").rows[1].winner == "player"
