@@ -34,7 +34,11 @@ def _parser() -> argparse.ArgumentParser:
         prog="tabled sim", description="start simulated devices on pseudo-terminals"
     )
     parser.add_argument("--config", help="table config (default: the embedded one)")
-    parser.add_argument("--seed", type=int, help="seed every simulator (reproducible runs)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="seed the simulators N, N+1, ... in config order (reproducible runs)",
+    )
     parser.add_argument(
         "--speed", type=float, default=1.0, help="device timing factor: 1 real time, 0 instant"
     )
@@ -73,7 +77,7 @@ def _specs(args: argparse.Namespace) -> tuple[TableConfig, list[SimSpec]]:
         for fault in names:
             model.check_fault(fault)
     specs = []
-    for name, device in config.devices.items():
+    for index, (name, device) in enumerate(config.devices.items()):
         if not device.enabled:
             continue
         spec = parse_sim_url(device.port) if device.port.startswith("sim://") else SimSpec(name)
@@ -81,7 +85,9 @@ def _specs(args: argparse.Namespace) -> tuple[TableConfig, list[SimSpec]]:
             raise ValueError(f"devices.{name}.port simulates {spec.device}, not {name}")
         spec = replace(
             spec,
-            seed=args.seed if args.seed is not None else spec.seed,
+            # N, N+1, ... in config order: one seed for all would give the shuffler and the
+            # dice shaker the same random stream (a die's value tied to the shuffle's swaps)
+            seed=args.seed + index if args.seed is not None else spec.seed,
             speed=args.speed,
             world=config.table_id,
             address=device.address,

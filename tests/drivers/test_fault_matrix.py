@@ -185,3 +185,13 @@ def test_tabled_sim_fault_option_reaches_each_model(tmp_path: Any) -> None:
     )
     _, specs = _specs(args)
     assert {(s.device, f) for s in specs for f in s.faults} == set(CASES)
+
+
+def test_tabled_sim_seed_gives_each_device_its_own_stream(tmp_path: Any) -> None:
+    config = tmp_path / "table.toml"
+    config.write_text(
+        "[table]\nid = 'T9'\n" + "".join(f"[devices.{d}]\nport = 'sim://{d}'\n" for d in DEVICES)
+    )
+    args = argparse.Namespace(config=str(config), seed=4, speed=0.0, fault=[])
+    _, specs = _specs(args)
+    assert [s.seed for s in specs] == [4, 5, 6, 7]
