@@ -212,6 +212,7 @@ def _rulesets_json() -> list[dict[str, Any]]:
                 "bonus": {row: dict(table) for row, table in rules.bonus.items()},
                 "shoot_multiplier": rules.shoot_multiplier,
                 "home_run_multiplier": rules.home_run_multiplier,
+                "excluded_head_runs": sorted(sorted(run) for run in rules.excluded_head_runs),
             }
         )
     return result

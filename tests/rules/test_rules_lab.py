@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from dataclasses import fields
 from decimal import Decimal
 from pathlib import Path
 
@@ -291,3 +292,11 @@ def test_top_card_only_reads_the_first_compared_rank() -> None:
     player = hand("2h 3h 7s", "Ah Kd Qc Jc Ts", "7d 8d 9d Td Ad")
     assert settle(banker, player, rules).rows[1].winner == "banker"
     assert settle(banker, player, "hk-common").rows[1].winner == "player"
+
+
+def test_rulesets_lists_every_setting_a_request_may_change() -> None:
+    settings = {f.name for f in fields(thirteen.RuleSet)}
+    for listed in cli._rulesets_json():
+        assert set(listed) == settings
+    hk = {r["name"]: r for r in cli._rulesets_json()}["hk-extended"]
+    assert hk["excluded_head_runs"] == [[2, 13, 14], [12, 13, 14]]  # K-A-2, Q-K-A
