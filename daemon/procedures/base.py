@@ -42,6 +42,9 @@ ROLES = ("dealer", "supervisor", "device", "system")
 HOUSE_FAULTS = "tabled H1 (faults disable play until a supervisor clears them)"
 HOUSE_ROLES = "tabled H2 (each action belongs to one role; unknown actions are refused)"
 HOUSE_DICE = "tabled H3 (an invalid dice result is shaken again; the third in a row is a TILT)"
+HOUSE_OVERRIDE = (
+    "tabled H4 (an override is a dealer's proposal a supervisor decides, with a reason)"
+)
 
 MAX_INVALID_SHAKES = 3
 
@@ -161,6 +164,24 @@ def common_actions(regulation: str) -> list[Action]:
             frozenset({"supervisor"}),
             HOUSE_FAULTS,
             f"void the round in HOLD or TILT ({regulation})",
+        ),
+    ]
+
+
+def override_actions(article: str) -> list[Action]:
+    """The supervisor's half of a two-person step (see `Procedure.propose`)."""
+    return [
+        Action(
+            "approve_override",
+            frozenset({"supervisor"}),
+            article,
+            "approve the dealer's pending proposal (a reason is required)",
+        ),
+        Action(
+            "reject_override",
+            frozenset({"supervisor"}),
+            article,
+            "reject the dealer's pending proposal (a reason is required)",
         ),
     ]
 
@@ -300,6 +321,7 @@ class Procedure:
             "resume_to": self.resume_to,
             "faults": copy.deepcopy(self.faults),
             "invalid_shakes": self.invalid_shakes,
+            "override": copy.deepcopy(self.override),
             **self._game_snapshot(),
         }
 
@@ -353,7 +375,18 @@ class Procedure:
     def _apply_nothing(self, payload: Mapping[str, Any], now: float) -> None:
         pass
 
+    _admitting: str | None = None
+
     def _admit(self, action: str, actor: str, payload: Mapping[str, Any], now: float) -> None:
+        self._admitting = actor
+        try:
+            self._admit_checked(action, actor, payload, now)
+        finally:
+            self._admitting = None
+
+    def _admit_checked(
+        self, action: str, actor: str, payload: Mapping[str, Any], now: float
+    ) -> None:
         spec = type(self).ACTIONS.get(action)
         if spec is None:
             raise Refused(HOUSE_ROLES, f"unknown action {action!r} for {type(self).GAME}")
@@ -409,6 +442,69 @@ class Procedure:
 
     def command(self, device: str, command: str, **args: Any) -> None:
         self._commands.append(DeviceCommand(device, command, args))
+
+    # ---- two-person steps (overrides) ---------------------------------------------------------
+
+    # A dealer proposes what a device could not provide, or a correction the regulation allows;
+    # the table holds it pending and changes nothing until a supervisor approves it (or rejects
+    # it), with a reason; both actors are journaled. A game keeps its pending proposal in
+    # `self.override` and applies an approved one in `_apply_override`. Nothing that breaks the
+    # regulation is ever proposed: each proposal action checks its own article first.
+
+    override: dict[str, Any] | None = None
+
+    def propose(self, kind: str, article: str, now: float, **details: Any) -> None:
+        actor = self._input.actor if self._input is not None else "system"
+        self.override = {
+            "kind": kind,
+            "article": article,
+            "proposed_by": actor,
+            "since": now,
+            **copy.deepcopy(details),
+        }
+        self.emit("override.proposed", **copy.deepcopy(self.override))
+
+    def _check_decision(self, payload: Mapping[str, Any]) -> None:
+        if self.override is None:
+            raise Refused(HOUSE_OVERRIDE, "no proposal is pending a supervisor's decision")
+        text(payload, "reason", HOUSE_OVERRIDE)
+        actor = self._admitting or ""
+        if actor == self.override["proposed_by"]:
+            raise Refused(HOUSE_OVERRIDE, "the one who proposes does not approve")
+
+    def _check_approve_override(self, payload: Mapping[str, Any], now: float) -> None:
+        self._check_decision(payload)
+        self._check_override(need(self.override), now)
+
+    def _check_reject_override(self, payload: Mapping[str, Any], now: float) -> None:
+        self._check_decision(payload)
+
+    def _apply_approve_override(self, payload: Mapping[str, Any], now: float) -> None:
+        pending = need(self.override)
+        self.override = None
+        self.emit(
+            "override.approved",
+            **{k: v for k, v in pending.items() if k != "since"},
+            approved_by=self._input.actor if self._input is not None else "system",
+            reason=payload["reason"],
+        )
+        self._apply_override(pending, now)
+
+    def _apply_reject_override(self, payload: Mapping[str, Any], now: float) -> None:
+        pending = need(self.override)
+        self.override = None
+        self.emit(
+            "override.rejected",
+            **{k: v for k, v in pending.items() if k != "since"},
+            rejected_by=self._input.actor if self._input is not None else "system",
+            reason=payload["reason"],
+        )
+
+    def _check_override(self, pending: Mapping[str, Any], now: float) -> None:
+        """The proposal still holds when the supervisor decides (raise Refused if not)."""
+
+    def _apply_override(self, pending: Mapping[str, Any], now: float) -> None:
+        raise NotImplementedError
 
     # ---- dice ---------------------------------------------------------------------------------
 

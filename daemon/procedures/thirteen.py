@@ -52,6 +52,7 @@ from daemon.procedures.base import (
     flag,
     integer,
     need,
+    override_actions,
     text,
 )
 from daemon.rules import thirteen as rules13
@@ -121,12 +122,19 @@ ACTIONS: dict[str, Action] = {
         Action("card_read", frozenset({"device"}), ART_2B, "the shoe reader reads a card"),
         Action("correct_misdeal", frozenset({"dealer"}), ART_4, "wrongly dealt cards put right"),
         Action("void_deal", frozenset({"supervisor"}), ART_4, "a misdeal that cannot be put right"),
+        Action(
+            "propose_card",
+            frozenset({"dealer"}),
+            ART_4,
+            "the dealer enters a misread card by hand, pending a supervisor",
+        ),
         Action("arrange_banker", frozenset({"dealer"}), ART_2D, "the banker's arrangement"),
         Action("open_banker", frozenset({"dealer"}), ART_2D, "the banker opens"),
         Action("enter_arrangement", frozenset({"dealer"}), ART_2D, "a player's arrangement"),
         Action("timer_expired", frozenset({"system"}), ART_2D, "the five minutes are over"),
         Action("settle_round", frozenset({"dealer"}), ART_7_11, "settle the round"),
         Action("start_round", frozenset({"dealer"}), ART_2A, "the next round begins"),
+        *override_actions(ART_4),
         *common_actions(REGULATION),
     ]
 }
@@ -160,6 +168,15 @@ TRANSITIONS: list[dict[str, Any]] = [
         "conditions": "deal_complete",
     },
     {"trigger": "card_read", "source": P.DEALING, "dest": P.DEALING},
+    {"trigger": "propose_card", "source": P.DEALING, "dest": P.DEALING},
+    {"trigger": "reject_override", "source": P.DEALING, "dest": P.DEALING},
+    {
+        "trigger": "approve_override",
+        "source": P.DEALING,
+        "dest": P.BANKER_ARRANGING,
+        "conditions": "deal_complete",
+    },
+    {"trigger": "approve_override", "source": P.DEALING, "dest": P.DEALING},
     {"trigger": "correct_misdeal", "source": P.DEALING, "dest": P.DEALING},
     {"trigger": "correct_misdeal", "source": P.BANKER_ARRANGING, "dest": P.BANKER_ARRANGING},
     {
@@ -227,6 +244,9 @@ class ThirteenProcedure(Procedure):
         self.order: list[int] = []
         self.dealt: list[dict[str, Any]] = []
         self.voided_deals: list[list[dict[str, Any]]] = []
+        # The card the reader could not name (its place in the deal) until it is entered.
+        self.misread: dict[str, Any] | None = None
+        self.override: dict[str, Any] | None = None
         self.redealing = False
         self.arrangements: dict[int, dict[str, list[str]]] = {}
         self.banker_opened = False
@@ -484,6 +504,10 @@ class ThirteenProcedure(Procedure):
     def _check_card_read(self, payload: Mapping[str, Any], now: float) -> None:
         if not isinstance(payload.get("card"), str):
             raise Refused(ART_2B, "card must be a string")
+        if self.override is not None:
+            raise Refused(
+                ART_4, f"card #{self.override['index']} waits for a supervisor's decision"
+            )
         flag(payload, "face_up", ART_4, False)
         if "index" in payload:
             integer(payload, "index", ART_2B, 1)
@@ -491,6 +515,11 @@ class ThirteenProcedure(Procedure):
     def _apply_card_read(self, payload: Mapping[str, Any], now: float) -> None:
         card = _card_name(payload["card"])
         if card is None:
+            due = len(self.dealt) + 1
+            if payload.get("index", due) == due and self.misread is None:
+                # Its place is known: the dealer may enter it by hand once the reader is
+                # healthy, and a supervisor approve it (Art. 4: the deal is put right in order).
+                self.misread = {"index": due, "seat": self.order[due - 1], "read": payload["card"]}
             self.tilt("shoe_reader", f"misread {payload['card']!r}", now)
             return
         if any(d["card"] == card for d in self.dealt):
@@ -523,6 +552,47 @@ class ThirteenProcedure(Procedure):
         # The reader's order is the normal order: the cards are moved to the seats recorded.
         self.emit("deal.corrected", cards=[{"card": d["card"], "seat": d["seat"]} for d in fixed])
 
+    def _check_propose_card(self, payload: Mapping[str, Any], now: float) -> None:
+        raw = text(payload, "card", ART_4)
+        if "note" in payload and not isinstance(payload["note"], str):
+            raise Refused(ART_4, "note must be a string")
+        if self.misread is None:
+            # Only what the reader could not name is entered by hand: a card it read stands.
+            raise Refused(ART_4, "no misread card is waiting: the reader's reads are not edited")
+        if self.override is not None:
+            raise Refused(ART_4, "a proposal is already pending a supervisor's decision")
+        card = _card_name(raw)
+        if card is None:
+            raise Refused(ART_4, f"{raw!r} is not one card")
+        if any(d["card"] == card for d in self.dealt):
+            raise Refused(ART_4, f"{card} has already been dealt")
+
+    def _apply_propose_card(self, payload: Mapping[str, Any], now: float) -> None:
+        misread = need(self.misread)
+        self.propose(
+            "enter_card",
+            ART_4,
+            now,
+            card=_card_name(payload["card"]),
+            index=misread["index"],
+            seat=misread["seat"],
+            read=misread["read"],
+            note=payload.get("note"),
+        )
+
+    def _check_override(self, pending: Mapping[str, Any], now: float) -> None:
+        if len(self.dealt) + 1 != pending["index"]:
+            raise Refused(ART_4, f"card #{pending['index']} is no longer the one due")
+        if any(d["card"] == pending["card"] for d in self.dealt):
+            raise Refused(ART_4, f"{pending['card']} has already been dealt")
+
+    def _apply_override(self, pending: Mapping[str, Any], now: float) -> None:
+        card, seat, index = pending["card"], pending["seat"], pending["index"]
+        self.misread = None
+        entered = {"by": pending["proposed_by"], "approved_by": need(self._input).actor}
+        self.dealt.append({"card": card, "seat": seat, "face_up": False, "entered": entered})
+        self.emit("card.dealt", card=card, seat=seat, index=index, face_up=False, entered=entered)
+
     def _check_void_deal(self, payload: Mapping[str, Any], now: float) -> None:
         text(payload, "reason", ART_4)
 
@@ -530,6 +600,7 @@ class ThirteenProcedure(Procedure):
         self.voided_deals.append(copy.deepcopy(self.dealt))
         self.emit("deal.voided", reason=payload["reason"], cards=[d["card"] for d in self.dealt])
         self.dealt, self.arrangements, self.banker_opened = [], {}, False
+        self.misread, self.override = None, None
         self.shuffle, self.cut = None, None
         self.redealing = True
 
@@ -636,7 +707,9 @@ class ThirteenProcedure(Procedure):
         elif phase == P.SHAKING.name:
             self.command("dice_shaker", "shake")
         elif phase == P.DEALING.name:
-            self.command("shoe_reader", "arm", cards=DECK - len(self.dealt))
+            # A misread card has left the shoe too: it is not in the cards left to draw.
+            drawn = len(self.dealt) + (self.misread is not None)
+            self.command("shoe_reader", "arm", cards=DECK - drawn)
 
     def _on_redirect(self, target: str, now: float) -> None:
         if target == P.HAND_SHUFFLE.name:
@@ -675,6 +748,7 @@ class ThirteenProcedure(Procedure):
             "first_seat": self.first_seat,
             "dealt": copy.deepcopy(self.dealt),
             "voided_deals": copy.deepcopy(self.voided_deals),
+            "misread": copy.deepcopy(self.misread),
             "redealing": self.redealing,
             "seats": seats,
             "banker_opened": self.banker_opened,

@@ -357,3 +357,112 @@ def test_any_deck_and_any_dice_deal_every_card_once_in_the_engines_order(
     assert snap["phase"] == "BANKER_ARRANGING"
     assert [d["seat"] for d in snap["dealt"]] == rules.deal_order(rules.first_seat_from_dice(total))
     assert sorted(c for seat in snap["seats"] for c in seat["cards"]) == sorted(deck)
+
+
+def _misread_at_card_five(table: Table, deck: list[str]) -> None:
+    thirteen_to_betting(table)
+    thirteen_bets(table)
+    table.ok("shake_dice", DEALER, {"player": "P1"})
+    table.ok("dice_landed", device("dice_shaker"), {"dice": [1, 2, 3, 4]})
+    for i, card in enumerate(deck[:4], start=1):
+        table.ok("card_read", SHOE, {"card": card, "index": i})
+    table.ok("card_read", SHOE, {"card": "??", "index": 5})
+    assert table.proc.phase == "TILT"
+    table.ok("device_healthy", SHOE, {"device": "shoe_reader"})
+    resumed = table.ok("clear_tilt", SUPERVISOR, {})
+    # The misread card has left the shoe: the reader is armed for the 47 left.
+    assert [(c.command, dict(c.args)) for c in resumed.commands] == [("arm", {"cards": 47})]
+
+
+def test_a_misread_card_entered_by_the_dealer_waits_for_a_supervisors_approval() -> None:
+    """Art. 4 (the deal put right in its order) as a two-person step: the dealer enters the
+    card the reader could not name, nothing changes until a supervisor approves it with a
+    reason, and the card then takes the misread one's place with both actors journaled."""
+    table = thirteen_table()
+    deck = shuffled_deck(5)
+    _misread_at_card_five(table, deck)
+    proc = table.proc
+    assert isinstance(proc, ThirteenProcedure)
+    before = proc.snapshot()
+    # Only a supervisor decides, only with a reason, and only what is pending.
+    assert (
+        article(table, "approve_override", {"reason": "seen"})
+        == "tabled H2 (each action belongs to one role; unknown actions are refused)"
+    )
+    table.refused("approve_override", SUPERVISOR, {"reason": "seen"})  # nothing pending
+    table.refused("propose_card", DEALER, {"card": deck[0]})  # already dealt
+    table.refused("propose_card", DEALER, {"card": "Zz"})
+    table.refused("propose_card", SUPERVISOR, {"card": deck[4]})
+    proposed = table.ok("propose_card", DEALER, {"card": deck[4], "note": "shown face up"})
+    assert [e.name for e in proposed.events] == ["override.proposed"]
+    pending = proposed.events[0].payload
+    assert (pending["kind"], pending["card"], pending["index"]) == ("enter_card", deck[4], 5)
+    assert pending["proposed_by"] == DEALER and pending["read"] == "??"
+    after = proc.snapshot()
+    assert after["dealt"] == before["dealt"] and after["override"]["card"] == deck[4]
+    # While it is pending, the reader's next card waits, and a second proposal is refused.
+    table.refused("card_read", SHOE, {"card": deck[5], "index": 6})
+    table.refused("propose_card", DEALER, {"card": deck[5]})
+    table.refused("approve_override", SUPERVISOR, {})  # a reason is required
+    table.refused("approve_override", SUPERVISOR, {"reason": ""})
+    approved = table.ok("approve_override", SUPERVISOR, {"reason": "card seen on camera 4"})
+    names = [e.name for e in approved.events]
+    assert names == ["override.approved", "card.dealt"]
+    decision = approved.events[0].payload
+    assert decision["proposed_by"] == DEALER and decision["approved_by"] == SUPERVISOR
+    assert decision["reason"] == "card seen on camera 4" and decision["actor"] == SUPERVISOR
+    dealt = approved.events[1].payload
+    assert (dealt["card"], dealt["index"]) == (deck[4], 5)
+    assert dealt["entered"] == {"by": DEALER, "approved_by": SUPERVISOR}
+    snap = proc.snapshot()
+    assert snap["override"] is None and snap["misread"] is None
+    assert [d["card"] for d in snap["dealt"]] == deck[:5]
+    assert snap["dealt"][4]["seat"] == rules.deal_order(snap["first_seat"])[4]
+    # The reader goes on from #6, and the deal completes in order.
+    for i, card in enumerate(deck[5:], start=6):
+        table.ok("card_read", SHOE, {"card": card, "index": i})
+    assert proc.phase == "BANKER_ARRANGING"
+    assert [d["card"] for d in proc.snapshot()["dealt"]] == deck
+
+
+def test_a_rejected_proposal_changes_nothing_and_reads_are_never_overridden() -> None:
+    table = thirteen_table()
+    deck = shuffled_deck(6)
+    _misread_at_card_five(table, deck)
+    before = table.proc.snapshot()
+    table.ok("propose_card", DEALER, {"card": deck[9]})
+    rejected = table.ok("reject_override", SUPERVISOR, {"reason": "that card is in the shoe"})
+    decision = rejected.events[0].payload
+    assert rejected.events[0].name == "override.rejected"
+    assert decision["rejected_by"] == SUPERVISOR and decision["proposed_by"] == DEALER
+    after = table.proc.snapshot()
+    assert after["dealt"] == before["dealt"] and after["override"] is None
+    assert after["misread"] == before["misread"]
+    table.refused("reject_override", SUPERVISOR, {"reason": "again"})
+    # The dealer may propose again; or the supervisor voids the deal (Art. 4's last resort),
+    # which drops the proposal with it.
+    table.ok("propose_card", DEALER, {"card": deck[4]})
+    table.ok("void_deal", SUPERVISOR, {"reason": "cannot be put right"})
+    snap = table.proc.snapshot()
+    assert snap["override"] is None and snap["misread"] is None and snap["dealt"] == []
+
+
+def test_no_override_exists_for_what_the_devices_read_or_the_regulation_forbids() -> None:
+    """A card the reader named, the dice, a bet after the shake: nothing to propose."""
+    table = thirteen_table()
+    deck = shuffled_deck(8)
+    thirteen_to_betting(table)
+    thirteen_bets(table)
+    table.ok("shake_dice", DEALER, {"player": "P1"})
+    table.refused("propose_card", DEALER, {"card": deck[0]})  # not dealing yet
+    table.ok("dice_landed", device("dice_shaker"), {"dice": [1, 2, 3, 4]})
+    table.ok("card_read", SHOE, {"card": deck[0]})
+    refusal = table.refused("propose_card", DEALER, {"card": deck[1]})
+    assert refusal.violation is not None and "not edited" in refusal.violation.reason
+    assert (
+        article(
+            table, "place_bet", {"player": "P9", "seat": 1, "amount": 5, "units": 1, "seated": True}
+        )
+        == f"{ART} 2(c)"
+    )
+    table.refused("approve_override", SUPERVISOR, {"reason": "please"})
