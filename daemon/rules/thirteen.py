@@ -37,6 +37,7 @@ from daemon.rules.thirteen_rank import CATEGORIES, HandRank, rank
 from daemon.rules.thirteen_rulesets import ROWS, RULESETS, RulesError, RuleSet, ruleset
 
 __all__ = [
+    "MONEY_STEP",
     "RULESETS",
     "CardError",
     "HandRank",
