@@ -76,6 +76,8 @@ Tap = Callable[[str, bytes], None]
 # substitute their own).
 Opener = Callable[[str, int, Callable[[bytes], None], Callable[[str], None]], Awaitable[Transport]]
 
+PROTOCOL_ERROR_LOG_INTERVAL = 1.0  # seconds between two device.protocol_error log lines
+
 COMMON_FAULT_NAMES: Mapping[int, str] = {
     CommonFault.POWER_LOST: "power_lost",
     CommonFault.HARDWARE: "hardware",
@@ -254,6 +256,8 @@ class DeviceDriver:
         self._doors = 0
         self._was_up = False  # the link has been up before: a power-up since is a restart
         self._held: list[DriverEvent] = []  # device events received while connecting
+        self._error_logged_at: float | None = None
+        self._errors_not_logged = 0
         self._tap = tap
         self._opener = opener
         self._log = structlog.get_logger("tabled.drivers").bind(device=self.name, port=port)
@@ -518,18 +522,32 @@ class DeviceDriver:
             elif isinstance(result, Refused):
                 self._settle(None, CommandRefused(result.reason))
             elif isinstance(result, ProtocolError):
-                self._log.warning(
-                    "device.protocol_error",
-                    kind=str(result.kind),
-                    data=result.data.hex(" "),
-                    detail=result.detail,
-                )
+                self._log_protocol_error(result)
             elif isinstance(result, Missed):
                 self._log.error("device.events_missed", count=result.count)
                 self._emit(EventsMissed(self.name, result.count))
             elif isinstance(result, TimedOut):
                 self._settle(None, LinkLost(f"{self.name}: no response"))
                 self._link_lost("no_response")
+
+    def _log_protocol_error(self, error: ProtocolError) -> None:
+        """Every bad frame is counted (link.counters); the log gets at most one line per
+        PROTOCOL_ERROR_LOG_INTERVAL, carrying how many it left out, so a noisy cable cannot
+        flood the journal with thousands of lines a second."""
+        now = self.clock.now()
+        if self._error_logged_at is not None and now - self._error_logged_at < (
+            PROTOCOL_ERROR_LOG_INTERVAL
+        ):
+            self._errors_not_logged += 1
+            return
+        self._log.warning(
+            "device.protocol_error",
+            kind=str(error.kind),
+            data=error.data.hex(" "),
+            detail=error.detail,
+            not_logged_before=self._errors_not_logged,
+        )
+        self._error_logged_at, self._errors_not_logged = now, 0
 
     def _settle(self, message: Message | None, error: DeviceError | None) -> None:
         future, self._current = self._current, None

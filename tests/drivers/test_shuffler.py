@@ -469,3 +469,23 @@ def test_a_count_the_wire_cannot_carry_is_a_clear_error_and_the_link_carries_on(
         await driver.close()
 
     run(body)
+
+
+def test_a_noisy_line_is_counted_in_full_and_logged_at_most_once_a_second(table: Any) -> None:
+    async def body() -> int:
+        clock = ManualClock()
+        driver = await started(table.url("shuffler"), clock=clock)
+        for _ in range(500):
+            driver._on_data(b"\x55\x02\x01")  # garbage, then a frame cut short by the next
+        await clock.advance(1.0)
+        driver._on_data(b"\x55")
+        counted = sum(driver.link.counters.protocol_errors.values())
+        await driver.close()
+        return counted
+
+    with capture_logs() as logs:
+        counted = asyncio.run(body())
+    lines = [entry for entry in logs if entry["event"] == "device.protocol_error"]
+    assert counted >= 500
+    assert len(lines) == 2 and lines[0]["not_logged_before"] == 0
+    assert lines[1]["not_logged_before"] == counted - 2
