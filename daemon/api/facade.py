@@ -102,7 +102,12 @@ class Snapshot(TypedDict, total=False):
     timer: TimerView | None
     settlements: list[dict[str, Any]]
     violations: list[dict[str, Any]]  # recent: {"seq", "article", "action", "actor", "phase"}
-    faults: list[dict[str, Any]]  # recent/open: {"seq", "device", "fault", "cleared": bool}
+    # open faults: {"seq"?, "device", "fault", "kind", "healthy": bool, "cleared": bool}; a
+    # device healthy again stays listed until a supervisor clears it
+    faults: list[dict[str, Any]]
+    # a dealer's proposal waiting for a supervisor (approve_override / reject_override):
+    # {"kind", "proposed_by", "label": {"en", "zh"}, ...details}, or None
+    override: dict[str, Any] | None
     server_time: float  # unix seconds by the table's clock; the console offsets its own by it
 
 

@@ -97,6 +97,14 @@ PARAMS: dict[str, dict[str, dict[str, ParamSpec]]] = {
         "enter_arrangement": {"seat": _seat(1, 3), **_ROWS13},
         "settle_round": {},
         "start_round": {},
+        "propose_card": {
+            "card": ParamSpec("str", min_length=2, max_length=3, label_en="Card", label_zh="牌"),
+            "note": ParamSpec(
+                "str", required=False, max_length=200, label_en="Note", label_zh="備註"
+            ),
+        },
+        "approve_override": {},
+        "reject_override": {},
         "void_deal": {},
         "clear_hold": {},
         "clear_tilt": {},
@@ -143,6 +151,8 @@ PARAMS: dict[str, dict[str, dict[str, ParamSpec]]] = {
             )
         },
         "next_round": {},
+        "approve_override": {},
+        "reject_override": {},
         "clear_hold": {},
         "clear_tilt": {},
         "void_round": {},
@@ -178,6 +188,9 @@ LABELS: dict[str, tuple[str, str]] = {
     "reset_hand": ("Re-set hand", "重新配牌"),
     "extend_bank": ("Extend the bank", "續莊"),
     "next_round": ("Next round", "下一局"),
+    "propose_card": ("Enter misread card", "輸入誤讀的牌"),
+    "approve_override": ("Approve override", "批准更正"),
+    "reject_override": ("Reject override", "駁回更正"),
     "clear_hold": ("Clear HOLD", "解除暫停"),
     "clear_tilt": ("Clear TILT", "解除故障"),
     "void_round": ("Void round", "作廢本局"),
@@ -276,6 +289,27 @@ def _seat_results(settlement: Any) -> dict[int, dict[str, Any]]:
         if row.get("late"):
             entry["result"] = "late"
     return out
+
+
+# override kind -> (English, Chinese) of what the supervisor is asked to approve
+OVERRIDES: dict[str, tuple[str, str]] = {
+    "enter_card": ("Enter card by hand", "人手輸入牌"),
+}
+
+
+def _override_view(pending: Any) -> dict[str, Any] | None:
+    """A proposal waiting for a supervisor: what it is, in words, beside its details."""
+    if not isinstance(pending, Mapping):
+        return None
+    kind = str(pending.get("kind", ""))
+    en, zh = OVERRIDES.get(kind, (kind.replace("_", " "), kind))
+    detail = ""
+    if kind == "enter_card":
+        card, index, seat = pending.get("card"), pending.get("index"), pending.get("seat")
+        detail = f" {card} (card #{index}, seat {seat})"
+    view = {k: v for k, v in pending.items() if k != "since"}
+    view["label"] = {"en": en + detail, "zh": zh + detail}
+    return view
 
 
 def console_snapshot(
@@ -380,9 +414,17 @@ def console_snapshot(
         "timer": timer,
         "settlements": settlements,
         "violations": [dict(v) for v in violations][-10:],
+        # Open faults: a device healthy again is still not cleared until a supervisor says so.
         "faults": [
-            {"device": d, "fault": f.get("fault"), "cleared": bool(f.get("healthy"))}
+            {
+                "device": d,
+                "fault": f.get("fault"),
+                "kind": f.get("kind", "tilt" if phase == "TILT" else "hold"),
+                "healthy": bool(f.get("healthy")),
+                "cleared": False,
+            }
             for d, f in open_faults.items()
         ],
+        "override": _override_view(snapshot.get("override")),
         "server_time": wall_now,
     }

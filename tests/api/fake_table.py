@@ -53,6 +53,28 @@ CATALOG = [
     ActionSpec(
         "void_round", SUPERVISOR, requires_reason=True, label_en="Void round", label_zh="作廢本局"
     ),
+    # A two-person step: the dealer enters a card the reader missed; a supervisor decides.
+    ActionSpec(
+        "propose_card",
+        DEALER,
+        {"card": ParamSpec("str", min_length=2, max_length=3, label_en="Card", label_zh="牌")},
+        label_en="Enter misread card",
+        label_zh="輸入誤讀的牌",
+    ),
+    ActionSpec(
+        "approve_override",
+        SUPERVISOR,
+        requires_reason=True,
+        label_en="Approve override",
+        label_zh="批准更正",
+    ),
+    ActionSpec(
+        "reject_override",
+        SUPERVISOR,
+        requires_reason=True,
+        label_en="Reject override",
+        label_zh="駁回更正",
+    ),
 ]
 SPECS = {spec.name: spec for spec in CATALOG}
 
@@ -124,6 +146,15 @@ class _Subscription:
 
 
 class FakeTable:
+    # The round's state, set by _new_round_state.
+    bets: dict[int, list[dict[str, Any]]]
+    cards: dict[int, list[str]]
+    dice: list[int] | None
+    deadline: float | None
+    rang: bool
+    late: set[int]
+    settlement: dict[int, dict[str, Any]]
+
     def __init__(self, clock: ManualClock | None = None, seed: int = 7) -> None:
         self.clock = clock or ManualClock()
         self._start = self.clock()
@@ -138,6 +169,8 @@ class FakeTable:
         self.fault_counts: Counter[str] = Counter()
         self.fsync = LatencyHistogram()
         self.acts: list[tuple[str, str, str, dict[str, Any]]] = []
+        self.misread: int | None = None  # the seat a card the reader missed belongs to
+        self.override: dict[str, Any] | None = None
         self._new_round_state()
 
     # --- facade ---
@@ -194,12 +227,17 @@ class FakeTable:
                 for e in self.journal
                 if e["event"] == "device.fault"
             ][-5:],
+            "override": self.override,
             "server_time": self._wall(self.clock()),
         }
 
     def legal_actions(self, role: str) -> list[str]:
         if self.hold is not None:
             names = ["clear_hold"] + (["void_round"] if self.round is not None else [])
+        elif self.override is not None:
+            names = ["approve_override", "reject_override", "void_round"]
+        elif self.misread is not None:
+            names = ["propose_card", "void_round"]
         else:
             names = list(PROCEDURE[self.phase])
             if self.phase in IN_ROUND:
@@ -312,16 +350,38 @@ class FakeTable:
         }
         self._append("device.fault", device, {"device": device, "fault": fault})
 
+    def misread_card(self, seat: int = 1) -> None:
+        self.misread = seat
+        self._append("card.misread", "shoe_reader", {"seat": seat})
+
     # --- the procedure's effects ---
 
+    def _do_propose_card(self, actor: str, payload: dict[str, Any]) -> None:
+        card, seat = payload["card"], self.misread
+        self.override = {
+            "kind": "enter_card",
+            "card": card,
+            "seat": seat,
+            "proposed_by": actor,
+            "label": {"en": f"Enter card by hand {card} (seat {seat})", "zh": f"人手輸入牌 {card}"},
+        }
+
+    def _do_approve_override(self, actor: str, payload: dict[str, Any]) -> None:
+        pending = self.override or {}
+        self.cards[pending["seat"]].append(pending["card"])
+        self.override = self.misread = None
+
+    def _do_reject_override(self, actor: str, payload: dict[str, Any]) -> None:
+        self.override = None
+
     def _new_round_state(self) -> None:
-        self.bets: dict[int, list[dict[str, Any]]] = {n: [] for n in range(1, 5)}
-        self.cards: dict[int, list[str]] = {n: [] for n in range(1, 5)}
-        self.dice: list[int] | None = None
-        self.deadline: float | None = None
+        self.bets = {n: [] for n in range(1, 5)}
+        self.cards = {n: [] for n in range(1, 5)}
+        self.dice = None
+        self.deadline = None
         self.rang = False
-        self.late: set[int] = set()
-        self.settlement: dict[int, dict[str, Any]] = {}
+        self.late = set()
+        self.settlement = {}
 
     def _do_open_round(self, actor: str, payload: dict[str, Any]) -> None:
         self._new_round_state()

@@ -3,8 +3,9 @@ need a real HTTP server (the browser, the client commands run as processes).
 
     python tests/api/serve_fake.py TOKENS_FILE
 
-prints `PORT <n>` once listening. `/_fake/advance?seconds=` and `/_fake/fault?device=` let a
-test move the table's clock and break a device; they exist on this test server only.
+prints `PORT <n>` once listening. `/_fake/advance?seconds=`, `/_fake/fault?device=` and
+`/_fake/misread?seat=` let a test move the table's clock, break a device and have the shoe
+reader miss a card; they exist on this test server only.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ async def main(tokens_file: str) -> None:
     async def fault(device: str) -> dict[str, str]:
         table.inject_fault(device)
         return {"fault": device}
+
+    @app.post("/_fake/misread", include_in_schema=False)
+    async def misread(seat: int) -> dict[str, int]:
+        table.misread_card(seat)
+        return {"misread": seat}
 
     server = ApiServer(app, "127.0.0.1:0")
     _host, port = server.bind()

@@ -120,7 +120,9 @@ def test_a_whole_round_through_the_console(server: str) -> None:
 
             for seat, amount, bettor in ((2, 500, "陳大文"), (3, 800, "P2"), (3, 200, "P3")):
                 page.click("[data-action=place_bet]")
-                page.fill("#action-form input[name=seat]", str(seat))
+                # A seat is picked from the four, never typed (and none is preselected).
+                assert page.input_value("#action-form select[name=seat]") == ""
+                page.select_option("#action-form select[name=seat]", str(seat))
                 page.fill("#action-form input[name=amount]", str(amount))
                 page.fill("#action-form input[name=bettor]", bettor)
                 page.click("#action-form button[type=submit]")
@@ -273,8 +275,8 @@ def test_a_whole_thirteen_round_on_the_real_table_with_simulated_devices(real_ta
             # The dealer's hand draws the 52 cards from the simulated shoe.
             for _ in range(52):
                 assert httpx.post(server + "/_sim/control", json={"op": "draw"}).json()["ok"]
-            for seat in range(4):
-                expect(page.locator(f".seat[data-seat='{seat}'] .card")).to_have_count(13)
+            for n in range(4):
+                expect(page.locator(f".seat[data-seat='{n}'] .card")).to_have_count(13)
             expect(phase).to_contain_text("Banker arranges")
 
             def rows(seat: int) -> dict[str, str | bool]:
@@ -367,5 +369,105 @@ def test_a_pai_gow_round_shows_eight_hands_and_the_tiles(tmp_path: Path) -> None
             expect(phase).to_contain_text("Round over")
             expect(page.locator(".seat[data-seat='1'] .settlement")).to_be_visible()
             page.screenshot(path=str(ARTIFACTS / "console-paigow-round.png"))
+        finally:
+            browser.close()
+
+
+def test_a_tilt_mid_deal_on_the_real_table_and_who_signs_in_then(real_table: str) -> None:
+    """The shoe reader misses a card mid-deal on the real table: TILT; the fault is named
+    without inventions; whoever signs in mid-round sees the journal that led there; the
+    supervisor's longer name keeps the header on one line; the supervisor clears it."""
+    server = real_table
+
+    def control(**request: str) -> dict[str, Any]:
+        reply: dict[str, Any] = httpx.post(server + "/_sim/control", json=request).json()
+        assert reply["ok"], reply
+        return reply
+
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(server + "/")
+            sign_in(page, "dealer")
+            phase = page.locator("#phase")
+            page.click("[data-action=open_table]")
+            expect(phase).to_contain_text("Hand shuffle")
+            page.click("[data-action=confirm_hand_shuffle]")
+            expect(phase).to_contain_text("Cut")
+            submit_form(
+                page,
+                "confirm_cut",
+                {"by": "player", "player": "P1", "cards": "15", "one_hand": True},
+            )
+            expect(phase).to_contain_text("Shoe")
+            page.click("[data-action=load_shoe]")
+            expect(phase).to_contain_text("Betting")
+            bet: dict[str, str | bool] = {"player": "P1", "seat": "1", "amount": "300"}
+            bet |= {"units": "1", "seated": True}
+            submit_form(page, "place_bet", bet)
+            submit_form(page, "shake_dice", {"player": "P1"})
+            expect(phase).to_contain_text("Dealing")
+            control(op="draw")
+            control(op="inject", device="shoe_reader", fault="misread")
+            control(op="draw")
+            expect(page.locator("#hold-banner")).to_contain_text("TILT")
+            faults = page.locator("#faults li")
+            expect(faults).to_contain_text("shoe_reader: misread")
+            expect(faults).not_to_contain_text("undefined")
+            expect(page.locator("#actions button")).to_have_count(0)
+
+            # The supervisor signs in on a fresh page: the journal so far is there at once.
+            supervisor = browser.new_page(viewport={"width": 1280, "height": 800})
+            supervisor.goto(server + "/")
+            sign_in(supervisor, "supervisor")
+            expect(supervisor.locator("#events")).to_contain_text("bet.placed")
+            expect(supervisor.locator("#events")).to_contain_text("table.tilted")
+            for button in ("#logout", "#link"):
+                assert supervisor.locator(button).bounding_box()["height"] < 45, button
+            submit_form(supervisor, "clear_tilt", {"__reason": "reader lens cleaned"})
+            expect(supervisor.locator("#hold-banner")).to_be_hidden()
+            expect(page.locator("#hold-banner")).to_be_hidden()
+            assert errors == []
+        finally:
+            browser.close()
+
+
+def test_the_dealer_proposes_an_override_and_only_a_supervisor_decides_it(server: str) -> None:
+    """A card the reader missed: the dealer enters it; the page shows the proposal, who made
+    it, and offers the dealer nothing more; the supervisor approves it with a reason."""
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.goto(server + "/")
+            sign_in(page, "dealer")
+            page.click("[data-action=open_round]")
+            page.click("[data-action=shake_dice]")
+            expect(page.locator("#phase")).to_contain_text("Dealing")
+            httpx.post(server + "/_fake/misread", params={"seat": 2})
+            submit_form(page, "propose_card", {"card": "QH"})
+            override = page.locator("#override")
+            expect(override).to_contain_text("Awaiting a supervisor")
+            expect(override).to_contain_text("QH")
+            expect(override).to_contain_text("lei.dealer")
+            expect(page.locator("#actions button")).to_have_count(0)
+            page.screenshot(path=str(ARTIFACTS / "console-override-pending.png"))
+
+            page.click("#logout")
+            sign_in(page, "supervisor")
+            expect(page.locator("#actions [data-action=reject_override]")).to_be_visible()
+            submit_form(page, "approve_override", {"__reason": "seen on camera 3"})
+            expect(override).to_be_hidden()
+            expect(page.locator(".seat[data-seat='2'] .card")).to_have_text("Q♥")
+            journal = httpx.get(
+                server + "/api/journal",
+                params={"event": "table.approve_override"},
+                headers=auth("surveillance"),
+            ).json()["events"]
+            assert journal[0]["actor"] == "wong.supervisor"
+            assert journal[0]["payload"]["reason"] == "seen on camera 3"
         finally:
             browser.close()

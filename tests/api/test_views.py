@@ -103,7 +103,7 @@ def test_a_thirteen_round_through_the_api_checks_and_its_console_view() -> None:
     assert view["dice_total"] == 10
     assert [len(s["cards"]) for s in view["seats"]] == [13, 13, 13, 13]
 
-    def rows(seat: int) -> dict[str, list[str]]:
+    def rows(seat: int) -> dict[str, Any]:
         cards = t.proc.seat_cards(seat)  # type: ignore[attr-defined]
         return {"head": cards[:3], "middle": cards[3:8], "tail": cards[8:13]}
 
@@ -121,8 +121,19 @@ def test_a_thirteen_round_through_the_api_checks_and_its_console_view() -> None:
     assert view["hold"]["reason"] == "shoe_reader: shoe removed"
     assert view["hold"]["resumes"] == "PLAYERS_ARRANGING"
     assert view["timer"] == {"remaining": 299.0, "running": False, "rang": False}
-    assert view["faults"] == [{"device": "shoe_reader", "fault": "shoe removed", "cleared": False}]
+    assert view["faults"] == [
+        {
+            "device": "shoe_reader",
+            "fault": "shoe removed",
+            "kind": "hold",
+            "healthy": False,
+            "cleared": False,
+        }
+    ]
     t.feed("device_healthy", "device:shoe_reader", {"device": "shoe_reader"})
+    # Healthy again is not cleared: the fault stays open until the supervisor clears it.
+    [fault] = t.view()["faults"]
+    assert (fault["healthy"], fault["cleared"]) == (True, False)
     t.op("clear_hold", role="supervisor", reason="shoe back in place")
     assert t.view()["hold"] is None
 
@@ -193,3 +204,44 @@ def test_the_table_runtime_offers_everything_the_api_asks_of_a_table() -> None:
         assert list(wanted) == list(offered)[: len(wanted)], name
     assert inspect.iscoroutinefunction(Table.act)
     assert inspect.iscoroutinefunction(Table.journal_security)
+
+
+@pytest.mark.skipif(
+    "approve_override" not in ThirteenProcedure.ACTIONS, reason="no override in the procedure"
+)
+def test_a_misread_card_entered_by_the_dealer_waits_for_the_supervisors_approval() -> None:
+    t = Checked(ThirteenProcedure(), "thirteen")
+    for name in ("shuffler", "shoe_reader", "dice_shaker", "timer_bell"):
+        t.feed("device_identified", f"device:{name}", {"device": name, "approved": True})
+    t.op("open_table")
+    t.op("confirm_hand_shuffle")
+    t.feed("shuffle_completed", "device:shuffler", {"count": 52, "mode": "random"})
+    t.op("confirm_cut", by="player", player="P1", cards=20, one_hand=True)
+    t.op("load_shoe")
+    t.op("place_bet", player="P1", seat=1, amount=300, units=3, seated=True)
+    t.op("shake_dice", player="P1")
+    t.feed("dice_landed", "device:dice_shaker", {"dice": [1, 2, 3, 4], "valid": True})
+    deck = [str(c) for c in DECK]
+    t.feed("card_read", "device:shoe_reader", {"card": deck[0]})
+    t.feed("card_read", "device:shoe_reader", {"card": "??"})
+    assert t.view()["hold"]["kind"] == "tilt"
+    t.feed("device_healthy", "device:shoe_reader", {"device": "shoe_reader"})
+    t.op("clear_tilt", role="supervisor", reason="reader cleaned")
+    specs = t.specs
+    assert specs["propose_card"].roles == {"dealer"}
+    assert specs["approve_override"].requires_reason
+    assert specs["reject_override"].requires_reason
+    assert (specs["approve_override"].label_en, specs["approve_override"].label_zh) == (
+        "Approve override",
+        "批准更正",
+    )
+    t.op("propose_card", card=deck[1], note="read by eye")
+    pending = t.view()["override"]
+    assert pending["card"] == deck[1]
+    assert pending["index"] == 2
+    assert pending["proposed_by"] == "dealer:x"
+    assert pending["label"]["en"].startswith("Enter card")
+    t.op("approve_override", role="supervisor", reason="card seen on camera")
+    view = t.view()
+    assert view["override"] is None
+    assert sum(len(s["cards"]) for s in view["seats"]) == 2

@@ -26,6 +26,10 @@ const RESULTS = {
   banker: "莊勝 banker wins", player: "閒勝 player wins", tie: "和 tie",
 };
 
+const JOURNAL_SHOWN = 60;
+// An integer with this few values (a seat, a door) is chosen from a list, not typed.
+const MAX_CHOICES = 10;
+
 const $ = (id) => document.getElementById(id);
 const state = {
   token: sessionStorage.getItem("tabled.token") || "",
@@ -99,6 +103,12 @@ async function signIn(token) {
   $("login").classList.add("hidden");
   $("console").classList.remove("hidden");
   $("logout").classList.remove("hidden");
+  // The recent journal first, so whoever signs in sees what led here; the push connection
+  // then continues after the last of it, with no gap.
+  if (state.lastSeq === null) {
+    const recent = await api("/api/journal?limit=" + JOURNAL_SHOWN);
+    if (recent.status === 200) for (const event of recent.body.events) addEvent(event);
+  }
   connect();
   const s = await api("/api/state");
   if (s.status === 200 && !state.wsLive) applyState(s.body.state, s.body.legal);
@@ -170,10 +180,29 @@ function applyState(snapshot, legal) {
   renderSeats(snapshot.seats || [], snapshot.game);
   renderBanker(snapshot.banker, snapshot);
   renderList("violations", violations(snapshot), violationText);
-  renderList("faults", snapshot.faults || [], (f) =>
-    `#${f.seq} ${f.device || ""}: ${f.fault || ""}`, (f) => (f.cleared ? "cleared" : ""));
+  renderList("faults", snapshot.faults || [], faultText,
+    (f) => (f.cleared ? "cleared" : f.healthy ? "healthy" : ""));
+  renderOverride(snapshot.override);
   renderActions();
   tick();
+}
+
+function faultText(f) {
+  const seq = typeof f.seq === "number" ? `#${f.seq} ` : "";
+  // Healthy again is not cleared: play stays stopped until a supervisor clears it.
+  const healthy = f.healthy && !f.cleared ? " · 已恢復 healthy, 待主任解除 supervisor to clear" : "";
+  return `${seq}${f.device || ""}: ${f.fault || ""}${healthy}`;
+}
+
+// A dealer's proposal (e.g. a misread card entered by hand) waiting for a supervisor.
+function renderOverride(pending) {
+  const box = $("override");
+  if (!pending) { box.classList.add("hidden"); box.replaceChildren(); return; }
+  const label = pending.label || { zh: pending.kind, en: pending.kind };
+  box.replaceChildren(bilingual("待主任批准", "Awaiting a supervisor:"), " ",
+    bilingual(label.zh, label.en), el("div", "muted",
+      "提出 proposed by " + (pending.proposed_by || "?") + (pending.note ? " · " + pending.note : "")));
+  box.classList.remove("hidden");
 }
 
 function renderHold(hold) {
@@ -297,7 +326,7 @@ function addEvent(event) {
   const who = event.actor ? " · " + event.actor : "";
   const li = el("li", cls, `#${event.seq} ${time} ${event.event}${who}`);
   list.prepend(li);
-  while (list.children.length > 60) list.lastChild.remove();
+  while (list.children.length > JOURNAL_SHOWN) list.lastChild.remove();
 }
 
 // --- actions: only the legal ones, as buttons ---
@@ -328,11 +357,22 @@ function choose(spec) {
   for (const [name, p] of params) {
     const label = el("label");
     label.append(bilingual(p.label.zh, p.label.en));
-    const input = el(p.choices && p.choices.length ? "select" : "input");
+    const few = p.kind === "int" && p.minimum !== null && p.maximum !== null &&
+      p.maximum - p.minimum < MAX_CHOICES;
+    const choices = few ?
+      Array.from({ length: p.maximum - p.minimum + 1 }, (_, i) => String(p.minimum + i)) :
+      p.choices || [];
+    const input = el(choices.length ? "select" : "input");
     input.name = name;
     input.dataset.kind = p.kind;
-    if (p.choices && p.choices.length) {
-      for (const choice of p.choices) {
+    if (choices.length) {
+      // No seat is chosen for the dealer: a required list must be picked from, never assumed.
+      if (few) {
+        const none = el("option", "", "—");
+        none.value = "";
+        input.append(none);
+      }
+      for (const choice of choices) {
         const option = el("option", "", choice);
         option.value = choice;
         input.append(option);
