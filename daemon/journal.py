@@ -67,6 +67,7 @@ __all__ = [
     "TornTail",
     "VerifyResult",
     "journal_logger",
+    "last_event",
     "replay",
     "verify",
 ]
@@ -753,6 +754,48 @@ def replay(
             prev_seq, prev_hash = record.seq, record.hash
             if record.seq >= from_seq:
                 yield record
+
+
+def last_event(path: Path | str, event: str, block: int = 1 << 20) -> Record | None:
+    """The last complete line of `event` in a journal directory, found from the end without
+    decoding any other line (a restart's replay starts from its last checkpoint this way).
+
+    Only that line is decoded; its link to the chain is checked by the replay that follows it
+    (`replay(from_seq=record.seq)`), and the whole chain by `tabled verify-log`.
+    """
+    marker = f',"event":"{event}","payload":'.encode()
+    root = Path(path)
+    if not root.is_dir():
+        return None
+    for file in reversed(journal_files(root)):
+        with file.open("rb") as fh:
+            end = fh.seek(0, 2)
+            pos, carry = end, b""
+            while pos > 0:
+                step = min(block, pos)
+                pos -= step
+                fh.seek(pos)
+                chunk = fh.read(step) + carry
+                # Lines wholly in `chunk` start after its first newline (or at the file start).
+                first_nl = chunk.find(b"\n") if pos > 0 else -1
+                if pos > 0 and first_nl < 0:
+                    carry = chunk
+                    continue
+                body = chunk[first_nl + 1 :]
+                at = body.rfind(marker)
+                while at >= 0:
+                    start = body.rfind(b"\n", 0, at) + 1
+                    stop = body.find(b"\n", at)
+                    if stop >= 0:
+                        try:
+                            record = decode_line(body[start : stop + 1])
+                        except ValueError:
+                            record = None
+                        if record is not None and record.event == event:
+                            return record
+                    at = body.rfind(marker, 0, start)
+                carry = chunk[: first_nl + 1]
+    return None
 
 
 class _JournalSink:

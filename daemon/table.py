@@ -46,7 +46,7 @@ from daemon.api.facade import ActionSpec, TableMetrics
 from daemon.api.metrics import LatencyHistogram
 from daemon.api.views import action_specs, console_snapshot
 from daemon.config import ConfigError, JournalConfig, TableConfig
-from daemon.journal import Journal, JournalError, Record, Subscription
+from daemon.journal import Journal, JournalError, Record, Subscription, last_event
 from daemon.procedures.base import (
     DeviceCommand,
     Input,
@@ -82,6 +82,10 @@ from drivers.timer_bell import TimerBellDriver
 log = structlog.get_logger("tabled.table")
 
 INPUT_EVENT = "table.input"
+CHECKPOINT_EVENT = "table.checkpoint"
+# A checkpoint is journaled when a round ends (its settlement done): a restart restores the
+# last one and replays only the inputs after it.
+CHECKPOINT_PHASES = frozenset({"ROUND_OVER"})
 OPERATOR_ROLES = ("dealer", "supervisor")
 SUPERVISOR_CLEARS = ("clear_hold", "clear_tilt", "void_round")
 # Faults a shuffle's own result reports: the procedure judges the result, so these are not fed a
@@ -261,6 +265,9 @@ class Table:
         self._busy_commands: dict[str, int] = {}
         self._changed: asyncio.Condition | None = None
         self._closing = False
+        # Accepted inputs in the journal (checkpoints record it), and the last checkpoint's seq.
+        self._inputs = 0
+        self.checkpoint_seq: int | None = None
         self.failure: str | None = None
         # Set when the table can take no more inputs (its journal failed): the daemon exits
         # so that its supervisor (systemd) restarts it into recovery.
@@ -294,6 +301,8 @@ class Table:
                 "devices": {n: d.port for n, d in sorted(self.config.devices.items())},
                 "config": self.config.source,
                 "replayed_inputs": inputs,
+                "checkpoint_seq": self.checkpoint_seq,
+                "replayed_after_checkpoint": self.stats.replayed,
                 "phase": self.procedure.phase,
             },
         )
@@ -317,9 +326,29 @@ class Table:
             raise TableError("the table has not started")
         return self.journal
 
+    def _restore_checkpoint(self) -> tuple[int, int]:
+        """(the seq to replay from, the inputs the checkpoint stands for); (1, 0) without one.
+
+        A checkpoint that does not fit this configuration is passed over: the full replay
+        then decides (and names a journal of another game or table)."""
+        record = last_event(self.journal_config.dir, CHECKPOINT_EVENT)
+        if record is None:
+            return 1, 0
+        try:
+            payload = record.payload
+            self.procedure.restore(payload["procedure"])
+            inputs, now = int(payload["inputs"]), float(payload["now"])
+        except (KeyError, TypeError, ValueError) as exc:
+            self._log.warning("table.checkpoint_unused", seq=record.seq, error=str(exc))
+            self.procedure = build_procedure(self.config)
+            return 1, 0
+        self._last_now = max(self._last_now, now)
+        self.checkpoint_seq = record.seq
+        return record.seq + 1, inputs
+
     def _replay(self) -> int:
-        inputs = 0
-        for record in self._journal().replay():
+        start, inputs = self._restore_checkpoint()
+        for record in self._journal().replay(start):
             if record.event == "table.started":
                 game = record.payload.get("game")
                 if game != self.config.game:
@@ -341,7 +370,8 @@ class Table:
                 )
             self._last_now = max(self._last_now, item.now)
             inputs += 1
-        self.stats.replayed = inputs
+            self.stats.replayed += 1
+        self._inputs = inputs
         return inputs
 
     def _build_drivers(self) -> None:
@@ -463,6 +493,15 @@ class Table:
                     event.payload,
                 )
             )
+        if outcome.accepted:
+            self._inputs += 1
+            if outcome.phase in CHECKPOINT_PHASES and before not in CHECKPOINT_PHASES:
+                checkpoint = {
+                    "inputs": self._inputs,
+                    "now": when,
+                    "procedure": self.procedure.checkpoint(),
+                }
+                lines.append((CHECKPOINT_EVENT, "system", self.procedure.round_id, checkpoint))
         try:
             record = await self._append_group(journal, lines)
         except JournalError as exc:

@@ -325,6 +325,40 @@ class Procedure:
             **self._game_snapshot(),
         }
 
+    # ---- checkpoints ---------------------------------------------------------------------------
+
+    # Attributes that come from the configuration, not from play: a checkpoint records them
+    # and refuses to restore into a procedure configured otherwise.
+    CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id",)
+    _NOT_STATE: ClassVar[frozenset[str]] = frozenset({"machine", "state"})
+
+    def checkpoint(self) -> dict[str, Any]:
+        """The procedure's whole restorable state, JSON-able: `restore` on a fresh procedure of
+        the same configuration gives one that answers every later input as this one does."""
+        config = {k: _encode(getattr(self, k)) for k in type(self).CONFIG_ATTRS}
+        state = {
+            k: _encode(v)
+            for k, v in vars(self).items()
+            # The machine binds its triggers and checks to the model: those are not state.
+            if not k.startswith("_")
+            and k not in type(self)._NOT_STATE
+            and k not in config
+            and not callable(v)
+        }
+        return {"game": type(self).GAME, "phase": self.phase, "config": config, "state": state}
+
+    def restore(self, checkpoint: Mapping[str, Any]) -> None:
+        """Take the state of `checkpoint()`; ValueError if it is another game or configuration."""
+        if checkpoint.get("game") != type(self).GAME:
+            raise ValueError(f"a checkpoint of {checkpoint.get('game')!r}, not {type(self).GAME}")
+        config = {k: _encode(getattr(self, k)) for k in type(self).CONFIG_ATTRS}
+        if checkpoint.get("config") != config:
+            raise ValueError(f"a checkpoint of {checkpoint.get('config')}, not of {config}")
+        phase = type(self).Phase[str(checkpoint["phase"])]
+        for key, value in dict(checkpoint["state"]).items():
+            setattr(self, key, _decode(value))
+        self.machine.set_state(phase)
+
     @classmethod
     def machine_data(cls) -> tuple[list[Enum], list[dict[str, Any]], Enum]:
         """States, transitions and initial state: what both the procedure and diagrams use."""
@@ -686,6 +720,36 @@ def dice_reading(payload: Mapping[str, Any], article: str, valid_article: str) -
         if "die" in payload:
             integer(payload, "die", valid_article, 0, 4)
     return valid
+
+
+_TUPLE, _KEYED = "__tuple__", "__keyed__"
+
+
+def _encode(value: Any) -> Any:
+    """JSON-able, and exact on the way back: tuples and dicts with int keys are tagged."""
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value) and _TUPLE not in value and _KEYED not in value:
+            return {k: _encode(v) for k, v in value.items()}
+        return {_KEYED: [[_encode(k), _encode(v)] for k, v in value.items()]}
+    if isinstance(value, tuple):
+        return {_TUPLE: [_encode(v) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TypeError(f"{type(value).__name__} is not checkpointable")
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {_TUPLE}:
+            return tuple(_decode(v) for v in value[_TUPLE])
+        if set(value) == {_KEYED}:
+            return {_decode(k): _decode(v) for k, v in value[_KEYED]}
+        return {k: _decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return value
 
 
 def replay(procedure: Procedure, inputs: Iterable[Input]) -> Procedure:

@@ -186,6 +186,7 @@ class PaiGowProcedure(Procedure):
     TRANSITIONS: ClassVar[list[dict[str, Any]]] = TRANSITIONS
     ACTIONS: ClassVar[Mapping[str, Action]] = ACTIONS
     INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
+    CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id", "hands", "ruleset", "devices")
 
     def __init__(
         self,

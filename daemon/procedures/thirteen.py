@@ -213,6 +213,7 @@ class ThirteenProcedure(Procedure):
     TRANSITIONS: ClassVar[list[dict[str, Any]]] = TRANSITIONS
     ACTIONS: ClassVar[Mapping[str, Action]] = ACTIONS
     INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
+    CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id", "ruleset", "units", "devices")
 
     def __init__(
         self,

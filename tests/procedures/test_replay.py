@@ -112,3 +112,39 @@ def test_replay_reproduces_outcomes_and_snapshots(game: str, data: st.DataObject
     journaled = [Input.from_payload(json.loads(json.dumps(i.as_payload()))) for i in accepted]
     recovered = replay(fresh(game), journaled)
     assert recovered.snapshot() == table.proc.snapshot()
+
+    # A checkpoint taken anywhere (through JSON, as the journal holds it), restored into a fresh
+    # procedure, then the tail of the inputs: the same outcomes, snapshot and state as the full
+    # replay.
+    cut = data.draw(st.integers(0, len(table.inputs)), label="checkpoint after")
+    head = Table(fresh(game))
+    for item in table.inputs[:cut]:
+        head.now = item.now - 1.0
+        head.feed(item.action, item.actor, dict(item.payload))
+    saved = json.loads(json.dumps(head.proc.checkpoint(), allow_nan=False))
+    tail = Table(fresh(game))
+    tail.proc.restore(saved)
+    assert tail.proc.checkpoint() == saved
+    for item in table.inputs[cut:]:
+        tail.now = item.now - 1.0
+        tail.feed(item.action, item.actor, dict(item.payload))
+    assert tail.outcomes == table.outcomes[cut:]
+    assert tail.proc.snapshot() == table.proc.snapshot()
+    assert tail.proc.checkpoint() == table.proc.checkpoint()
+
+
+def test_a_checkpoint_restores_only_into_the_same_game_and_configuration() -> None:
+    table = thirteen_table()
+    thirteen_round(table, shuffled_deck(2))
+    saved = table.proc.checkpoint()
+    assert saved["phase"] == "ROUND_OVER" and saved["state"]["round_id"] == 1
+    with pytest.raises(ValueError, match="checkpoint"):
+        PaiGowProcedure().restore(saved)
+    with pytest.raises(ValueError, match="checkpoint"):
+        ThirteenProcedure(table_id="T02").restore(saved)
+    with pytest.raises(ValueError, match="checkpoint"):
+        ThirteenProcedure(ruleset="hk-common").restore(saved)
+    again = ThirteenProcedure()
+    again.restore(saved)
+    assert again.snapshot() == table.proc.snapshot()
+    assert again.legal_actions("dealer") == table.proc.legal_actions("dealer")
