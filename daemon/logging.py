@@ -73,6 +73,13 @@ def configure_logging(
     handler._tabled = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(number)
+    # `transitions` narrates every callback it runs at INFO (four lines an input). The journal
+    # holds each transition already; the narration would drown the operational log and cost
+    # time between a device frame and its journal line. Its warnings still show; `debug`
+    # brings the narration back.
+    logging.getLogger("transitions").setLevel(
+        number if number <= logging.DEBUG else max(number, logging.WARNING)
+    )
 
 
 def get_logger(name: str | None = None, **initial_values: Any) -> Any:

@@ -90,3 +90,28 @@ def test_before_configuration_the_operational_log_stays_off_stdout(tmp_path) -> 
     )
     assert done.stdout == "done\n"
     assert "journal.rotated" in done.stderr
+
+
+def test_the_state_machine_library_does_not_narrate_each_callback_at_info() -> None:
+    """`transitions` logs every callback it runs at INFO (four lines an input): noise for IT,
+    and time on the path from a device frame to the journal. Its warnings still show, and
+    `--log-level debug` brings the narration back."""
+    from daemon.procedures.thirteen import ThirteenProcedure  # noqa: PLC0415 - after configuring
+
+    out = io.StringIO()
+    configure_logging("info", json=True, stream=out, cache=False)
+    proc = ThirteenProcedure()
+    proc.handle(
+        "device_identified", "device:shuffler", {"device": "shuffler", "approved": True}, 1.0
+    )
+    logging.getLogger("transitions.core").warning("a real problem")
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(line["logger"], line["event"]) for line in lines] == [
+        ("transitions.core", "a real problem")
+    ]
+    configure_logging("debug", json=True, stream=out, cache=False)
+    proc.handle(
+        "device_identified", "device:shuffler", {"device": "shuffler", "approved": True}, 2.0
+    )
+    assert "transitions.core" in out.getvalue().split("a real problem", 1)[1]
+    logging.getLogger("transitions").setLevel(logging.NOTSET)
