@@ -6,6 +6,7 @@ import logging
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import structlog
@@ -62,7 +63,7 @@ def test_console_format_and_bad_level() -> None:
         configure_logging("loud")
 
 
-def test_the_journal_reports_rotation_to_the_operational_log(tmp_path) -> None:
+def test_the_journal_reports_rotation_to_the_operational_log(tmp_path: Path) -> None:
     code = (
         "import sys; from pathlib import Path;"
         "from daemon.logging import configure_logging; configure_logging('info', json=True);"
@@ -78,7 +79,7 @@ def test_the_journal_reports_rotation_to_the_operational_log(tmp_path) -> None:
     assert events == ["journal.rotated"]
 
 
-def test_before_configuration_the_operational_log_stays_off_stdout(tmp_path) -> None:
+def test_before_configuration_the_operational_log_stays_off_stdout(tmp_path: Path) -> None:
     code = (
         "from pathlib import Path;"
         "from daemon.config import JournalConfig; from daemon.journal import Journal;"
