@@ -294,6 +294,12 @@ def test_a_whole_thirteen_round_on_the_real_table_with_simulated_devices(real_ta
             expect(page.locator("#countdown")).to_have_text(re.compile(r"^0[45]:[0-5]\d$"))
             submit_form(page, "enter_arrangement", {"seat": "1", **rows(1)})
             expect(page.locator("#toast")).to_contain_text("Enter arrangement")
+            # An arranged hand is shown in its three rows, the banker's too.
+            for arranged in ("0", "1"):
+                hand = page.locator(f".seat[data-seat='{arranged}'] .arrangement .row")
+                expect(hand).to_have_count(3)
+            tail = page.locator(".seat[data-seat='1'] .row[data-row=tail] .card")
+            expect(tail).to_have_count(5)
 
             # Seat 2 is still arranging when the table's clock passes the five minutes.
             httpx.post(server + "/_sim/jump", params={"seconds": 301})
@@ -362,6 +368,7 @@ def test_a_pai_gow_round_shows_eight_hands_and_the_tiles(tmp_path: Path) -> None
             page.click("[data-action=confirm_deal]")
             submit_form(page, "set_hand", {"seat": "1", **setting(tiles[4:8])})
             expect(page.locator(".seat[data-seat='1'] .card.tile")).to_have_count(4)
+            expect(page.locator(".seat[data-seat='1'] .arrangement .row")).to_have_count(2)
             submit_form(page, "set_banker", setting(tiles[0:4]))
             expect(page.locator(".seat[data-seat='0'] .card.tile")).to_have_count(4)
             page.click("[data-action=open_hands]")

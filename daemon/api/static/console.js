@@ -227,6 +227,32 @@ function cardNode(text) {
   return el("span", red ? "card red" : "card", (m[1] === "T" ? "10" : m[1]) + symbol);
 }
 
+function cardsNode(list) {
+  const cards = el("div", "cards");
+  cards.append(...(list || []).map(cardNode));
+  return cards;
+}
+
+// Once a hand is arranged (Thirteen: head, middle, tail; Pai Gow: front, back) it is shown
+// in its rows, so the settlement can be read against it.
+const ROWS = [
+  ["head", "頭道", "Head"], ["front", "前手", "Front"], ["middle", "中道", "Middle"],
+  ["tail", "尾道", "Tail"], ["back", "後手", "Back"],
+];
+
+function arrangementNode(arrangement, dealt) {
+  const rows = ROWS.filter(([key]) => Array.isArray(arrangement[key]));
+  if (!rows.length) return cardsNode(dealt);
+  const box = el("div", "arrangement");
+  for (const [key, zh, en] of rows) {
+    const row = el("div", "row");
+    row.dataset.row = key;
+    row.append(el("span", "row-label", zh + " " + en), cardsNode(arrangement[key]));
+    box.append(row);
+  }
+  return box;
+}
+
 function seatNode(seat) {
   const node = el("div", "seat");
   node.dataset.seat = seat.seat;
@@ -241,9 +267,8 @@ function seatNode(seat) {
     const cls = bet.bettor === seat.holder ? "holder" : "";
     bets.append(el("span", cls, `${bet.bettor} ${bet.amount}`), "  ");
   }
-  const cards = el("div", "cards");
-  cards.append(...(seat.cards || []).map(cardNode));
-  node.append(title, bets, cards);
+  node.append(title, bets, seat.arrangement ? arrangementNode(seat.arrangement, seat.cards) :
+    cardsNode(seat.cards));
   if (seat.settlement) {
     const s = seat.settlement;
     const text = `${RESULTS[s.result] || s.result} ${s.amount > 0 ? "+" : ""}${s.amount ?? ""}`;
