@@ -276,6 +276,7 @@ class HostLink:
             self._event_number = delivered
             self.counters.missed_events += gap
             return Missed(gap)
-        if gap >= 0x8000:  # the device restarted: its counter began again
-            self._event_number = delivered
+        # A count behind ours without POWERED_UP is a STATUS built while our ACK of an event was
+        # still on the wire (the device counts an event delivered once it has the ACK); a
+        # restart always raises POWERED_UP, handled above. Keep our count.
         return None

@@ -130,6 +130,20 @@ def test_status_reveals_an_event_that_never_arrived() -> None:
     assert link.note_status(Status(0, 0, 0, 5, 0)) == Missed(2)
 
 
+def test_a_status_built_before_our_ack_of_an_event_arrived_is_not_a_restart() -> None:
+    # The device counts an event delivered once it has our ACK; a STATUS it built while that
+    # ACK was on the wire shows one event fewer than we already hold. That is not a power-up
+    # (no POWERED_UP flag), and the next event must not be reported as missed.
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    assert link.note_status(Status(0, 0, 0, 3, 0)) is None
+    link.receive_data(device.say(FaultRaised(4, 4), 1), now=0.0)
+    assert link.note_status(Status(0, 0, 0, 4, 1)) is None
+    _, results = link.receive_data(device.say(FaultGone(5, 4), 2), now=0.0)
+    assert results == [Received(FaultGone(5, 4))]
+    assert link.note_status(Status(0, 0, 0, 5, 0)) is None
+    assert link.counters.missed_events == 0
+
+
 def test_a_restart_that_lost_every_event_since_is_missed_whatever_the_new_count() -> None:
     link, device = HostLink(MESSAGES, timing=TIMING), Device()
     assert link.note_status(Status(0, 0, 0, 8, 0)) is None
