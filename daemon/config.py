@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 DEVICE_NAMES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")
+BAUDRATES = (9600, 19200, 38400, 57600, 115200)  # the range the devices' RS-232 links use
 GAMES = ("thirteen", "paigow")
 
 
@@ -112,6 +113,40 @@ def _approved(items: Any, where: str) -> tuple[ApprovedFirmware, ...]:
     return tuple(out)
 
 
+def _device(name: str, raw: Any) -> DeviceConfig:
+    where = f"devices.{name}"
+    if name not in DEVICE_NAMES:
+        raise ConfigError(f"{where}: unknown device (known: {', '.join(DEVICE_NAMES)})")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"[{where}] must be a table")
+    section = dict(raw)
+    port = _take(section, "port", str, where, None)
+    if not port:
+        raise ConfigError(f"{where}.port: required (a pyserial URL or a device path)")
+    if port.startswith("sim://"):
+        simulated = port.removeprefix("sim://").partition("?")[0]
+        if simulated != name:
+            raise ConfigError(f"{where}.port: {port!r} simulates a {simulated}, not a {name}")
+    baudrate = _take(section, "baudrate", int, where, 115200)
+    if baudrate not in BAUDRATES:
+        raise ConfigError(
+            f"{where}.baudrate: {baudrate} is not one of {', '.join(map(str, BAUDRATES))}"
+        )
+    address = _take(section, "address", int, where, 1)
+    if not 1 <= address <= 127:
+        raise ConfigError(f"{where}.address: {address} is outside 1..127 (the frame's ADDR)")
+    device = DeviceConfig(
+        name=name,
+        port=port,
+        baudrate=baudrate,
+        address=address,
+        enabled=_take(section, "enabled", bool, where, True),
+        approved=_approved(section.pop("approved", []), where),
+    )
+    _no_leftovers(section, where)
+    return device
+
+
 def parse_config(
     data: dict[str, Any], source: str = "<memory>", base: Path | None = None
 ) -> TableConfig:
@@ -134,26 +169,7 @@ def parse_config(
     devices_raw = data.pop("devices", {})
     if not isinstance(devices_raw, dict):
         raise ConfigError("[devices] must be a table")
-    devices: dict[str, DeviceConfig] = {}
-    for name, raw in devices_raw.items():
-        where = f"devices.{name}"
-        if name not in DEVICE_NAMES:
-            raise ConfigError(f"{where}: unknown device (known: {', '.join(DEVICE_NAMES)})")
-        if not isinstance(raw, dict):
-            raise ConfigError(f"[{where}] must be a table")
-        section = dict(raw)
-        port = _take(section, "port", str, where, None)
-        if not port:
-            raise ConfigError(f"{where}.port: required (a pyserial URL or a device path)")
-        devices[name] = DeviceConfig(
-            name=name,
-            port=port,
-            baudrate=_take(section, "baudrate", int, where, 115200),
-            address=_take(section, "address", int, where, 1),
-            enabled=_take(section, "enabled", bool, where, True),
-            approved=_approved(section.pop("approved", []), where),
-        )
-        _no_leftovers(section, where)
+    devices = {name: _device(name, raw) for name, raw in devices_raw.items()}
 
     base = base or Path.cwd()
     journal_raw = data.pop("journal", {})

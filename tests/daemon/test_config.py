@@ -26,6 +26,13 @@ def test_embedded_default_simulates_every_device() -> None:
         ({"devices": {"shuffler": {"baudrate": 9600}}}, "devices.shuffler.port: required"),
         ({"devices": {"shuffler": {"port": "x", "baudrate": "fast"}}}, "expected int"),
         ({"journal": {"durability": "sometimes"}}, "journal.durability"),
+        ({"devices": {"shuffler": {"port": "x", "baudrate": 12}}}, "baudrate: 12 is not one of"),
+        ({"devices": {"shuffler": {"port": "x", "address": 0}}}, "address: 0 is outside 1..127"),
+        ({"devices": {"shuffler": {"port": "x", "address": 128}}}, "address: 128 is outside"),
+        (
+            {"devices": {"shuffler": {"port": "sim://dice_shaker?seed=1"}}},
+            "simulates a dice_shaker, not a shuffler",
+        ),
     ],
 )
 def test_bad_config_names_the_key(data: dict[str, object], message: str) -> None:
