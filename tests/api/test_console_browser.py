@@ -292,6 +292,12 @@ def test_a_whole_thirteen_round_on_the_real_table_with_simulated_devices(real_ta
             page.click("[data-action=open_banker]")
             expect(phase).to_contain_text("Players arrange")
             expect(page.locator("#countdown")).to_have_text(re.compile(r"^0[45]:[0-5]\d$"))
+            # The biggest form open: still one 1280x800 screen, the faults panel on it.
+            page.click("[data-action=enter_arrangement]")
+            assert page.evaluate("document.documentElement.scrollHeight") <= 800
+            for panel in ("#faults", "#action-form button[type=submit]"):
+                box = page.locator(panel).bounding_box()
+                assert box is not None and box["y"] + min(box["height"], 20) <= 800, panel
             submit_form(page, "enter_arrangement", {"seat": "1", **rows(1)})
             expect(page.locator("#toast")).to_contain_text("Enter arrangement")
             # An arranged hand is shown in its three rows, the banker's too.
