@@ -266,6 +266,8 @@ class Table:
         self._changed: asyncio.Condition | None = None
         self._closing = False
         # Accepted inputs in the journal (checkpoints record it), and the last checkpoint's seq.
+        # `use_checkpoint` False replays every input (a cross-check, or a benchmark's baseline).
+        self.use_checkpoint = True
         self._inputs = 0
         self.checkpoint_seq: int | None = None
         self.failure: str | None = None
@@ -331,6 +333,8 @@ class Table:
 
         A checkpoint that does not fit this configuration is passed over: the full replay
         then decides (and names a journal of another game or table)."""
+        if not self.use_checkpoint:
+            return 1, 0
         record = last_event(self.journal_config.dir, CHECKPOINT_EVENT)
         if record is None:
             return 1, 0
