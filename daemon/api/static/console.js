@@ -103,13 +103,10 @@ async function signIn(token) {
   $("login").classList.add("hidden");
   $("console").classList.remove("hidden");
   $("logout").classList.remove("hidden");
-  // The recent journal first, so whoever signs in sees what led here; the push connection
-  // then continues after the last of it, with no gap.
-  if (state.lastSeq === null) {
-    const recent = await api("/api/journal?limit=" + JOURNAL_SHOWN);
-    if (recent.status === 200) for (const event of recent.body.events) addEvent(event);
-  }
   connect();
+  // Whoever signs in also sees what led here: the recent journal goes below the live events
+  // (read beside the push connection, so a long journal never delays it).
+  if (state.lastSeq === null) loadHistory();
   const s = await api("/api/state");
   if (s.status === 200 && !state.wsLive) applyState(s.body.state, s.body.legal);
 }
@@ -344,14 +341,34 @@ function addEvent(event) {
     }
   }
   const list = $("events");
+  list.prepend(eventNode(event));
+  while (list.children.length > JOURNAL_SHOWN) list.lastChild.remove();
+}
+
+function eventNode(event) {
   let cls = "";
   if (event.event === "table.violation") cls = "violation";
   else if (/fault|tilt|hold/.test(event.event)) cls = "fault";
   const time = (event.ts || event.time || "").slice(11, 19);
   const who = event.actor ? " · " + event.actor : "";
   const li = el("li", cls, `#${event.seq} ${time} ${event.event}${who}`);
-  list.prepend(li);
-  while (list.children.length > JOURNAL_SHOWN) list.lastChild.remove();
+  li.dataset.seq = event.seq;
+  return li;
+}
+
+async function loadHistory() {
+  const r = await api("/api/journal?limit=" + JOURNAL_SHOWN);
+  if (r.status !== 200) return;
+  const list = $("events");
+  const shown = [...list.children].map((li) => Number(li.dataset.seq)).filter(Number.isFinite);
+  // Only what is older than every event already pushed, newest first under them.
+  const below = shown.length ? Math.min(...shown) : Infinity;
+  const older = r.body.events.filter((e) => typeof e.seq === "number" && e.seq < below);
+  for (const event of older.reverse()) {
+    if (list.children.length >= JOURNAL_SHOWN) break;
+    list.append(eventNode(event));
+  }
+  if (state.lastSeq === null && older.length) state.lastSeq = older[0].seq;
 }
 
 // --- actions: only the legal ones, as buttons ---
