@@ -487,7 +487,11 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
     @app.get(
         "/api/journal",
         response_model=JournalBody,
-        responses={**_AUTH_ERRORS, 422: {"model": ErrorBody}},
+        responses={
+            **_AUTH_ERRORS,
+            422: {"model": ErrorBody},
+            503: {"model": ErrorBody, "description": "the journal's files could not be read"},
+        },
         tags=["read"],
     )
     async def journal(
@@ -506,11 +510,20 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
             if when is not None and when.utcoffset() is None:
                 raise ApiError(422, "invalid_input", f"{name}: give a timezone (e.g. +08:00 or Z)")
         # The journal is read from its files: off the table's event loop.
-        events = await anyio.to_thread.run_sync(
-            lambda: table.journal_query(
-                round=round, event=event, since=since, until=until, limit=limit
+        try:
+            events = await anyio.to_thread.run_sync(
+                lambda: table.journal_query(
+                    round=round, event=event, since=since, until=until, limit=limit
+                )
             )
-        )
+        except Exception as exc:
+            # A file changed, removed or unreadable: surveillance must hear it, in words.
+            log.error("api.journal_unreadable", error=repr(exc))
+            raise ApiError(
+                503,
+                "journal_unreadable",
+                f"the journal could not be read: {exc} (IT: run `tabled verify-log` on it)",
+            ) from exc
         return JournalBody(events=events)
 
     # --- actions ---

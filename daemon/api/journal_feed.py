@@ -11,12 +11,14 @@ same way.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections import deque
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from daemon.journal import Journal, JournalClosed, Record, SubscriberLagged
+from daemon.journal_format import journal_files, parse_file_name
 
 CATCH_UP_BATCH = 500
 
@@ -44,6 +46,25 @@ def _ts(record: Record) -> datetime | None:
         return None
 
 
+def _first_seq_needed(
+    journal: Journal, durable: int, *, recent_only: bool, since: datetime | None, limit: int
+) -> int:
+    files = [
+        parsed for parsed in (parse_file_name(p.name) for p in journal_files(journal.dir)) if parsed
+    ]
+    start = files[0][0] if files else 1
+    if recent_only and since is None:
+        return max(start, durable - max(1, limit) + 1)
+    if since is not None:
+        # A file's events all come before the first event of the next file, whose day (UTC)
+        # names it: a next file started on a day before `since`'s leaves this one wholly before.
+        day = since.astimezone(UTC).date().isoformat()
+        for (_first, _day), (next_first, next_day) in itertools.pairwise(files):
+            if next_day < day:
+                start = max(start, next_first)
+    return start
+
+
 def query(
     journal: Journal,
     *,
@@ -54,10 +75,23 @@ def query(
     limit: int = 100,
 ) -> list[dict[str, Any]]:
     """`TableFacade.journal_query` over the journal's files (durable events only). It reads the
-    files: call it from a worker thread, not the table's event loop."""
+    files: call it from a worker thread, not the table's event loop.
+
+    Only the files a query needs are read: from the oldest file still on the PC (older ones
+    are archived off it, docs/operations.md), for the recent events only their last lines,
+    and with `since` only the files that can hold events at or after it."""
     durable = journal.durable_seq
+    start = _first_seq_needed(
+        journal,
+        durable,
+        recent_only=round is None and event is None and until is None,
+        since=since,
+        limit=limit,
+    )
     kept: deque[dict[str, Any]] = deque(maxlen=max(1, limit))
-    for record in journal.replay(1):
+    if start > durable:
+        return []
+    for record in journal.replay(start):
         if record.seq > durable:
             break
         if round is not None and str(record.round_id) != round:

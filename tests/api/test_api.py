@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from api_support import TOKENS, auth
 from fake_table import FakeTable, ManualClock
@@ -284,7 +285,10 @@ def test_journal_query_filters_by_round_event_and_time(
     play_to_betting(client)
     clock.advance(3600)
     act(client, "shake_dice")
-    get = lambda **q: client.get("/api/journal", params=q, headers=auth("surveillance"))  # noqa: E731
+
+    def get(**q: Any) -> httpx.Response:
+        r: httpx.Response = client.get("/api/journal", params=q, headers=auth("surveillance"))
+        return r
 
     assert [e["event"] for e in get(round=1).json()["events"]] == [
         "table.open_round",
@@ -380,3 +384,17 @@ def test_a_table_that_cannot_take_the_step_gives_503_naming_it(
     assert r.status_code == 503
     assert r.json()["error"] == "table_unavailable"
     assert "disk full" in r.json()["message"]
+
+
+def test_a_journal_that_cannot_be_read_gives_503_naming_it(
+    client: TestClient, table: FakeTable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unreadable(**kw: Any) -> list[dict[str, Any]]:
+        raise RuntimeError("journal-000000000005-20261130.jsonl line 1 does not follow seq 0")
+
+    monkeypatch.setattr(table, "journal_query", unreadable)
+    r = client.get("/api/journal", params={"round": "3"}, headers=auth("surveillance"))
+    assert r.status_code == 503
+    assert r.json()["error"] == "journal_unreadable"
+    assert "does not follow seq 0" in r.json()["message"]
+    assert "tabled verify-log" in r.json()["message"]

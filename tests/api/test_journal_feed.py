@@ -7,9 +7,12 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from daemon.api import journal_feed
 from daemon.config import JournalConfig
 from daemon.journal import Journal
+from daemon.journal_format import JournalCorrupt
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC).timestamp()
 
@@ -101,3 +104,51 @@ def test_a_live_subscriber_starts_at_the_end(tmp_path: Path) -> None:
             return [event["event"]]
 
     assert asyncio.run(run()) == ["dice.landed"]
+
+
+def _three_days(tmp_path: Path) -> tuple[Wall, list[Path]]:
+    """A journal of three days (a file a day, three rounds each), closed."""
+    wall = Wall()
+    with open_journal(tmp_path, wall) as journal:
+        for day in range(3):
+            for n in range(3):
+                journal.append("bet.placed", actor="dealer:D1", round_id=day * 10 + n, commit=True)
+            wall.now += 86400
+    return wall, sorted(tmp_path.glob("journal-*.jsonl"))
+
+
+def test_queries_still_answer_once_old_files_are_archived_off_the_pc(tmp_path: Path) -> None:
+    # docs/operations.md: closed files go to the vault and are then removed from the PC.
+    wall, files = _three_days(tmp_path)
+    files[0].rename(tmp_path / f"archived-{files[0].name}")
+    with open_journal(tmp_path, wall) as journal:
+
+        def seqs(**kw: Any) -> list[int]:
+            return [e["seq"] for e in journal_feed.query(journal, **kw)]
+
+        head = journal.durable_seq  # reopening journaled events of its own after seq 9
+        assert seqs(limit=2) == [head - 1, head]
+        assert [e["round"] for e in journal_feed.query(journal, round="21")] == [21]
+        assert seqs(round="1") == []  # archived: in the vault, not on the PC
+        rounds = [e["round"] for e in journal_feed.query(journal, event="bet.placed")]
+        assert rounds == [10, 11, 12, 20, 21, 22]
+
+
+def test_recent_and_since_queries_read_only_the_files_they_need(tmp_path: Path) -> None:
+    wall, files = _three_days(tmp_path)
+    with open_journal(tmp_path, wall) as journal:
+        # The oldest file changed under the daemon: a query that reads it says so (the chain is
+        # checked as it is read); the console's recent events and surveillance's "since this
+        # morning" never open it.
+        files[0].write_text(files[0].read_text().replace("dealer:D1", "dealer:X1", 1))
+        with pytest.raises(JournalCorrupt):
+            journal_feed.query(journal, round="0")
+        head = journal.durable_seq
+        assert [e["seq"] for e in journal_feed.query(journal, limit=3)] == [
+            head - 2,
+            head - 1,
+            head,
+        ]
+        third_day = datetime(2026, 12, 1, 0, 0, tzinfo=UTC)
+        bets = journal_feed.query(journal, event="bet.placed", since=third_day)
+        assert [e["round"] for e in bets] == [20, 21, 22]
