@@ -99,7 +99,9 @@ def render(
     """The exposition text. `extra` adds API counters: {metric name: {label value: count}}."""
     base = {"table": table}
     w = _Writer()
-    w.family("tabled_rounds_total", "counter", "Rounds settled or voided at this table.")
+    w.family(
+        "tabled_rounds_total", "counter", "Rounds settled at this table since the daemon started."
+    )
     w.sample("tabled_rounds_total", base, m.rounds_total)
     w.family("tabled_violations_total", "counter", "Procedure violations by regulation article.")
     for article, n in sorted(m.violations_by_article.items()):

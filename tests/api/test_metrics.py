@@ -35,3 +35,10 @@ def test_exposition_escapes_labels_and_writes_each_family_once() -> None:
     assert text.endswith("\n")
     for line in text.splitlines():
         assert line.startswith("#") or line.rsplit(" ", 1)[1].replace(".", "").isdigit()
+
+
+def test_the_rounds_counter_says_what_the_table_counts() -> None:
+    # The runtime counts `round.settled` events (daemon/table.py); a voided round is not one.
+    text = render(TableMetrics(rounds_total=1), "T01")
+    help_line = "# HELP tabled_rounds_total Rounds settled at this table since the daemon started."
+    assert help_line in text.splitlines()
