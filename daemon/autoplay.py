@@ -44,6 +44,7 @@ from daemon.rules import thirteen as rules13
 from daemon.rules.cards import parse_card
 from daemon.table import Table, TableError
 from drivers.clock import TimerHandle
+from drivers.shoe_reader import card_name
 
 log = structlog.get_logger("tabled.autoplay")
 
@@ -316,6 +317,7 @@ class Autoplay:
         violation_share: float = 0.3,
         late_share: float = 0.1,
         foul_share: float = 0.15,
+        entered_share: float = 0.5,
         clock: SimulationClock | None = None,
         progress: Callable[[str], None] | None = None,
     ) -> None:
@@ -327,6 +329,9 @@ class Autoplay:
         self.violation_share = violation_share
         self.late_share = late_share
         self.foul_share = foul_share
+        # The share of misread cards the dealer saw and enters by hand for a supervisor to
+        # approve (the override); the others cannot be established and the deal is voided.
+        self.entered_share = entered_share
         self.clock = clock
         self.progress = progress or (lambda _line: None)
         self.summary = Summary(table.config.game, table.config.table_id)
@@ -334,6 +339,7 @@ class Autoplay:
         self._struck = False
         self._conditions: list[tuple[str, str]] = []
         self._untrusted_deal = False
+        self._misread_card: str | None = None
         self._settled = False
         self._tiles: list[str] = []
         self._tile_cursor = 0
@@ -487,7 +493,16 @@ class Autoplay:
                 # lost) leaves a deal that cannot be put right in order: it is voided (Art. 4).
                 shoe = faults.get("shoe_reader")
                 if suspended == "DEALING" and shoe is not None and shoe.get("kind") == "tilt":
-                    self._untrusted_deal = True
+                    # A misread card the dealer saw may be entered by hand instead (Art. 4,
+                    # the deal put right in order), if a supervisor approves it.
+                    entered = (
+                        getattr(self.proc, "misread", None) is not None
+                        and self._misread_card is not None
+                        and self.rng.random() < self.entered_share
+                    )
+                    self._untrusted_deal = not entered
+                    if not entered:
+                        self._misread_card = None
                 return
             await self.table.wait_for(lambda: False, 0.05)
         result = await self.table.act(
@@ -593,6 +608,16 @@ class Autoplay:
             await self.act("void_deal", {"reason": "a card was misread"}, role="supervisor")
             self.summary.voided += 1
             return
+        if proc.misread is not None and self._misread_card is not None:
+            # The dealer shows the card the reader missed and enters it; the pit approves.
+            card, self._misread_card = self._misread_card, None
+            await self.act("propose_card", {"card": card, "note": "autoplay: shown face up"})
+            await self.act(
+                "approve_override",
+                {"reason": "autoplay: the card checked on camera"},
+                role="supervisor",
+            )
+            self.summary.supervisor["approve_override"] += 1
         if self.plan.violations and proc.bets:
             bet = dict(proc.bets[0])
             await self.attempt(
@@ -618,6 +643,13 @@ class Autoplay:
                 await self.wait(lambda: proc.phase != "DEALING", "the shoe's fault")
                 return
             if reply.get("reader") == "misread":
+                # The card the dealer holds up (the simulator says what it was).
+                drawn = reply.get("drawn")
+                self._misread_card = (
+                    card_name(int(drawn["rank"]), int(drawn["suit"]))
+                    if isinstance(drawn, dict) and "rank" in drawn
+                    else None
+                )
                 await self.wait(lambda: proc.phase != "DEALING", "the misread")
                 return
             await self.wait(

@@ -75,7 +75,7 @@ from drivers.base import (
 from drivers.clock import Clock, MonotonicClock, TimerHandle
 from drivers.dice_shaker import DiceInvalid, DiceThrown
 from drivers.registry import driver_class
-from drivers.shoe_reader import CardDrawn, ShoeReaderDriver
+from drivers.shoe_reader import CardDrawn, Misread, ShoeReaderDriver
 from drivers.shuffler import ShuffleCompleted, ShufflerDriver
 from drivers.timer_bell import TimerBellDriver
 
@@ -268,6 +268,7 @@ class Table:
         # Accepted inputs in the journal (checkpoints record it), and the last checkpoint's seq.
         # `use_checkpoint` False replays every input (a cross-check, or a benchmark's baseline).
         self.use_checkpoint = True
+        self._misread_taken = False
         self._inputs = 0
         self.checkpoint_seq: int | None = None
         self.failure: str | None = None
@@ -650,6 +651,9 @@ class Table:
         elif isinstance(event, DeviceFault):
             if event.kind in SHUFFLE_RESULT_FAULTS or event.kind == "unapproved_firmware":
                 return  # judged with the shuffle's result / the identity at equipment check
+            if event.kind == "misread" and self._misread_taken:
+                self._misread_taken = False
+                return  # the procedure took the misread itself (and tilted)
             await self._device_input(
                 driver, "fault_reported", {"device": name, "fault": event.kind}, received
             )
@@ -685,6 +689,14 @@ class Table:
             # reads no dice for an invalid throw, so none are sent.
             invalid = {"valid": False, "reason": event.reason, "die": event.die}
             await self._device_input(driver, "dice_landed", invalid, received)
+        elif isinstance(event, Misread):
+            # A card went past the reader unread: its place in the deal is known, its face is
+            # not. The procedure tilts and keeps the place for a card entered by hand (an
+            # override a supervisor approves); the fault that follows says the same thing.
+            fed = await self._device_input(
+                driver, "card_read", {"misread": True, "index": event.sequence}, received
+            )
+            self._misread_taken = fed is not None and fed.accepted
         elif isinstance(event, CardDrawn):
             if event.out_of_phase:
                 return  # not a card of the deal: its card_out_of_phase fault follows

@@ -503,7 +503,11 @@ class ThirteenProcedure(Procedure):
     # ---- the deal ---------------------------------------------------------------------------
 
     def _check_card_read(self, payload: Mapping[str, Any], now: float) -> None:
-        if not isinstance(payload.get("card"), str):
+        # A misread: a card went past the reader unread (the wire names none).
+        if flag(payload, "misread", ART_2B, False):
+            if payload.get("card") is not None:
+                raise Refused(ART_2B, "a misread names no card")
+        elif not isinstance(payload.get("card"), str):
             raise Refused(ART_2B, "card must be a string")
         if self.override is not None:
             raise Refused(
@@ -514,14 +518,15 @@ class ThirteenProcedure(Procedure):
             integer(payload, "index", ART_2B, 1)
 
     def _apply_card_read(self, payload: Mapping[str, Any], now: float) -> None:
-        card = _card_name(payload["card"])
+        raw = payload.get("card")
+        card = None if raw is None else _card_name(raw)
         if card is None:
             due = len(self.dealt) + 1
             if payload.get("index", due) == due and self.misread is None:
                 # Its place is known: the dealer may enter it by hand once the reader is
                 # healthy, and a supervisor approve it (Art. 4: the deal is put right in order).
-                self.misread = {"index": due, "seat": self.order[due - 1], "read": payload["card"]}
-            self.tilt("shoe_reader", f"misread {payload['card']!r}", now)
+                self.misread = {"index": due, "seat": self.order[due - 1], "read": raw}
+            self.tilt("shoe_reader", "misread" if raw is None else f"misread {raw!r}", now)
             return
         if any(d["card"] == card for d in self.dealt):
             self.tilt("shoe_reader", f"duplicate card {card}", now)

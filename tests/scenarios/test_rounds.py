@@ -440,7 +440,7 @@ def test_a_misread_mid_deal_voids_the_deal_and_it_is_dealt_again_on_the_same_dic
         table, _ = make_table(config)
         await table.start()
         try:
-            player = quiet_autoplay(table, key)
+            player = quiet_autoplay(table, key, entered_share=0.0)  # the card not established
             await play_until(player, "DEALING")
             proc = table.procedure
             dice, bets, first = list(proc.dice), list(proc.bets), proc.first_seat
@@ -463,6 +463,55 @@ def test_a_misread_mid_deal_voids_the_deal_and_it_is_dealt_again_on_the_same_dic
             assert proc.phase == "BANKER_ARRANGING"
         finally:
             await table.stop()
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
+
+
+def test_a_misread_card_entered_by_hand_and_approved_takes_its_place_in_the_deal(
+    tmp_path: Path,
+) -> None:
+    """The override end to end: the reader misses card #13, the table tilts; once the reader is
+    healthy and the TILT cleared, the dealer enters the card he shows, the supervisor approves
+    it with a reason, and the deal goes on from #14 with the reader's own count."""
+    key, world = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key, entered_share=1.0)
+            await play_until(player, "DEALING")
+            proc = table.procedure
+            await draw(player, 12)
+            world.inject("shoe_reader", "misread")
+            await player._thirteen_step("DEALING")  # the dealer draws #13: the reader misses it
+            await until(table, lambda: proc.phase == "TILT", "the TILT")
+            assert proc.misread == {"index": 13, "seat": proc.order[12], "read": None}
+            await player.supervise()
+            assert proc.phase == "DEALING"
+            await player._thirteen_step("DEALING")
+            assert proc.phase == "BANKER_ARRANGING"
+            assert not proc.voided_deals
+            assert len({d["card"] for d in proc.dealt}) == 52
+            assert proc.dealt[12]["entered"] == {"by": "dealer:D1", "approved_by": "supervisor:S1"}
+            assert len(proc.dealt) == 52
+            assert player.summary.supervisor["approve_override"] == 1
+        finally:
+            await table.stop()
+        lines = journal_lines(tmp_path / "j")
+        names = [r["event"] for r in lines]
+        assert names.count("override.proposed") == names.count("override.approved") == 1
+        approved = next(r for r in lines if r["event"] == "override.approved")
+        assert approved["actor"] == "supervisor:S1"
+        assert approved["payload"]["proposed_by"] == "dealer:D1"
+        assert approved["payload"]["reason"] == "autoplay: the card checked on camera"
+        dealt = [r["payload"] for r in lines if r["event"] == "card.dealt"]
+        assert dealt[12]["card"] == approved["payload"]["card"] and dealt[12]["index"] == 13
+        assert [d["index"] for d in dealt] == list(range(1, 53))
 
     try:
         asyncio.run(main())
