@@ -17,9 +17,11 @@ is durable.
 Every accepted input is journaled as `table.input` (the replay record: action, actor, payload
 and the table time it carried), followed by the procedure's own events; the last line of the
 group is the commit point, so `act` returns only when the whole group is on disk. A refused
-input is journaled as the procedure's `table.violation` and changes nothing. A restart replays
-every `table.input` into a fresh procedure and feeds `recovered`, so the table comes back in
-HOLD with the round as it was; that input is journaled like any other.
+input is journaled as the procedure's `table.violation` and changes nothing. The input that
+ends a round also journals a `table.checkpoint` (the procedure's whole state). A restart
+restores the last checkpoint, replays the `table.input` lines after it and feeds `recovered`,
+so the table comes back in HOLD with the round as it was; that input is journaled like any
+other. docs/table.md tells the whole runtime.
 
 Table time (the `now` every input carries, and the deadlines the procedure keeps) is the wall
 clock read once at start, then advanced by the monotonic driver clock, and never earlier than
