@@ -675,7 +675,7 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
             await ws.send_json({"type": "error", "error": exc.error, "message": exc.message})
             await ws.close(4429 if exc.status == 429 else 4401)
             return
-        await _push(ws, table, who, after)
+        await _push(ws, table, who, after, lambda: tokens.lookup(token) == who)
 
     return app
 
@@ -712,8 +712,15 @@ async def _read_act_request(request: Request) -> ActRequest:
         raise ApiError(422, "invalid_input", "; ".join(problems)) from None
 
 
-async def _push(ws: WebSocket, table: TableFacade, who: Principal, after: int | None) -> None:
-    """Forward durable events to one console; a state message follows each burst of them."""
+async def _push(
+    ws: WebSocket,
+    table: TableFacade,
+    who: Principal,
+    after: int | None,
+    still_valid: Callable[[], bool],
+) -> None:
+    """Forward durable events to one console; a state message follows each burst of them.
+    A token withdrawn meanwhile (tokens file) ends the feed at the next event."""
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=10_000)
     subscription = table.subscribe(after)
 
@@ -737,6 +744,17 @@ async def _push(ws: WebSocket, table: TableFacade, who: Principal, after: int | 
             async def forward() -> None:
                 while True:
                     event = await queue.get()
+                    if not still_valid():
+                        await ws.send_json(
+                            {
+                                "type": "error",
+                                "error": "unauthorized",
+                                "message": f"the token of {who.actor} has been withdrawn",
+                            }
+                        )
+                        await ws.close(4401)
+                        tasks.cancel_scope.cancel()
+                        return
                     await ws.send_json({"type": "event", "event": event})
                     if queue.empty():
                         await state()

@@ -119,3 +119,23 @@ def test_configured_origins_may_push_too(table: FakeTable, tokens_file: Path) ->
         ok = _hello_answer(c, {"origin": "https://pit-display.casino.example"})
         assert ok["type"] == "hello"
         assert _hello_answer(c, {"origin": "https://other.example"})["code"] == 4403
+
+
+def test_a_withdrawn_token_loses_the_live_feed_at_the_next_event(
+    client: TestClient, tokens_file: Path
+) -> None:
+    with client.websocket_connect("/api/events") as ws:
+        ws.send_json({"token": TOKENS["surveillance"][1], "after": None})
+        assert ws.receive_json()["type"] == "hello"
+        assert ws.receive_json()["type"] == "state"
+        # IT withdraws the token (docs/operations.md: `disabled = true`, entry kept).
+        text = tokens_file.read_text()
+        actor_line = f'actor = "{TOKENS["surveillance"][0]}"'
+        tokens_file.write_text(text.replace(actor_line, actor_line + "\ndisabled = true"))
+        assert client.post("/api/actions/open_round", headers=auth("dealer")).status_code == 200
+        message = ws.receive_json()
+        assert message["type"] == "error"
+        assert message["error"] == "unauthorized"
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+        assert closed.value.code == 4401
