@@ -276,7 +276,10 @@ class HostLink:
             self._event_number = delivered
             self.counters.missed_events += gap
             return Missed(gap)
-        # A count behind ours without POWERED_UP is a STATUS built while our ACK of an event was
-        # still on the wire (the device counts an event delivered once it has the ACK); a
-        # restart always raises POWERED_UP, handled above. Keep our count.
+        if gap >= 0x8000 and (status.events - last) & 0xFFFF >= 0x8000:
+            # Even its whole counter, queued events included, is behind ours: it restarted and
+            # its counter began again.
+            self._event_number = delivered
+        # Otherwise only `delivered` is behind: the STATUS was built while our ACK of an event
+        # was on the wire (it counts an event delivered once it has the ACK). Keep our count.
         return None

@@ -144,6 +144,20 @@ def test_a_status_built_before_our_ack_of_an_event_arrived_is_not_a_restart() ->
     assert link.counters.missed_events == 0
 
 
+def test_a_counter_wholly_behind_ours_is_a_restart_even_when_its_power_up_was_seen_at_connect() -> (
+    None
+):
+    # The POWERED_UP flag went to the connect's own STATUS; the next poll shows a counter,
+    # queued events included, below the last event we hold: the count restarts from there.
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    assert link.note_status(Status(0, 0, 0, 56, 0)) is None
+    link.receive_data(device.say(FaultRaised(57, 4), 1), now=0.0)
+    assert link.note_status(Status(0, 0, 0, 2, 0)) is None
+    _, results = link.receive_data(device.say(FaultGone(3, 4), 2), now=0.0)
+    assert results == [Received(FaultGone(3, 4))]
+    assert link.note_status(Status(0, 0, 0, 4, 0)) == Missed(1)
+
+
 def test_a_restart_that_lost_every_event_since_is_missed_whatever_the_new_count() -> None:
     link, device = HostLink(MESSAGES, timing=TIMING), Device()
     assert link.note_status(Status(0, 0, 0, 8, 0)) is None
