@@ -82,7 +82,7 @@ def mermaid(game: str, faults: bool = True) -> str:
 
 def dot(game: str, faults: bool = True) -> str:
     cls = GAMES[game]
-    lines = [f'digraph "{game}" {{', "  rankdir=LR;", '  node [shape=box, style="rounded"];']
+    lines = [f'digraph "{game}" {{', "  rankdir=TB;", '  node [shape=box, style="rounded"];']
     lines += [f'  "{name}";' for name in states(game, faults)]
     lines.append(f'  "__start" [shape=point]; "__start" -> "{cls.INITIAL.name}";')
     for source, dest, label in edges(game, faults):

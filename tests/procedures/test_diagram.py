@@ -70,3 +70,17 @@ def test_svg_needs_graphviz(tmp_path: Path) -> None:
     else:
         assert result.returncode == 0
         assert (tmp_path / "p.svg").read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz's dot")
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_the_png_reads_down_a_page_for_approval_documents(game: str, tmp_path: Path) -> None:
+    """The procedure runs top to bottom, so the picture fits a portrait page (left to right,
+    Thirteen was 5,325 x 473 pixels: unreadable once printed)."""
+    target = tmp_path / f"{game}.png"
+    result = tabled("diagram", game, "--no-faults", "-o", str(target))
+    assert result.returncode == 0, result.stderr
+    header = target.read_bytes()[:24]
+    assert header.startswith(b"\x89PNG")
+    width, height = int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+    assert height > width / 2, (width, height)
