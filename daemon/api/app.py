@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from importlib.resources import files
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import anyio
 import structlog
@@ -685,12 +686,14 @@ def _origin_key(origin: str) -> str:
 
 
 def _same_origin(ws: WebSocket, origin: str) -> bool:
-    """Whether `origin` is the page this daemon serves at the address the socket was opened on."""
+    """Whether `origin` names the host (and port) the socket was opened on: the console's own
+    page. The scheme is not compared, so the console behind a TLS reverse proxy that passes
+    the Host header on (https outside, http to the daemon) is still its own origin."""
     host = ws.headers.get("host")
     if not host:
         return False
-    scheme = "https" if ws.url.scheme == "wss" else "http"
-    return _origin_key(origin) == f"{scheme}://{host.strip().lower()}"
+    parts = urlsplit(_origin_key(origin))
+    return parts.scheme in ("http", "https") and parts.netloc == host.strip().lower()
 
 
 async def _read_act_request(request: Request) -> ActRequest:
