@@ -699,6 +699,13 @@ class Autoplay:
         elif phase == "SHAKING":
             await self.wait(lambda: proc.phase != "SHAKING", "the dice")
         elif phase == "DEALING":
+            if self.plan.violations and proc.bets:
+                bet = proc.bets[0]
+                await self.attempt(
+                    "place_bet",
+                    {"player": bet["player"], "seat": bet["seat"], "amount": bet["amount"] * 2},
+                    "bet raised after the shake",
+                )
             self._deal_tiles(proc)
             await self.act("confirm_deal")
         elif phase == "SETTING":

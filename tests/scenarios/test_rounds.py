@@ -517,3 +517,33 @@ def test_a_misread_card_entered_by_hand_and_approved_takes_its_place_in_the_deal
         asyncio.run(main())
     finally:
         forget_world(key)
+
+
+def test_paigow_autoplay_attempts_a_bet_after_the_shake_and_it_is_refused(tmp_path: Path) -> None:
+    """Art. 2(7): the bets close at the shake; the scripted dealer's attempt to raise a bet
+    after it is refused and journaled, citing that article."""
+    key, _ = new_world()
+    config = table_config(tmp_path / "j", game="paigow", world=key)
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            summary = await quiet_autoplay(table, key, rounds=2, violation_share=1.0).run()
+            assert summary.attempted["bet raised after the shake"] == 2
+            assert summary.violations["Portaria 15/90/M Art. 2(7)"] == 2
+        finally:
+            await table.stop()
+        refused = [
+            r["payload"]
+            for r in journal_lines(tmp_path / "j")
+            if r["event"] == "table.violation" and r["payload"]["action"] == "place_bet"
+        ]
+        assert [(v["phase"], v["article"]) for v in refused] == [
+            ("DEALING", "Portaria 15/90/M Art. 2(7)")
+        ] * 2
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
