@@ -93,6 +93,9 @@ SUPERVISOR_CLEARS = ("clear_hold", "clear_tilt", "void_round")
 # Faults a shuffle's own result reports: the procedure judges the result, so these are not fed a
 # second time as separate faults.
 SHUFFLE_RESULT_FAULTS = frozenset({"wrong_count", "foreign_card", "unreadable_card", "sort_mode"})
+# Faults a card's own read reports (a misread, a duplicate): when the procedure tilted on the
+# read, the fault that follows it is not fed a second time.
+CARD_RESULT_FAULTS = frozenset({"misread", "duplicate_card"})
 RECENT_VIOLATIONS = 50
 
 
@@ -270,7 +273,7 @@ class Table:
         # Accepted inputs in the journal (checkpoints record it), and the last checkpoint's seq.
         # `use_checkpoint` False replays every input (a cross-check, or a benchmark's baseline).
         self.use_checkpoint = True
-        self._misread_taken = False
+        self._card_fault_taken = False
         self._inputs = 0
         self.checkpoint_seq: int | None = None
         self.failure: str | None = None
@@ -653,9 +656,9 @@ class Table:
         elif isinstance(event, DeviceFault):
             if event.kind in SHUFFLE_RESULT_FAULTS or event.kind == "unapproved_firmware":
                 return  # judged with the shuffle's result / the identity at equipment check
-            if event.kind == "misread" and self._misread_taken:
-                self._misread_taken = False
-                return  # the procedure took the misread itself (and tilted)
+            if event.kind in CARD_RESULT_FAULTS and self._card_fault_taken:
+                self._card_fault_taken = False
+                return  # the procedure found it in the card's own read (and tilted)
             await self._device_input(
                 driver, "fault_reported", {"device": name, "fault": event.kind}, received
             )
@@ -698,12 +701,18 @@ class Table:
             fed = await self._device_input(
                 driver, "card_read", {"misread": True, "index": event.sequence}, received
             )
-            self._misread_taken = fed is not None and fed.accepted
+            self._card_fault_taken = (
+                fed is not None and fed.accepted and fed.outcome.phase == "TILT"
+            )
         elif isinstance(event, CardDrawn):
             if event.out_of_phase:
                 return  # not a card of the deal: its card_out_of_phase fault follows
             card = {"card": event.card, "face_up": event.face_up, "index": event.sequence}
-            await self._device_input(driver, "card_read", card, received)
+            fed = await self._device_input(driver, "card_read", card, received)
+            # A duplicate the procedure found tilts it; the reader's own fault says the same.
+            self._card_fault_taken = (
+                fed is not None and fed.accepted and fed.outcome.phase == "TILT"
+            )
         else:
             translated = translate_device_event(event)
             if translated is None:

@@ -547,3 +547,40 @@ def test_paigow_autoplay_attempts_a_bet_after_the_shake_and_it_is_refused(tmp_pa
         asyncio.run(main())
     finally:
         forget_world(key)
+
+
+@pytest.mark.parametrize("fault", ["duplicate_card", "misread"])
+def test_a_bad_read_tilts_once_and_the_supervisor_clears_at_the_first_try(
+    tmp_path: Path, fault: str
+) -> None:
+    """The procedure finds a duplicate or a misread in the read itself; the reader's fault that
+    follows it is the same fact, not a second TILT (which re-latched the reader as unhealthy
+    after it had reported healthy, and refused the supervisor's clear as a violation)."""
+    key, world = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key, entered_share=0.0)
+            await play_until(player, "DEALING")
+            proc = table.procedure
+            await draw(player, 5)
+            world.inject("shoe_reader", fault)
+            await player.control_request({"op": "draw"})
+            await until(table, lambda: proc.phase == "TILT", "the TILT")
+            await until(table, table.quiet, "the reader disarmed")
+            await player.supervise()
+            assert proc.phase == "DEALING"
+        finally:
+            await table.stop()
+        lines = journal_lines(tmp_path / "j")
+        tilts = [r for r in lines if r["event"] == "table.tilted"]
+        assert len(tilts) == 1, [t["payload"] for t in tilts]
+        assert not [r for r in lines if r["event"] == "table.violation"]
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
