@@ -659,7 +659,10 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
                 await ws.close(4401)
             return
         try:
-            hello = json.loads(raw)
+            try:
+                hello = json.loads(raw)
+            except RecursionError:
+                raise ValueError("the first message is nested too deeply to read") from None
             if not isinstance(hello, dict):
                 raise ValueError("expected an object")
             token, after = hello.get("token"), hello.get("after")
@@ -704,6 +707,8 @@ async def _read_act_request(request: Request) -> ActRequest:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ApiError(400, "malformed_json", f"body is not JSON: {exc}") from None
+    except RecursionError:
+        raise ApiError(400, "malformed_json", "body is nested too deeply to read") from None
     if not isinstance(data, dict):
         raise ApiError(422, "invalid_input", "body: expected a JSON object")
     try:

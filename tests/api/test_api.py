@@ -196,6 +196,14 @@ def test_a_request_without_a_token_is_refused_before_its_body_is_read(
             "odds",
         ),
         ("open_round", b"{" + b" " * 70_000 + b"}", 413, "body_too_large", "65536"),
+        # Within the size limit but nested past what a parser's recursion takes.
+        (
+            "place_bet",
+            b'{"payload": {"seat": ' + b"[" * 30_000 + b"]" * 30_000 + b"}}",
+            400,
+            "malformed_json",
+            "nested",
+        ),
     ],
 )
 def test_bad_input_gets_a_4xx_naming_the_problem_and_changes_nothing(  # noqa: PLR0917 - one argument per column of the case table

@@ -61,6 +61,7 @@ def test_a_console_that_reconnects_gets_what_it_missed_first(
         ("not json", 4400, "invalid_input"),
         ('{"token": 5}', 4400, "invalid_input"),
         ('{"token": "x", "after": "3"}', 4400, "invalid_input"),
+        ("[" * 30_000 + "]" * 30_000, 4400, "invalid_input"),
     ],
 )
 def test_a_push_connection_without_a_valid_token_is_closed(
