@@ -124,3 +124,23 @@ def test_the_guides_client_commands_are_ones_the_table_accepts() -> None:
     for phase in [p for pair in phases for p in pair]:
         assert phase in thirteen.Phase.__members__, f"no phase {phase!r}"
     assert set(PARAMS["thirteen"]) >= set(specs)
+
+
+def test_every_tabled_command_line_in_the_guide_uses_options_that_exist() -> None:
+    commands = ("run", "devices", "verify-log", "token", "status", "act", "journal")
+    pattern = re.compile(rf"\btabled ({'|'.join(commands)})\b([^`#\n]*)")
+    seen: set[str] = set()
+    helps: dict[str, str] = {}
+    for command, rest in pattern.findall(GUIDE.read_text()):
+        if command not in helps:
+            helps[command] = subprocess.run(
+                [str(Path(sys.executable).with_name("tabled")), command, "--help"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            ).stdout
+        for option in re.findall(r"(?<!\S)(--[a-z][a-z-]*)", rest):
+            assert option in helps[command], f"tabled {command} has no {option}"
+            seen.add(f"{command} {option}")
+    assert {"journal --follow", "verify-log --expect", "token --append"} <= seen
