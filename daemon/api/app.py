@@ -192,6 +192,16 @@ class BodyLimit:
         await response(scope, receive, send)
 
 
+class _Revalidated(StaticFiles):
+    """The console's script and style, checked with the daemon (ETag) on every load: after an
+    upgrade, reloading the page never runs the old script against the new page."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        response = super().file_response(*args, **kwargs)
+        response.headers["Cache-Control"] = "no-cache"
+        return response
+
+
 # --- payload checks against the action's ParamSpecs -------------------------------------------
 
 
@@ -395,7 +405,7 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
         redoc_url=None,
     )
     app.add_middleware(BodyLimit, limit=max_body)
-    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    app.mount("/static", _Revalidated(directory=str(STATIC)), name="static")
     gate = _Gate(table, tokens, limiter, auth_max_failures, auth_lockout)
     app.state.gate = gate
     refused = gate.refused

@@ -364,6 +364,17 @@ def test_openapi_schema_documents_every_endpoint_and_the_bearer_scheme(
     assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
 
 
+def test_the_consoles_scripts_are_revalidated_so_an_upgrade_is_one_reload(
+    client: TestClient,
+) -> None:
+    # The page itself is no-store; its script and style must not be kept from the old version.
+    for path in ("/static/console.js", "/static/console.css"):
+        r = client.get(path)
+        assert r.status_code == 200
+        assert "no-cache" in r.headers["Cache-Control"], path
+        assert r.headers.get("ETag")
+
+
 def test_the_console_page_is_served_with_a_strict_content_policy(client: TestClient) -> None:
     r = client.get("/")
     assert r.status_code == 200
