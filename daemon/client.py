@@ -354,6 +354,10 @@ def journal_main(argv: Sequence[str] | None = None) -> int:
     return _run(work)
 
 
+# The push feed's refusals, as the HTTP statuses the exit codes are chosen by.
+WS_ERROR_STATUS = {"unauthorized": 401, "rate_limited": 429, "forbidden_origin": 403}
+
+
 def _follow(
     api: Api, last: int, wanted: Callable[[dict[str, Any]], bool], show: Callable[..., None]
 ) -> NoReturn:
@@ -369,7 +373,7 @@ def _follow(
                     message = json.loads(raw)
                     if message.get("type") == "error":
                         raise ClientError(
-                            401 if message.get("error") == "unauthorized" else 400,
+                            WS_ERROR_STATUS.get(str(message.get("error")), 400),
                             message.get("message", "refused"),
                         )
                     if message.get("type") != "event":

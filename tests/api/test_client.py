@@ -215,3 +215,10 @@ def test_the_act_example_is_one_the_real_table_accepts() -> None:
     for action, args in examples:
         payload = dict(parse_assignment(a) for a in args.split())
         assert check_payload(specs[action], payload) is None, f"tabled act {action}{args}"
+
+
+def test_a_refused_follow_exits_as_not_allowed_whatever_the_refusal() -> None:
+    from daemon.client import EXIT_AUTH, WS_ERROR_STATUS, _exit_code  # noqa: PLC0415
+
+    for error in ("unauthorized", "rate_limited", "forbidden_origin"):
+        assert _exit_code(WS_ERROR_STATUS[error]) == EXIT_AUTH, error
