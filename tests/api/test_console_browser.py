@@ -440,6 +440,10 @@ def test_a_tilt_mid_deal_on_the_real_table_and_who_signs_in_then(real_table: str
             expect(supervisor.locator("#events")).to_contain_text("table.tilted")
             for button in ("#logout", "#link"):
                 assert supervisor.locator(button).bounding_box()["height"] < 45, button
+            # Who is signed in, and as what, both in view.
+            expect(supervisor.locator("#actor .role")).to_contain_text("supervisor")
+            role_box = supervisor.locator("#actor .role").bounding_box()
+            assert role_box is not None and role_box["x"] + role_box["width"] <= 1280
             submit_form(supervisor, "clear_tilt", {"__reason": "reader lens cleaned"})
             expect(supervisor.locator("#hold-banner")).to_be_hidden()
             expect(page.locator("#hold-banner")).to_be_hidden()

@@ -126,7 +126,10 @@ function connect() {
       state.wsLive = true;
       setLink(true);
       state.retry = 500;
-      $("actor").textContent = data.actor + " · " + data.role;
+      const roles = { dealer: "荷官", supervisor: "主任", surveillance: "監控", admin: "管理" };
+      $("actor").replaceChildren(el("span", "name", data.actor),
+        el("span", "role muted", (roles[data.role] || "") + " " + data.role));
+      $("actor").title = data.actor + " · " + data.role;
     } else if (data.type === "state") {
       state.stateSeq = state.lastSeq || 0;
       if (state.awaitingPush !== null && state.stateSeq >= state.awaitingPush) {
