@@ -431,6 +431,11 @@ def test_a_tilt_mid_deal_on_the_real_table_and_who_signs_in_then(real_table: str
             expect(faults).to_contain_text("shoe_reader: misread")
             expect(faults).not_to_contain_text("undefined")
             expect(page.locator("#actions button")).to_have_count(0)
+            # Every device's link is in view; a cable pulled shows on its name at once.
+            expect(page.locator("#devices .device.up")).to_have_count(4)
+            control(op="unplug", device="timer_bell")
+            expect(page.locator("#devices .device.down")).to_have_text("✕ timer bell")
+            control(op="plug", device="timer_bell")
 
             # The supervisor signs in on a fresh page: the journal so far is there at once.
             supervisor = browser.new_page(viewport={"width": 1280, "height": 800})

@@ -183,8 +183,20 @@ function applyState(snapshot, legal) {
   renderList("faults", snapshot.faults || [], faultText,
     (f) => (f.cleared ? "cleared" : f.healthy ? "healthy" : ""));
   renderOverride(snapshot.override);
+  renderDevices(snapshot.devices || {});
   renderActions();
   tick();
+}
+
+// Each device's link, as the table sees it: a device down shows before anyone acts.
+function renderDevices(devices) {
+  $("devices").replaceChildren(...Object.entries(devices).map(([name, link]) => {
+    const chip = el("span", "device " + (link === "up" ? "up" : "down"),
+      (link === "up" ? "● " : "✕ ") + name.replace("_", " "));
+    chip.dataset.device = name;
+    chip.title = name + ": " + link;
+    return chip;
+  }));
 }
 
 function faultText(f) {
