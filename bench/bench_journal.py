@@ -259,6 +259,8 @@ def main() -> None:
     parser.add_argument("--frame-bytes", type=int, default=10, help="device frame size")
     args = parser.parse_args()
     configure_logging("warning")
+    if args.dir is not None:
+        args.dir.mkdir(parents=True, exist_ok=True)  # --dir need not exist yet
     base = Path(tempfile.mkdtemp(prefix="bench-journal-", dir=args.dir))
     print(f"journal benchmark: {args.n} appends a case, {args.rounds} rounds, in {base}")
     print(f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.2f} (shared machines vary)")
