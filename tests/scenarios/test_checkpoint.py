@@ -8,6 +8,7 @@ input. Both must hold the same procedure, to the last attribute.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from daemon.config import parse_config
+from daemon.journal import JournalError, verify
 from daemon.table import Table
 from drivers.clock import ManualClock
 from tests.scenarios.scenario_support import REPO, journal_lines, table_config, toml
@@ -71,3 +73,33 @@ def test_restart_from_the_checkpoint_equals_the_full_replay(
     assert fast.procedure.checkpoint() == full.procedure.checkpoint()
     assert fast.procedure.snapshot() == full.procedure.snapshot()
     assert fast.procedure.phase == "HOLD"
+
+
+def test_a_changed_checkpoint_stops_the_restart_and_verify_log_names_it(tmp_path: Path) -> None:
+    """A checkpoint is a journal line like any other: changed, the link from the next line
+    breaks, so the restart refuses to build a table from it, and `verify-log` names it."""
+    journal = tmp_path / "j"
+    data = table_config(journal, world="checkpoint-tamper")
+    config = tmp_path / "t.toml"
+    config.write_text(toml(data))
+    run = subprocess.run(
+        [*COMMAND, "--config", str(config), "--autoplay", "2", "--seed", "4"],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    (path,) = sorted(journal.glob("journal-*.jsonl"))
+    lines = path.read_bytes().splitlines(keepends=True)
+    at = max(i for i, line in enumerate(lines) if b'"event":"table.checkpoint"' in line)
+    assert at < len(lines) - 1
+    lines[at] = lines[at].replace(b'"amount":', b'"amount":9', 1)
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(JournalError):
+        asyncio.run(_restart(data, journal, checkpoint=True))
+    result = verify(journal)
+    assert result.problem is not None
+    assert (result.problem.kind, result.problem.line) == ("changed", at + 1)
+    assert result.problem.seq == json.loads(lines[at])["seq"]
