@@ -109,6 +109,7 @@ class Snapshot(TypedDict, total=False):
     # {"kind", "proposed_by", "label": {"en", "zh"}, ...details}, or None
     override: dict[str, Any] | None
     server_time: float  # unix seconds by the table's clock; the console offsets its own by it
+    devices: dict[str, str]  # each device's link: "up", "down", ... (the console shows them)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from playwright.sync_api import expect, sync_playwright
 from server_process import fake_server, table_server
 
 from daemon.rules import paigow
+from daemon.rules.cards import DECK
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -389,7 +390,8 @@ def test_a_pai_gow_round_shows_eight_hands_and_the_tiles(tmp_path: Path) -> None
 def test_a_tilt_mid_deal_on_the_real_table_and_who_signs_in_then(real_table: str) -> None:
     """The shoe reader misses a card mid-deal on the real table: TILT; the fault is named
     without inventions; whoever signs in mid-round sees the journal that led there; the
-    supervisor's longer name keeps the header on one line; the supervisor clears it."""
+    supervisor's longer name keeps the header on one line; the supervisor clears it; the
+    dealer enters the missed card and the supervisor approves the override."""
     server = real_table
 
     def control(**request: str) -> dict[str, Any]:
@@ -425,7 +427,8 @@ def test_a_tilt_mid_deal_on_the_real_table_and_who_signs_in_then(real_table: str
             expect(phase).to_contain_text("Dealing")
             control(op="draw")
             control(op="inject", device="shoe_reader", fault="misread")
-            control(op="draw")
+            drawn = control(op="draw")["drawn"]  # the card that went past unread
+            missed = str(DECK[(drawn["rank"] - 2) * 4 + drawn["suit"]])
             expect(page.locator("#hold-banner")).to_contain_text("TILT")
             faults = page.locator("#faults li")
             expect(faults).to_contain_text("shoe_reader: misread")
@@ -452,6 +455,20 @@ def test_a_tilt_mid_deal_on_the_real_table_and_who_signs_in_then(real_table: str
             submit_form(supervisor, "clear_tilt", {"__reason": "reader lens cleaned"})
             expect(supervisor.locator("#hold-banner")).to_be_hidden()
             expect(page.locator("#hold-banner")).to_be_hidden()
+
+            # The dealer enters the missed card by hand; only the supervisor decides it.
+            submit_form(page, "propose_card", {"card": missed})
+            expect(page.locator("#override")).to_contain_text(missed)
+            expect(supervisor.locator("#override")).to_contain_text("dealer:lei.dealer")
+            submit_form(supervisor, "approve_override", {"__reason": "seen on camera 3"})
+            expect(page.locator("#override")).to_be_hidden()
+            expect(page.locator(".seat .card")).to_have_count(2)
+            approved = httpx.get(
+                server + "/api/journal",
+                params={"event": "override.approved"},
+                headers=auth("surveillance"),
+            ).json()["events"]
+            assert approved[0]["payload"]["reason"] == "seen on camera 3"
             assert errors == []
         finally:
             browser.close()
