@@ -702,7 +702,7 @@ class Table:
             # reads no dice for an invalid throw, so none are sent.
             invalid = {"valid": False, "reason": event.reason, "die": event.die}
             await self._device_input(driver, "dice_landed", invalid, received)
-        elif isinstance(event, Misread):
+        elif isinstance(event, Misread) and "card_read" in type(self.procedure).ACTIONS:
             # A card went past the reader unread: its place in the deal is known, its face is
             # not. The procedure tilts and keeps the place for a card entered by hand (an
             # override a supervisor approves); the fault that follows says the same thing.
