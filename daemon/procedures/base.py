@@ -141,6 +141,11 @@ def role_of(actor: str) -> str:
     return actor.split(":", 1)[0]
 
 
+def _person(actor: str) -> str | None:
+    """The person behind `role:id`, or None when the actor names no one."""
+    return actor.split(":", 1)[1] if ":" in actor else None
+
+
 def common_actions(regulation: str) -> list[Action]:
     """The fault actions every game shares."""
     faults = {"device"}
@@ -502,9 +507,10 @@ class Procedure:
         if self.override is None:
             raise Refused(HOUSE_OVERRIDE, "no proposal is pending a supervisor's decision")
         text(payload, "reason", HOUSE_OVERRIDE)
-        actor = self._admitting or ""
-        if actor == self.override["proposed_by"]:
-            raise Refused(HOUSE_OVERRIDE, "the one who proposes does not approve")
+        # Two persons: whoever proposed does not decide, under whatever role they sign in.
+        actor, proposer = self._admitting or "", str(self.override["proposed_by"])
+        if actor == proposer or _person(actor) == _person(proposer) is not None:
+            raise Refused(HOUSE_OVERRIDE, "the one who proposes does not decide on it")
 
     def _check_approve_override(self, payload: Mapping[str, Any], now: float) -> None:
         self._check_decision(payload)

@@ -404,6 +404,9 @@ def test_a_misread_card_entered_by_the_dealer_waits_for_a_supervisors_approval()
     table.refused("card_read", SHOE, {"card": deck[5], "index": 6})
     table.refused("propose_card", DEALER, {"card": deck[5]})
     table.refused("approve_override", SUPERVISOR, {})  # a reason is required
+    # The dealer who proposed cannot decide, even signed in as a supervisor.
+    same = table.refused("approve_override", "supervisor:D1", {"reason": "mine"})
+    assert same.violation is not None and "proposes" in same.violation.reason
     table.refused("approve_override", SUPERVISOR, {"reason": ""})
     approved = table.ok("approve_override", SUPERVISOR, {"reason": "card seen on camera 4"})
     names = [e.name for e in approved.events]
