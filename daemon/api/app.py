@@ -588,6 +588,13 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
         key = (who.actor, body.request_id) if body.request_id else None
         if key is not None and key in answered:
             status, content = answered[key]
+            if content.get("action") != action:
+                raise ApiError(
+                    422,
+                    "request_id_reused",
+                    f"request_id {body.request_id!r} was {who.actor}'s "
+                    f"{content.get('action')}; use a new one for {action}",
+                )
             return JSONResponse({**content, "replayed": True}, status)
         payload = dict(body.payload)
         if body.reason is not None:

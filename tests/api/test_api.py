@@ -273,6 +273,19 @@ def test_a_repeated_request_id_acts_once(client: TestClient, table: FakeTable) -
     assert act(client, "open_round", request_id="tap-2").status_code == 409
 
 
+def test_a_request_id_reused_for_another_step_is_refused_not_replayed(
+    client: TestClient, table: FakeTable
+) -> None:
+    # The first answer belongs to the first step: handing it back for another would tell the
+    # dealer a step was taken that never was.
+    assert act(client, "open_round", request_id="tap-1").status_code == 200
+    r = act(client, "shake_dice", request_id="tap-1")
+    assert r.status_code == 422
+    assert r.json()["error"] == "request_id_reused"
+    assert "open_round" in r.json()["message"]
+    assert [a[0] for a in table.acts] == ["open_round"]
+
+
 def test_a_token_added_to_the_file_works_without_a_restart(
     client: TestClient, tokens_file: Path
 ) -> None:
