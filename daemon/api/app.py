@@ -389,7 +389,8 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
     limiter = AuthFailureLimiter(
         clock, max_failures=auth_max_failures, window=auth_window, lockout=auth_lockout
     )
-    answered: OrderedDict[tuple[str, str], tuple[int, dict[str, Any]]] = OrderedDict()
+    # (actor, request_id) -> (the request: action, payload, reason; status; answer)
+    answered: OrderedDict[tuple[str, str], tuple[str, int, dict[str, Any]]] = OrderedDict()
 
     app = FastAPI(
         title="tabled operator API",
@@ -586,14 +587,16 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
         if problem:
             raise ApiError(422, "invalid_payload", problem)
         key = (who.actor, body.request_id) if body.request_id else None
+        asked = json.dumps([action, body.payload, body.reason], sort_keys=True, default=str)
         if key is not None and key in answered:
-            status, content = answered[key]
-            if content.get("action") != action:
+            first, status, content = answered[key]
+            if first != asked:
                 raise ApiError(
                     422,
                     "request_id_reused",
                     f"request_id {body.request_id!r} was {who.actor}'s "
-                    f"{content.get('action')}; use a new one for {action}",
+                    f"{content.get('action')} with other details; use a new one for this "
+                    f"{action}",
                 )
             return JSONResponse({**content, "replayed": True}, status)
         payload = dict(body.payload)
@@ -623,7 +626,7 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
                 "actor": who.actor,
             }
         if key is not None:
-            answered[key] = (status, content)
+            answered[key] = (asked, status, content)
             while len(answered) > IDEMPOTENCY_CACHE:
                 answered.popitem(last=False)
         log.info("api.action", actor=who.actor, role=who.role, action=action, status=status)

@@ -284,6 +284,16 @@ def test_a_request_id_reused_for_another_step_is_refused_not_replayed(
     assert r.json()["error"] == "request_id_reused"
     assert "open_round" in r.json()["message"]
     assert [a[0] for a in table.acts] == ["open_round"]
+    assert act(client, "place_bet", payload=bet(500), request_id="tap-2").status_code == 200
+    again = act(client, "place_bet", payload=bet(800), request_id="tap-2")
+    assert again.status_code == 422
+    assert again.json()["error"] == "request_id_reused"
+    assert act(client, "place_bet", payload=bet(500), request_id="tap-2").json()["replayed"]
+    assert [a[0] for a in table.acts] == ["open_round", "place_bet"]
+
+
+def bet(amount: int) -> dict[str, Any]:
+    return {"seat": 2, "amount": amount, "bettor": "P1"}
 
 
 def test_a_token_added_to_the_file_works_without_a_restart(
