@@ -35,7 +35,7 @@ class Checked:
         }
         self.now = 1000.0
 
-    def op(self, action: str, role: str = "dealer", **payload: Any) -> None:
+    def op(self, action: str, role: str = "dealer", person: str = "x", **payload: Any) -> None:
         spec = self.specs[action]
         assert role in spec.roles
         assert spec.payload_checked, f"{action} has no parameter table"
@@ -45,7 +45,7 @@ class Checked:
         assert check_payload(spec, payload) is None, (action, check_payload(spec, payload))
         if reason is not None:
             payload["reason"] = reason
-        self.feed(action, f"{role}:x", payload)
+        self.feed(action, f"{role}:{person}", payload)
 
     def feed(self, action: str, actor: str, payload: dict[str, Any]) -> None:
         self.now += 1
@@ -226,7 +226,7 @@ def test_a_misread_card_entered_by_the_dealer_waits_for_the_supervisors_approval
     t.feed("card_read", "device:shoe_reader", {"card": "??"})
     assert t.view()["hold"]["kind"] == "tilt"
     t.feed("device_healthy", "device:shoe_reader", {"device": "shoe_reader"})
-    t.op("clear_tilt", role="supervisor", reason="reader cleaned")
+    t.op("clear_tilt", role="supervisor", person="wong", reason="reader cleaned")
     specs = t.specs
     assert specs["propose_card"].roles == {"dealer"}
     assert specs["approve_override"].requires_reason
@@ -241,7 +241,8 @@ def test_a_misread_card_entered_by_the_dealer_waits_for_the_supervisors_approval
     assert pending["index"] == 2
     assert pending["proposed_by"] == "dealer:x"
     assert pending["label"]["en"].startswith("Enter card")
-    t.op("approve_override", role="supervisor", reason="card seen on camera")
+    # The supervisor is another person than the dealer who proposed it.
+    t.op("approve_override", role="supervisor", person="wong", reason="card seen on camera")
     view = t.view()
     assert view["override"] is None
     assert sum(len(s["cards"]) for s in view["seats"]) == 2
