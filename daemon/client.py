@@ -156,6 +156,13 @@ def format_status(state: dict[str, Any], legal: list[str], who: dict[str, Any]) 
             f"{str(hold.get('kind', 'hold')).upper()}: {device}{hold.get('reason', '')}"
             "  (a supervisor clears it)"
         )
+    pending = state.get("override")
+    if isinstance(pending, dict):
+        label = (pending.get("label") or {}).get("en") or pending.get("kind", "a proposal")
+        lines.append(
+            f"AWAITING A SUPERVISOR: {label}, proposed by {pending.get('proposed_by', '?')}"
+            "  (approve_override or reject_override, with --reason)"
+        )
     if state.get("dice"):
         dice = " ".join(str(d) for d in state["dice"])
         lines.append(f"dice: {dice} (total {state.get('dice_total', sum(state['dice']))})")

@@ -222,3 +222,21 @@ def test_a_refused_follow_exits_as_not_allowed_whatever_the_refusal() -> None:
 
     for error in ("unauthorized", "rate_limited", "forbidden_origin"):
         assert _exit_code(WS_ERROR_STATUS[error]) == EXIT_AUTH, error
+
+
+def test_status_shows_a_proposal_awaiting_a_supervisor() -> None:
+    from daemon.client import format_status  # noqa: PLC0415
+
+    state = {
+        "phase": "DEALING",
+        "override": {
+            "kind": "enter_card",
+            "proposed_by": "dealer:lei.dealer",
+            "label": {"en": "Enter card by hand 3d (card #2, seat 3)", "zh": "人手輸入牌 3d"},
+        },
+    }
+    text = format_status(state, ["approve_override", "reject_override"], {"actor": "wong"})
+    assert (
+        "AWAITING A SUPERVISOR: Enter card by hand 3d (card #2, seat 3), proposed by "
+        "dealer:lei.dealer" in text
+    )
