@@ -55,6 +55,9 @@ class JournalConfig:
 class ApiConfig:
     listen: str = "127.0.0.1:8700"
     tokens_file: Path | None = None
+    # Browser origins besides the console's own that may open the push feed, e.g. a
+    # surveillance page on another host: "https://surveillance.example".
+    allowed_origins: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -187,7 +190,14 @@ def parse_config(
 
     api_raw = data.pop("api", {})
     tokens = _take(api_raw, "tokens_file", str, "api", None)
+    origins = _take(api_raw, "allowed_origins", list, "api", [])
+    bad = [
+        o for o in origins if not isinstance(o, str) or not o.startswith(("http://", "https://"))
+    ]
+    if bad:
+        raise ConfigError(f"api.allowed_origins: {bad[0]!r} is not an http(s):// origin")
     api = ApiConfig(
+        allowed_origins=tuple(o.rstrip("/") for o in origins),
         listen=_take(api_raw, "listen", str, "api", "127.0.0.1:8700"),
         tokens_file=None if tokens is None else base / tokens,
     )

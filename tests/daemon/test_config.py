@@ -27,6 +27,8 @@ def test_embedded_default_simulates_every_device() -> None:
         ({"devices": {"shuffler": {"port": "x", "baudrate": "fast"}}}, "expected int"),
         ({"journal": {"durability": "sometimes"}}, "journal.durability"),
         ({"devices": {"shuffler": {"port": "x", "baudrate": 12}}}, "baudrate: 12 is not one of"),
+        ({"api": {"allowed_origins": ["surveillance.example"]}}, "not an http(s):// origin"),
+        ({"api": {"allowed_origins": "https://a.example"}}, "expected list"),
         ({"devices": {"shuffler": {"port": "x", "address": 0}}}, "address: 0 is outside 1..127"),
         ({"devices": {"shuffler": {"port": "x", "address": 128}}}, "address: 128 is outside"),
         (
@@ -47,3 +49,8 @@ def test_missing_and_malformed_files(tmp_path: Path) -> None:
     bad.write_text("[table\n")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_config(bad)
+
+
+def test_allowed_origins_reach_the_api_config() -> None:
+    config = parse_config({"api": {"allowed_origins": ["https://surveillance.example/"]}})
+    assert config.api.allowed_origins == ("https://surveillance.example",)
