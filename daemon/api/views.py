@@ -151,8 +151,6 @@ PARAMS: dict[str, dict[str, dict[str, ParamSpec]]] = {
             )
         },
         "next_round": {},
-        "approve_override": {},
-        "reject_override": {},
         "clear_hold": {},
         "clear_tilt": {},
         "void_round": {},

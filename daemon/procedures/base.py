@@ -307,13 +307,22 @@ class Procedure:
         return outcome
 
     def legal_actions(self, role: str) -> list[str]:
-        """The actions this role may send in the current phase (their payload still checked)."""
+        """The actions this role may send now (their payload still checked): those the
+        transition table allows in the current phase, less those whose `_ready_<action>()`
+        hook says the round's state leaves nothing to take (no misread card, no proposal)."""
         triggers = set(self.machine.get_triggers(self.phase))
         return [
             name
             for name, spec in type(self).ACTIONS.items()
-            if name in triggers and role in spec.roles
+            if name in triggers and role in spec.roles and self.ready(name)
         ]
+
+    def ready(self, action: str) -> bool:
+        """Whether the round's state lets `action` be taken, its phase aside; an action without
+        a `_ready_<action>` hook always can. Not offered means refused: the action's check
+        refuses it in the same state."""
+        hook: Callable[[], bool] | None = getattr(self, f"_ready_{action}", None)
+        return hook is None or hook()
 
     def snapshot(self) -> dict[str, Any]:
         """Everything the round holds, JSON-able; equal snapshots mean equal procedures."""
@@ -502,6 +511,11 @@ class Procedure:
             **copy.deepcopy(details),
         }
         self.emit("override.proposed", **copy.deepcopy(self.override))
+
+    def _ready_approve_override(self) -> bool:
+        return self.override is not None
+
+    _ready_reject_override = _ready_approve_override
 
     def _check_decision(self, payload: Mapping[str, Any]) -> None:
         if self.override is None:

@@ -558,6 +558,9 @@ class ThirteenProcedure(Procedure):
         # The reader's order is the normal order: the cards are moved to the seats recorded.
         self.emit("deal.corrected", cards=[{"card": d["card"], "seat": d["seat"]} for d in fixed])
 
+    def _ready_propose_card(self) -> bool:
+        return self.misread is not None and self.override is None
+
     def _check_propose_card(self, payload: Mapping[str, Any], now: float) -> None:
         raw = text(payload, "card", ART_4)
         if "note" in payload and not isinstance(payload["note"], str):

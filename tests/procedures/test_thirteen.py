@@ -469,3 +469,35 @@ def test_no_override_exists_for_what_the_devices_read_or_the_regulation_forbids(
         == f"{ART} 2(c)"
     )
     table.refused("approve_override", SUPERVISOR, {"reason": "please"})
+
+
+def test_the_override_steps_are_offered_only_when_they_can_be_taken() -> None:
+    """A console shows what may be tapped: entering a card by hand only while a misread waits
+    and nothing is proposed, and the supervisor's decision only while a proposal is pending."""
+    table = thirteen_table()
+    deck = shuffled_deck(9)
+    overrides = {"propose_card", "approve_override", "reject_override"}
+    thirteen_to_betting(table)
+    thirteen_bets(table)
+    table.ok("shake_dice", DEALER, {"player": "P1"})
+    table.ok("dice_landed", device("dice_shaker"), {"dice": [1, 2, 3, 4]})
+    table.ok("card_read", SHOE, {"card": deck[0], "index": 1})
+    assert table.proc.phase == "DEALING"
+    for role in ("dealer", "supervisor"):
+        assert not overrides & set(table.proc.legal_actions(role))
+    table.ok("card_read", SHOE, {"card": "??", "index": 2})
+    table.ok("device_healthy", SHOE, {"device": "shoe_reader"})
+    table.ok("clear_tilt", SUPERVISOR, {})
+    assert "propose_card" in table.proc.legal_actions("dealer")
+    assert not overrides & set(table.proc.legal_actions("supervisor"))
+    table.ok("propose_card", DEALER, {"card": deck[1]})
+    assert "propose_card" not in table.proc.legal_actions("dealer")
+    assert overrides - {"propose_card"} <= set(table.proc.legal_actions("supervisor"))
+    table.ok("reject_override", SUPERVISOR, {"reason": "not that card"})
+    assert "propose_card" in table.proc.legal_actions("dealer")
+    assert not overrides & set(table.proc.legal_actions("supervisor"))
+    table.ok("propose_card", DEALER, {"card": deck[1]})
+    table.ok("approve_override", SUPERVISOR, {"reason": "seen on camera"})
+    assert table.proc.phase == "DEALING"
+    for role in ("dealer", "supervisor"):
+        assert not overrides & set(table.proc.legal_actions(role))
