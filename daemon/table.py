@@ -44,6 +44,7 @@ from typing import Any
 
 import structlog
 
+from daemon.api import journal_feed
 from daemon.api.facade import ActionSpec, TableMetrics
 from daemon.api.metrics import LatencyHistogram
 from daemon.api.views import action_specs, console_snapshot
@@ -945,23 +946,9 @@ class Table:
         until: datetime | None = None,
         limit: int = 100,
     ) -> list[dict[str, Any]]:
-        journal = self._journal()
-        found: deque[dict[str, Any]] = deque(maxlen=max(limit, 0))
-        for record in journal.replay():
-            if round is not None and str(record.round_id) != round:
-                continue
-            if event is not None and not (
-                record.event == event or (event.endswith(".") and record.event.startswith(event))
-            ):
-                continue
-            if since is not None or until is not None:
-                ts = datetime.fromisoformat(record.ts)
-                if since is not None and ts < since:
-                    continue
-                if until is not None and ts > until:
-                    continue
-            found.append(record_dict(record))
-        return list(found)
+        return journal_feed.query(
+            self._journal(), round=round, event=event, since=since, until=until, limit=limit
+        )
 
     def subscribe(self, after_seq: int | None = None) -> _Feed:
         return _Feed(self._journal(), after_seq)

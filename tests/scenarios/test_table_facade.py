@@ -113,6 +113,59 @@ def test_queries_violations_metrics_and_devices(tmp_path: Path) -> None:
         forget_world(key)
 
 
+def test_queries_answer_after_the_old_journal_files_are_archived(tmp_path: Path) -> None:
+    """IT archives closed journal files off the PC (docs/operations.md): a query after a
+    restart reads the files still there, not the chain from seq 1."""
+    key, _ = new_world()
+    config = table_config(tmp_path / "j", world=key)
+    config["journal"]["rotate_bytes"] = 4096
+
+    async def play() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            await table.wait_for(lambda: "open_table" in table.legal_actions("dealer"))
+            await table.act("open_table", "D1", "dealer", {})
+            player = Autoplay(
+                table, InProcessControl(key), rounds=1, seed=1, fault_share=0,
+                violation_share=0, late_share=0, foul_share=0,
+            )  # fmt: skip
+            await player.run()
+        finally:
+            await table.stop()
+
+    async def query() -> None:
+        table, _ = make_table(config)
+        await table.start(connect=False)
+        try:
+            recent = table.journal_query(limit=3)
+            assert [e["event"] for e in recent][-1] == "table.recovery"
+            settled = table.journal_query(event="round.settled")
+            assert len(settled) == 1
+            rounds = table.journal_query(round=str(settled[0]["round"]), limit=1000)
+            assert rounds and all(e["round"] == settled[0]["round"] for e in rounds)
+            assert rounds[0]["seq"] > 1
+        finally:
+            await table.stop()
+
+    try:
+        asyncio.run(play())
+        directory = tmp_path / "j"
+        checkpoint = max(
+            r["seq"] for r in journal_lines(directory) if r["event"] == "table.checkpoint"
+        )
+        files = sorted(directory.glob("journal-*.jsonl"), key=lambda p: int(p.name.split("-")[1]))
+        firsts = [int(p.name.split("-")[1]) for p in files]
+        # Archived: every file wholly before the one holding the last checkpoint.
+        kept = max(i for i, first in enumerate(firsts) if first <= checkpoint)
+        assert kept >= 2, "the round should span several files"
+        for path in files[: kept - 1]:
+            path.unlink()
+        asyncio.run(query())
+    finally:
+        forget_world(key)
+
+
 def test_a_journal_of_another_game_is_refused(tmp_path: Path) -> None:
     key, _ = new_world()
 
@@ -136,10 +189,10 @@ def test_a_failed_journal_stops_the_table_taking_inputs(tmp_path: Path) -> None:
     async def main() -> None:
         table, _ = make_table(table_config(tmp_path / "j", world=key))
         await table.start(connect=False)
+        journal = table.journal
+        assert journal is not None
         try:
             assert table.healthy()
-            journal = table.journal
-            assert journal is not None
             # The disk goes away under the journal: its next write fails.
             os.close(journal._fd)
             with pytest.raises(TableError, match="journal"):
