@@ -22,7 +22,7 @@ from procedure_drive import (
     thirteen_to_betting,
 )
 
-from daemon.procedures.thirteen import ThirteenProcedure
+from daemon.procedures.thirteen import ThirteenProcedure, settle_thirteen
 from daemon.rules import thirteen as rules
 
 ART = "Portaria 51/89/M Art."
@@ -501,3 +501,37 @@ def test_the_override_steps_are_offered_only_when_they_can_be_taken() -> None:
     assert table.proc.phase == "DEALING"
     for role in ("dealer", "supervisor"):
         assert not overrides & set(table.proc.legal_actions(role))
+
+
+@pytest.mark.parametrize(
+    ("commission", "amount", "net"),
+    [
+        # 1.5 units won, 0.075 -> 0.07 commission: 1.43 units of a 10 bet on 3 units is
+        # 4.7666...; the commission in money 0.2333... is rounded down, so 5 - 0.23.
+        ("0.05", 10, "4.77"),
+        # 0.0375 -> 0.03: 1.47 units, 3 | 147, the division is exact and nothing rounds.
+        ("0.025", 10, "4.9"),
+        ("0.05", 7, "3.34"),  # 1.43 * 7 / 3 = 3.33666...: 3.5 less 0.1633... -> 0.16
+    ],
+)
+def test_a_seats_net_is_money_to_the_step_the_commission_rounded_down(
+    commission: str, amount: int, net: str
+) -> None:
+    """Art. 11 (docs/rules.md): the only rounding is the commission's, down to
+    `MONEY_STEP`, in the player's favour; scaling a 3-unit bet's net to its money can divide
+    by 3 without end, so the seat's commission is rounded down in money as well."""
+    rules_set = rules.ruleset("macau-1989", commission=commission)
+    low = {"head": ["2C", "3D", "5H"], "middle": ["6S", "7C", "9D", "TH", "QS"]}
+    banker = {**low, "tail": ["4C", "8D", "JH", "KS", "2D"]}
+    player = {
+        "head": ["AS", "AH", "KD"],
+        "middle": ["AC", "AD", "KC", "KH", "3C"],
+        "tail": ["QH", "QC", "QD", "JS", "JC"],
+    }
+    bet = {"seat": 1, "seq": 1, "player": "P1", "amount": amount, "units": 3}
+    [entry] = settle_thirteen({0: banker, 1: player}, [bet], [], rules_set)
+    assert entry["outcome"] == "player"
+    assert Decimal(entry["net"]) == Decimal(net)
+    assert Decimal(entry["net"]) == Decimal(entry["net"]).quantize(rules.MONEY_STEP)
+    exact = Decimal(entry["rules"]["player_net"]) * amount / 3
+    assert Decimal(0) <= Decimal(entry["net"]) - exact < rules.MONEY_STEP
