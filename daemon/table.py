@@ -66,6 +66,7 @@ from drivers.base import (
     DeviceDriver,
     DeviceError,
     DeviceFault,
+    DeviceRestarted,
     DoorChanged,
     DriverEvent,
     EventsMissed,
@@ -98,6 +99,9 @@ SHUFFLE_RESULT_FAULTS = frozenset({"wrong_count", "foreign_card", "unreadable_ca
 # read, the fault that follows it is not fed a second time.
 CARD_RESULT_FAULTS = frozenset({"misread", "duplicate_card"})
 RECENT_VIOLATIONS = 50
+# Phases outside a round (thirteen and pai gow alike): a device restart there loses nothing the
+# round needs, so it is journaled and does not TILT.
+IDLE_PHASES = frozenset({"EQUIPMENT_CHECK", "ROUND_OVER"})
 
 
 class TableError(Exception):
@@ -683,18 +687,17 @@ class Table:
             fault = {"device": name, "fault": f"{event.count} device event(s) missed"}
             await self._device_input(driver, "fault_reported", fault, received)
         elif isinstance(event, ShuffleCompleted):
-            # The faults the result implies came with it; the mode is known only from them.
-            later = driver.pending_events()
-            sort = any(isinstance(e, DeviceFault) and e.kind == "sort_mode" for e in later)
+            # The result names its mode ("random", "sort", "mode_7"); the sort_mode fault that
+            # may come with it restates it (and does not come when it is latched already).
             payload = {
                 "count": event.count,
-                "mode": "sort" if sort else "random",
+                "mode": event.mode,
                 "unreadable": event.unreadable,
                 "foreign": event.foreign,
             }
             await self._device_input(driver, "shuffle_completed", payload, received)
-            for item in later:
-                await self._on_driver_event(driver, item, received)
+        elif isinstance(event, DeviceRestarted):
+            await self._on_restarted(driver, received)
         elif isinstance(event, DiceThrown):
             throw = {"dice": list(event.dice), "valid": True}
             await self._device_input(driver, "dice_landed", throw, received)
@@ -730,6 +733,37 @@ class Table:
             action, payload = translated
             await self._device_input(driver, action, payload, received)
 
+    def _round_in_play(self) -> bool:
+        phase = self.procedure.phase
+        if phase in ("HOLD", "TILT"):
+            phase = self.procedure.suspended or phase
+        return phase not in IDLE_PHASES
+
+    async def _on_restarted(self, driver: DeviceDriver, received: float) -> None:
+        """The device powered up since it was last read: what it held for the round (an armed
+        shoe, the bell's countdown, a shuffle under way) is gone. Journaled always; in a round,
+        a TILT, so a supervisor looks before play goes on (clearing resumes the phase, which
+        gives the device its command again)."""
+        journal = self.journal
+        if journal is None or self._closing or self.failure is not None:
+            return
+        name = driver.name
+        in_round = self._round_in_play()
+        try:
+            await journal.append_async(
+                "device.restarted",
+                actor=f"device:{name}",
+                round_id=self.procedure.round_id,
+                payload={"device": name, "phase": self.procedure.phase, "in_round": in_round},
+                commit=True,
+            )
+        except JournalError as exc:
+            self._fail(f"journal: {exc}")
+            return
+        if in_round:
+            fault = {"device": name, "fault": "restarted"}
+            await self._device_input(driver, "fault_reported", fault, received)
+
     async def _on_link_up(self, driver: DeviceDriver) -> None:
         name = driver.name
         known = getattr(self.procedure, "identified", {}).get(name)
@@ -764,7 +798,9 @@ class Table:
             status = await driver.status()
         except DeviceError:
             return False
-        if status.faults or status.doors_open:
+        if status.faults or status.doors_open or status.powered_up:
+            # Powered up: a restart no poll had seen yet, which the driver reports now as an
+            # event of its own (a TILT in a round): not healthy before that is taken.
             return False
         fault = self.procedure.faults.get(driver.name)
         if fault is None or fault.get("healthy"):

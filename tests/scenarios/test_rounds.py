@@ -16,6 +16,7 @@ from daemon.procedures.thirteen import ThirteenProcedure, settle_thirteen
 from daemon.rules import thirteen as rules13
 from daemon.table import Table
 from drivers.clock import ManualClock
+from drivers.shuffler import ShuffleCompleted
 from simulators.world import Card, forget_world
 from tests.scenarios.scenario_support import (
     EPOCH,
@@ -211,6 +212,93 @@ def test_a_wrong_count_takes_the_deck_out_of_play(tmp_path: Path) -> None:
         forget_world(key)
 
 
+def test_a_shuffle_is_judged_on_the_mode_its_result_reports(tmp_path: Path) -> None:
+    """The mode comes from the result itself, not from a sort_mode fault that may not follow
+    it (a fault the driver already knows latched is not reported again)."""
+    key, _ = new_world()
+    config = table_config(tmp_path / "j", world=key)
+    # A real-time shuffler (40 s a shuffle): the table waits in MACHINE_SHUFFLE.
+    config["devices"]["shuffler"]["port"] = f"sim://shuffler?world={key}&seed=7&speed=1.0"
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key)
+            await play_until(player, "HAND_SHUFFLE")
+            await player.act("confirm_hand_shuffle")
+            proc = table.procedure
+            assert proc.phase == "MACHINE_SHUFFLE"
+            await until(table, table.quiet, "the shuffle started")
+            shuffler = table.drivers["shuffler"]
+            result = ShuffleCompleted("shuffler", 52, 52, 0, 0, mode="mode_7")
+            await table._on_driver_event(shuffler, result, 0.0)
+            assert proc.phase == "TILT"
+            assert proc.faults["shuffler"]["fault"] == "mode mode_7"
+        finally:
+            await table.stop()
+        shuffled = [
+            r for r in journal_lines(tmp_path / "j") if r["event"] == "deck.machine_shuffled"
+        ]
+        assert [r["payload"]["mode"] for r in shuffled] == ["mode_7"]
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
+
+
+def test_a_device_that_loses_power_mid_round_tilts_until_a_supervisor_clears(
+    tmp_path: Path,
+) -> None:
+    """The bell loses power as the players' five minutes start: it comes back with its
+    countdown gone. The table journals the restart and TILTs; clearing restarts the bell with
+    the time left."""
+    key, world = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key)
+            await play_until(player, "BANKER_ARRANGED")
+            proc = table.procedure
+            assert isinstance(proc, ThirteenProcedure)
+            world.inject("timer_bell", "power_lost")
+            await player.act("open_banker")
+
+            def restart_reported() -> bool:
+                return bool(proc.faults.get("timer_bell", {}).get("fault") == "restarted")
+
+            await until(table, restart_reported, "the restart reported")
+            assert proc.phase == "TILT" and proc.suspended == "PLAYERS_ARRANGING"
+            assert proc.snapshot()["timer"]["paused_remaining"] is not None
+            await player.supervise()
+            assert proc.phase == "PLAYERS_ARRANGING"
+            assert proc.deadline is not None
+        finally:
+            await table.stop()
+        lines = journal_lines(tmp_path / "j")
+        restarted = [r for r in lines if r["event"] == "device.restarted"]
+        assert [(r["actor"], r["payload"]["device"]) for r in restarted] == [
+            ("device:timer_bell", "timer_bell")
+        ]
+        faults = [
+            r["payload"]["payload"]
+            for r in lines
+            if r["event"] == "table.input" and r["payload"]["action"] == "fault_reported"
+        ]
+        assert {"device": "timer_bell", "fault": "restarted"} in faults
+        assert lines[-1]["event"] == "table.stopped"
+        assert verify(tmp_path / "j").ok
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
+
+
 def test_a_pulled_cable_holds_until_the_link_is_back_and_a_supervisor_clears(
     tmp_path: Path,
 ) -> None:
@@ -234,8 +322,17 @@ def test_a_pulled_cable_holds_until_the_link_is_back_and_a_supervisor_clears(
             assert proc.suspended == "SHAKING"
             assert proc.faults["dice_shaker"]["fault"] == "link lost"
             world.plug("dice_shaker")
-            await until(table, lambda: proc.faults["dice_shaker"]["healthy"], "the link back")
-            result = await table.act("clear_hold", SUPERVISOR, "supervisor", {"reason": "ok"})
+
+            # The simulated shaker is switched off with its port (simulators/base.py, close):
+            # it comes back powered up, and a device restarted in a round TILTs the table.
+            def restart_reported() -> bool:
+                return bool(proc.faults["dice_shaker"]["fault"] == "restarted")
+
+            await until(table, restart_reported, "the link back, the restart reported")
+            assert proc.phase == "TILT" and proc.suspended == "SHAKING"
+            held = await table.act("clear_hold", SUPERVISOR, "supervisor", {"reason": "ok"})
+            assert not held["accepted"]
+            result = await table.act("clear_tilt", SUPERVISOR, "supervisor", {"reason": "ok"})
             assert result["accepted"]
             # Resuming asks the shaker again; its fresh throw is the one dealt from.
             await until(table, lambda: proc.phase == "DEALING", "the dice")
