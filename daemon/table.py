@@ -409,9 +409,13 @@ class Table:
                     self._log.error("table.driver_missing", device=name, error=str(exc))
                     continue
                 self.drivers[name] = cls.from_config(device, clock=self.driver_clock)
-        for name in self.drivers:
+        for name, driver in self.drivers.items():
             self._commands[name] = asyncio.Queue()
             self._busy_commands[name] = 0
+            # Every exchange is sampled (status polls too, about one a second per device), not
+            # only the few commands of a round.
+            histogram = self.round_trips.setdefault(name, LatencyHistogram())
+            driver.link.on_round_trip = histogram.observe
 
     async def _connect_devices(self) -> None:
         for name, driver in self.drivers.items():
@@ -837,9 +841,6 @@ class Table:
         self._log.info("table.device_command", device=name, command=command.command, **command.args)
         try:
             await self._send(driver, command)
-            trip = driver.link.last_round_trip
-            if trip is not None:
-                self.round_trips.setdefault(name, LatencyHistogram()).observe(trip)
         except CommandRefused as exc:
             if exc.reason_name == "door_open":
                 await self._device_input(

@@ -25,7 +25,7 @@ The rules (docs/protocol.md, "Link"):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from drivers.framing import MAX_WIRE_FRAME, ErrorKind, Frame, FrameCodec, ProtocolError, Role
@@ -129,6 +129,8 @@ class HostLink:
         self._tries = 0
         self.deadline: float | None = None
         self.last_round_trip: float | None = None
+        # Called with every round trip (a command's or a status poll's), for metrics.
+        self.on_round_trip: Callable[[float], None] | None = None
         self._event_seq = -1
         self._last_event: DeviceEvent | None = None
         self._event_number: int | None = None
@@ -237,6 +239,8 @@ class HostLink:
         self._out_message = None
         self.deadline = None
         self.last_round_trip = now - self._out_sent_at
+        if self.on_round_trip is not None:
+            self.on_round_trip(self.last_round_trip)
         if isinstance(message, Nak):
             results.append(Refused(frame.seq, message.reason))
         else:

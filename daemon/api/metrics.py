@@ -116,7 +116,9 @@ def render(
     for device, up in sorted(m.link_up_by_device.items()):
         w.sample("tabled_link_up", {**base, "device": device}, 1 if up else 0)
     w.family(
-        "tabled_link_round_trip_seconds", "histogram", "Command to acknowledgement, by device."
+        "tabled_link_round_trip_seconds",
+        "histogram",
+        "Request to answer (commands and status polls), by device.",
     )
     for device, h in sorted(m.link_round_trip_seconds.items()):
         w.histogram("tabled_link_round_trip_seconds", {**base, "device": device}, h)

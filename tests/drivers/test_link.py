@@ -52,6 +52,23 @@ def test_a_command_is_answered_and_its_round_trip_measured() -> None:
     assert abs(link.last_round_trip - 0.004) < 1e-9
 
 
+def test_every_answered_request_reports_its_round_trip_not_a_late_or_an_event() -> None:
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    trips: list[float] = []
+    link.on_round_trip = trips.append
+    (frame,) = device.hear(link.request(GetStatus(), now=1.0))
+    assert isinstance(frame, Frame)
+    link.receive_data(device.say(Status(0, 0, 0, 0, 0), frame.seq), now=1.003)
+    (frame,) = device.hear(link.request(Identify(), now=2.0))
+    assert isinstance(frame, Frame)
+    link.receive_data(device.say(Nak(NakReason.BUSY), frame.seq), now=2.002)
+    # A late answer to a settled command, and a device event: no round trip.
+    link.receive_data(device.say(Ack(), frame.seq), now=2.5)
+    link.receive_data(device.say(FaultRaised(1, 2), 1), now=2.6)
+    assert [round(t, 9) for t in trips] == [0.003, 0.002]
+    assert link.last_round_trip is not None and abs(link.last_round_trip - 0.002) < 1e-9
+
+
 def test_no_answer_is_retransmitted_with_the_same_seq_then_the_command_fails() -> None:
     link = HostLink(MESSAGES, timing=TIMING)
     first = link.request(Identify(), now=0.0)

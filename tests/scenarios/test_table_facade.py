@@ -13,7 +13,11 @@ import pytest
 
 from daemon.api.facade import TableFacade
 from daemon.autoplay import Autoplay, InProcessControl
-from daemon.table import JournalMismatch, TableError
+from daemon.config import parse_config
+from daemon.table import JournalMismatch, Table, TableError
+from drivers.clock import MonotonicClock
+from drivers.link import LinkTiming
+from drivers.timer_bell import TimerBellDriver
 from simulators.world import forget_world
 from tests.scenarios.scenario_support import (
     journal_lines,
@@ -99,7 +103,8 @@ def test_queries_violations_metrics_and_devices(tmp_path: Path) -> None:
             assert table.journal_query(until=now - timedelta(hours=1)) == []
             await table.act("confirm_hand_shuffle", "D1", "dealer", {})
             await until(table, table.quiet, "the shuffle started")
-            assert table.metrics().link_round_trip_seconds["shuffler"].count == 1
+            # Every exchange is sampled: IDENTIFY, GET_STATUS at the connect, the shuffle.
+            assert table.metrics().link_round_trip_seconds["shuffler"].count >= 3
             await table.journal_security("api.auth_failed", {"client": "127.0.0.1"})
             assert table.journal_query(event="api.")[-1]["actor"] == "api"
         finally:
@@ -162,6 +167,36 @@ def test_queries_answer_after_the_old_journal_files_are_archived(tmp_path: Path)
         for path in files[: kept - 1]:
             path.unlink()
         asyncio.run(query())
+    finally:
+        forget_world(key)
+
+
+def test_status_polls_feed_the_link_round_trip_histogram(tmp_path: Path) -> None:
+    """A device the round does not use (the bell before the players arrange) is polled every
+    second: those exchanges are the link's health, sampled like commands."""
+    key, _ = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> None:
+        parsed = parse_config(config)
+        clock = MonotonicClock()
+        bell = TimerBellDriver.from_config(
+            parsed.devices["timer_bell"], clock=clock, timing=LinkTiming(poll_interval=0.05)
+        )
+        table = Table(parsed, driver_clock=clock, drivers={"timer_bell": bell})
+        await table.start()
+        try:
+            await table.wait_for(lambda: "open_table" in table.legal_actions("dealer"))
+            assert table.quiet()  # no command is sent to the bell before the players arrange
+            before = table.metrics().link_round_trip_seconds["timer_bell"].count
+            await asyncio.sleep(0.5)
+            after = table.metrics().link_round_trip_seconds["timer_bell"].count
+            assert after >= before + 3
+        finally:
+            await table.stop()
+
+    try:
+        asyncio.run(main())
     finally:
         forget_world(key)
 
