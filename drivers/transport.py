@@ -243,6 +243,12 @@ class ThreadTransport:
             except (serial.SerialException, OSError) as exc:
                 self._report_lost(f"write failed: {exc}")
                 return
+            except Exception:
+                # pyserial raises TypeError/AttributeError when close() took the fd from under
+                # a write in progress; once closing, that write is moot, otherwise it is real.
+                if not self._closed.is_set():
+                    raise
+                return
 
     def write(self, data: bytes) -> None:
         if not self._closed.is_set():
@@ -257,7 +263,8 @@ class ThreadTransport:
         if cancel is not None:
             with contextlib.suppress(OSError, serial.SerialException):
                 cancel()
-        if threading.current_thread() is not self._thread:
-            self._thread.join(timeout=1.0)
+        for thread in (self._thread, self._writer):
+            if threading.current_thread() is not thread:
+                thread.join(timeout=1.0)
         with contextlib.suppress(OSError, serial.SerialException):
             self._port.close()
