@@ -12,6 +12,7 @@ import pytest
 
 from daemon.autoplay import Autoplay, InProcessControl, good_setting, house_way13
 from daemon.journal import verify
+from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import ThirteenProcedure, settle_thirteen
 from daemon.rules import thirteen as rules13
 from daemon.table import Table
@@ -36,6 +37,18 @@ SUITS = "shcd"
 
 def card_name(card: Card) -> str:
     return RANKS[card.rank - 1] + SUITS[card.suit]
+
+
+def thirteen_of(table: Table) -> ThirteenProcedure:
+    proc = table.procedure
+    assert isinstance(proc, ThirteenProcedure), proc
+    return proc
+
+
+def paigow_of(table: Table) -> PaiGowProcedure:
+    proc = table.procedure
+    assert isinstance(proc, PaiGowProcedure), proc
+    return proc
 
 
 def quiet_autoplay(table: Table, world: str, **kwargs: Any) -> Autoplay:
@@ -66,7 +79,11 @@ async def draw(player: Autoplay, cards: int) -> None:
         count = len(proc.dealt)
         reply = await player.control_request({"op": "draw"})
         assert reply["reader"] == "read", reply
-        await until(player.table, lambda n=count: len(proc.dealt) > n, "the card read")
+
+        def read(n: int = count) -> bool:
+            return len(proc.dealt) > n
+
+        await until(player.table, read, "the card read")
 
 
 def test_a_thirteen_round_end_to_end(tmp_path: Path) -> None:
@@ -123,7 +140,7 @@ def test_a_paigow_table_keeps_four_hands_for_the_next_round(tmp_path: Path) -> N
             player = quiet_autoplay(table, key, rounds=2)
             summary = await player.run()
             assert summary.rounds == 2
-            proc = table.procedure
+            proc = paigow_of(table)
             assert proc.phase == "ROUND_OVER"
             assert proc.bank_rounds == 2
             live = proc.snapshot()
@@ -154,7 +171,7 @@ def test_the_shoe_taken_out_mid_deal_holds_and_the_deal_resumes_intact(tmp_path:
         try:
             player = quiet_autoplay(table, key)
             await play_until(player, "DEALING")
-            proc = table.procedure
+            proc = thirteen_of(table)
             await draw(player, 20)
             world.inject("shoe_reader", "shoe_removed")
             await until(table, lambda: proc.phase == "HOLD", "the HOLD")
@@ -195,13 +212,15 @@ def test_a_wrong_count_takes_the_deck_out_of_play(tmp_path: Path) -> None:
             await play_until(player, "HAND_SHUFFLE")
             world.inject("shuffler", "wrong_count")
             await player.act("confirm_hand_shuffle")
-            proc = table.procedure
+            proc = thirteen_of(table)
             await until(table, lambda: proc.phase == "TILT", "the TILT")
+            assert proc.shuffle is not None
             assert proc.shuffle["count"] == 51
             await player.supervise()
             # R1: clearing returns to the hand shuffle with a new deck, never to the cut.
             assert proc.phase == "HAND_SHUFFLE"
             await play_until(player, "CUT")
+            assert proc.shuffle is not None
             assert proc.shuffle["count"] == 52
         finally:
             await table.stop()
@@ -311,7 +330,7 @@ def test_a_pulled_cable_holds_until_the_link_is_back_and_a_supervisor_clears(
         try:
             player = quiet_autoplay(table, key)
             await play_until(player, "BETTING")
-            proc = table.procedure
+            proc = thirteen_of(table)
             await player.act(
                 "place_bet",
                 {"player": "P1", "seat": 2, "amount": 200, "units": 2, "seated": True},
@@ -406,7 +425,7 @@ def test_the_bell_is_the_tables_clock_and_a_late_player_loses(tmp_path: Path) ->
         try:
             player = quiet_autoplay(table, key)
             await play_until(player, "PLAYERS_ARRANGING")
-            proc = table.procedure
+            proc = thirteen_of(table)
             seats = proc.played_seats()
             for seat in seats[1:]:
                 rows = house_way13(proc.seat_cards(seat))
@@ -458,7 +477,7 @@ def test_a_restart_comes_back_in_hold_with_the_round_and_the_timer(tmp_path: Pat
         table, _ = make_table(config, clock=clock)
         await table.start()
         try:
-            proc = table.procedure
+            proc = thirteen_of(table)
             after = proc.snapshot()
             assert after["phase"] == "HOLD" and after["suspended"] == "PLAYERS_ARRANGING"
             for key_ in ("seats", "bets", "dice", "dealt", "shakes", "first_seat", "round"):
@@ -539,7 +558,8 @@ def test_a_misread_mid_deal_voids_the_deal_and_it_is_dealt_again_on_the_same_dic
         try:
             player = quiet_autoplay(table, key, entered_share=0.0)  # the card not established
             await play_until(player, "DEALING")
-            proc = table.procedure
+            proc = thirteen_of(table)
+            assert proc.dice is not None
             dice, bets, first = list(proc.dice), list(proc.bets), proc.first_seat
             await draw(player, 12)
             world.inject("shoe_reader", "misread")
@@ -582,7 +602,7 @@ def test_a_misread_card_entered_by_hand_and_approved_takes_its_place_in_the_deal
         try:
             player = quiet_autoplay(table, key, entered_share=1.0)
             await play_until(player, "DEALING")
-            proc = table.procedure
+            proc = thirteen_of(table)
             await draw(player, 12)
             world.inject("shoe_reader", "misread")
             await player._thirteen_step("DEALING")  # the dealer draws #13: the reader misses it
