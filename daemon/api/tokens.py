@@ -189,7 +189,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:
             print(f"tabled token: cannot write {args.append}: {exc.strerror}", file=sys.stderr)
             return 1
-        print(f"token for {args.actor} ({args.role}), give it to them; it is not stored:")
+        # Only the token on stdout, so that TOKEN=$(tabled token ... --append FILE) is the token.
+        print(
+            f"token for {args.actor} ({args.role}) appended to {args.append}; "
+            "give it to them, it is not stored:",
+            file=sys.stderr,
+        )
         print(token)
     else:
         print(f"# token for {args.actor} ({args.role}), give it to them; it is not stored:")

@@ -25,7 +25,10 @@ def test_tokens_are_appended_hashed_into_a_new_file_and_its_folder(tmp_path: Pat
     second = tabled_token("wong.pit", "supervisor", "--append", str(tokens))
     assert first.returncode == 0, first.stderr
     assert second.returncode == 0, second.stderr
-    given = [result.stdout.strip().splitlines()[-1] for result in (first, second)]
+    # stdout is exactly the token (TOKEN=$(tabled token ...)); the explanation is on stderr.
+    given = [result.stdout.removesuffix("\n") for result in (first, second)]
+    assert all(len(token.split()) == 1 and token == token.strip() for token in given)
+    assert all("give it to them" in result.stderr for result in (first, second))
     text = tokens.read_text()
     assert all(token not in text for token in given)
     assert parse_tokens(text) == {
