@@ -398,7 +398,20 @@ class Procedure:
     def _closed_refusal(self, action: str) -> Refused | None:
         """The refusal of an action out of phase when a rule stronger than the phase forbids
         it (a bet after the shake breaks the closing of the bets, in HOLD as anywhere)."""
+        if action in type(self).BET_ACTIONS and self.bets_closed:
+            return Refused(
+                type(self).BETS_CLOSED_ARTICLE,
+                f"the bets closed at the shake: no {action} after it",
+            )
         return None
+
+    def _opened(self) -> dict[str, Any]:
+        """Effects of opening the table; returns what `table.opened` carries besides devices."""
+        return {}
+
+    def _seat(self, payload: Mapping[str, Any], key: str, article: str) -> int:
+        """The seat a bet names under `key`, refused if players do not bet on it."""
+        raise NotImplementedError
 
     def _on_enter(self, previous: str, now: float) -> None:
         """Effects of entering a phase (timers, device commands); after the transition."""
@@ -560,7 +573,110 @@ class Procedure:
     def _apply_override(self, pending: Mapping[str, Any], now: float) -> None:
         raise NotImplementedError
 
+    # ---- equipment, bets (what both games write the same) -------------------------------------
+
+    # A game names the article of its equipment check, the actions its shake closes and the
+    # article that closes them, and what a bet is placed on ("door", "seat"). Its __init__ sets
+    # `devices`, `identified` and `opened`; each round starts `bets`, `bets_closed` and `dice`.
+    EQUIPMENT_ARTICLE: ClassVar[str]
+    BET_ACTIONS: ClassVar[tuple[str, ...]] = ()
+    BETS_CLOSED_ARTICLE: ClassVar[str]
+    SEAT_NAME: ClassVar[str] = "seat"
+
+    devices: tuple[str, ...]
+    identified: dict[str, dict[str, Any]]
+    opened: bool
+    bets: list[dict[str, Any]]
+    bets_closed: bool
+    dice: list[int] | None
+
+    def dice_good(self, event: object) -> bool:
+        return self.dice is not None
+
+    def dice_failed(self, event: object) -> bool:
+        return self.invalid_shakes >= MAX_INVALID_SHAKES
+
+    def before_opening(self, event: object) -> bool:
+        return not self.opened
+
+    def played_seats(self) -> list[int]:
+        return sorted({b["seat"] for b in self.bets})
+
+    def _find_bet(self, player: str, seat: int) -> dict[str, Any] | None:
+        return next((b for b in self.bets if b["player"] == player and b["seat"] == seat), None)
+
+    def _check_device_identified(self, payload: Mapping[str, Any], now: float) -> None:
+        article = type(self).EQUIPMENT_ARTICLE
+        device = text(payload, "device", article)
+        if device not in self.devices:
+            raise Refused(article, f"{device} is not equipment of this table")
+        flag(payload, "approved", article)
+
+    def _apply_device_identified(self, payload: Mapping[str, Any], now: float) -> None:
+        identity = {k: v for k, v in payload.items() if k != "device"}
+        self.identified[payload["device"]] = copy.deepcopy(identity)
+        self.emit("device.identified", device=payload["device"], **identity)
+
+    def _check_open_table(self, payload: Mapping[str, Any], now: float) -> None:
+        article = type(self).EQUIPMENT_ARTICLE
+        missing = [d for d in self.devices if d not in self.identified]
+        if missing:
+            raise Refused(article, f"not identified: {', '.join(missing)}")
+        unapproved = [d for d in self.devices if not self.identified[d]["approved"]]
+        if unapproved:
+            raise Refused(article, f"not approved: {', '.join(unapproved)}")
+
+    def _apply_open_table(self, payload: Mapping[str, Any], now: float) -> None:
+        self.opened = True
+        opened = self._opened()
+        self.emit("table.opened", devices=sorted(self.identified), **opened)
+
+    def _check_withdraw_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        article = type(self).ACTIONS["withdraw_bet"].article
+        player = text(payload, "player", article)
+        if self._find_bet(player, self._seat(payload, "seat", article)) is None:
+            raise Refused(article, f"{player} has no bet on {self.SEAT_NAME} {payload['seat']}")
+
+    def _apply_withdraw_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        bet = need(self._find_bet(payload["player"], payload["seat"]))
+        self.bets.remove(bet)
+        self.emit("bet.withdrawn", player=payload["player"], seat=payload["seat"])
+
+    def _check_move_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        article = type(self).ACTIONS["move_bet"].article
+        player = text(payload, "player", article)
+        source = self._seat(payload, "from_seat", article)
+        target = self._seat(payload, "to_seat", article)
+        if self._find_bet(player, source) is None:
+            raise Refused(article, f"{player} has no bet on {self.SEAT_NAME} {source}")
+        if source == target or self._find_bet(player, target) is not None:
+            raise Refused(article, f"{player} already bets on {self.SEAT_NAME} {target}")
+
+    def _apply_move_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        bet = need(self._find_bet(payload["player"], payload["from_seat"]))
+        bet["seat"] = payload["to_seat"]
+        self.emit(
+            "bet.moved", player=bet["player"], from_seat=payload["from_seat"], seat=bet["seat"]
+        )
+
     # ---- dice ---------------------------------------------------------------------------------
+
+    shakes: list[dict[str, Any]]
+
+    def _apply_dice_landed(self, payload: Mapping[str, Any], now: float) -> None:
+        if not payload.get("valid", True):
+            # A die tilted or out of the cup: the same player shakes again (`invalid_throw`).
+            self.shakes.append(self.invalid_throw(payload, now))
+            return
+        dice = list(payload["dice"])
+        self.shakes.append({"dice": dice, "valid": True, "reason": None})
+        self.invalid_shakes = 0
+        self.dice = dice
+        self.emit("dice.landed", dice=dice, total=sum(dice), **self._dice_counted(dice))
+
+    def _dice_counted(self, dice: list[int]) -> dict[str, Any]:
+        """Where the deal starts from a valid throw; returns what `dice.landed` adds."""
+        raise NotImplementedError
 
     def invalid_throw(self, payload: Mapping[str, Any], now: float) -> dict[str, Any]:
         """An invalid throw (H3, R10): shaken again, and the third in a row is a TILT whose

@@ -36,7 +36,6 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from daemon.procedures.base import (
-    MAX_INVALID_SHAKES,
     Action,
     Procedure,
     Refused,
@@ -187,6 +186,10 @@ class PaiGowProcedure(Procedure):
     ACTIONS: ClassVar[Mapping[str, Action]] = ACTIONS
     INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
     CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id", "hands", "ruleset", "devices")
+    EQUIPMENT_ARTICLE: ClassVar[str] = ART_1
+    BET_ACTIONS: ClassVar[tuple[str, ...]] = BET_ACTIONS
+    BETS_CLOSED_ARTICLE: ClassVar[str] = ART_2_7
+    SEAT_NAME: ClassVar[str] = "door"
 
     def __init__(
         self,
@@ -242,20 +245,11 @@ class PaiGowProcedure(Procedure):
     def tiles_kept(self, event: object) -> bool:
         return self.tiles_kept_for_next
 
-    def dice_good(self, event: object) -> bool:
-        return self.dice is not None
-
-    def dice_failed(self, event: object) -> bool:
-        return self.invalid_shakes >= MAX_INVALID_SHAKES
-
     def all_set(self, event: object) -> bool:
         return all(seat in self.settings for seat in self.played_seats())
 
     def bank_over(self, event: object) -> bool:
         return self.banker is None
-
-    def before_opening(self, event: object) -> bool:
-        return not self.opened
 
     def no_banker(self, event: object) -> bool:
         return self.opened and self.banker is None
@@ -264,9 +258,6 @@ class PaiGowProcedure(Procedure):
         return self.opened and self.banker is not None
 
     # ---- seats ------------------------------------------------------------------------------
-
-    def played_seats(self) -> list[int]:
-        return sorted({b["seat"] for b in self.bets})
 
     def holder(self, seat: int) -> str | None:
         """Art. 3(2): the largest bettor on a door holds and sets its tiles (ties: first bet)."""
@@ -283,28 +274,8 @@ class PaiGowProcedure(Procedure):
 
     # ---- equipment and the bank -------------------------------------------------------------
 
-    def _check_device_identified(self, payload: Mapping[str, Any], now: float) -> None:
-        device = text(payload, "device", ART_1)
-        if device not in self.devices:
-            raise Refused(ART_1, f"{device} is not equipment of this table")
-        flag(payload, "approved", ART_1)
-
-    def _apply_device_identified(self, payload: Mapping[str, Any], now: float) -> None:
-        identity = {k: v for k, v in payload.items() if k != "device"}
-        self.identified[payload["device"]] = copy.deepcopy(identity)
-        self.emit("device.identified", device=payload["device"], **identity)
-
-    def _check_open_table(self, payload: Mapping[str, Any], now: float) -> None:
-        missing = [d for d in self.devices if d not in self.identified]
-        if missing:
-            raise Refused(ART_1, f"not identified: {', '.join(missing)}")
-        unapproved = [d for d in self.devices if not self.identified[d]["approved"]]
-        if unapproved:
-            raise Refused(ART_1, f"not approved: {', '.join(unapproved)}")
-
-    def _apply_open_table(self, payload: Mapping[str, Any], now: float) -> None:
-        self.opened = True
-        self.emit("table.opened", devices=sorted(self.identified), hands=self.hands)
+    def _opened(self) -> dict[str, Any]:
+        return {"hands": self.hands}
 
     def _check_take_bank(self, payload: Mapping[str, Any], now: float) -> None:
         player = text(payload, "player", ART_5_1)
@@ -368,14 +339,6 @@ class PaiGowProcedure(Procedure):
         self.stack_moves.append(move)
         self.emit("stacks.moved", **move)
 
-    def _closed_refusal(self, action: str) -> Refused | None:
-        if action in BET_ACTIONS and self.bets_closed:
-            return Refused(ART_2_7, f"the bets closed at the shake: no {action} after it")
-        return None
-
-    def _find_bet(self, player: str, seat: int) -> dict[str, Any] | None:
-        return next((b for b in self.bets if b["player"] == player and b["seat"] == seat), None)
-
     def _check_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
         player = text(payload, "player", ART_2_7)
         if player == self.banker:
@@ -398,32 +361,6 @@ class PaiGowProcedure(Procedure):
         if bet["player"] not in self.bettors_seen:
             self.bettors_seen.append(bet["player"])
         self.emit("bet.placed", replaced=old is not None, **bet)
-
-    def _check_withdraw_bet(self, payload: Mapping[str, Any], now: float) -> None:
-        player = text(payload, "player", ART_2_7)
-        if self._find_bet(player, self._seat(payload, "seat", ART_2_7)) is None:
-            raise Refused(ART_2_7, f"{player} has no bet on door {payload['seat']}")
-
-    def _apply_withdraw_bet(self, payload: Mapping[str, Any], now: float) -> None:
-        bet = need(self._find_bet(payload["player"], payload["seat"]))
-        self.bets.remove(bet)
-        self.emit("bet.withdrawn", player=payload["player"], seat=payload["seat"])
-
-    def _check_move_bet(self, payload: Mapping[str, Any], now: float) -> None:
-        player = text(payload, "player", ART_2_7)
-        source = self._seat(payload, "from_seat", ART_2_7)
-        target = self._seat(payload, "to_seat", ART_2_7)
-        if self._find_bet(player, source) is None:
-            raise Refused(ART_2_7, f"{player} has no bet on door {source}")
-        if source == target or self._find_bet(player, target) is not None:
-            raise Refused(ART_2_7, f"{player} already bets on door {target}")
-
-    def _apply_move_bet(self, payload: Mapping[str, Any], now: float) -> None:
-        bet = need(self._find_bet(payload["player"], payload["from_seat"]))
-        bet["seat"] = payload["to_seat"]
-        self.emit(
-            "bet.moved", player=bet["player"], from_seat=payload["from_seat"], seat=bet["seat"]
-        )
 
     def _check_place_stake(self, payload: Mapping[str, Any], now: float) -> None:
         amount = integer(payload, "amount", ART_5_3, 1)
@@ -460,18 +397,11 @@ class PaiGowProcedure(Procedure):
     def _check_dice_landed(self, payload: Mapping[str, Any], now: float) -> None:
         dice_reading(payload, ART_2_2, ART_2_5)
 
-    def _apply_dice_landed(self, payload: Mapping[str, Any], now: float) -> None:
-        if not payload.get("valid", True):
-            # Art. 2(5): a tilted die or one out of the cup: the banker shakes again.
-            self.shakes.append(self.invalid_throw(payload, now))
-            return
-        dice = list(payload["dice"])
-        self.shakes.append({"dice": dice, "valid": True, "reason": None})
-        self.invalid_shakes = 0
-        self.dice = dice
+    def _dice_counted(self, dice: list[int]) -> dict[str, Any]:
+        # Art. 2(5): an invalid throw never gets here; the banker has shaken again.
         offset = paigow.first_hand_from_dice(sum(dice), self.hands)
         self.first_hand = (self._banker_seat() + offset) % self.hands
-        self.emit("dice.landed", dice=dice, total=sum(dice), first_hand=self.first_hand)
+        return {"first_hand": self.first_hand}
 
     def _check_tile_face_up(self, payload: Mapping[str, Any], now: float) -> None:
         self._seat_any(payload)

@@ -42,7 +42,6 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from daemon.procedures.base import (
-    MAX_INVALID_SHAKES,
     Action,
     Procedure,
     Refused,
@@ -214,6 +213,9 @@ class ThirteenProcedure(Procedure):
     ACTIONS: ClassVar[Mapping[str, Action]] = ACTIONS
     INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
     CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id", "ruleset", "units", "devices")
+    EQUIPMENT_ARTICLE: ClassVar[str] = ART_1
+    BET_ACTIONS: ClassVar[tuple[str, ...]] = BET_ACTIONS
+    BETS_CLOSED_ARTICLE: ClassVar[str] = ART_2C
 
     def __init__(
         self,
@@ -264,12 +266,6 @@ class ThirteenProcedure(Procedure):
     def redeal(self, event: object) -> bool:
         return self.redealing
 
-    def dice_good(self, event: object) -> bool:
-        return self.dice is not None
-
-    def dice_failed(self, event: object) -> bool:
-        return self.invalid_shakes >= MAX_INVALID_SHAKES
-
     def shoe_faulted(self, event: object) -> bool:
         return "shoe_reader" in self.faults
 
@@ -279,16 +275,10 @@ class ThirteenProcedure(Procedure):
     def all_arranged(self, event: object) -> bool:
         return all(seat in self.arrangements for seat in self.played_seats())
 
-    def before_opening(self, event: object) -> bool:
-        return not self.opened
-
     def table_open(self, event: object) -> bool:
         return self.opened
 
     # ---- seats and bets ---------------------------------------------------------------------
-
-    def played_seats(self) -> list[int]:
-        return sorted({b["seat"] for b in self.bets})
 
     def holder(self, seat: int) -> str | None:
         """Art. 5: the highest bettor on the seat who holds a seat at the table; the text does
@@ -321,29 +311,9 @@ class ThirteenProcedure(Procedure):
 
     # ---- equipment --------------------------------------------------------------------------
 
-    def _check_device_identified(self, payload: Mapping[str, Any], now: float) -> None:
-        device = text(payload, "device", ART_1)
-        if device not in self.devices:
-            raise Refused(ART_1, f"{device} is not equipment of this table")
-        flag(payload, "approved", ART_1)
-
-    def _apply_device_identified(self, payload: Mapping[str, Any], now: float) -> None:
-        identity = {k: v for k, v in payload.items() if k != "device"}
-        self.identified[payload["device"]] = copy.deepcopy(identity)
-        self.emit("device.identified", device=payload["device"], **identity)
-
-    def _check_open_table(self, payload: Mapping[str, Any], now: float) -> None:
-        missing = [d for d in self.devices if d not in self.identified]
-        if missing:
-            raise Refused(ART_1, f"not identified: {', '.join(missing)}")
-        unapproved = [d for d in self.devices if not self.identified[d]["approved"]]
-        if unapproved:
-            raise Refused(ART_1, f"not approved: {', '.join(unapproved)}")
-
-    def _apply_open_table(self, payload: Mapping[str, Any], now: float) -> None:
-        self.opened = True
+    def _opened(self) -> dict[str, Any]:
         self.round_id = 1
-        self.emit("table.opened", devices=sorted(self.identified))
+        return {}
 
     # ---- shuffle, cut, shoe -----------------------------------------------------------------
 
@@ -396,23 +366,15 @@ class ThirteenProcedure(Procedure):
 
     # ---- bets -------------------------------------------------------------------------------
 
-    def _closed_refusal(self, action: str) -> Refused | None:
-        if action in BET_ACTIONS and self.bets_closed:
-            return Refused(ART_2C, f"the bets closed at the shake: no {action} after it")
-        return None
-
-    def _bet_key(self, payload: Mapping[str, Any], article: str, key: str = "seat") -> int:
+    def _seat(self, payload: Mapping[str, Any], key: str, article: str) -> int:
         seat = integer(payload, key, article, 0, SEATS - 1)
         if seat == BANKER_SEAT:
             raise Refused(ART_3, "seat 0 is the banker's; players bet on seats 1-3")
         return seat
 
-    def _find_bet(self, player: str, seat: int) -> dict[str, Any] | None:
-        return next((b for b in self.bets if b["player"] == player and b["seat"] == seat), None)
-
     def _check_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
         text(payload, "player", ART_3)
-        self._bet_key(payload, ART_3)
+        self._seat(payload, "seat", ART_3)
         integer(payload, "amount", ART_3, 1)
         units = integer(payload, "units", ART_11, 1)
         if self.units is not None and units not in self.units:
@@ -434,32 +396,6 @@ class ThirteenProcedure(Procedure):
         }
         self.bets.append(bet)
         self.emit("bet.placed", replaced=old is not None, **bet)
-
-    def _check_withdraw_bet(self, payload: Mapping[str, Any], now: float) -> None:
-        player = text(payload, "player", ART_2C)
-        if self._find_bet(player, self._bet_key(payload, ART_2C)) is None:
-            raise Refused(ART_2C, f"{player} has no bet on seat {payload['seat']}")
-
-    def _apply_withdraw_bet(self, payload: Mapping[str, Any], now: float) -> None:
-        bet = need(self._find_bet(payload["player"], payload["seat"]))
-        self.bets.remove(bet)
-        self.emit("bet.withdrawn", player=payload["player"], seat=payload["seat"])
-
-    def _check_move_bet(self, payload: Mapping[str, Any], now: float) -> None:
-        player = text(payload, "player", ART_2C)
-        source = self._bet_key(payload, ART_2C, "from_seat")
-        target = self._bet_key(payload, ART_2C, "to_seat")
-        if self._find_bet(player, source) is None:
-            raise Refused(ART_2C, f"{player} has no bet on seat {source}")
-        if source == target or self._find_bet(player, target) is not None:
-            raise Refused(ART_2C, f"{player} already bets on seat {target}")
-
-    def _apply_move_bet(self, payload: Mapping[str, Any], now: float) -> None:
-        bet = need(self._find_bet(payload["player"], payload["from_seat"]))
-        bet["seat"] = payload["to_seat"]
-        self.emit(
-            "bet.moved", player=bet["player"], from_seat=payload["from_seat"], seat=bet["seat"]
-        )
 
     # ---- dice -------------------------------------------------------------------------------
 
@@ -485,16 +421,9 @@ class ThirteenProcedure(Procedure):
     def _check_dice_landed(self, payload: Mapping[str, Any], now: float) -> None:
         dice_reading(payload, ART_2B, ART_2B)
 
-    def _apply_dice_landed(self, payload: Mapping[str, Any], now: float) -> None:
-        if not payload.get("valid", True):
-            self.shakes.append(self.invalid_throw(payload, now))
-            return
-        dice = list(payload["dice"])
-        self.shakes.append({"dice": dice, "valid": True, "reason": None})
-        self.invalid_shakes = 0
-        self.dice = dice
+    def _dice_counted(self, dice: list[int]) -> dict[str, Any]:
         self._set_deal_order()
-        self.emit("dice.landed", dice=dice, total=sum(dice), first_seat=self.first_seat)
+        return {"first_seat": self.first_seat}
 
     def _set_deal_order(self) -> None:
         self.first_seat = rules13.first_seat_from_dice(sum(need(self.dice)))
