@@ -49,7 +49,7 @@ from daemon.api.facade import ActionSpec, TableMetrics
 from daemon.api.metrics import LatencyHistogram
 from daemon.api.views import action_specs, console_snapshot
 from daemon.config import ConfigError, JournalConfig, TableConfig
-from daemon.journal import Journal, JournalError, Record, Subscription, last_event
+from daemon.journal import Journal, JournalError, Record, Subscription, last_event, record_dict
 from daemon.procedures.base import (
     DeviceCommand,
     Input,
@@ -162,22 +162,6 @@ def build_procedure(config: TableConfig) -> Procedure:
             config.table_id, hands=config.paigow_hands, ruleset=config.ruleset, devices=devices
         )
     raise ConfigError(f"unknown game {config.game!r}")
-
-
-def record_dict(record: Record) -> dict[str, Any]:
-    """A journal record as the API shows it (the line's own keys, plus its hash)."""
-    return {
-        "seq": record.seq,
-        "ts": record.ts,
-        "mono": record.mono,
-        "table": record.table,
-        "round": record.round_id,
-        "actor": record.actor,
-        "event": record.event,
-        "payload": copy.deepcopy(dict(record.payload)),
-        "prev": record.prev,
-        "hash": record.hash,
-    }
 
 
 class _Feed:

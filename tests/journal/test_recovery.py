@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from daemon.journal import RECENT_RECORDS, JournalCorrupt, TornTail, replay, verify
-from daemon.journal_format import journal_files
+from daemon.journal.format import journal_files
 
 
 def test_replay_iterates_every_event_in_order_across_files(open_journal, journal_dir) -> None:

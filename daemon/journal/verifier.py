@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from daemon.journal_format import (
+from daemon.journal.format import (
     GENESIS,
     RawLine,
     decode_line,

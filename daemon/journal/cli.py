@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from daemon.journal_verify import TORN, VerifyResult, verify
+from daemon.journal.verifier import TORN, VerifyResult, verify
 
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE, EXIT_TORN = 0, 1, 2, 3
 

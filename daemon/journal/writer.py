@@ -1,7 +1,7 @@
 """The journal: the table's append-only, hash-chained, durable record and its source of truth.
 
 Every accepted action, device event, violation and settlement is appended here as one JSON line
-(format and hash rule: `daemon.journal_format`, docs/journal.md). An append with
+(format and hash rule: `daemon.journal.format`, docs/journal.md). An append with
 ``commit=True`` returns only once that line and every line before it are on disk (``fdatasync``
 of the file; the directory too when a file is created); other appends are buffered in memory and
 written, in order, at the next commit point. Appends are thread-safe: the asyncio loop and the
@@ -16,7 +16,6 @@ cutting off a torn last line left by a power loss, which it journals.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import fcntl
 import itertools
 import os
@@ -24,16 +23,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, TracebackType
 from typing import Any, Self
 
-import structlog
-
 from daemon import __version__
 from daemon.config import JournalConfig
-from daemon.journal_format import (
+from daemon.journal.format import (
     EVENT_PATTERN,
     GENESIS,
     JournalCorrupt,
@@ -47,30 +43,10 @@ from daemon.journal_format import (
     last_complete_line,
     line_hash,
     parse_file_name,
-    read_lines,
 )
-from daemon.journal_verify import Problem, VerifyResult, verify
+from daemon.journal.reader import TornTail, replay
+from daemon.journal.subscription import JournalClosed, Subscription
 from daemon.logging import get_logger
-
-__all__ = [
-    "GENESIS",
-    "Journal",
-    "JournalClosed",
-    "JournalCorrupt",
-    "JournalError",
-    "JournalFailed",
-    "JournalLocked",
-    "Problem",
-    "Record",
-    "SubscriberLagged",
-    "Subscription",
-    "TornTail",
-    "VerifyResult",
-    "journal_logger",
-    "last_event",
-    "replay",
-    "verify",
-]
 
 LOCK_NAME = ".journal.lock"
 # Non-commit lines are written to the OS once this many bytes wait, even before a commit point.
@@ -78,7 +54,6 @@ BUFFER_BYTES = 64 * 1024
 # The last events appended are kept in memory, so a replay from a recent seq (a subscriber
 # catching up, a console reconnecting) reads no file.
 RECENT_RECORDS = 4096
-TORN_PREVIEW_BYTES = 512
 # Wall minus monotonic time moving by more than this between two appends is a clock step.
 CLOCK_STEP_SECONDS = 1.0
 
@@ -89,142 +64,6 @@ class JournalLocked(JournalError):
 
 class JournalFailed(JournalError):
     """A write or fsync failed: nothing more can be made durable; the table must stop."""
-
-
-class JournalClosed(JournalError):
-    """The journal (or the subscription) is closed."""
-
-
-class SubscriberLagged(JournalError):
-    """The subscriber fell `maxsize` events behind and was dropped; it must replay and resubscribe.
-
-    `last_seq` is the last event it received (0 if none): replay from `last_seq + 1`.
-    """
-
-    def __init__(self, last_seq: int) -> None:
-        super().__init__(f"subscriber fell behind after seq {last_seq}; replay from there")
-        self.last_seq = last_seq
-
-
-@dataclass(frozen=True)
-class TornTail:
-    """A partial last line cut off at open: bytes that were never an acknowledged event."""
-
-    path: Path
-    offset: int
-    data: bytes = field(repr=False)
-
-    def payload(self) -> dict[str, Any]:
-        return {
-            "file": self.path.name,
-            "offset": self.offset,
-            "bytes": len(self.data),
-            "sha256": line_hash(self.data),
-            "preview": self.data[:TORN_PREVIEW_BYTES].decode("utf-8", errors="replace"),
-        }
-
-
-class Subscription:
-    """A bounded, in-order feed of durable events, for threads (`get`) or asyncio (`async for`).
-
-    The journal never waits for a subscriber: when `maxsize` events are waiting, the
-    subscription is dropped, and reading it yields what it holds and then raises
-    `SubscriberLagged`, so the reader replays from its last seq (events are idempotent by seq).
-    """
-
-    def __init__(self, journal: Journal, maxsize: int) -> None:
-        if maxsize < 1:
-            raise ValueError("maxsize must be at least 1")
-        self._journal = journal
-        self._maxsize = maxsize
-        self._items: deque[Record] = deque()
-        self._cond = threading.Condition(threading.Lock())
-        self._lagged = False
-        self._closed = False
-        self._last_seq = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._wakeup: asyncio.Event | None = None
-
-    def _offer(self, records: list[Record]) -> None:
-        # Runs in the committing thread: constant work, no waiting on the reader.
-        wake_loop = None
-        with self._cond:
-            if self._lagged or self._closed:
-                return
-            if len(self._items) + len(records) > self._maxsize:
-                self._lagged = True
-            else:
-                self._items.extend(records)
-            self._cond.notify()
-            if self._wakeup is not None:
-                wake_loop = self._loop
-        if wake_loop is not None and self._wakeup is not None:
-            with contextlib.suppress(RuntimeError):  # a closed loop: the reader is gone
-                wake_loop.call_soon_threadsafe(self._wakeup.set)
-        if self._lagged:
-            self._journal._unsubscribe(self)
-
-    def _take(self) -> Record | None:
-        # Caller holds self._cond.
-        if self._items:
-            record = self._items.popleft()
-            self._last_seq = record.seq
-            return record
-        if self._lagged:
-            raise SubscriberLagged(self._last_seq)
-        if self._closed:
-            raise JournalClosed("subscription closed")
-        return None
-
-    def get(self, timeout: float | None = None) -> Record:
-        """The next durable event; TimeoutError after `timeout` seconds without one."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._cond:
-            while True:
-                record = self._take()
-                if record is not None:
-                    return record
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    raise TimeoutError("no journal event within the timeout")
-                self._cond.wait(remaining)
-
-    def get_nowait(self) -> Record | None:
-        with self._cond:
-            return self._take()
-
-    async def next(self) -> Record:
-        """The next durable event, awaited without blocking the loop."""
-        while True:
-            with self._cond:
-                record = self._take()
-                if record is not None:
-                    return record
-                if self._wakeup is None:
-                    self._loop = asyncio.get_running_loop()
-                    self._wakeup = asyncio.Event()
-                wakeup = self._wakeup
-                wakeup.clear()
-            await wakeup.wait()
-
-    def __aiter__(self) -> Subscription:
-        return self
-
-    async def __anext__(self) -> Record:
-        try:
-            return await self.next()
-        except JournalClosed:
-            raise StopAsyncIteration from None
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-            loop, wakeup = self._loop, self._wakeup
-        if loop is not None and wakeup is not None:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(wakeup.set)
-        self._journal._unsubscribe(self)
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -697,153 +536,3 @@ class Journal:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def replay(
-    path: Path | str,
-    *,
-    from_seq: int = 1,
-    on_torn: Callable[[TornTail], None] | None = None,
-) -> Iterator[Record]:
-    """Read a journal (a directory, or one file) in order, checking each link of the chain.
-
-    A torn last line is not an event: it is skipped, and reported to `on_torn` if given (a
-    reader without the lock may also see the line being written). Raises JournalCorrupt at the
-    first broken
-    link; `verify()` names the line and what was done to it. From a later seq, the files before
-    it are not read and the lines before it in its file are only counted, not decoded.
-    """
-    root = Path(path)
-    files = [root] if root.is_file() else journal_files(root)
-    skip = 0
-    if from_seq > 1:
-        keep, first = 0, 1
-        for i, file in enumerate(files):
-            parsed = parse_file_name(file.name)
-            if parsed is not None and parsed[0] <= from_seq:
-                keep, first = i, parsed[0]
-        files = files[keep:]
-        skip = from_seq - first
-    prev_seq: int | None = 0 if root.is_dir() and from_seq <= 1 else None
-    prev_hash: str | None = GENESIS if prev_seq == 0 else None
-    for index, file in enumerate(files):
-        last_file = index == len(files) - 1
-        for raw in read_lines(file):
-            if not raw.complete:
-                if last_file:
-                    if on_torn is not None:
-                        on_torn(TornTail(file, raw.offset, raw.data))
-                    return
-                raise JournalCorrupt(f"{file.name} line {raw.number}: no end of line")
-            if skip:
-                skip -= 1
-                if not skip:  # the line just before from_seq: the next one must link to it
-                    prev_seq, prev_hash = from_seq - 1, line_hash(raw.data)
-                continue
-            try:
-                record = decode_line(raw.data)
-            except ValueError as exc:
-                raise JournalCorrupt(f"{file.name} line {raw.number}: {exc}") from None
-            if (prev_seq is not None and record.seq != prev_seq + 1) or (
-                prev_hash is not None and record.prev != prev_hash
-            ):
-                raise JournalCorrupt(
-                    f"{file.name} line {raw.number} (seq {record.seq}) does not follow seq "
-                    f"{prev_seq}; run `tabled verify-log {root}`"
-                )
-            prev_seq, prev_hash = record.seq, record.hash
-            if record.seq >= from_seq:
-                yield record
-
-
-def last_event(path: Path | str, event: str, block: int = 1 << 20) -> Record | None:
-    """The last complete line of `event` in a journal directory, found from the end without
-    decoding any other line (a restart's replay starts from its last checkpoint this way).
-
-    Only that line is decoded; its link to the chain is checked by the replay that follows it
-    (`replay(from_seq=record.seq)`), and the whole chain by `tabled verify-log`.
-    """
-    marker = f',"event":"{event}","payload":'.encode()
-    root = Path(path)
-    if not root.is_dir():
-        return None
-    for file in reversed(journal_files(root)):
-        with file.open("rb") as fh:
-            end = fh.seek(0, 2)
-            pos, carry = end, b""
-            while pos > 0:
-                step = min(block, pos)
-                pos -= step
-                fh.seek(pos)
-                chunk = fh.read(step) + carry
-                # Lines wholly in `chunk` start after its first newline (or at the file start).
-                first_nl = chunk.find(b"\n") if pos > 0 else -1
-                if pos > 0 and first_nl < 0:
-                    carry = chunk
-                    continue
-                body = chunk[first_nl + 1 :]
-                at = body.rfind(marker)
-                while at >= 0:
-                    start = body.rfind(b"\n", 0, at) + 1
-                    stop = body.find(b"\n", at)
-                    if stop >= 0:
-                        try:
-                            record = decode_line(body[start : stop + 1])
-                        except ValueError:
-                            record = None
-                        if record is not None and record.event == event:
-                            return record
-                    at = body.rfind(marker, 0, start)
-                carry = chunk[: first_nl + 1]
-    return None
-
-
-class _JournalSink:
-    """The structlog 'logger' behind `journal_logger`: every level is one journal append."""
-
-    def __init__(self, journal: Journal) -> None:
-        self._journal = journal
-
-    def _append(self, **fields: Any) -> Record:
-        event = fields.pop("event")
-        actor = fields.pop("actor", None)
-        if not isinstance(actor, str):
-            raise ValueError(f"journal event {event!r} needs actor=")
-        round_id = fields.pop("round_id", None)
-        commit = bool(fields.pop("commit", True))
-        return self._journal.append(
-            event, actor=actor, round_id=round_id, payload=fields, commit=commit
-        )
-
-    msg = debug = info = warning = warn = error = critical = exception = fatal = log = _append
-
-
-_CONTEXT_KEYS = ("actor", "round_id")
-
-
-def _journal_context(_logger: Any, _method: str, event_dict: Any) -> Any:
-    # Only who and which round come from structlog's contextvars: other context bound for the
-    # operational log (a request id, a client address) must not leak into the record.
-    context = structlog.contextvars.get_contextvars()
-    for key in _CONTEXT_KEYS:
-        if key in context and key not in event_dict:
-            event_dict[key] = context[key]
-    # A dict as the chain's result is passed to the sink as keyword arguments.
-    return event_dict
-
-
-def journal_logger(journal: Journal, **initial_values: Any) -> Any:
-    """A structlog logger that journals: ``log.info("shoe.card_read", card="AS", commit=True)``.
-
-    Bind `actor` and `round_id` (``log.bind(round_id="R7")``, or as structlog contextvars: only
-    those two are taken from there); every other key lands in the payload. `commit` defaults to
-    True here (the safe side). The call returns the `Record`.
-    """
-    return structlog.wrap_logger(
-        _JournalSink(journal),
-        processors=[_journal_context],
-        wrapper_class=structlog.BoundLogger,
-        context_class=dict,
-        cache_logger_on_first_use=False,
-        **initial_values,
-    )

@@ -21,6 +21,7 @@ writing.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import hashlib
@@ -62,6 +63,23 @@ class Record:
     prev: str
     hash: str
     line: bytes = field(repr=False)
+
+
+def record_dict(record: Record) -> dict[str, Any]:
+    """A record as the API and the feed show it: the line's keys (``round`` for `round_id`)
+    plus its hash; the payload is a deep copy, so the caller may change it."""
+    return {
+        "seq": record.seq,
+        "ts": record.ts,
+        "mono": record.mono,
+        "table": record.table,
+        "round": record.round_id,
+        "actor": record.actor,
+        "event": record.event,
+        "payload": copy.deepcopy(dict(record.payload)),
+        "prev": record.prev,
+        "hash": record.hash,
+    }
 
 
 def file_name(first_seq: int, day: str) -> str:
