@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 
 from daemon.rules import paigow
-from daemon.rules.paigow_classes import _describe  # the Art. 7(2) derivation, as the peer
+from daemon.rules.paigow.classes import _describe  # the Art. 7(2) derivation, as the peer
 
 Tile = paigow.Tile
 

@@ -24,8 +24,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from daemon.rules import thirteen, thirteen_house
+from daemon.rules import thirteen
 from daemon.rules.cards import DECK, Card
+from daemon.rules.thirteen import house as thirteen_house
 
 
 def ranking(hands: Sequence[tuple[Card, ...]], repeats: int) -> list[tuple[str, Timing]]:

@@ -48,7 +48,7 @@ from daemon.procedures.base import (
     text,
 )
 from daemon.rules import paigow
-from daemon.rules.paigow_tiles import (
+from daemon.rules.paigow.tiles import (
     TILE_SET,
     TileParseError,
     format_tiles,

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.rules.paigow_classes import (
+from daemon.rules.paigow.classes import (
     CLASS_BY_NAME,
     CLASSES,
     TABLE_II,
@@ -15,7 +15,7 @@ from daemon.rules.paigow_classes import (
     all_combinations,
     classify,
 )
-from daemon.rules.paigow_tiles import TILE_SET, Tile, parse_tiles
+from daemon.rules.paigow.tiles import TILE_SET, Tile, parse_tiles
 
 # Table II as the text prints it (002, 表II), spaces and all, to check the module's copy.
 TABLE_II_AS_PRINTED = """

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.rules.paigow_tiles import (
+from daemon.rules.paigow.tiles import (
     TABLE_I,
     TILE_SET,
     Tile,

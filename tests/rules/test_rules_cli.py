@@ -11,7 +11,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.rules import cli, thirteen
+from daemon.rules import thirteen
+from daemon.rules.thirteen import cli
 
 
 def run(*args: str, lines: list[Any] | None = None, raw: bytes = b"") -> tuple[int, list[Any]]:

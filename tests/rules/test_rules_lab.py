@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from daemon.rules import cli, paigow, paigow_cli, thirteen
+from daemon.rules import paigow, thirteen
 from daemon.rules.cards import Card, parse_cards
-from daemon.rules.thirteen import RulesError, settle
+from daemon.rules.paigow import cli as paigow_cli
+from daemon.rules.thirteen import RulesError, cli, settle
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -165,9 +166,9 @@ def test_a_field_the_command_does_not_know_is_named(
 
 
 def test_paigow_outcome_shows_the_hands_as_opened_with_the_bankers_swap() -> None:
-    out = io.StringIO()
+    out = io.BytesIO()
     line = '{"banker": ["地 地", "长三 长三"], "player": ["人 人", "天 天"]}'
-    paigow_cli._stream(paigow_cli.HANDLERS["outcome"], paigow.MACAU_1990, [line.encode()], out)
+    paigow_cli.stream(paigow_cli.HANDLERS["outcome"], paigow.MACAU_1990, [line.encode()], out)
     reply = json.loads(out.getvalue())
     assert reply["outcome"] == "player" and reply["front"] == reply["back"] == "player"
     assert reply["banker"]["front"]["class"] == "长衫宝"  # opened smaller pair first
@@ -270,8 +271,8 @@ def test_table_i_and_table_ii_are_the_regulations_own() -> None:
 def test_paigow_a_field_the_command_does_not_know_is_named(
     command: str, line: str, field: str
 ) -> None:
-    out = io.StringIO()
-    status = paigow_cli._stream(
+    out = io.BytesIO()
+    status = paigow_cli.stream(
         paigow_cli.HANDLERS[command], paigow.MACAU_1990, [line.encode()], out
     )
     reply = json.loads(out.getvalue())

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from daemon.rules.cards import DECK, Card, CardError, parse_cards
 from daemon.rules.thirteen import rank
-from daemon.rules.thirteen_rank import CATEGORIES, HandRank, every_rank
+from daemon.rules.thirteen.ranking import CATEGORIES, HandRank, every_rank
 
 
 def r(text: str) -> HandRank:

@@ -1,26 +1,7 @@
-"""Thirteen cards (十三张): fouls, special hands, settlement, house way, the deal.
+"""Thirteen cards: fouls (Art. 7), fixed combinations (Art. 9 I), the settlement of a hand
+(Art. 8-11) and of an hk-points table, and the house way's entry point.
 
-Macau, 10 March 1989 (000_*.txt), and the Hong Kong ways of 003_*.txt; rule sets by name
-(see ``thirteen_rulesets``). The articles this module implements:
-
-- Art. 2(b): the highest bettor's dice total counts seats counter-clockwise from the banker,
-  the banker counting as 1; that seat gets the first card, then one card at a time
-  counter-clockwise until every seat holds 13 (``first_seat_from_dice``, ``deal_order``).
-- Art. 7 (摆乌龙): rows must go from small to large, head <= middle <= tail; otherwise the
-  seat's bet is lost to the banker (``is_foul``).
-- Art. 8: the player's three rows' total units against the banker's decide the hand; equal
-  totals are a push.
-- Art. 9 I: fixed combinations (一条龙, 六对半, 三花, 三顺) beat every other hand, win 3 units,
-  and two of them push whatever they are (``special_hand``).
-- Art. 9 II: the units of a winning row (``RuleSet.row_units``); the ranks (``thirteen_rank``).
-- Art. 10 (夹棍): a row whose hands are equal goes to the banker.
-- Art. 11: bets of 1, 2 or 3 units; the prize and the 2 % commission (a reading, see
-  ``RuleSet.prize``).
-
-A fixed combination settles the hand as a whole, before any row is compared, so it also beats
-a foul (unless the rule set's ``foul_voids_special``); rows are then empty in the settlement.
-A foul loses every row; each of those rows earns the opponent the units its own row would win
-(Art. 9), so totals stay meaningful for the rule sets that pay the difference of units.
+The package's docstring (`daemon.rules.thirteen`) lists the articles and where each lives.
 """
 
 from __future__ import annotations
@@ -33,59 +14,17 @@ from fractions import Fraction
 from typing import Literal
 
 from daemon.rules.cards import SUIT_CHARS, Card, CardError, format_cards, parse_cards
-from daemon.rules.thirteen_rank import CATEGORIES, HandRank, rank
-from daemon.rules.thirteen_rulesets import ROWS, RULESETS, RulesError, RuleSet, ruleset
-
-__all__ = [
-    "MONEY_STEP",
-    "RULESETS",
-    "CardError",
-    "HandRank",
-    "RowResult",
-    "RuleSet",
-    "RulesError",
-    "Settlement",
-    "Table",
-    "deal_order",
-    "first_seat_from_dice",
-    "house_way",
-    "is_foul",
-    "rank",
-    "ruleset",
-    "settle",
-    "special_hand",
-    "table_points",
-]
+from daemon.rules.thirteen.deal import SEATS
+from daemon.rules.thirteen.ranking import CATEGORIES, HandRank, rank
+from daemon.rules.thirteen.rulesets import ROWS, RulesError, RuleSet, ruleset
 
 Side = Literal["banker", "player"]
 Row = Sequence[Card] | str
 Hand = tuple[Row, Row, Row]
 Arrangement = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]
-SEATS = 4
 # Art. 11's commission is rounded down to a hundredth of a unit, in the player's favour (the
 # text gives no rule; with whole bets and the 2 % of the text it is always exact).
 MONEY_STEP = Decimal("0.01")
-
-
-# --- the deal (Art. 2(b)) -------------------------------------------------------------------
-
-
-def first_seat_from_dice(total: int) -> int:
-    """The seat dealt first for a four-dice total (4..24), Art. 2(b).
-
-    Seats are numbered 0..3 counter-clockwise from the banker (seat 0). Counting starts at the
-    banker as 1, so a total of 1, 5, 9, ... is the banker, 2, 6, 10, ... the seat after it.
-    """
-    if isinstance(total, bool) or not isinstance(total, int) or not 4 <= total <= 24:
-        raise RulesError(f"a total of four dice is 4..24, not {total!r}")
-    return (total - 1) % SEATS
-
-
-def deal_order(first_seat: int) -> list[int]:
-    """The seat receiving each of the 52 cards, one at a time counter-clockwise (Art. 2(b))."""
-    if isinstance(first_seat, bool) or first_seat not in range(SEATS):
-        raise RulesError(f"a seat is 0..3, not {first_seat!r}")
-    return [(first_seat + i) % SEATS for i in range(52)]
 
 
 # --- arrangements ---------------------------------------------------------------------------
@@ -497,7 +436,7 @@ def house_way(cards13: Sequence[Card] | str, ruleset: str | RuleSet = "macau-198
     probabilities of each row beating a random row, ties to the larger tail, middle, head.
     """
     # Imported here: its tables cost ~0.1 s and only the house way needs them.
-    from daemon.rules import thirteen_house  # noqa: PLC0415
+    from daemon.rules.thirteen import house as thirteen_house  # noqa: PLC0415
 
     rules = _ruleset(ruleset)
     units = dict(rules.specials)

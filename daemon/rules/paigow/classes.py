@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Literal
 
-from daemon.rules.paigow_tiles import TABLE_I, TILE_SET, Tile
+from daemon.rules.paigow.tiles import TABLE_I, TILE_SET, Tile
 
 # Table II, strongest first; row n is TABLE_II[n - 1]. Spaces the text puts in `拧冧六 九` are
 # removed, as the public API names classes.

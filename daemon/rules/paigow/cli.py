@@ -11,7 +11,8 @@
 Tiles are names or pips (`6-6 4-5`), as a string or a list. A hand is four tiles (set by the
 house way) or a list [front, back] of two pairs. Any field "id" is echoed back. A line that
 cannot be read, or carries a field the command does not read, gets {"error": ..., "line": n}
-naming the problem, and the stream goes on; the exit status is 1 if any line failed.
+naming the problem, and the stream goes on; the exit status is 1 if any line failed (the loop
+is `daemon.rules.jsonlines`, shared with `tabled rules thirteen`).
 """
 
 from __future__ import annotations
@@ -21,17 +22,14 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
-from daemon.rules.paigow_classes import CLASSES, PairClass, all_combinations, classify
-from daemon.rules.paigow_hands import Hand, Pair, correct_setting, hand_outcome, set_hand
-from daemon.rules.paigow_settings import RULESETS, PaiGowRules, ruleset
-from daemon.rules.paigow_settle import CoBanker, Door, RoundSettlement, settle_round
-from daemon.rules.paigow_tiles import Tile, TileParseError, parse_deal
-
-
-class RequestError(ValueError):
-    """A JSON line that does not say what the command needs; the message names the problem."""
+from daemon.rules.jsonlines import RequestError, refuse_unknown, serve
+from daemon.rules.paigow.classes import CLASSES, PairClass, all_combinations, classify
+from daemon.rules.paigow.hands import Hand, Pair, correct_setting, hand_outcome, set_hand
+from daemon.rules.paigow.rulesets import RULESETS, PaiGowRules, ruleset
+from daemon.rules.paigow.settlement import CoBanker, Door, RoundSettlement, settle_round
+from daemon.rules.paigow.tiles import Tile, parse_deal
 
 
 def _text(value: Any, where: str) -> str:
@@ -40,14 +38,6 @@ def _text(value: Any, where: str) -> str:
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return " ".join(value)
     raise RequestError(f"{where}: expected tiles as a string or a list of strings")
-
-
-def _known_fields(value: dict[str, Any], known: frozenset[str], where: str = "") -> None:
-    """Refuse a field nobody reads, so a misspelt one cannot be silently ignored."""
-    unknown = sorted(key for key in value if key not in known)
-    if unknown:
-        listed, reads = ", ".join(map(repr, unknown)), ", ".join(sorted(known))
-        raise RequestError(f"{where}unknown field {listed} (this reads {reads})")
 
 
 def _field(request: dict[str, Any], key: str) -> Any:
@@ -181,7 +171,7 @@ def do_settle(request: dict[str, Any], rules: PaiGowRules) -> dict[str, Any]:
     if not isinstance(doors_json, list) or not all(isinstance(d, dict) for d in doors_json):
         raise RequestError("doors: expected a list of objects with 'hand' and 'bet'")
     for i, door in enumerate(doors_json):
-        _known_fields(door, frozenset({"hand", "bet", "bettors"}), f"doors[{i}]: ")
+        refuse_unknown(door, frozenset({"hand", "bet", "bettors"}), f"doors[{i}]: ")
     named = [("banker", _field(request, "banker"))]
     named += [(f"doors[{i}]", _field(door, "hand")) for i, door in enumerate(doors_json)]
     hands = _parse_hands(named)
@@ -197,7 +187,7 @@ def do_settle(request: dict[str, Any], rules: PaiGowRules) -> dict[str, Any]:
     if not isinstance(co_json, list) or not all(isinstance(c, dict) for c in co_json):
         raise RequestError("co_bankers: expected a list of objects with 'name' and 'stake'")
     for i, co in enumerate(co_json):
-        _known_fields(co, frozenset({"name", "stake", "is_house"}), f"co_bankers[{i}]: ")
+        refuse_unknown(co, frozenset({"name", "stake", "is_house"}), f"co_bankers[{i}]: ")
     co_bankers = [
         CoBanker(
             _name(_field(co, "name"), f"co_bankers[{i}].name"),
@@ -263,41 +253,15 @@ FIELDS: dict[Handler, frozenset[str]] = {
 }
 
 
-def _stream(handler: Handler, rules: PaiGowRules, lines: Iterable[bytes], out: TextIO) -> int:
-    failed = 0
-    for number, raw in enumerate(lines, start=1):
-        request_id: Any = None
-        try:
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise RequestError(f"not UTF-8 ({error.reason} at byte {error.start})") from None
-            if not text.strip():
-                continue
-            try:
-                request = json.loads(text)
-            except json.JSONDecodeError as error:
-                raise RequestError(f"not JSON: {error.msg} at column {error.colno}") from None
-            except RecursionError:
-                raise RequestError("not JSON this reader takes: nested too deep") from None
-            if isinstance(request, str | list):
-                request = {"tiles": request}
-            if not isinstance(request, dict):
-                raise RequestError(f"expected a JSON object, got {type(request).__name__}")
-            request_id = request.get("id")
-            _known_fields(request, FIELDS.get(handler, frozenset(request)) | {"id"})
-            reply = handler(request, rules)
-        except (RequestError, TileParseError, ValueError) as error:
-            failed += 1
-            reply = {"error": str(error), "line": number}
-        except Exception as error:  # one odd line must not end a lab's stream
-            failed += 1
-            reply = {"error": f"cannot handle this request: {error!r}", "line": number}
-        if request_id is not None:
-            reply = {"id": request_id} | reply
-        out.write(json.dumps(reply, ensure_ascii=False) + "\n")
-        out.flush()
-    return 1 if failed else 0
+def stream(handler: Handler, rules: PaiGowRules, lines: Iterable[bytes], out: BinaryIO) -> int:
+    """Answer each line under `rules`; the loop is `daemon.rules.jsonlines.serve`."""
+    return serve(
+        lambda request: handler(request, rules),
+        lines,
+        out,
+        reads=FIELDS[handler] | {"id"} if handler in FIELDS else None,
+        bare="tiles",
+    )
 
 
 def combinations_by_class() -> dict[str, Counter[str]]:
@@ -371,7 +335,7 @@ def main(argv: list[str]) -> int:
     if args.command == "table":
         sys.stdout.write(render_table(args.style or "text"))
         return 0
-    return _stream(HANDLERS[args.command], ruleset(args.rules), sys.stdin.buffer, sys.stdout)
+    return stream(HANDLERS[args.command], ruleset(args.rules), sys.stdin.buffer, sys.stdout.buffer)
 
 
 if __name__ == "__main__":

@@ -2,12 +2,13 @@
 
 Tiles and names (Art. 1, Table I), two-tile classes (Art. 7, 9(2), Table II), setting and
 comparing hands (Art. 6, 9(1)), the dice that start the deal (Art. 2) and the settlement of a
-round (Art. 5, 8) live in the `paigow_*` modules; this module gathers what callers use.
+round (Art. 5, 8) live in this package's modules (`tiles`, `classes`, `hands`, `rulesets`,
+`settlement`; the lab CLI in `cli`); `daemon.rules.paigow` gathers what callers use.
 """
 
 from __future__ import annotations
 
-from daemon.rules.paigow_classes import (
+from daemon.rules.paigow.classes import (
     CLASS_BY_NAME,
     CLASSES,
     TABLE_II,
@@ -15,7 +16,7 @@ from daemon.rules.paigow_classes import (
     all_combinations,
     classify,
 )
-from daemon.rules.paigow_hands import (
+from daemon.rules.paigow.hands import (
     Hand,
     Outcome,
     Pair,
@@ -31,8 +32,8 @@ from daemon.rules.paigow_hands import (
     set_hand,
     setting_key,
 )
-from daemon.rules.paigow_settings import MACAU_1990, RULESETS, PaiGowRules, ruleset
-from daemon.rules.paigow_settle import (
+from daemon.rules.paigow.rulesets import MACAU_1990, RULESETS, PaiGowRules, ruleset
+from daemon.rules.paigow.settlement import (
     BankShare,
     CoBanker,
     Door,
@@ -41,7 +42,7 @@ from daemon.rules.paigow_settle import (
     second_round_stake,
     settle_round,
 )
-from daemon.rules.paigow_tiles import (
+from daemon.rules.paigow.tiles import (
     TABLE_I,
     TILE_SET,
     Tile,

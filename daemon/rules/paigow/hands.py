@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-from daemon.rules.paigow_classes import PairClass, classify
-from daemon.rules.paigow_tiles import TILE_SET, Tile
+from daemon.rules.paigow.classes import PairClass, classify
+from daemon.rules.paigow.tiles import TILE_SET, Tile
 
 Pair = tuple[Tile, Tile]
 Hand = tuple[Pair, Pair]  # (front, back)

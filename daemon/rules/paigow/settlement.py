@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from daemon.rules.paigow_hands import (
+from daemon.rules.paigow.hands import (
     Correction,
     Hand,
     Outcome,
@@ -29,7 +29,7 @@ from daemon.rules.paigow_hands import (
     hand_outcome,
     normalise,
 )
-from daemon.rules.paigow_settings import MACAU_1990, PaiGowRules
+from daemon.rules.paigow.rulesets import MACAU_1990, PaiGowRules
 
 BANKER = "banker"
 

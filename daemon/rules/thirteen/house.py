@@ -29,7 +29,7 @@ from math import comb, gcd
 from operator import add, itemgetter
 
 from daemon.rules.cards import RANK_FIELD_MASK, Card, CardError, parse_cards
-from daemon.rules.thirteen_rank import FLUSH_TAG, ROWS3, ROWS5, HandRank, rank_key
+from daemon.rules.thirteen.ranking import FLUSH_TAG, ROWS3, ROWS5, HandRank, rank_key
 
 Arrangement = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]
 # (special units, objective score, tail value, middle value, head value): larger is better.
@@ -385,7 +385,7 @@ def brute_force(
     special_units: Callable[[Arrangement], int] | None = None,
 ) -> tuple[SplitKey, Arrangement]:
     """Every one of the 72,072 splits, ranked with the public ``rank``: the reference."""
-    from daemon.rules.thirteen_rank import rank  # noqa: PLC0415 -- the public entry, on purpose
+    from daemon.rules.thirteen.ranking import rank  # noqa: PLC0415 -- the public entry, on purpose
 
     cards = _hand13(cards13)
     best: tuple[SplitKey, Arrangement] | None = None
