@@ -102,8 +102,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _api(args: argparse.Namespace) -> Api:
     url = args.url or os.environ.get("TABLED_URL")
     if not url:
-        from daemon.api.server import parse_listen  # noqa: PLC0415 - only without --url
-        from daemon.config import load_config  # noqa: PLC0415 - only without --url
+        from daemon.config import load_config, parse_listen  # noqa: PLC0415 - only without --url
 
         host, port = parse_listen(load_config(args.config).api.listen)
         host = "127.0.0.1" if host in ("0.0.0.0", "") else host  # noqa: S104 - mapping, not binding

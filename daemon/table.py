@@ -48,7 +48,7 @@ from daemon.api import journal_feed
 from daemon.api.facade import ActionSpec, TableMetrics
 from daemon.api.metrics import LatencyHistogram
 from daemon.api.views import action_specs, console_snapshot
-from daemon.config import ConfigError, JournalConfig, TableConfig
+from daemon.config import REQUIRED_DEVICES, ConfigError, JournalConfig, TableConfig
 from daemon.journal import Journal, JournalError, Record, Subscription, last_event, record_dict
 from daemon.procedures.base import (
     DeviceCommand,
@@ -135,14 +135,6 @@ class TableStats:
     faults_by_device: Counter[str] = field(default_factory=Counter)
     settlements: list[dict[str, Any]] = field(default_factory=list)
     replayed: int = 0
-
-
-# The equipment each game's regulation names (Thirteen Art. 1: shuffler, shoe, dice; Pai Gow:
-# the dice). Other configured devices the procedure knows (the timer bell) join the check.
-REQUIRED_DEVICES = {
-    "thirteen": ("shuffler", "shoe_reader", "dice_shaker"),
-    "paigow": ("dice_shaker",),
-}
 
 
 def build_procedure(config: TableConfig) -> Procedure:

@@ -140,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     try:
-        config = load_config(args.config)
+        config = load_config(args.config, partial=True)  # probes what is configured
     except ConfigError as exc:
         print(f"tabled devices: {exc}", file=sys.stderr)
         return 2

@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
 def _specs(args: argparse.Namespace) -> tuple[TableConfig, list[SimSpec]]:
     if not check_speed(args.speed):
         raise ValueError(f"--speed {args.speed}: a finite number >= 0 (1 real time, 0 instant)")
-    config = load_config(args.config)
+    config = load_config(args.config, partial=True)  # the devices to serve, not a whole table
     faults: dict[str, list[str]] = {}
     for item in args.fault:
         device, sep, fault = item.partition(":")

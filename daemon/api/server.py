@@ -15,19 +15,9 @@ import structlog
 import uvicorn
 from fastapi import FastAPI
 
+from daemon.config import parse_listen
+
 log = structlog.get_logger("tabled.api")
-
-
-def parse_listen(listen: str) -> tuple[str, int]:
-    """`HOST:PORT` (`[::1]:8700` for IPv6) -> (host, port); ValueError naming what is wrong."""
-    host, sep, port_text = listen.rpartition(":")
-    if not sep or not host:
-        raise ValueError(f"listen address {listen!r}: expected HOST:PORT")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise ValueError(f"listen address {listen!r}: port must be 0-65535")
-    return host, int(port_text)
 
 
 def is_loopback(host: str) -> bool:

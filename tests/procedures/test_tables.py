@@ -119,7 +119,10 @@ def test_build_gives_the_procedure_the_config_names() -> None:
         parse_config(
             {
                 "table": {"id": "T9", "game": "paigow", "paigow_hands": 4},
-                "devices": {"timer_bell": {"port": "sim://timer_bell"}},
+                "devices": {
+                    "dice_shaker": {"port": "sim://dice_shaker"},
+                    "timer_bell": {"port": "sim://timer_bell"},
+                },
             }
         )
     )
