@@ -236,12 +236,16 @@ class RawLine:
         return self.data.endswith(b"\n")
 
 
-def read_lines(path: Path) -> Iterator[RawLine]:
-    """Every line of one file, 1-based numbers and byte offsets; a last partial line too."""
-    offset = 0
+def read_lines(path: Path, start: int = 0) -> Iterator[RawLine]:
+    """Every line of one file, 1-based numbers and byte offsets; a last partial line too.
+
+    From `start` (the byte a line starts at) on, the lines' numbers are not known: 0.
+    """
+    offset = start
     with path.open("rb") as fh:
+        fh.seek(start)
         for number, data in enumerate(fh, start=1):
-            yield RawLine(path, number, offset, data)
+            yield RawLine(path, number if start == 0 else 0, offset, data)
             offset += len(data)
 
 

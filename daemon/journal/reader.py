@@ -7,14 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from daemon.journal.format import (
     GENESIS,
     JournalCorrupt,
+    RawLine,
     Record,
     decode_line,
     journal_files,
+    last_complete_line,
     line_hash,
     parse_file_name,
     read_lines,
@@ -53,7 +55,9 @@ def replay(
     reader without the lock may also see the line being written). Raises JournalCorrupt at the
     first broken
     link; `verify()` names the line and what was done to it. From a later seq, the files before
-    it are not read and the lines before it in its file are only counted, not decoded.
+    it are not read; in its file, a line in the second half is found from the end (a restart
+    from its last checkpoint reads only the lines after it), one in the first half by counting
+    the lines before it. Either way the link into `from_seq` is checked.
     """
     root = Path(path)
     files = [root] if root.is_file() else journal_files(root)
@@ -68,15 +72,20 @@ def replay(
         skip = from_seq - first
     prev_seq: int | None = 0 if root.is_dir() and from_seq <= 1 else None
     prev_hash: str | None = GENESIS if prev_seq == 0 else None
+    start = 0
+    found = _from_the_end(files[0], from_seq, from_seq - skip) if skip and files else None
+    if found is not None:
+        start, before = found
+        prev_seq, prev_hash, skip = from_seq - 1, line_hash(before), 0
     for index, file in enumerate(files):
         last_file = index == len(files) - 1
-        for raw in read_lines(file):
+        for raw in read_lines(file, start if index == 0 else 0):
             if not raw.complete:
                 if last_file:
                     if on_torn is not None:
                         on_torn(TornTail(file, raw.offset, raw.data))
                     return
-                raise JournalCorrupt(f"{file.name} line {raw.number}: no end of line")
+                raise JournalCorrupt(f"{_where(raw)}: no end of line")
             if skip:
                 skip -= 1
                 if not skip:  # the line just before from_seq: the next one must link to it
@@ -85,17 +94,67 @@ def replay(
             try:
                 record = decode_line(raw.data)
             except ValueError as exc:
-                raise JournalCorrupt(f"{file.name} line {raw.number}: {exc}") from None
+                raise JournalCorrupt(f"{_where(raw)}: {exc}") from None
             if (prev_seq is not None and record.seq != prev_seq + 1) or (
                 prev_hash is not None and record.prev != prev_hash
             ):
                 raise JournalCorrupt(
-                    f"{file.name} line {raw.number} (seq {record.seq}) does not follow seq "
+                    f"{_where(raw)} (seq {record.seq}) does not follow seq "
                     f"{prev_seq}; run `tabled verify-log {root}`"
                 )
             prev_seq, prev_hash = record.seq, record.hash
             if record.seq >= from_seq:
                 yield record
+
+
+def _where(raw: RawLine) -> str:
+    if raw.number:
+        return f"{raw.path.name} line {raw.number}"
+    return f"{raw.path.name} at byte {raw.offset}"
+
+
+def _from_the_end(
+    path: Path, seq: int, first: int, block: int = 1 << 20
+) -> tuple[int, bytes] | None:
+    """Where line `seq` of `path` starts, and the line before it, found from the end of the file
+    when it is nearer the end than the start (else None: count from the start)."""
+    last, _ = last_complete_line(path)
+    try:
+        last_seq = decode_line(last).seq if last is not None else None
+    except ValueError:
+        return None
+    if last_seq is None or not first < seq <= last_seq or seq - first <= last_seq - seq:
+        return None
+    # A line starts after a newline, and JSON writes none inside a line: the marker is the line.
+    marker = b'\n{"seq":%d,' % seq
+    with path.open("rb") as fh:
+        pos = fh.seek(0, 2)
+        carry = b""
+        while pos > 0:
+            step = min(block, pos)
+            pos -= step
+            fh.seek(pos)
+            chunk = fh.read(step) + carry
+            at = chunk.rfind(marker)
+            if at >= 0:
+                start = pos + at + 1
+                return start, _line_ending_at(fh, start)
+            carry = chunk[: len(marker) - 1]
+    return None
+
+
+def _line_ending_at(fh: BinaryIO, end: int) -> bytes:
+    """The line whose newline is the byte before `end`."""
+    pos, data = end - 1, b""
+    while True:
+        step = min(1 << 16, pos)
+        pos -= step
+        fh.seek(pos)
+        data = fh.read(step) + data
+        newline = data.rfind(b"\n")
+        if newline >= 0 or pos == 0:
+            fh.seek(pos + newline + 1)
+            return fh.read(end - (pos + newline + 1))
 
 
 def last_event(path: Path | str, event: str, block: int = 1 << 20) -> Record | None:

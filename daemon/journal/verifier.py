@@ -143,27 +143,34 @@ def _lines(files: list[Path]) -> Iterator[RawLine]:
         yield from read_lines(path)
 
 
-def verify(path: Path | str, *, expect: tuple[int, str] | None = None) -> VerifyResult:
+def _start(root: Path, files: list[Path], archived: bool) -> _Line:
+    """The virtual line before the first one checked."""
+    if root.is_dir() and not archived:
+        return _Line(None, 0, None, GENESIS)
+    parsed = parse_file_name(files[0].name) if files else None
+    first = parsed[0] if parsed is not None else (1 if root.is_dir() else None)
+    return _Line(
+        None,
+        None if first is None else first - 1,
+        None,
+        GENESIS if first == 1 else None,
+    )
+
+
+def verify(
+    path: Path | str, *, expect: tuple[int, str] | None = None, archived: bool = False
+) -> VerifyResult:
     """Check the chain of a journal directory (from seq 1) or of one journal file.
 
     One file is checked from the seq its name gives; its first `prev` links to a file that is
     not there (unless it starts at seq 1). `expect` = (seq, hash) recorded elsewhere, checked
     against the line with that seq, catches an edit of the last lines or a cut-off end.
+    `archived`: a directory whose oldest files were archived off it is checked from its first
+    file's seq, as one file would be (the writer opening it; `tabled verify-log` wants seq 1).
     """
     root = Path(path)
-    if root.is_dir():
-        files = journal_files(root)
-        start = _Line(None, 0, None, GENESIS)
-    else:
-        files = [root]
-        parsed = parse_file_name(root.name)
-        first = parsed[0] if parsed is not None else None
-        start = _Line(
-            None,
-            None if first is None else first - 1,
-            None,
-            GENESIS if first == 1 else None,
-        )
+    files = journal_files(root) if root.is_dir() else [root]
+    start = _start(root, files, archived)
     raws = _lines(files)
     last_file = files[-1] if files else None
     window: deque[_Line] = deque()

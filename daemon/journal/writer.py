@@ -29,6 +29,16 @@ from typing import Any, Self
 
 from daemon import __version__
 from daemon.config import JournalConfig
+from daemon.journal.anchor import (
+    ANCHOR_EVERY,
+    Anchor,
+    FileStamp,
+    chain_unchanged,
+    load_key,
+    read_anchor,
+    stamp_files,
+    write_anchor,
+)
 from daemon.journal.format import (
     EVENT_PATTERN,
     GENESIS,
@@ -46,6 +56,7 @@ from daemon.journal.format import (
 )
 from daemon.journal.reader import TornTail, replay
 from daemon.journal.subscription import JournalClosed, Subscription
+from daemon.journal.verifier import TORN, verify
 from daemon.logging import get_logger
 
 LOCK_NAME = ".journal.lock"
@@ -126,6 +137,9 @@ class Journal:
         self._closed = False
         self._clock_offset: float | None = None
         self._last_ts: str | None = None
+        self._key = b""
+        self._anchored_seq = 0
+        self._stamps: dict[str, FileStamp] = {}
 
     # -- opening and recovery -------------------------------------------------------------
 
@@ -165,7 +179,9 @@ class Journal:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise JournalLocked(f"{self.dir}: the journal is open in another process") from None
+        self._key = load_key(self.dir, create=True)
         files = journal_files(self.dir)
+        self._check_chain(files)
         resumed_after = 0
         for path in reversed(files):
             last, end = last_complete_line(path)
@@ -217,6 +233,54 @@ class Journal:
             },
             commit=True,
         )
+        self.anchor()
+
+    def _check_chain(self, files: list[Path]) -> None:
+        """Append only to a chain checked end to end: against the anchor where it vouches for
+        the files (`daemon.journal.anchor`), else line by line. A break is refused, naming the
+        first bad line; a torn tail is not a break (it is cut next)."""
+        anchor = read_anchor(self.dir, self._key)
+        if anchor is None and not files:
+            return
+        if anchor is not None and chain_unchanged(files, anchor):
+            return
+        expect = None if anchor is None else (anchor.seq, anchor.hash)
+        problem = verify(self.dir, expect=expect, archived=True).problem
+        if problem is not None and problem.kind != TORN:
+            raise JournalCorrupt(
+                f"{self.dir}: the chain is broken, nothing is appended to it: "
+                f"{problem.describe()}; run `tabled verify-log {self.dir}`: a supervisor decides"
+            )
+
+    def anchor(self) -> None:
+        """Make the chain durable and anchor it: the next open checks only what changed since.
+
+        The writer anchors at open, at each rotation, every `ANCHOR_EVERY` lines and at
+        close; a checkpoint anchors too, so a restart walks only the lines after it.
+        """
+        with self._sync_lock, self._lock:
+            if self._closed or self._failure is not None or self._fd < 0:
+                return
+            self._anchor_locked()
+
+    def _anchor_locked(self) -> None:
+        # Caller holds self._lock; no line is staged past what the anchor covers.
+        self._write_pending()
+        try:
+            if self._durable:
+                os.fdatasync(self._fd)
+            current = self._path.name if self._path is not None else ""
+            # A complete file once stamped keeps its stamp, so a later write to it by anyone
+            # else is never vouched for.
+            stamps = stamp_files(journal_files(self.dir), self._stamps)
+            head = Anchor(self._written_seq, self._prev, stamps)
+            write_anchor(self.dir, self._key, head, durable=self._durable)
+        except OSError as exc:
+            self._fail(exc)
+            raise JournalFailed(f"journal anchor failed: {exc}") from exc
+        # The file being appended to is stamped afresh each time; the others never change.
+        self._stamps = {stamp.name: stamp for stamp in stamps if stamp.name != current}
+        self._anchored_seq = self._written_seq
 
     def _cut_torn_tail(self, path: Path, end: int, size: int) -> None:
         with path.open("r+b") as fh:
@@ -386,6 +450,7 @@ class Journal:
             raise JournalFailed(f"journal rotation to {path.name} failed: {exc}") from exc
         old = self._path
         self._path, self._day, self._size = path, day, 0
+        self._anchor_locked()  # the old file is complete: stamped once and for all
         if old is not None:
             get_logger("daemon.journal").info(
                 "journal.rotated", old=old.name, new=path.name, first_seq=first_seq
@@ -426,6 +491,8 @@ class Journal:
             if deliver:
                 for subscription in self._subscribers:
                     subscription._offer(deliver)
+        if self._durable_seq - self._anchored_seq >= ANCHOR_EVERY:
+            self.anchor()
 
     def _fail(self, exc: BaseException) -> None:
         if self._failure is None:
@@ -518,7 +585,11 @@ class Journal:
             for subscription in subscriptions:
                 subscription.close()
             with self._sync_lock, self._lock:
-                self._release()
+                try:
+                    if self._failure is None and self._fd >= 0:
+                        self._anchor_locked()
+                finally:
+                    self._release()
 
     def _release(self) -> None:
         for fd in (*self._retired, self._fd, self._lock_fd):
