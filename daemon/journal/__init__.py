@@ -3,8 +3,9 @@
 The package's modules, each with one job (docs/journal.md):
 
 - `format`: the line format, the hash rule, file names, `Record` and `record_dict`;
-- `writer`: `Journal`, the one process that appends (locking, group commit, rotation, recovery
-  of a torn tail at open);
+- `writer`: `Journal`, the one process that appends (locking, group commit, rotation);
+- `recovery`: opening for writing: the chain checked end to end, a torn tail cut, the resume point;
+- `anchor`: the keyed anchor of the durable head that keeps that check fast;
 - `subscription`: the bounded feeds of durable events that `Journal.subscribe` hands out;
 - `reader`: `replay` and `last_event`, reading without the lock;
 - `verifier`: `verify`, the whole chain checked with the first bad line named;
@@ -12,6 +13,7 @@ The package's modules, each with one job (docs/journal.md):
 - `cli`: `tabled verify-log`.
 """
 
+from daemon.journal.anchor import AnchorRefused
 from daemon.journal.format import GENESIS, JournalCorrupt, JournalError, Record, record_dict
 from daemon.journal.logger import journal_logger
 from daemon.journal.reader import TornTail, last_event, replay
@@ -22,6 +24,7 @@ from daemon.journal.writer import RECENT_RECORDS, Journal, JournalFailed, Journa
 __all__ = [
     "GENESIS",
     "RECENT_RECORDS",
+    "AnchorRefused",
     "Journal",
     "JournalClosed",
     "JournalCorrupt",

@@ -37,6 +37,7 @@ from daemon.journal.format import (
     JournalCorrupt,
     JournalError,
     decode_line,
+    fsync_dir,
     last_complete_line,
     parse_file_name,
 )
@@ -192,11 +193,7 @@ def write_anchor(directory: Path, key: bytes, anchor: Anchor, *, durable: bool) 
         os.close(fd)
     os.replace(tmp, directory / ANCHOR_NAME)
     if durable:
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        fsync_dir(directory)
 
 
 class _Mismatch(Exception):

@@ -26,13 +26,14 @@ import dataclasses
 import enum
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path, PurePath
 from types import MappingProxyType
-from typing import Any
+from typing import Any, BinaryIO
 
 GENESIS = "0" * 64
 FILE_PATTERN = re.compile(r"^journal-(\d{12})-(\d{8})\.jsonl$")
@@ -236,6 +237,15 @@ class RawLine:
         return self.data.endswith(b"\n")
 
 
+def fsync_dir(directory: Path) -> None:
+    """Make a directory's entries durable (a file created, renamed or removed in it)."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def read_lines(path: Path, start: int = 0) -> Iterator[RawLine]:
     """Every line of one file, 1-based numbers and byte offsets; a last partial line too.
 
@@ -249,18 +259,25 @@ def read_lines(path: Path, start: int = 0) -> Iterator[RawLine]:
             offset += len(data)
 
 
+def blocks_from_end(
+    fh: BinaryIO, block: int, end: int | None = None
+) -> Iterator[tuple[int, bytes]]:
+    """(position, bytes) of an open file, `block` bytes at a time from its end (or `end`) back."""
+    pos = fh.seek(0, 2) if end is None else end
+    while pos > 0:
+        step = min(block, pos)
+        pos -= step
+        fh.seek(pos)
+        yield pos, fh.read(step)
+
+
 def last_complete_line(path: Path, block: int = 65536) -> tuple[bytes | None, int]:
     """(the last ``\\n``-terminated line or None, the byte offset where any torn tail starts)."""
     with path.open("rb") as fh:
-        end = fh.seek(0, 2)
-        pos = end
         tail = b""
         # Find the last newline, then the one before it: the line between them is the last one.
-        while pos > 0:
-            step = min(block, pos)
-            pos -= step
-            fh.seek(pos)
-            tail = fh.read(step) + tail
+        for pos, data in blocks_from_end(fh, block):
+            tail = data + tail
             last_nl = tail.rfind(b"\n")
             if last_nl < 0:
                 continue

@@ -14,6 +14,7 @@ from daemon.journal.format import (
     JournalCorrupt,
     RawLine,
     Record,
+    blocks_from_end,
     decode_line,
     journal_files,
     last_complete_line,
@@ -128,13 +129,9 @@ def _from_the_end(
     # A line starts after a newline, and JSON writes none inside a line: the marker is the line.
     marker = b'\n{"seq":%d,' % seq
     with path.open("rb") as fh:
-        pos = fh.seek(0, 2)
         carry = b""
-        while pos > 0:
-            step = min(block, pos)
-            pos -= step
-            fh.seek(pos)
-            chunk = fh.read(step) + carry
+        for pos, data in blocks_from_end(fh, block):
+            chunk = data + carry
             at = chunk.rfind(marker)
             if at >= 0:
                 start = pos + at + 1
@@ -145,16 +142,14 @@ def _from_the_end(
 
 def _line_ending_at(fh: BinaryIO, end: int) -> bytes:
     """The line whose newline is the byte before `end`."""
-    pos, data = end - 1, b""
-    while True:
-        step = min(1 << 16, pos)
-        pos -= step
-        fh.seek(pos)
-        data = fh.read(step) + data
+    data = b""
+    for pos, block in blocks_from_end(fh, 1 << 16, end - 1):
+        data = block + data
         newline = data.rfind(b"\n")
         if newline >= 0 or pos == 0:
             fh.seek(pos + newline + 1)
             return fh.read(end - (pos + newline + 1))
+    return b""  # `end` is the file's first byte: no line ends before it
 
 
 def last_event(path: Path | str, event: str, block: int = 1 << 20) -> Record | None:
@@ -170,13 +165,9 @@ def last_event(path: Path | str, event: str, block: int = 1 << 20) -> Record | N
         return None
     for file in reversed(journal_files(root)):
         with file.open("rb") as fh:
-            end = fh.seek(0, 2)
-            pos, carry = end, b""
-            while pos > 0:
-                step = min(block, pos)
-                pos -= step
-                fh.seek(pos)
-                chunk = fh.read(step) + carry
+            carry = b""
+            for pos, data in blocks_from_end(fh, block):
+                chunk = data + carry
                 # Lines wholly in `chunk` start after its first newline (or at the file start).
                 first_nl = chunk.find(b"\n") if pos > 0 else -1
                 if pos > 0 and first_nl < 0:

@@ -9,8 +9,9 @@ driver threads may append at once, and concurrent commits share one ``fdatasync`
 commit). A subscriber receives each event once it is durable, from a bounded queue that never
 blocks the table.
 
-Opening a journal resumes its chain (seq and previous hash) from the last complete line, after
-cutting off a torn last line left by a power loss, which it journals.
+Opening a journal checks its chain first and resumes it from the last complete line, after
+cutting off a torn last line left by a power loss, which it journals (`recovery`); the writer
+anchors what it made durable so the next open checks only what changed since (`anchor`).
 """
 
 from __future__ import annotations
@@ -33,30 +34,26 @@ from daemon.journal.anchor import (
     ANCHOR_EVERY,
     Anchor,
     FileStamp,
-    chain_unchanged,
     load_key,
-    read_anchor,
     stamp_files,
     write_anchor,
 )
 from daemon.journal.format import (
     EVENT_PATTERN,
     GENESIS,
-    JournalCorrupt,
     JournalError,
     Record,
-    decode_line,
     encode_line,
     file_name,
+    fsync_dir,
     iso_utc,
     journal_files,
-    last_complete_line,
     line_hash,
     parse_file_name,
 )
 from daemon.journal.reader import TornTail, replay
+from daemon.journal.recovery import check_chain, resume
 from daemon.journal.subscription import JournalClosed, Subscription
-from daemon.journal.verifier import TORN, verify
 from daemon.logging import get_logger
 
 LOCK_NAME = ".journal.lock"
@@ -75,14 +72,6 @@ class JournalLocked(JournalError):
 
 class JournalFailed(JournalError):
     """A write or fsync failed: nothing more can be made durable; the table must stop."""
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -173,7 +162,7 @@ class Journal:
         created = not self.dir.exists()
         self.dir.mkdir(parents=True, exist_ok=True)
         if created and self._durable:
-            _fsync_dir(self.dir.parent)
+            fsync_dir(self.dir.parent)
         self._lock_fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -181,37 +170,15 @@ class Journal:
             raise JournalLocked(f"{self.dir}: the journal is open in another process") from None
         self._key = load_key(self.dir, create=True)
         files = journal_files(self.dir)
-        self._check_chain(files)
-        resumed_after = 0
-        for path in reversed(files):
-            last, end = last_complete_line(path)
-            size = path.stat().st_size
-            if path == files[-1] and end < size:
-                self._cut_torn_tail(path, end, size)
-            if last is None:
-                continue
-            try:
-                record = decode_line(last)
-            except ValueError as exc:
-                raise JournalCorrupt(f"{path}: last line is not a journal event: {exc}") from None
-            if record.table != self.table_id:
-                raise JournalError(
-                    f"{self.dir}: the journal of table {record.table!r}, not {self.table_id!r}"
-                )
-            self._next_seq = record.seq + 1
-            self._prev = record.hash
-            resumed_after = record.seq
-            break
+        check_chain(self.dir, self._key, files)
+        point = resume(self.dir, files, self.table_id, durable=self._durable)
+        self.torn = point.torn
+        self._next_seq, self._prev = point.last_seq + 1, point.head
         if files:
             last_file = files[-1]
-            first_seq, day = parse_file_name(last_file.name) or (0, "")
-            if last_file.stat().st_size == 0 and first_seq != self._next_seq:
-                raise JournalCorrupt(
-                    f"{last_file.name}: empty, but the chain's next seq is {self._next_seq}"
-                )
             flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
             self._fd = os.open(last_file, flags)
-            self._path, self._day = last_file, day
+            self._path, self._day = last_file, (parse_file_name(last_file.name) or (0, ""))[1]
             self._size = last_file.stat().st_size
         self._written_seq = self._durable_seq = self._next_seq - 1
         if self.torn is not None:
@@ -225,7 +192,7 @@ class Journal:
             "journal.opened",
             actor="journal",
             payload={
-                "resumed_after_seq": resumed_after,
+                "resumed_after_seq": point.last_seq,
                 "files": len(files),
                 "durability": self.config.durability,
                 "pid": os.getpid(),
@@ -234,23 +201,6 @@ class Journal:
             commit=True,
         )
         self.anchor()
-
-    def _check_chain(self, files: list[Path]) -> None:
-        """Append only to a chain checked end to end: against the anchor where it vouches for
-        the files (`daemon.journal.anchor`), else line by line. A break is refused, naming the
-        first bad line; a torn tail is not a break (it is cut next)."""
-        anchor = read_anchor(self.dir, self._key)
-        if anchor is None and not files:
-            return
-        if anchor is not None and chain_unchanged(files, anchor):
-            return
-        expect = None if anchor is None else (anchor.seq, anchor.hash)
-        problem = verify(self.dir, expect=expect, archived=True).problem
-        if problem is not None and problem.kind != TORN:
-            raise JournalCorrupt(
-                f"{self.dir}: the chain is broken, nothing is appended to it: "
-                f"{problem.describe()}; run `tabled verify-log {self.dir}`: a supervisor decides"
-            )
 
     def anchor(self) -> None:
         """Make the chain durable and anchor it: the next open checks only what changed since.
@@ -281,19 +231,6 @@ class Journal:
         # The file being appended to is stamped afresh each time; the others never change.
         self._stamps = {stamp.name: stamp for stamp in stamps if stamp.name != current}
         self._anchored_seq = self._written_seq
-
-    def _cut_torn_tail(self, path: Path, end: int, size: int) -> None:
-        with path.open("r+b") as fh:
-            fh.seek(end)
-            data = fh.read(size - end)
-            fh.truncate(end)
-            fh.flush()
-            if self._durable:
-                os.fsync(fh.fileno())
-        self.torn = TornTail(path, end, data)
-        get_logger("daemon.journal").warning(
-            "journal.torn_tail_truncated", file=str(path), offset=end, bytes=len(data)
-        )
 
     # -- appending ------------------------------------------------------------------------
 
@@ -444,7 +381,7 @@ class Journal:
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
             self._fd = os.open(path, flags, 0o644)
             if self._durable:
-                _fsync_dir(self.dir)
+                fsync_dir(self.dir)
         except OSError as exc:
             self._fail(exc)
             raise JournalFailed(f"journal rotation to {path.name} failed: {exc}") from exc
