@@ -431,7 +431,7 @@ _SET_DEPENDENT = frozenset({"三花", "三同花", "三顺", "三顺子", "三�
 def house_way(cards13: Sequence[Card] | str, ruleset: str | RuleSet = "macau-1989") -> Arrangement:
     """The banker's (head, middle, tail) for 13 cards; never a foul.
 
-    The objective (documented in ``thirteen_house`` and docs/rules.md): a special hand that
+    The objective (documented in ``house`` and docs/rules.md): a special hand that
     depends on the setting when the rule set pays it, else the split maximising the summed
     probabilities of each row beating a random row, ties to the larger tail, middle, head.
     """
