@@ -37,7 +37,6 @@ from daemon.journal.format import (
     JournalCorrupt,
     JournalError,
     decode_line,
-    fsync_dir,
     last_complete_line,
     parse_file_name,
 )
@@ -173,7 +172,8 @@ def stamp_files(
 
 
 def write_anchor(directory: Path, key: bytes, anchor: Anchor, *, durable: bool) -> None:
-    """Replace the anchor atomically (a crash leaves the old one or the new one)."""
+    """Replace the anchor atomically: a crash leaves the old one or the new one, both true of
+    the journal (the old one only older), so the directory itself needs no fsync."""
     body = json.dumps(
         {
             "version": _VERSION,
@@ -192,8 +192,6 @@ def write_anchor(directory: Path, key: bytes, anchor: Anchor, *, durable: bool) 
     finally:
         os.close(fd)
     os.replace(tmp, directory / ANCHOR_NAME)
-    if durable:
-        fsync_dir(directory)
 
 
 class _Mismatch(Exception):

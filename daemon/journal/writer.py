@@ -217,7 +217,7 @@ class Journal:
         # Caller holds self._lock; no line is staged past what the anchor covers.
         self._write_pending()
         try:
-            if self._durable:
+            if self._durable and self._durable_seq < self._written_seq:
                 os.fdatasync(self._fd)
             current = self._path.name if self._path is not None else ""
             # A complete file once stamped keeps its stamp, so a later write to it by anyone
