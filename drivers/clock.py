@@ -82,6 +82,11 @@ class TimerQueue:
         heapq.heappush(self._heap, (when, next(self._order), timer))
         return timer
 
+    def peek(self) -> float | None:
+        """When the first timer is due, cancelled or not (None: no timer): cheap, and never
+        earlier than `earliest()`."""
+        return self._heap[0][0] if self._heap else None
+
     def earliest(self) -> float | None:
         """When the first live timer is due (None: no timer)."""
         heap = self._heap
@@ -146,7 +151,9 @@ class ThreadClock:
 
     def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
         with self._wake:
-            earliest = self._timers.earliest()
+            # The thread waits until the first timer, cancelled or not: wake it only for one
+            # before that (cleaning cancelled timers is the thread's work, not the caller's).
+            earliest = self._timers.peek()
             timer = self._timers.push(when, callback)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="sim-timers", daemon=True)
