@@ -19,8 +19,7 @@ Action names are the procedures' triggers, by name: adapters import nothing from
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from drivers.base import DeviceDriver
 from drivers.events import (
@@ -36,12 +35,12 @@ from drivers.events import (
 STANDARD_DECK = 52
 
 
-@dataclass(frozen=True)
-class ProcedureInput:
-    """A device fact as the procedure takes it: `action` from `device:<name>` with `payload`."""
+class ProcedureInput(NamedTuple):
+    """A device fact as the procedure takes it: `action` from `device:<name>` with `payload`.
+    (A named tuple: one is made for every card read, and it costs least.)"""
 
     action: str
-    payload: Mapping[str, Any] = field(default_factory=dict)
+    payload: Mapping[str, Any]
 
 
 class DeviceAdapter:

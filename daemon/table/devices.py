@@ -75,6 +75,7 @@ class DeviceHost:
         self.round_trips: dict[str, LatencyHistogram] = {}
         self._commands: dict[str, asyncio.Queue[DeviceCommand]] = {}
         self._busy: dict[str, int] = {}
+        self._tilt = table.phases.tilt.name
 
     # ---- life cycle -------------------------------------------------------------------------
 
