@@ -37,11 +37,12 @@ from serial.serialutil import SerialBase
 
 from daemon.logging import configure_logging
 from drivers.capture import register
+from drivers.clock import ManualClock
 from drivers.framing import FrameCodec, Role
 from drivers.link import HostLink, LinkTiming, wire_time
 from drivers.messages import Ack, GetStatus, Identify, Identity, Message, Status
-from drivers.shoe_reader import Arm, ShoeReaderDriver
-from simulators.scheduler import ManualScheduler
+from drivers.shoe_reader.driver import ShoeReaderDriver
+from drivers.shoe_reader.messages import Arm
 from simulators.shoe_reader import ShoeReaderModel
 from simulators.world import TableWorld
 
@@ -146,7 +147,7 @@ def serve(fd: int) -> None:
     """The child: a simulated shoe on the pty's master end, until the host goes away."""
     model = ShoeReaderModel(
         world=TableWorld("bench"),
-        scheduler=ManualScheduler(),
+        scheduler=ManualClock(),
         output=lambda data: os.write(fd, data) and None,
     )
     print("ready", flush=True)  # on stdout, a pipe: never on the line itself

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from serial.serialutil import PortNotOpenError, SerialBase, SerialException
 
+from drivers.clock import shared_thread_clock
 from simulators.base import DeviceModel, UnknownFault
-from simulators.scheduler import shared_thread_scheduler
 from simulators.spec import SimSpec, create_model, parse_sim_url
 from simulators.world import get_world
 
@@ -48,7 +48,7 @@ class Serial(SerialBase):
             self.spec = parse_sim_url(self.port)
             if self.spec.device in get_world(self.spec.world).unplugged:
                 raise SerialException(f"{self.port}: no such device (unplugged)")
-            self.model = create_model(self.spec, shared_thread_scheduler(), self._from_device)
+            self.model = create_model(self.spec, shared_thread_clock(), self._from_device)
         except (ValueError, LookupError, UnknownFault) as exc:
             raise SerialException(str(exc)) from None
         self.model.world.on_unplug(self.spec.device, self._unplugged, self)

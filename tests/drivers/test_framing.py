@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drivers.crc import CHECK_INPUT, CHECK_VALUE, crc16, crc16_reference
-from drivers.dice_shaker import DICE_MESSAGES, DiceResult, InvalidThrow, Shake
+from drivers.dice_shaker.messages import DICE_MESSAGES, DiceResult, InvalidThrow, Shake
 from drivers.framing import (
     BUFFER_LIMIT,
     MAX_PAYLOAD,
@@ -37,7 +37,7 @@ from drivers.messages import (
     Status,
     message_set,
 )
-from drivers.shuffler import SHUFFLER_MESSAGES, ShuffleDone, StartShuffle
+from drivers.shuffler.messages import SHUFFLER_MESSAGES, ShuffleDone, StartShuffle
 
 MESSAGES = message_set(COMMON_MESSAGES, SHUFFLER_MESSAGES, DICE_MESSAGES)
 HASH = bytes(range(32))

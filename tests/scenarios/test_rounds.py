@@ -17,7 +17,7 @@ from daemon.procedures.thirteen import ThirteenProcedure, settle_thirteen
 from daemon.rules import thirteen as rules13
 from daemon.table import Table
 from drivers.clock import ManualClock
-from drivers.shuffler import ShuffleCompleted
+from drivers.shuffler.driver import ShuffleCompleted
 from simulators.world import Card, forget_world
 from tests.scenarios.scenario_support import (
     EPOCH,
@@ -249,9 +249,8 @@ def test_a_shuffle_is_judged_on_the_mode_its_result_reports(tmp_path: Path) -> N
             proc = table.procedure
             assert proc.phase == "MACHINE_SHUFFLE"
             await until(table, table.quiet, "the shuffle started")
-            shuffler = table.drivers["shuffler"]
             result = ShuffleCompleted("shuffler", 52, 52, 0, 0, mode="mode_7")
-            await table._on_driver_event(shuffler, result, 0.0)
+            await table.devices.on_event("shuffler", result, 0.0)
             assert proc.phase == "TILT"
             assert proc.faults["shuffler"]["fault"] == "mode mode_7"
         finally:
@@ -417,7 +416,7 @@ def test_invalid_throws_are_shaken_again_and_the_third_tilts(tmp_path: Path) -> 
 def test_the_bell_is_the_tables_clock_and_a_late_player_loses(tmp_path: Path) -> None:
     key, _ = new_world()
     config = table_config(tmp_path / "j", world=key)
-    clock = ManualClock(start=100.0)
+    clock = ManualClock(start=100.0, wall_start=EPOCH)
 
     async def main() -> None:
         table, _ = make_table(config, clock=clock)
@@ -459,7 +458,7 @@ def test_the_bell_is_the_tables_clock_and_a_late_player_loses(tmp_path: Path) ->
 def test_a_restart_comes_back_in_hold_with_the_round_and_the_timer(tmp_path: Path) -> None:
     key, _ = new_world()
     config = table_config(tmp_path / "j", world=key)
-    clock = ManualClock(start=100.0)
+    clock = ManualClock(start=100.0, wall_start=EPOCH)
 
     async def first() -> dict[str, Any]:
         table, _ = make_table(config, clock=clock)

@@ -1,4 +1,5 @@
-"""The electronic dice shaker (four dice, 骰盅/骰宝): its message set and its driver.
+"""The electronic dice shaker's wire messages (four dice, 骰盅/骰宝): pure, shared with its
+simulator.
 
 Wire messages (docs/protocol.md, "Dice shaker"; common messages in `drivers.messages`):
 
@@ -18,19 +19,17 @@ the base (set while the shaker is detached from the table: tamper, DOMAIN R6).
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import ClassVar, Self
 
-from drivers.base import COMMON_FAULT_NAMES, DeviceDriver, DriverEvent
 from drivers.messages import (
-    COMMON_MESSAGES,
+    COMMON_FAULT_NAMES,
     DeviceEvent,
     Kind,
     Message,
     PayloadError,
-    message_set,
     unpack_exact,
 )
 
@@ -97,49 +96,9 @@ class InvalidThrow(DeviceEvent):
 DICE_MESSAGES: tuple[type[Message], ...] = (Shake, DiceResult, InvalidThrow)
 
 
-@dataclass(frozen=True, slots=True)
-class DiceThrown(DriverEvent):
-    """A valid throw: four dice, each 1-6. `total` is what the table counts seats with."""
-
-    dice: tuple[int, int, int, int]
-
-    @property
-    def total(self) -> int:
-        return sum(self.dice)
-
-
-@dataclass(frozen=True, slots=True)
-class DiceInvalid(DriverEvent):
-    """A throw that does not count: shake again. `reason` is die_tilted, dice_stacked,
-    die_out_of_cup, short_shake or no_shake; `die` 1-4 or 0."""
-
-    reason: str
-    die: int
-
-
-class DiceShakerDriver(DeviceDriver):
-    DEVICE: ClassVar[str] = "dice_shaker"
-    MESSAGES: ClassVar[Mapping[int, type[Message]]] = message_set(COMMON_MESSAGES, DICE_MESSAGES)
-    FAULTS: ClassVar[Mapping[int, str]] = {
-        **COMMON_FAULT_NAMES,
-        **{f.value: f.name.lower() for f in DiceFault},
-    }
-    DOORS: ClassVar[Mapping[int, str]] = {DOME: "dome", BASE: "base"}
-
-    async def shake(self) -> None:
-        """Start a shake; returns when the device has accepted it. The throw arrives as a
-        DiceThrown or DiceInvalid event."""
-        await self._command(Shake())
-
-    def _translate(self, event: DeviceEvent) -> Iterable[DriverEvent]:
-        if isinstance(event, DiceResult):
-            self._log.info("dice_shaker.dice_thrown", dice=list(event.dice))
-            return [DiceThrown(self.name, event.dice)]
-        if isinstance(event, InvalidThrow):
-            try:
-                reason = InvalidReason(event.reason).name.lower()
-            except ValueError:
-                reason = f"reason_{event.reason}"
-            self._log.info("dice_shaker.throw_invalid", reason=reason, die=event.die)
-            return [DiceInvalid(self.name, reason, event.die)]
-        return super()._translate(event)
+# Fault code -> name, door bit -> name: what the driver reports and the simulator accepts.
+FAULT_NAMES: Mapping[int, str] = {
+    **COMMON_FAULT_NAMES,
+    **{f.value: f.name.lower() for f in DiceFault},
+}
+DOOR_NAMES: Mapping[int, str] = {DOME: "dome", BASE: "base"}

@@ -1,4 +1,4 @@
-"""The card shuffler: its message set and its driver.
+"""The card shuffler's wire messages: pure (no I/O, no asyncio), shared with its simulator.
 
 Wire messages (docs/protocol.md, "Shuffler"; common messages in `drivers.messages`):
 
@@ -20,19 +20,17 @@ STATUS); jam and power loss by FAULT_RAISED.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import ClassVar, Self
 
-from drivers.base import COMMON_FAULT_NAMES, DeviceDriver, DriverEvent
 from drivers.messages import (
-    COMMON_MESSAGES,
+    COMMON_FAULT_NAMES,
     DeviceEvent,
     Kind,
     Message,
     PayloadError,
-    message_set,
     unpack_exact,
 )
 
@@ -92,17 +90,12 @@ class ShuffleDone(DeviceEvent):
 SHUFFLER_MESSAGES: tuple[type[Message], ...] = (StartShuffle, ShuffleDone)
 
 
-@dataclass(frozen=True, slots=True)
-class ShuffleCompleted(DriverEvent):
-    """A shuffle finished. `count` is what the device delivered: the table compares it with the
-    game's deck (52 for Thirteen, DOMAIN R1); a DeviceFault("wrong_count") accompanies it when
-    it differs from the count the shuffle was started with."""
-
-    count: int
-    expected: int
-    unreadable: int
-    foreign: int
-    mode: str = "random"  # "random"; anything else ("sort", "mode_7") is a sort_mode fault
+# Fault code -> name, door bit -> name: what the driver reports and the simulator accepts.
+FAULT_NAMES: Mapping[int, str] = {
+    **COMMON_FAULT_NAMES,
+    **{f.value: f.name.lower() for f in ShufflerFault},
+}
+DOOR_NAMES: Mapping[int, str] = {LID: "lid"}
 
 
 def mode_name(mode: int) -> str:
@@ -110,52 +103,3 @@ def mode_name(mode: int) -> str:
         return ShuffleMode(mode).name.lower()
     except ValueError:
         return f"mode_{mode}"
-
-
-class ShufflerDriver(DeviceDriver):
-    DEVICE: ClassVar[str] = "shuffler"
-    MESSAGES: ClassVar[Mapping[int, type[Message]]] = message_set(
-        COMMON_MESSAGES, SHUFFLER_MESSAGES
-    )
-    FAULTS: ClassVar[Mapping[int, str]] = {
-        **COMMON_FAULT_NAMES,
-        **{f.value: f.name.lower() for f in ShufflerFault},
-    }
-    DOORS: ClassVar[Mapping[int, str]] = {LID: "lid"}
-
-    _expected = 52
-
-    async def shuffle(self, expected: int = 52) -> None:
-        """Start a shuffle; returns when the device has accepted it. The result arrives as a
-        ShuffleCompleted event (tens of seconds later on a real machine)."""
-        if not 1 <= expected <= 255:
-            raise ValueError(f"expected count {expected}: 1-255 cards")
-        self._expected = expected
-        await self._command(StartShuffle(expected))
-
-    def _translate(self, event: DeviceEvent) -> Iterable[DriverEvent]:
-        if not isinstance(event, ShuffleDone):
-            return super()._translate(event)
-        mode = mode_name(event.mode)
-        out: list[DriverEvent | None] = [
-            ShuffleCompleted(
-                self.name, event.count, self._expected, event.unreadable, event.foreign, mode
-            )
-        ]
-        self._log.info(
-            "shuffler.shuffle_completed",
-            count=event.count,
-            expected=self._expected,
-            unreadable=event.unreadable,
-            foreign=event.foreign,
-            mode=mode,
-        )
-        if event.count != self._expected:
-            out.append(self._fault(ShufflerFault.WRONG_COUNT))
-        if event.foreign:
-            out.append(self._fault(ShufflerFault.FOREIGN_CARD))
-        if event.unreadable:
-            out.append(self._fault(ShufflerFault.UNREADABLE_CARD))
-        if event.mode != ShuffleMode.RANDOM:
-            out.append(self._fault(ShufflerFault.SORT_MODE))
-        return [item for item in out if item is not None]
