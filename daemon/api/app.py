@@ -40,7 +40,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from daemon import __version__
 from daemon.api import metrics as metrics_text
-from daemon.api.facade import ActionSpec, ParamSpec, TableFacade
+from daemon.api.facade import TableFacade
+from daemon.api.models import catalog_entry, check_payload, payload_schemas
 from daemon.api.ratelimit import AuthFailureLimiter
 from daemon.api.tokens import Principal, TokenStore, fingerprint
 from daemon.config import ApiConfig, TableConfig
@@ -200,98 +201,6 @@ class _Revalidated(StaticFiles):
         response = super().file_response(*args, **kwargs)
         response.headers["Cache-Control"] = "no-cache"
         return response
-
-
-# --- payload checks against the action's ParamSpecs -------------------------------------------
-
-
-def _check_value(name: str, spec: ParamSpec, value: Any) -> str | None:
-    def int_ok(v: Any) -> bool:
-        return isinstance(v, int) and not isinstance(v, bool)
-
-    def bounded(v: int, what: str) -> str | None:
-        if spec.minimum is not None and v < spec.minimum:
-            return f"{what} must be at least {spec.minimum}, got {v}"
-        if spec.maximum is not None and v > spec.maximum:
-            return f"{what} must be at most {spec.maximum}, got {v}"
-        return None
-
-    where = f"payload.{name}"
-    kind = spec.kind
-    if kind == "int":
-        if not int_ok(value):
-            return f"{where}: expected an integer, got {json.dumps(value)[:40]}"
-        return bounded(value, where)
-    if kind == "bool":
-        return None if isinstance(value, bool) else f"{where}: expected true or false"
-    if kind == "str":
-        if not isinstance(value, str):
-            return f"{where}: expected a string, got {json.dumps(value)[:40]}"
-        if spec.max_length is not None and len(value) > spec.max_length:
-            return f"{where}: longer than {spec.max_length} characters"
-        if spec.min_length is not None and len(value) < spec.min_length:
-            return f"{where}: at least {spec.min_length} characters"
-        if spec.choices and value not in spec.choices:
-            return f"{where}: one of {', '.join(spec.choices)}, not {value[:40]!r}"
-        return None
-    if not isinstance(value, list):
-        return f"{where}: expected a list ({kind}), got {json.dumps(value)[:40]}"
-    if spec.max_length is not None and len(value) > spec.max_length:
-        return f"{where}: more than {spec.max_length} items"
-    if spec.min_length is not None and len(value) < spec.min_length:
-        return f"{where}: {len(value)} items, at least {spec.min_length} needed"
-    for i, item in enumerate(value):
-        if kind == "list[int]":
-            if not int_ok(item):
-                return f"{where}[{i}]: expected an integer, got {json.dumps(item)[:40]}"
-            problem = bounded(item, f"{where}[{i}]")
-            if problem:
-                return problem
-        elif not isinstance(item, str):
-            return f"{where}[{i}]: expected a string, got {json.dumps(item)[:40]}"
-    return None
-
-
-def check_payload(spec: ActionSpec, payload: Mapping[str, Any]) -> str | None:
-    """The first problem with `payload` for `spec`, in words; None when it is well-formed."""
-    if not spec.payload_checked:
-        return None
-    unknown = sorted(set(payload) - set(spec.params))
-    if unknown:
-        known = ", ".join(spec.params) or "none"
-        return f"payload: unknown field(s) {', '.join(unknown)} for {spec.name} (known: {known})"
-    for name, param in spec.params.items():
-        if name not in payload:
-            if param.required:
-                return f"payload.{name}: required for {spec.name} ({param.kind})"
-            continue
-        problem = _check_value(name, param, payload[name])
-        if problem:
-            return problem
-    return None
-
-
-def spec_json(spec: ActionSpec) -> dict[str, Any]:
-    return {
-        "name": spec.name,
-        "roles": sorted(spec.roles),
-        "requires_reason": spec.requires_reason,
-        "payload_checked": spec.payload_checked,
-        "label": {"en": spec.label_en or spec.name, "zh": spec.label_zh or spec.name},
-        "params": {
-            name: {
-                "kind": p.kind,
-                "required": p.required,
-                "minimum": p.minimum,
-                "maximum": p.maximum,
-                "min_length": p.min_length,
-                "max_length": p.max_length,
-                "choices": list(p.choices),
-                "label": {"en": p.label_en or name, "zh": p.label_zh or name},
-            }
-            for name, p in spec.params.items()
-        },
-    }
 
 
 class _Gate:
@@ -488,7 +397,7 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
     async def actions(who: Who) -> ActionsBody:
         """Every action the table knows (with parameters and labels) and those legal now."""
         return ActionsBody(
-            legal=table.legal_actions(who.role), catalog=[spec_json(s) for s in table.actions()]
+            legal=table.legal_actions(who.role), catalog=[catalog_entry(s) for s in table.actions()]
         )
 
     @app.get("/api/devices", response_model=DevicesBody, responses=_AUTH_ERRORS, tags=["read"])
@@ -639,10 +548,25 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
         # a schema-driven fuzzer needs to reach the procedure instead of stopping at 404.
         if app.openapi_schema is None:
             schema = plain_openapi()
+            specs = table.actions()
             post = schema["paths"]["/api/actions/{action}"]["post"]
             for param in post.get("parameters", []):
                 if param.get("name") == "action":
-                    param["schema"]["enum"] = sorted(s.name for s in table.actions())
+                    param["schema"]["enum"] = sorted(s.name for s in specs)
+            # Each action's parameters, from the game's declaration: the payload is one of them
+            # (which one the path's action says; `x-payload-by-action` maps the two).
+            payloads = payload_schemas(specs)
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(payloads)
+            body = post["requestBody"]["content"]["application/json"]["schema"]
+            refs = {n: {"$ref": f"#/components/schemas/{n}"} for n in sorted(payloads)}
+            if refs:
+                body["properties"]["payload"] = {
+                    "description": body["properties"]["payload"].get("description", ""),
+                    "anyOf": list(refs.values()),
+                }
+            post["x-payload-by-action"] = {
+                s.name: refs[f"Payload_{s.name}"] for s in specs if f"Payload_{s.name}" in refs
+            }
             app.openapi_schema = schema
         return app.openapi_schema
 

@@ -27,46 +27,65 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, TypeVar
 
 from transitions import EventData, Machine
 
-T = TypeVar("T")
+from daemon.procedures.common import (
+    HOUSE_DICE,
+    HOUSE_FAULTS,
+    HOUSE_OVERRIDE,
+    HOUSE_ROLES,
+    common_actions,
+    fault_transitions,
+    override_actions,
+)
+from daemon.procedures.payload import (
+    INVALID_REASONS,
+    Refused,
+    check_params,
+    dice_reading,
+    flag,
+    integer,
+    need,
+    text,
+)
+from daemon.procedures.spec import Action
+
+__all__ = [
+    "HOUSE_DICE",
+    "HOUSE_FAULTS",
+    "HOUSE_OVERRIDE",
+    "HOUSE_ROLES",
+    "INVALID_REASONS",
+    "MAX_INVALID_SHAKES",
+    "ROLES",
+    "Action",
+    "DeviceCommand",
+    "Input",
+    "JournalEvent",
+    "Outcome",
+    "Procedure",
+    "Refused",
+    "Violation",
+    "common_actions",
+    "dice_reading",
+    "fault_transitions",
+    "flag",
+    "integer",
+    "need",
+    "override_actions",
+    "replay",
+    "role_of",
+    "text",
+]
 
 ROLES = ("dealer", "supervisor", "device", "system")
-
-# Rules of the house where the regulation is silent (documented in docs/procedures.md).
-HOUSE_FAULTS = "tabled H1 (faults disable play until a supervisor clears them)"
-HOUSE_ROLES = "tabled H2 (each action belongs to one role; unknown actions are refused)"
-HOUSE_DICE = "tabled H3 (an invalid dice result is shaken again; the third in a row is a TILT)"
-HOUSE_OVERRIDE = (
-    "tabled H4 (an override is a dealer's proposal a supervisor decides, with a reason)"
-)
-
 MAX_INVALID_SHAKES = 3
-
-
-class Refused(Exception):
-    """Raised inside a check to refuse an input; `handle` turns it into a `Violation`."""
-
-    def __init__(self, article: str, reason: str) -> None:
-        super().__init__(reason)
-        self.article = article
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class Action:
-    """One trigger of a procedure: who may send it and which article governs it."""
-
-    name: str
-    roles: frozenset[str]
-    article: str
-    summary: str
-    commit: bool = True
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -144,96 +163,6 @@ def role_of(actor: str) -> str:
 def _person(actor: str) -> str | None:
     """The person behind `role:id`, or None when the actor names no one."""
     return actor.split(":", 1)[1] if ":" in actor else None
-
-
-def common_actions(regulation: str) -> list[Action]:
-    """The fault actions every game shares."""
-    faults = {"device"}
-    return [
-        Action("fault_reported", frozenset(faults), HOUSE_FAULTS, "a device reports a fault"),
-        Action(
-            "door_opened", frozenset(faults), HOUSE_FAULTS, "a door, lid or shoe is opened/removed"
-        ),
-        Action("link_lost", frozenset({"device", "system"}), HOUSE_FAULTS, "a device link is lost"),
-        Action(
-            "recovered",
-            frozenset({"system"}),
-            HOUSE_FAULTS,
-            "the daemon restarted and replayed its journal",
-        ),
-        Action("device_healthy", frozenset(faults), HOUSE_FAULTS, "a device reports healthy again"),
-        Action("clear_hold", frozenset({"supervisor"}), HOUSE_FAULTS, "resume after a HOLD"),
-        Action("clear_tilt", frozenset({"supervisor"}), HOUSE_FAULTS, "resume after a TILT"),
-        Action(
-            "void_round",
-            frozenset({"supervisor"}),
-            HOUSE_FAULTS,
-            f"void the round in HOLD or TILT ({regulation})",
-        ),
-    ]
-
-
-def override_actions(article: str) -> list[Action]:
-    """The supervisor's half of a two-person step (see `Procedure.propose`)."""
-    return [
-        Action(
-            "approve_override",
-            frozenset({"supervisor"}),
-            article,
-            "approve the dealer's pending proposal (a reason is required)",
-        ),
-        Action(
-            "reject_override",
-            frozenset({"supervisor"}),
-            article,
-            "reject the dealer's pending proposal (a reason is required)",
-        ),
-    ]
-
-
-class _ResumesTo:
-    """A transition condition: the suspended round resumes in this phase."""
-
-    def __init__(self, phase: Enum) -> None:
-        self.phase = phase
-        self.__name__ = f"resumes_to_{phase.name}"
-
-    def __call__(self, event: EventData) -> bool:
-        return getattr(event.model, "_target", None) == self.phase.name
-
-
-def fault_transitions(
-    phases: Iterable[Enum], hold: Enum, tilt: Enum, restart: Sequence[tuple[Enum, str]]
-) -> list[dict[str, Any]]:
-    """HOLD and TILT from every phase, and back to each phase, as transition data.
-
-    `restart` lists (phase, condition) pairs for `void_round`, tried in order.
-    """
-    ordinary = [p for p in phases if p not in (hold, tilt)]
-    rows: list[dict[str, Any]] = [
-        {"trigger": "fault_reported", "source": [*ordinary, hold], "dest": tilt},
-        {"trigger": "fault_reported", "source": tilt, "dest": tilt},
-        {"trigger": "door_opened", "source": ordinary, "dest": hold},
-        {"trigger": "door_opened", "source": hold, "dest": hold},
-        {"trigger": "door_opened", "source": tilt, "dest": tilt},
-        {"trigger": "link_lost", "source": ordinary, "dest": hold},
-        {"trigger": "link_lost", "source": hold, "dest": hold},
-        {"trigger": "link_lost", "source": tilt, "dest": tilt},
-        {"trigger": "recovered", "source": [*ordinary, hold], "dest": hold},
-        {"trigger": "recovered", "source": tilt, "dest": tilt},
-        {"trigger": "device_healthy", "source": hold, "dest": hold},
-        {"trigger": "device_healthy", "source": tilt, "dest": tilt},
-    ]
-    for trigger, source in (("clear_hold", hold), ("clear_tilt", tilt)):
-        rows += [
-            {"trigger": trigger, "source": source, "dest": p, "conditions": _ResumesTo(p)}
-            for p in ordinary
-        ]
-    for dest, condition in restart:
-        rows.append(
-            {"trigger": "void_round", "source": [hold, tilt], "dest": dest, "conditions": condition}
-        )
-    return rows
 
 
 _PAIRS: dict[type[Procedure], frozenset[tuple[str, str]]] = {}
@@ -473,6 +402,7 @@ class Procedure:
                     f"{action} waits for a supervisor to clear it",
                 )
             raise Refused(spec.article, f"{action} is not allowed in phase {self.phase}")
+        check_params(spec, payload)
         check: Callable[[Mapping[str, Any], float], None] | None = getattr(
             self, f"_check_{action}", None
         )
@@ -802,62 +732,6 @@ class Procedure:
         self._on_void(now)
 
 
-# ---- payload readers: each raises Refused citing the article of the action -------------------
-
-
-def text(payload: Mapping[str, Any], key: str, article: str) -> str:
-    value = payload.get(key)
-    if not isinstance(value, str) or not value:
-        raise Refused(article, f"{key} must be a non-empty string")
-    return value
-
-
-def integer(
-    payload: Mapping[str, Any], key: str, article: str, low: int, high: int | None = None
-) -> int:
-    value = payload.get(key)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise Refused(article, f"{key} must be an integer")
-    if value < low or (high is not None and value > high):
-        bound = f"{low}..{high}" if high is not None else f">= {low}"
-        raise Refused(article, f"{key} must be {bound}, got {value}")
-    return value
-
-
-def flag(payload: Mapping[str, Any], key: str, article: str, default: bool | None = None) -> bool:
-    value = payload.get(key, default)
-    if not isinstance(value, bool):
-        raise Refused(article, f"{key} must be true or false")
-    return value
-
-
-INVALID_REASONS = ("die_tilted", "dice_stacked", "die_out_of_cup", "short_shake", "no_shake")
-
-
-def dice_reading(payload: Mapping[str, Any], article: str, valid_article: str) -> bool:
-    """Check a shaker's reading; True when the throw counts.
-
-    A valid throw carries four dice 1..6. An invalid one (a die tilted or out of the cup, the
-    dice stacked, a short shake: the wire reads no dice for it) may carry them, a `reason` and
-    the `die` concerned (1-4, or 0 for the throw as a whole).
-    """
-    valid = flag(payload, "valid", valid_article, True)
-    dice = payload.get("dice")
-    if dice is not None or valid:
-        if not isinstance(dice, list) or len(dice) != 4:
-            raise Refused(article, "dice must be a list of four")
-        for die in dice:
-            if not isinstance(die, int) or isinstance(die, bool) or not 1 <= die <= 6:
-                raise Refused(article, f"a die reads 1..6, not {die!r}")
-    if not valid:
-        reason = payload.get("reason")
-        if reason is not None and not isinstance(reason, str):
-            raise Refused(valid_article, "reason must be a string")
-        if "die" in payload:
-            integer(payload, "die", valid_article, 0, 4)
-    return valid
-
-
 _TUPLE, _KEYED = "__tuple__", "__keyed__"
 
 
@@ -893,10 +767,3 @@ def replay(procedure: Procedure, inputs: Iterable[Input]) -> Procedure:
     for item in inputs:
         procedure.handle(item.action, item.actor, item.payload, item.now)
     return procedure
-
-
-def need(value: T | None) -> T:
-    """A value the phase guarantees (the transition table admits the action only then)."""
-    if value is None:
-        raise RuntimeError("the procedure reached a phase without the state it requires")
-    return value
