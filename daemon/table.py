@@ -48,19 +48,16 @@ from daemon.api import journal_feed
 from daemon.api.facade import ActionSpec, TableMetrics
 from daemon.api.metrics import LatencyHistogram
 from daemon.api.views import action_specs, console_snapshot
-from daemon.config import ConfigError, JournalConfig, TableConfig
+from daemon.config import JournalConfig, TableConfig
 from daemon.journal import Journal, JournalError, Record, Subscription, last_event
+from daemon.procedures import build as build_procedure  # the one builder (issue 8)
 from daemon.procedures.base import (
     DeviceCommand,
     Input,
     Outcome,
-    Procedure,
     role_of,
 )
-from daemon.procedures.paigow import DEVICES as PAIGOW_DEVICES
-from daemon.procedures.paigow import PaiGowProcedure
-from daemon.procedures.thirteen import DECK, ThirteenProcedure
-from daemon.procedures.thirteen import DEVICES as THIRTEEN_DEVICES
+from daemon.procedures.thirteen import DECK
 from drivers.base import (
     CommandRefused,
     DeviceDriver,
@@ -135,33 +132,6 @@ class TableStats:
     faults_by_device: Counter[str] = field(default_factory=Counter)
     settlements: list[dict[str, Any]] = field(default_factory=list)
     replayed: int = 0
-
-
-# The equipment each game's regulation names (Thirteen Art. 1: shuffler, shoe, dice; Pai Gow:
-# the dice). Other configured devices the procedure knows (the timer bell) join the check.
-REQUIRED_DEVICES = {
-    "thirteen": ("shuffler", "shoe_reader", "dice_shaker"),
-    "paigow": ("dice_shaker",),
-}
-
-
-def build_procedure(config: TableConfig) -> Procedure:
-    """The procedure of the configured game, checking the equipment its regulation names."""
-    configured = {n for n, d in config.devices.items() if d.enabled}
-    missing = [d for d in REQUIRED_DEVICES.get(config.game, ()) if d not in configured]
-    if missing:
-        raise ConfigError(
-            f"{config.source}: a {config.game} table needs [devices.{'], [devices.'.join(missing)}]"
-        )
-    if config.game == "thirteen":
-        devices = tuple(d for d in THIRTEEN_DEVICES if d in configured)
-        return ThirteenProcedure(config.table_id, ruleset=config.ruleset, devices=devices)
-    if config.game == "paigow":
-        devices = tuple(d for d in PAIGOW_DEVICES if d in configured)
-        return PaiGowProcedure(
-            config.table_id, hands=config.paigow_hands, ruleset=config.ruleset, devices=devices
-        )
-    raise ConfigError(f"unknown game {config.game!r}")
 
 
 def record_dict(record: Record) -> dict[str, Any]:

@@ -166,6 +166,7 @@ def _person(actor: str) -> str | None:
 
 
 _PAIRS: dict[type[Procedure], frozenset[tuple[str, str]]] = {}
+_CERTAIN: dict[type[Procedure], frozenset[tuple[str, str]]] = {}
 
 
 class Procedure:
@@ -222,13 +223,28 @@ class Procedure:
             self._admit(action, actor, payload, now)
         except Refused as refusal:
             return self._refuse(action, actor, phase, refusal)
+        # Validated: the action is legal here and its payload is good. Where an unconditional
+        # row of the table leads out of this phase, a transition is certain; where every row is
+        # conditional (a clear, a void), the conditions read the state the action makes, so the
+        # round is kept as it was and taken back whole if none holds: refused, nothing changed.
+        kept = None if (phase, action) in type(self).certain_pairs() else self.checkpoint()
         self._events, self._commands = [], []
         self._input = Input(action, actor, dict(payload), now)
         self._fired = False
-        getattr(self, f"_apply_{action}", self._apply_nothing)(payload, now)
-        self.machine.events[action].trigger(self)
+        try:
+            getattr(self, f"_apply_{action}", self._apply_nothing)(payload, now)
+            self.machine.events[action].trigger(self)
+        except BaseException:
+            if kept is not None:
+                self._take_back(kept)
+            raise
         if not self._fired:
-            raise RuntimeError(f"{action} from {phase}: no transition's conditions held")
+            if kept is None:
+                raise RuntimeError(f"{action} from {phase}: its unconditional row did not fire")
+            self._take_back(kept)
+            spec = type(self).ACTIONS[action]
+            reason = f"{action} from {phase}: no transition applies to the round as it stands"
+            return self._refuse(action, actor, phase, Refused(spec.article, reason))
         if self.phase != phase:
             self._on_enter(phase, now)
         outcome = Outcome(True, self.phase, None, tuple(self._events), tuple(self._commands))
@@ -318,6 +334,25 @@ class Procedure:
                 pairs |= {(s.name, row["trigger"]) for s in sources}
             cached = _PAIRS[cls] = frozenset(pairs)
         return cached
+
+    @classmethod
+    def certain_pairs(cls) -> frozenset[tuple[str, str]]:
+        """Every (phase name, trigger) with a row that has no condition: it always fires."""
+        cached = _CERTAIN.get(cls)
+        if cached is None:
+            pairs: set[tuple[str, str]] = set()
+            for row in cls.TRANSITIONS:
+                if row.get("conditions") or row.get("unless"):
+                    continue
+                sources = row["source"] if isinstance(row["source"], list) else [row["source"]]
+                pairs |= {(s.name, row["trigger"]) for s in sources}
+            cached = _CERTAIN[cls] = frozenset(pairs)
+        return cached
+
+    def _take_back(self, kept: Mapping[str, Any]) -> None:
+        """Undo an input that did not go through: the round as `checkpoint()` kept it."""
+        self.restore(kept)
+        self._events, self._commands, self._input, self._target = [], [], None, None
 
     # ---- subclass hooks ----------------------------------------------------------------------
 

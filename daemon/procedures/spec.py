@@ -87,6 +87,10 @@ class Game:
     regulation: str
     phases: Mapping[str, PhaseText]
     actions: Mapping[str, Action]
+    # The devices the procedure knows, and those its regulation names (a table without them
+    # does not start); the others configured join the equipment check.
+    devices: tuple[str, ...] = ()
+    required_devices: tuple[str, ...] = ()
     # phase -> role -> what that role may see (issue 9); empty until it is declared.
     visibility: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
 

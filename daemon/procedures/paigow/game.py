@@ -38,6 +38,8 @@ ART_6_1 = f"{REGULATION} Art. 6(1)"
 ART_6_2 = f"{REGULATION} Art. 6(2)"
 ART_6_8 = f"{REGULATION} Art. 5(3), 6(3), 8"
 
+# Art. 1 names this equipment; a table without it does not start.
+REQUIRED_DEVICES = ("dice_shaker",)
 DEVICES = ("dice_shaker",)
 # Art. 2(7), 5(3): the bets and the banker's stake are placed before the shake, none after it.
 BET_ACTIONS = ("place_bet", "withdraw_bet", "move_bet", "place_stake")
@@ -350,4 +352,4 @@ TRANSITIONS: list[dict[str, Any]] = [
     ),
 ]
 
-GAME = Game("paigow", REGULATION, PHASES, ACTIONS)
+GAME = Game("paigow", REGULATION, PHASES, ACTIONS, DEVICES, REQUIRED_DEVICES)

@@ -33,6 +33,8 @@ ART_7 = f"{REGULATION} Art. 7"
 ART_7_11 = f"{REGULATION} Art. 7-11"
 ART_11 = f"{REGULATION} Art. 11"
 
+# Art. 1 names this equipment; a table without it does not start.
+REQUIRED_DEVICES = ("shuffler", "shoe_reader", "dice_shaker")
 DEVICES = ("shuffler", "shoe_reader", "dice_shaker", "timer_bell")
 SEATS = 4
 BANKER_SEAT = 0
@@ -379,4 +381,4 @@ TRANSITIONS: list[dict[str, Any]] = [
     ),
 ]
 
-GAME = Game("thirteen", REGULATION, PHASES, ACTIONS)
+GAME = Game("thirteen", REGULATION, PHASES, ACTIONS, DEVICES, REQUIRED_DEVICES)
