@@ -6,8 +6,22 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from procedure_drive import DEALER, SUPERVISOR, Table, device, identify
+import pytest
+from procedure_drive import (
+    DEALER,
+    SUPERVISOR,
+    Table,
+    device,
+    identify,
+    paigow_round,
+    paigow_table,
+    shuffled_deck,
+    thirteen_round,
+    thirteen_table,
+)
 
+from daemon.procedures.base import Procedure
+from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import DEVICES, ThirteenProcedure
 from daemon.procedures.thirteen.game import TRANSITIONS
 
@@ -65,3 +79,32 @@ def test_a_clear_of_a_tilt_the_round_cannot_resume_from_is_taken_back() -> None:
     table.proc.resume_to = "HAND_SHUFFLE"
     table.ok("clear_tilt", SUPERVISOR, {"reason": "jam cleared"})
     assert table.proc.phase == "HAND_SHUFFLE"
+
+
+def _played() -> list[Procedure]:
+    thirteen = thirteen_table()
+    thirteen_round(thirteen, shuffled_deck(1))
+    paigow = paigow_table()
+    paigow_round(paigow, seed=1)
+    return [thirteen.proc, paigow.proc, ThirteenProcedure(), PaiGowProcedure()]
+
+
+def test_a_checkpoint_names_every_piece_of_state_and_nothing_else() -> None:
+    """Checkpoints read and write the state each layer declares (`STATE`), not whatever the
+    object holds: this is where a new attribute that was forgotten shows up."""
+    for proc in _played():
+        kept = {
+            k
+            for k, v in vars(proc).items()
+            if not k.startswith("_")
+            and k not in ("machine", "state", *type(proc).CONFIG_ATTRS)
+            and not callable(v)
+        }
+        assert kept == set(type(proc).state_names()), type(proc).__name__
+        checkpoint = proc.checkpoint()
+        fresh = type(proc)()
+        fresh.restore(checkpoint)
+        assert fresh.snapshot() == proc.snapshot()
+        stale = {**checkpoint, "state": {**checkpoint["state"], "extra": 1}}
+        with pytest.raises(ValueError, match="extra"):
+            type(proc)().restore(stale)

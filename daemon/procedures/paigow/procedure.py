@@ -76,6 +76,38 @@ class PaiGowProcedure(Procedure):
     INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
     CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id", "hands", "ruleset", "devices")
     EQUIPMENT_ARTICLE: ClassVar[str] = ART_1
+    # The state of play a checkpoint records (besides the engine's), by name.
+    STATE: ClassVar[tuple[str, ...]] = (
+        "identified",
+        "opened",
+        "banker",
+        "banker_seat",
+        "bank_rounds",
+        "bank_limit",
+        "declined",
+        "last_banker",
+        "bettors_seen",
+        "min_stake",
+        "tiles_kept_for_next",
+        "used_tiles",
+        "set_number",
+        "new_sets",
+        "stack_moves",
+        "bets",
+        "bet_seq",
+        "stake",
+        "bets_closed",
+        "dice",
+        "shakes",
+        "first_hand",
+        "face_up",
+        "settings",
+        "wrongly_set",
+        "resets",
+        "opened_hands",
+        "settlement",
+        "extension_consents",
+    )
     BET_ACTIONS: ClassVar[tuple[str, ...]] = BET_ACTIONS
     BETS_CLOSED_ARTICLE: ClassVar[str] = ART_2_7
     SEAT_NAME: ClassVar[str] = "door"

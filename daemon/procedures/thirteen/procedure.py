@@ -81,6 +81,32 @@ class ThirteenProcedure(Procedure):
     INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
     CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id", "ruleset", "units", "devices")
     EQUIPMENT_ARTICLE: ClassVar[str] = ART_1
+    # The state of play a checkpoint records (besides the engine's), by name.
+    STATE: ClassVar[tuple[str, ...]] = (
+        "identified",
+        "opened",
+        "shuffle",
+        "cut",
+        "bets",
+        "bet_seq",
+        "bets_closed",
+        "shooter",
+        "dice",
+        "shakes",
+        "first_seat",
+        "order",
+        "dealt",
+        "voided_deals",
+        "misread",
+        "override",
+        "redealing",
+        "arrangements",
+        "banker_opened",
+        "deadline",
+        "timer_remaining",
+        "late",
+        "settlement",
+    )
     BET_ACTIONS: ClassVar[tuple[str, ...]] = BET_ACTIONS
     BETS_CLOSED_ARTICLE: ClassVar[str] = ART_2C
 
