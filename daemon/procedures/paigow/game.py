@@ -1,6 +1,37 @@
-"""Taiwan Pai Gow (台湾牌九) as data: its phases, the text a dealer reads in each, its actions
-(roles, parameters, labels, articles) and its transition table. Portaria 15/90/M of 18 January
-1990; the procedure that plays it is `daemon.procedures.paigow.procedure`."""
+"""Taiwan Pai Gow (台湾牌九), Macau, Portaria 15/90/M of 18 January 1990.
+
+The game as data: its phases and the text a dealer reads in each, its actions (roles,
+parameters, bilingual labels, the article each check cites) and its transition table; and
+here, the legal procedure it encodes.
+
+Art. 5(1)(2): the doors take the bank in turn (`take_bank`), each bank for two rounds unless
+every door's players agree to more (`extend_bank`); a player may decline the bank and pass it
+on (`decline_bank`), and the one it passes to must have bet before.
+
+Art. 2(1): the croupier shuffles the 32 tiles face down; the house may bring a new set
+(`confirm_tile_shuffle`). Art. 2(6): before the dice, the stacks may be moved (`move_stacks`),
+with one hand only, players first, at most two players, then the banker, after whom no player
+may move them. Art. 2(7) and 5(3): the players' bets (`place_bet`, `withdraw_bet`, `move_bet`)
+and the banker's stake (`place_stake`) are placed before the shake; Art. 5(4): after a first
+round the banker won, the stake carries the winnings with it and may only grow. Art. 2(2): the
+banker shakes, nobody for him (`shake_dice`); the bets close at the shake (Art. 2(7)). Art. 2(5):
+a tilted die or one out of the cup is shaken again by the banker (`dice_landed` with
+`valid: false`). The dice total counted from the banker counter-clockwise names the first hand
+(头门), and the shaker's total is never edited (Art. 2(2)(3)).
+
+Art. 2(4): eight or four hands of four tiles by the house's choice; with four, the other four
+hands stay stacked for the next round, which is dealt without a shuffle, and the tiles already
+used are shown face up. Art. 4: a tile dealt face up stays valid and the round goes on
+(`tile_face_up`, journaled).
+
+Art. 6(1): each player sets the hand into two pairs (`set_hand`), then the banker
+(`set_banker`). Art. 6(2): the croupier opens the pairs (`open_hands`) and re-sets a player's
+hand that is not set with the larger pair behind (`reset_hand`). Art. 5(3), 6(3), 8: the round
+is settled counter-clockwise from the first hand, within the banker's stake, with the 5 %
+commission (`settle_round`), by the rules engine.
+
+The procedure that plays it is `procedure.py`; the settlement of a round, `settle.py`.
+"""
 
 from __future__ import annotations
 

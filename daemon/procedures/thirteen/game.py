@@ -1,6 +1,43 @@
-"""Thirteen cards (十三张) as data: its phases, the text a dealer reads in each, its actions
-(roles, parameters, labels, articles) and its transition table. Portaria 51/89/M of 10 March
-1989; the procedure that plays it is `daemon.procedures.thirteen.procedure`."""
+"""Thirteen cards (十三张), Macau, Portaria 51/89/M of 10 March 1989.
+
+The game as data: its phases and the text a dealer reads in each, its actions (roles,
+parameters, bilingual labels, the article each check cites) and its transition table; and
+here, the legal procedure it encodes.
+
+Art. 1 names the equipment: one 52-card deck, the metal shoe with a white card, four dice with a
+shaker, and a shuffling machine. The table opens only when each device is identified and
+approved (`device_identified`, `open_table`).
+
+Art. 2(a): the cards are hand-shuffled by the dealer (`confirm_hand_shuffle`), then shuffled by
+the machine (`shuffle_completed`; its count must be 52, else the deck is out of play: TILT, and
+a supervisor's clear returns to the hand shuffle with a new deck), then cut with the white card
+by any player, or by the dealer when no player will, with one hand and at least ten cards
+(`confirm_cut`), and put face down into the shoe (`load_shoe`).
+
+Art. 3 and 5: players bet on the three players' seats of the four (the fourth is the banker's);
+several may bet on one seat, and the highest bettor who holds a seat at the table holds the
+cards (`place_bet`, `withdraw_bet`, `move_bet`). Art. 2(b): the highest bettor at the table
+shakes the dice (`shake_dice`); the bets close at the shake (Art. 2(c)): any bet, withdrawal or
+move after it is refused. The shaker's result (`dice_landed`) is never edited. The first seat
+is counted from the banker counter-clockwise by the dice total, and the cards go one at a time
+counter-clockwise until each of the four seats has 13, whatever the number of players; each card
+the shoe reader reports (`card_read`) is assigned in that order.
+
+Art. 4: a card dealt face up stays valid and is journaled; wrongly dealt cards are put right by
+dealing them again in the normal order (`correct_misdeal`, journaled: the reader's order
+stands); when that cannot be done the dealt cards are void and the procedure returns to the hand
+shuffle (`void_deal`). The bets and the dice stand (Art. 2(c)), and after the new cut and shoe
+the deal starts again from the same first seat.
+
+Art. 2(d): the banker arranges (`arrange_banker`) and may arrange again until the players take
+their cards, which they do only after the banker has opened (`open_banker`). Then the players
+have five minutes: the bell (`timer_bell`) is started and the table's own clock is the
+authority (`timer_expired`); a player not done when it rings loses the round. Art. 7–11: each
+arrangement is entered (`enter_arrangement`), fouls are found and the round is settled by the
+rules engine (`settle_round`).
+
+The procedure that plays it is `procedure.py`; the settlement of a round, `settle.py`.
+"""
 
 from __future__ import annotations
 

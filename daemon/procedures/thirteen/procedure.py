@@ -1,36 +1,7 @@
-"""The legal procedure of Thirteen cards (十三张), Macau, Portaria 51/89/M of 10 March 1989.
+"""The procedure that plays Thirteen cards: `ThirteenProcedure`, the code each action runs.
 
-Art. 1 names the equipment: one 52-card deck, the metal shoe with a white card, four dice with a
-shaker, and a shuffling machine. The table opens only when each device is identified and
-approved (`device_identified`, `open_table`).
-
-Art. 2(a): the cards are hand-shuffled by the dealer (`confirm_hand_shuffle`), then shuffled by
-the machine (`shuffle_completed`; its count must be 52, else the deck is out of play: TILT, and
-a supervisor's clear returns to the hand shuffle with a new deck), then cut with the white card
-by any player, or by the dealer when no player will, with one hand and at least ten cards
-(`confirm_cut`), and put face down into the shoe (`load_shoe`).
-
-Art. 3 and 5: players bet on the three players' seats of the four (the fourth is the banker's);
-several may bet on one seat, and the highest bettor who holds a seat at the table holds the
-cards (`place_bet`, `withdraw_bet`, `move_bet`). Art. 2(b): the highest bettor at the table
-shakes the dice (`shake_dice`); the bets close at the shake (Art. 2(c)): any bet, withdrawal or
-move after it is refused. The shaker's result (`dice_landed`) is never edited. The first seat
-is counted from the banker counter-clockwise by the dice total, and the cards go one at a time
-counter-clockwise until each of the four seats has 13, whatever the number of players; each card
-the shoe reader reports (`card_read`) is assigned in that order.
-
-Art. 4: a card dealt face up stays valid and is journaled; wrongly dealt cards are put right by
-dealing them again in the normal order (`correct_misdeal`, journaled: the reader's order
-stands); when that cannot be done the dealt cards are void and the procedure returns to the hand
-shuffle (`void_deal`). The bets and the dice stand (Art. 2(c)), and after the new cut and shoe
-the deal starts again from the same first seat.
-
-Art. 2(d): the banker arranges (`arrange_banker`) and may arrange again until the players take
-their cards, which they do only after the banker has opened (`open_banker`). Then the players
-have five minutes: the bell (`timer_bell`) is started and the table's own clock is the
-authority (`timer_expired`); a player not done when it rings loses the round. Art. 7–11: each
-arrangement is entered (`enter_arrangement`), fouls are found and the round is settled by the
-rules engine (`settle_round`).
+The legal procedure it follows, article by article, is told in `daemon/procedures/thirteen/game.py`
+(with the game's phases, actions and transition table).
 """
 
 from __future__ import annotations
@@ -67,9 +38,16 @@ from daemon.procedures.thirteen.game import (
     P,
     Phase,
 )
-from daemon.procedures.thirteen.settle import settle_thirteen
+from daemon.procedures.thirteen.settle import highest_bettor, holder, settle_thirteen
 from daemon.rules import thirteen as rules13
 from daemon.rules.cards import CardError, parse_card
+
+# The names of the round's state (`STATE`), a line of them at a time.
+_STATE = (
+    "identified opened shuffle cut bets bet_seq bets_closed shooter dice shakes "
+    "first_seat order dealt voided_deals misread override redealing arrangements "
+    "banker_opened deadline timer_remaining late settlement"
+)
 
 
 class ThirteenProcedure(Procedure):
@@ -82,31 +60,7 @@ class ThirteenProcedure(Procedure):
     CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id", "ruleset", "units", "devices")
     EQUIPMENT_ARTICLE: ClassVar[str] = ART_1
     # The state of play a checkpoint records (besides the engine's), by name.
-    STATE: ClassVar[tuple[str, ...]] = (
-        "identified",
-        "opened",
-        "shuffle",
-        "cut",
-        "bets",
-        "bet_seq",
-        "bets_closed",
-        "shooter",
-        "dice",
-        "shakes",
-        "first_seat",
-        "order",
-        "dealt",
-        "voided_deals",
-        "misread",
-        "override",
-        "redealing",
-        "arrangements",
-        "banker_opened",
-        "deadline",
-        "timer_remaining",
-        "late",
-        "settlement",
-    )
+    STATE: ClassVar[tuple[str, ...]] = tuple(_STATE.split())
     BET_ACTIONS: ClassVar[tuple[str, ...]] = BET_ACTIONS
     BETS_CLOSED_ARTICLE: ClassVar[str] = ART_2C
 
@@ -174,30 +128,10 @@ class ThirteenProcedure(Procedure):
     # ---- seats and bets ---------------------------------------------------------------------
 
     def holder(self, seat: int) -> str | None:
-        """Art. 5: the highest bettor on the seat who holds a seat at the table; the text does
-        not say who holds when no bettor of the seat is seated, so the highest bettor does. Ties
-        go to the earlier bet."""
-        on_seat = [b for b in self.bets if b["seat"] == seat]
-        seated = [b for b in on_seat if b["seated"]] or on_seat
-        if not seated:
-            return None
-        best = max(seated, key=lambda b: (b["amount"], -b["seq"]))
-        return str(best["player"])
+        return holder(self.bets, seat)
 
     def highest_bettor(self) -> str | None:
-        """Art. 2(b): the player with the highest bet at the table shakes; seated players
-        first (Art. 5 reads the same way), ties to the earlier bet."""
-        totals: dict[str, list[int]] = {}
-        seated: set[str] = set()
-        for b in self.bets:
-            entry = totals.setdefault(b["player"], [0, b["seq"]])
-            entry[0] += b["amount"]
-            if b["seated"]:
-                seated.add(b["player"])
-        pool = [p for p in totals if p in seated] or list(totals)
-        if not pool:
-            return None
-        return max(pool, key=lambda p: (totals[p][0], -totals[p][1]))
+        return highest_bettor(self.bets)
 
     def seat_cards(self, seat: int) -> list[str]:
         return [d["card"] for d in self.dealt if d["seat"] == seat]

@@ -1,5 +1,6 @@
 """A Thirteen round settled by the rules engine: each bet on a played seat, with its holder's
-arrangement against the banker's (Portaria 51/89/M Art. 7-11)."""
+arrangement against the banker's (Portaria 51/89/M Art. 7-11); and who holds a seat's cards
+and who shakes, from the bets (Art. 5, 2(b))."""
 
 from __future__ import annotations
 
@@ -10,6 +11,34 @@ from typing import Any
 from daemon.procedures.thirteen.game import BANKER_SEAT, ROWS
 from daemon.rules import thirteen as rules13
 from daemon.rules.cards import Card, parse_card
+
+
+def holder(bets: Sequence[Mapping[str, Any]], seat: int) -> str | None:
+    """Art. 5: the highest bettor on the seat who holds a seat at the table; the text does
+    not say who holds when no bettor of the seat is seated, so the highest bettor does. Ties
+    go to the earlier bet."""
+    on_seat = [b for b in bets if b["seat"] == seat]
+    seated = [b for b in on_seat if b["seated"]] or on_seat
+    if not seated:
+        return None
+    best = max(seated, key=lambda b: (b["amount"], -b["seq"]))
+    return str(best["player"])
+
+
+def highest_bettor(bets: Sequence[Mapping[str, Any]]) -> str | None:
+    """Art. 2(b): the player with the highest bet at the table shakes; seated players
+    first (Art. 5 reads the same way), ties to the earlier bet."""
+    totals: dict[str, list[int]] = {}
+    seated: set[str] = set()
+    for b in bets:
+        entry = totals.setdefault(b["player"], [0, b["seq"]])
+        entry[0] += b["amount"]
+        if b["seated"]:
+            seated.add(b["player"])
+    pool = [p for p in totals if p in seated] or list(totals)
+    if not pool:
+        return None
+    return max(pool, key=lambda p: (totals[p][0], -totals[p][1]))
 
 
 def settle_thirteen(
