@@ -37,6 +37,7 @@ from transitions import EventData, Machine
 from daemon.procedures import checkpoint as codec
 from daemon.procedures.common import HOUSE_FAULTS, HOUSE_ROLES
 from daemon.procedures.payload import Refused, check_params
+from daemon.procedures.records import Fault
 from daemon.procedures.spec import Action
 
 
@@ -148,7 +149,7 @@ class Engine:
         self.round_id = 0
         self.suspended: str | None = None
         self.resume_to: str | None = None
-        self.faults: dict[str, dict[str, Any]] = {}
+        self.faults: dict[str, Fault] = {}
         self.invalid_shakes = 0
         self._events: list[JournalEvent] = []
         self._commands: list[DeviceCommand] = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from daemon.procedures.common import HOUSE_FAULTS
 from daemon.procedures.engine import Engine
@@ -52,7 +52,7 @@ class WithFaults(Engine):
         self.faults["table"] = {"fault": "restart", "kind": "hold", "healthy": True, "since": now}
         self.emit("table.recovered", phase=self.suspended)
 
-    def _latch(self, device: str, fault: str, kind: str, now: float) -> None:
+    def _latch(self, device: str, fault: str, kind: Literal["hold", "tilt"], now: float) -> None:
         self._suspend(now)
         self.faults[device] = {"fault": fault, "kind": kind, "healthy": False, "since": now}
 

@@ -39,6 +39,7 @@ from daemon.procedures.paigow.game import (
 )
 from daemon.procedures.paigow.settle import settle_paigow, wrongly_set
 from daemon.procedures.payload import Refused, dice_reading, integer, need
+from daemon.procedures.records import FaceUp, Reset, Setting, StackMove
 from daemon.procedures.spec import Action
 from daemon.rules import paigow
 from daemon.rules.paigow import TILE_SET, TileParseError, format_tiles, parse_deal, parse_tiles
@@ -100,7 +101,7 @@ class PaiGowProcedure(Procedure):
         super().__init__(table_id)
 
     def _new_round_state(self) -> None:
-        self.stack_moves: list[dict[str, Any]] = []
+        self.stack_moves: list[StackMove] = []
         self.bets: list[dict[str, Any]] = []
         self.bet_seq = 0
         self.stake: int | None = None
@@ -108,10 +109,10 @@ class PaiGowProcedure(Procedure):
         self.dice: list[int] | None = None
         self.shakes: list[dict[str, Any]] = []
         self.first_hand: int | None = None
-        self.face_up: list[dict[str, Any]] = []
-        self.settings: dict[int, dict[str, list[str]]] = {}
+        self.face_up: list[FaceUp] = []
+        self.settings: dict[int, Setting] = {}
         self.wrongly_set: list[int] = []
-        self.resets: list[dict[str, Any]] = []
+        self.resets: list[Reset] = []
         self.opened_hands = False
         self.settlement: dict[str, Any] | None = None
         self.extension_consents: list[int] = []
@@ -202,7 +203,7 @@ class PaiGowProcedure(Procedure):
                 raise Refused(ART_2_6, "only two players may move the stacks")
 
     def _apply_move_stacks(self, payload: Mapping[str, Any], now: float) -> None:
-        move = {"by": payload["by"], "player": payload["player"]}
+        move: StackMove = {"by": payload["by"], "player": payload["player"]}
         self.stack_moves.append(move)
         self.emit("stacks.moved", **move)
 
@@ -288,7 +289,7 @@ class PaiGowProcedure(Procedure):
 
     # ---- setting and opening ----------------------------------------------------------------
 
-    def _setting(self, payload: Mapping[str, Any], seat: int, article: str) -> dict[str, list[str]]:
+    def _setting(self, payload: Mapping[str, Any], seat: int, article: str) -> Setting:
         raws = [str(payload[key]) for key in ("front", "back")]  # strings: the declared params
         try:
             # One deal, not two parses: a name shared by two faces (杂九 is 4-5 or 3-6) must
@@ -296,11 +297,11 @@ class PaiGowProcedure(Procedure):
             pairs = parse_deal([str(raw) for raw in raws])
         except TileParseError as exc:
             raise Refused(article, str(exc)) from None
-        setting: dict[str, list[str]] = {}
         for key, tiles in zip(("front", "back"), pairs, strict=True):
             if len(tiles) != 2:
                 raise Refused(article, f"{key} must be two tiles, not {len(tiles)}")
-            setting[key] = format_tiles(tiles).split()
+        front, back = (format_tiles(tiles).split() for tiles in pairs)
+        setting: Setting = {"front": front, "back": back}
         others = [t for s, h in self.settings.items() if s != seat for t in h["front"] + h["back"]]
         _check_in_set([*self.used_tiles, *others, *setting["front"], *setting["back"]], article)
         return setting

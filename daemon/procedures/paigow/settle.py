@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from daemon.procedures.records import Setting
 from daemon.rules import paigow
 
 
-def _hand(setting: Mapping[str, list[str]]) -> paigow.Hand:
+def _hand(setting: Setting) -> paigow.Hand:
     front = paigow.parse_tiles(" ".join(setting["front"]))
     back = paigow.parse_tiles(" ".join(setting["back"]))
     return ((front[0], front[1]), (back[0], back[1]))
@@ -19,13 +20,13 @@ def _tiles(pair: paigow.Pair) -> list[str]:
     return [str(tile) for tile in pair]
 
 
-def wrongly_set(setting: Mapping[str, list[str]]) -> bool:
+def wrongly_set(setting: Setting) -> bool:
     """Art. 6(2), by the rules engine: the back pair is not the largest the tiles allow."""
     return paigow.correct_setting(_hand(setting)).correction == "back_not_largest"
 
 
 def settle_paigow(
-    settings: Mapping[int, Mapping[str, list[str]]],
+    settings: Mapping[int, Setting],
     bets: Sequence[Mapping[str, Any]],
     *,
     banker_seat: int,

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from daemon.procedures.base import Procedure
 from daemon.procedures.payload import Refused, dice_reading, flag, integer, need, text
+from daemon.procedures.records import Cut, DealtCard, Entered, Misread, Shuffle
 from daemon.procedures.spec import Action
 from daemon.procedures.thirteen.game import (
     ACTIONS,
@@ -82,8 +83,8 @@ class ThirteenProcedure(Procedure):
         super().__init__(table_id)
 
     def _new_round_state(self) -> None:
-        self.shuffle: dict[str, Any] | None = None
-        self.cut: dict[str, Any] | None = None
+        self.shuffle: Shuffle | None = None
+        self.cut: Cut | None = None
         self.bets: list[dict[str, Any]] = []
         self.bet_seq = 0
         self.bets_closed = False
@@ -92,10 +93,10 @@ class ThirteenProcedure(Procedure):
         self.shakes: list[dict[str, Any]] = []
         self.first_seat: int | None = None
         self.order: list[int] = []
-        self.dealt: list[dict[str, Any]] = []
-        self.voided_deals: list[list[dict[str, Any]]] = []
+        self.dealt: list[DealtCard] = []
+        self.voided_deals: list[list[DealtCard]] = []
         # The card the reader could not name (its place in the deal) until it is entered.
-        self.misread: dict[str, Any] | None = None
+        self.misread: Misread | None = None
         self.override: dict[str, Any] | None = None
         self.redealing = False
         self.arrangements: dict[int, dict[str, list[str]]] = {}
@@ -339,7 +340,7 @@ class ThirteenProcedure(Procedure):
     def _apply_override(self, pending: Mapping[str, Any], now: float) -> None:
         card, seat, index = pending["card"], pending["seat"], pending["index"]
         self.misread = None
-        entered = {"by": pending["proposed_by"], "approved_by": need(self._input).actor}
+        entered: Entered = {"by": pending["proposed_by"], "approved_by": need(self._input).actor}
         self.dealt.append({"card": card, "seat": seat, "face_up": False, "entered": entered})
         self.emit("card.dealt", card=card, seat=seat, index=index, face_up=False, entered=entered)
 
