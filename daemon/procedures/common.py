@@ -26,16 +26,46 @@ _DEVICE, _SUPERVISOR = frozenset({"device"}), frozenset({"supervisor"})
 def common_actions(regulation: str) -> list[Action]:
     """The fault actions every game shares."""
     return [
-        Action("fault_reported", _DEVICE, HOUSE_FAULTS, "a device reports a fault"),
-        Action("door_opened", _DEVICE, HOUSE_FAULTS, "a door, lid or shoe is opened/removed"),
-        Action("link_lost", frozenset({"device", "system"}), HOUSE_FAULTS, "a device link is lost"),
+        Action(
+            "fault_reported",
+            _DEVICE,
+            HOUSE_FAULTS,
+            "a device reports a fault",
+            label_en="Device fault",
+            label_zh="設備故障",
+        ),
+        Action(
+            "door_opened",
+            _DEVICE,
+            HOUSE_FAULTS,
+            "a door, lid or shoe is opened/removed",
+            label_en="Door opened",
+            label_zh="門已打開",
+        ),
+        Action(
+            "link_lost",
+            frozenset({"device", "system"}),
+            HOUSE_FAULTS,
+            "a device link is lost",
+            label_en="Link lost",
+            label_zh="連線中斷",
+        ),
         Action(
             "recovered",
             frozenset({"system"}),
             HOUSE_FAULTS,
             "the daemon restarted and replayed its journal",
+            label_en="Restarted",
+            label_zh="系統重啟",
         ),
-        Action("device_healthy", _DEVICE, HOUSE_FAULTS, "a device reports healthy again"),
+        Action(
+            "device_healthy",
+            _DEVICE,
+            HOUSE_FAULTS,
+            "a device reports healthy again",
+            label_en="Device healthy",
+            label_zh="設備恢復正常",
+        ),
         Action(
             "clear_hold",
             _SUPERVISOR,

@@ -114,7 +114,11 @@ def actions_table(game: str) -> str:
         shown = "every phase" if len(phases) == len(order) else ", ".join(phases)
         roles = ", ".join(sorted(spec.roles))
         label = f"{spec.label_en} / {spec.label_zh}" if spec.label_en else ""
-        params = "(the device's reading)" if spec.params is None else _params(spec.params) or "-"
+        params = (
+            "(a device's or the system's fact)"
+            if spec.params is None
+            else _params(spec.params) or "-"
+        )
         lines.append(
             f"| `{name}` | {roles} | {shown} | {spec.article} | {spec.summary} | {label} "
             f"| {params} |"

@@ -138,7 +138,14 @@ _PAIR = {
 DEALER, DEVICE = frozenset({"dealer"}), frozenset({"device"})
 
 ACTIONS: dict[str, Action] = actions(
-    Action("device_identified", DEVICE, ART_1, "a device's identity is read"),
+    Action(
+        "device_identified",
+        DEVICE,
+        ART_1,
+        "a device's identity is read",
+        label_en="Device identified",
+        label_zh="設備已識別",
+    ),
     Action(
         "open_table",
         DEALER,
@@ -239,7 +246,14 @@ ACTIONS: dict[str, Action] = actions(
         label_zh="搖骰",
         params={"player": player("Banker", "莊家")},
     ),
-    Action("dice_landed", DEVICE, ART_2_2, "the shaker reports the dice"),
+    Action(
+        "dice_landed",
+        DEVICE,
+        ART_2_2,
+        "the shaker reports the dice",
+        label_en="Dice landed",
+        label_zh="骰子結果",
+    ),
     Action(
         "tile_face_up",
         DEALER,

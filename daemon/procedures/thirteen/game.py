@@ -153,7 +153,14 @@ DEALER, SUPERVISOR, DEVICE, SYSTEM = (
 )
 
 ACTIONS: dict[str, Action] = actions(
-    Action("device_identified", DEVICE, ART_1, "a device's identity is read"),
+    Action(
+        "device_identified",
+        DEVICE,
+        ART_1,
+        "a device's identity is read",
+        label_en="Device identified",
+        label_zh="設備已識別",
+    ),
     Action(
         "open_table",
         DEALER,
@@ -172,7 +179,14 @@ ACTIONS: dict[str, Action] = actions(
         label_zh="人手洗牌完成",
         params={},
     ),
-    Action("shuffle_completed", DEVICE, ART_2A, "the shuffler reports a count"),
+    Action(
+        "shuffle_completed",
+        DEVICE,
+        ART_2A,
+        "the shuffler reports a count",
+        label_en="Shuffle done",
+        label_zh="洗牌機完成",
+    ),
     Action(
         "confirm_cut",
         DEALER,
@@ -262,8 +276,22 @@ ACTIONS: dict[str, Action] = actions(
         label_zh="搖骰",
         params={"player": player("Highest bettor", "最高投注者")},
     ),
-    Action("dice_landed", DEVICE, ART_2B, "the shaker reports the dice"),
-    Action("card_read", DEVICE, ART_2B, "the shoe reader reads a card"),
+    Action(
+        "dice_landed",
+        DEVICE,
+        ART_2B,
+        "the shaker reports the dice",
+        label_en="Dice landed",
+        label_zh="骰子結果",
+    ),
+    Action(
+        "card_read",
+        DEVICE,
+        ART_2B,
+        "the shoe reader reads a card",
+        label_en="Card read",
+        label_zh="讀牌",
+    ),
     Action(
         "correct_misdeal",
         DEALER,
@@ -329,7 +357,14 @@ ACTIONS: dict[str, Action] = actions(
         label_zh="輸入排牌",
         params={"seat": _SEAT, **_ROWS},
     ),
-    Action("timer_expired", SYSTEM, ART_2D, "the five minutes are over"),
+    Action(
+        "timer_expired",
+        SYSTEM,
+        ART_2D,
+        "the five minutes are over",
+        label_en="Time up",
+        label_zh="時間到",
+    ),
     Action(
         "settle_round",
         DEALER,
