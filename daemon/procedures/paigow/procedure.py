@@ -1,30 +1,7 @@
-"""The legal procedure of Taiwan Pai Gow (台湾牌九), Macau, Portaria 15/90/M of 18 January 1990.
+"""The procedure that plays Taiwan Pai Gow: `PaiGowProcedure`, the code each action runs.
 
-Art. 5(1)(2): the doors take the bank in turn (`take_bank`), each bank for two rounds unless
-every door's players agree to more (`extend_bank`); a player may decline the bank and pass it
-on (`decline_bank`), and the one it passes to must have bet before.
-
-Art. 2(1): the croupier shuffles the 32 tiles face down; the house may bring a new set
-(`confirm_tile_shuffle`). Art. 2(6): before the dice, the stacks may be moved (`move_stacks`),
-with one hand only, players first, at most two players, then the banker, after whom no player
-may move them. Art. 2(7) and 5(3): the players' bets (`place_bet`, `withdraw_bet`, `move_bet`)
-and the banker's stake (`place_stake`) are placed before the shake; Art. 5(4): after a first
-round the banker won, the stake carries the winnings with it and may only grow. Art. 2(2): the
-banker shakes, nobody for him (`shake_dice`); the bets close at the shake (Art. 2(7)). Art. 2(5):
-a tilted die or one out of the cup is shaken again by the banker (`dice_landed` with
-`valid: false`). The dice total counted from the banker counter-clockwise names the first hand
-(头门), and the shaker's total is never edited (Art. 2(2)(3)).
-
-Art. 2(4): eight or four hands of four tiles by the house's choice; with four, the other four
-hands stay stacked for the next round, which is dealt without a shuffle, and the tiles already
-used are shown face up. Art. 4: a tile dealt face up stays valid and the round goes on
-(`tile_face_up`, journaled).
-
-Art. 6(1): each player sets the hand into two pairs (`set_hand`), then the banker
-(`set_banker`). Art. 6(2): the croupier opens the pairs (`open_hands`) and re-sets a player's
-hand that is not set with the larger pair behind (`reset_hand`). Art. 5(3), 6(3), 8: the round
-is settled counter-clockwise from the first hand, within the banker's stake, with the 5 %
-commission (`settle_round`), by the rules engine.
+The legal procedure it follows, article by article, is told in `daemon/procedures/paigow/game.py`
+(with the game's phases, actions and transition table).
 """
 
 from __future__ import annotations
@@ -35,18 +12,35 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any, ClassVar
 
-from daemon.procedures.base import (
-    Action,
-    Procedure,
-    Refused,
-    common_actions,
-    dice_reading,
-    fault_transitions,
-    flag,
-    integer,
-    need,
-    text,
+from daemon.procedures.base import Procedure
+from daemon.procedures.paigow.game import (
+    ACTIONS,
+    ART_1,
+    ART_2_2,
+    ART_2_5,
+    ART_2_6,
+    ART_2_7,
+    ART_3_2,
+    ART_4,
+    ART_5_1,
+    ART_5_2,
+    ART_5_3,
+    ART_5_4,
+    ART_6_1,
+    ART_6_2,
+    BET_ACTIONS,
+    DEVICES,
+    MAX_STACK_MOVERS,
+    REGULATION,
+    ROUNDS_PER_BANK,
+    TRANSITIONS,
+    P,
+    Phase,
 )
+from daemon.procedures.paigow.settle import settle_paigow, wrongly_set
+from daemon.procedures.payload import Refused, dice_reading, integer, need
+from daemon.procedures.records import FaceUp, Reset, Setting, StackMove
+from daemon.procedures.spec import Action
 from daemon.rules import paigow
 from daemon.rules.paigow.tiles import (
     TILE_SET,
@@ -56,126 +50,13 @@ from daemon.rules.paigow.tiles import (
     parse_tiles,
 )
 
-REGULATION = "Portaria 15/90/M"
-ART_1 = f"{REGULATION} Art. 1"
-ART_2_1 = f"{REGULATION} Art. 2(1)"
-ART_2_2 = f"{REGULATION} Art. 2(2)"
-ART_2_4 = f"{REGULATION} Art. 2(4)"
-ART_2_5 = f"{REGULATION} Art. 2(5)"
-ART_2_6 = f"{REGULATION} Art. 2(6)"
-ART_2_7 = f"{REGULATION} Art. 2(7)"
-ART_3_2 = f"{REGULATION} Art. 3(2)"
-ART_4 = f"{REGULATION} Art. 4"
-ART_5_1 = f"{REGULATION} Art. 5(1)"
-ART_5_2 = f"{REGULATION} Art. 5(2)"
-ART_5_3 = f"{REGULATION} Art. 5(3)"
-ART_5_4 = f"{REGULATION} Art. 5(4)"
-ART_6_1 = f"{REGULATION} Art. 6(1)"
-ART_6_2 = f"{REGULATION} Art. 6(2)"
-ART_6_8 = f"{REGULATION} Art. 5(3), 6(3), 8"
-
-DEVICES = ("dice_shaker",)
-# Art. 2(7), 5(3): the bets and the banker's stake are placed before the shake, none after it.
-BET_ACTIONS = ("place_bet", "withdraw_bet", "move_bet", "place_stake")
-ROUNDS_PER_BANK = 2
-MAX_STACK_MOVERS = 2
-
-
-class Phase(Enum):
-    EQUIPMENT_CHECK = "EQUIPMENT_CHECK"
-    BANK_OFFER = "BANK_OFFER"
-    SHUFFLE = "SHUFFLE"
-    BETTING = "BETTING"
-    SHAKING = "SHAKING"
-    DEALING = "DEALING"
-    SETTING = "SETTING"
-    BANKER_SETTING = "BANKER_SETTING"
-    OPENING = "OPENING"
-    OPENED = "OPENED"
-    ROUND_OVER = "ROUND_OVER"
-    HOLD = "HOLD"
-    TILT = "TILT"
-
-
-P = Phase
-
-ACTIONS: dict[str, Action] = {
-    a.name: a
-    for a in [
-        Action("device_identified", frozenset({"device"}), ART_1, "a device's identity is read"),
-        Action("open_table", frozenset({"dealer"}), ART_1, "open the table, equipment checked"),
-        Action("take_bank", frozenset({"dealer"}), ART_5_1, "a player takes the bank"),
-        Action("decline_bank", frozenset({"dealer"}), ART_5_2, "a player declines the bank"),
-        Action("confirm_tile_shuffle", frozenset({"dealer"}), ART_2_1, "the tiles are shuffled"),
-        Action("move_stacks", frozenset({"dealer"}), ART_2_6, "a player or the banker moves"),
-        Action("place_bet", frozenset({"dealer"}), ART_2_7, "a player's bet on a door"),
-        Action("withdraw_bet", frozenset({"dealer"}), ART_2_7, "a bet is taken back"),
-        Action("move_bet", frozenset({"dealer"}), ART_2_7, "a bet moves to another door"),
-        Action("place_stake", frozenset({"dealer"}), ART_5_3, "the banker's stake"),
-        Action("shake_dice", frozenset({"dealer"}), ART_2_2, "the banker shakes"),
-        Action("dice_landed", frozenset({"device"}), ART_2_2, "the shaker reports the dice"),
-        Action("tile_face_up", frozenset({"dealer"}), ART_4, "a tile dealt face up stays valid"),
-        Action("confirm_deal", frozenset({"dealer"}), ART_2_4, "the hands are dealt"),
-        Action("set_hand", frozenset({"dealer"}), ART_6_1, "a player's setting"),
-        Action("set_banker", frozenset({"dealer"}), ART_6_1, "the banker's setting"),
-        Action("open_hands", frozenset({"dealer"}), ART_6_2, "the croupier opens the pairs"),
-        Action("reset_hand", frozenset({"dealer"}), ART_6_2, "the croupier re-sets a hand"),
-        Action("settle_round", frozenset({"dealer"}), ART_6_8, "settle the round"),
-        Action("extend_bank", frozenset({"dealer"}), ART_5_1, "every door agrees to more"),
-        Action("next_round", frozenset({"dealer"}), ART_5_1, "the next round begins"),
-        *common_actions(REGULATION),
-    ]
-}
-
-TRANSITIONS: list[dict[str, Any]] = [
-    {"trigger": "device_identified", "source": P.EQUIPMENT_CHECK, "dest": P.EQUIPMENT_CHECK},
-    {"trigger": "open_table", "source": P.EQUIPMENT_CHECK, "dest": P.BANK_OFFER},
-    {"trigger": "decline_bank", "source": P.BANK_OFFER, "dest": P.BANK_OFFER},
-    {"trigger": "take_bank", "source": P.BANK_OFFER, "dest": P.BETTING, "conditions": "tiles_kept"},
-    {"trigger": "take_bank", "source": P.BANK_OFFER, "dest": P.SHUFFLE},
-    {"trigger": "confirm_tile_shuffle", "source": P.SHUFFLE, "dest": P.BETTING},
-    {"trigger": "move_stacks", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "place_bet", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "withdraw_bet", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "move_bet", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "place_stake", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "shake_dice", "source": P.BETTING, "dest": P.SHAKING},
-    {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.DEALING, "conditions": "dice_good"},
-    {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.TILT, "conditions": "dice_failed"},
-    {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.SHAKING},
-    {"trigger": "tile_face_up", "source": P.DEALING, "dest": P.DEALING},
-    {"trigger": "confirm_deal", "source": P.DEALING, "dest": P.SETTING},
-    {"trigger": "set_hand", "source": P.SETTING, "dest": P.BANKER_SETTING, "conditions": "all_set"},
-    {"trigger": "set_hand", "source": P.SETTING, "dest": P.SETTING},
-    {"trigger": "set_banker", "source": P.BANKER_SETTING, "dest": P.OPENING},
-    {"trigger": "open_hands", "source": P.OPENING, "dest": P.OPENED},
-    {"trigger": "reset_hand", "source": P.OPENED, "dest": P.OPENED},
-    {"trigger": "settle_round", "source": P.OPENED, "dest": P.ROUND_OVER},
-    {"trigger": "extend_bank", "source": P.ROUND_OVER, "dest": P.ROUND_OVER},
-    {
-        "trigger": "next_round",
-        "source": P.ROUND_OVER,
-        "dest": P.BANK_OFFER,
-        "conditions": "bank_over",
-    },
-    {
-        "trigger": "next_round",
-        "source": P.ROUND_OVER,
-        "dest": P.BETTING,
-        "conditions": "tiles_kept",
-    },
-    {"trigger": "next_round", "source": P.ROUND_OVER, "dest": P.SHUFFLE},
-    *fault_transitions(
-        Phase,
-        P.HOLD,
-        P.TILT,
-        restart=[
-            (P.EQUIPMENT_CHECK, "before_opening"),
-            (P.BANK_OFFER, "no_banker"),
-            (P.SHUFFLE, "table_open"),
-        ],
-    ),
-]
+# The names of the round's state (`STATE`), a line of them at a time.
+_STATE = (
+    "identified opened banker banker_seat bank_rounds bank_limit declined last_banker "
+    "bettors_seen min_stake tiles_kept_for_next used_tiles set_number new_sets "
+    "stack_moves bets bet_seq stake bets_closed dice shakes first_hand face_up "
+    "settings wrongly_set resets opened_hands settlement extension_consents"
+)
 
 
 class PaiGowProcedure(Procedure):
@@ -187,6 +68,8 @@ class PaiGowProcedure(Procedure):
     INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
     CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id", "hands", "ruleset", "devices")
     EQUIPMENT_ARTICLE: ClassVar[str] = ART_1
+    # The state of play a checkpoint records (besides the engine's), by name.
+    STATE: ClassVar[tuple[str, ...]] = tuple(_STATE.split())
     BET_ACTIONS: ClassVar[tuple[str, ...]] = BET_ACTIONS
     BETS_CLOSED_ARTICLE: ClassVar[str] = ART_2_7
     SEAT_NAME: ClassVar[str] = "door"
@@ -224,7 +107,7 @@ class PaiGowProcedure(Procedure):
         super().__init__(table_id)
 
     def _new_round_state(self) -> None:
-        self.stack_moves: list[dict[str, Any]] = []
+        self.stack_moves: list[StackMove] = []
         self.bets: list[dict[str, Any]] = []
         self.bet_seq = 0
         self.stake: int | None = None
@@ -232,10 +115,10 @@ class PaiGowProcedure(Procedure):
         self.dice: list[int] | None = None
         self.shakes: list[dict[str, Any]] = []
         self.first_hand: int | None = None
-        self.face_up: list[dict[str, Any]] = []
-        self.settings: dict[int, dict[str, list[str]]] = {}
+        self.face_up: list[FaceUp] = []
+        self.settings: dict[int, Setting] = {}
         self.wrongly_set: list[int] = []
-        self.resets: list[dict[str, Any]] = []
+        self.resets: list[Reset] = []
         self.opened_hands = False
         self.settlement: dict[str, Any] | None = None
         self.extension_consents: list[int] = []
@@ -278,8 +161,8 @@ class PaiGowProcedure(Procedure):
         return {"hands": self.hands}
 
     def _check_take_bank(self, payload: Mapping[str, Any], now: float) -> None:
-        player = text(payload, "player", ART_5_1)
-        integer(payload, "seat", ART_5_1, 0, self.hands - 1)
+        player = payload["player"]
+        integer(payload, "seat", ART_5_1, 0, self.hands - 1)  # four hands: doors 0-3
         if player == self.last_banker:
             raise Refused(ART_5_1, f"{player} has just held the bank its rounds; it passes on")
         if self.declined and player not in self.bettors_seen:
@@ -295,17 +178,11 @@ class PaiGowProcedure(Procedure):
         self._new_round_state()
         self.emit("bank.taken", player=self.banker, seat=self.banker_seat)
 
-    def _check_decline_bank(self, payload: Mapping[str, Any], now: float) -> None:
-        text(payload, "player", ART_5_2)
-
     def _apply_decline_bank(self, payload: Mapping[str, Any], now: float) -> None:
         self.declined.append(payload["player"])
         self.emit("bank.declined", player=payload["player"])
 
     # ---- shuffle, stacks, bets, stake -------------------------------------------------------
-
-    def _check_confirm_tile_shuffle(self, payload: Mapping[str, Any], now: float) -> None:
-        flag(payload, "new_set", ART_2_1, False)
 
     def _apply_confirm_tile_shuffle(self, payload: Mapping[str, Any], now: float) -> None:
         new_set = payload.get("new_set", False)
@@ -315,15 +192,14 @@ class PaiGowProcedure(Procedure):
         self.emit("tiles.shuffled", new_set=new_set)
 
     def _check_move_stacks(self, payload: Mapping[str, Any], now: float) -> None:
-        by = payload.get("by")
-        player = text(payload, "player", ART_2_6)
-        if not flag(payload, "one_hand", ART_2_6):
+        by, player = payload["by"], payload["player"]
+        if not payload["one_hand"]:
             raise Refused(ART_2_6, "the stacks are moved with one hand only")
         banker_moved = any(m["by"] == "banker" for m in self.stack_moves)
         if by == "banker":
             if player != self.banker:
                 raise Refused(ART_2_6, f"{player} is not the banker")
-        elif by == "player":
+        else:
             if player == self.banker:
                 raise Refused(ART_2_6, "the banker moves as the banker, after the players")
             if banker_moved:
@@ -331,20 +207,16 @@ class PaiGowProcedure(Procedure):
             movers = {m["player"] for m in self.stack_moves if m["by"] == "player"}
             if player not in movers and len(movers) >= MAX_STACK_MOVERS:
                 raise Refused(ART_2_6, "only two players may move the stacks")
-        else:
-            raise Refused(ART_2_6, "by must be 'player' or 'banker'")
 
     def _apply_move_stacks(self, payload: Mapping[str, Any], now: float) -> None:
-        move = {"by": payload["by"], "player": payload["player"]}
+        move: StackMove = {"by": payload["by"], "player": payload["player"]}
         self.stack_moves.append(move)
         self.emit("stacks.moved", **move)
 
     def _check_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
-        player = text(payload, "player", ART_2_7)
-        if player == self.banker:
+        if payload["player"] == self.banker:
             raise Refused(ART_3_2, "the banker does not bet on a door")
         self._seat(payload, "seat", ART_3_2)
-        integer(payload, "amount", ART_2_7, 1)
 
     def _apply_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
         old = self._find_bet(payload["player"], payload["seat"])
@@ -363,8 +235,7 @@ class PaiGowProcedure(Procedure):
         self.emit("bet.placed", replaced=old is not None, **bet)
 
     def _check_place_stake(self, payload: Mapping[str, Any], now: float) -> None:
-        amount = integer(payload, "amount", ART_5_3, 1)
-        if amount < self.min_stake:
+        if payload["amount"] < self.min_stake:
             raise Refused(
                 ART_5_4,
                 f"the stake carries the first round's winnings: at least {self.min_stake}",
@@ -375,8 +246,7 @@ class PaiGowProcedure(Procedure):
         self.emit("stake.placed", player=self.banker, amount=self.stake)
 
     def _check_shake_dice(self, payload: Mapping[str, Any], now: float) -> None:
-        player = text(payload, "player", ART_2_2)
-        if player != self.banker:
+        if payload["player"] != self.banker:
             raise Refused(ART_2_2, f"the banker ({self.banker}) shakes; nobody for him")
         if self.stake is None:
             raise Refused(ART_5_3, "the banker's stake is placed before the shake")
@@ -406,7 +276,7 @@ class PaiGowProcedure(Procedure):
     def _check_tile_face_up(self, payload: Mapping[str, Any], now: float) -> None:
         self._seat_any(payload)
         try:
-            tiles = parse_tiles(text(payload, "tile", ART_4))
+            tiles = parse_tiles(payload["tile"])
         except TileParseError as exc:
             raise Refused(ART_4, str(exc)) from None
         if len(tiles) != 1:
@@ -425,22 +295,19 @@ class PaiGowProcedure(Procedure):
 
     # ---- setting and opening ----------------------------------------------------------------
 
-    def _setting(self, payload: Mapping[str, Any], seat: int, article: str) -> dict[str, list[str]]:
-        raws = [payload.get(key) for key in ("front", "back")]
-        for key, raw in zip(("front", "back"), raws, strict=True):
-            if not isinstance(raw, str):
-                raise Refused(article, f"{key} must name two tiles")
+    def _setting(self, payload: Mapping[str, Any], seat: int, article: str) -> Setting:
+        raws = [str(payload[key]) for key in ("front", "back")]  # strings: the declared params
         try:
             # One deal, not two parses: a name shared by two faces (杂九 is 4-5 or 3-6) must
             # resolve to both faces when it stands once in front and once behind.
             pairs = parse_deal([str(raw) for raw in raws])
         except TileParseError as exc:
             raise Refused(article, str(exc)) from None
-        setting: dict[str, list[str]] = {}
         for key, tiles in zip(("front", "back"), pairs, strict=True):
             if len(tiles) != 2:
                 raise Refused(article, f"{key} must be two tiles, not {len(tiles)}")
-            setting[key] = format_tiles(tiles).split()
+        front, back = (format_tiles(tiles).split() for tiles in pairs)
+        setting: Setting = {"front": front, "back": back}
         others = [t for s, h in self.settings.items() if s != seat for t in h["front"] + h["back"]]
         _check_in_set([*self.used_tiles, *others, *setting["front"], *setting["back"]], article)
         return setting
@@ -522,9 +389,7 @@ class PaiGowProcedure(Procedure):
         self.emit("round.settled", settlement=copy.deepcopy(self.settlement))
 
     def _check_extend_bank(self, payload: Mapping[str, Any], now: float) -> None:
-        consents = payload.get("consents")
-        if not isinstance(consents, list) or not all(isinstance(s, int) for s in consents):
-            raise Refused(ART_5_1, "consents must list the doors that agree")
+        consents = payload["consents"]
         if self.bank_rounds < self.bank_limit:
             raise Refused(ART_5_1, "the bank has rounds left; there is nothing to extend")
         missing = sorted(set(self.played_seats()) - set(consents))
@@ -612,82 +477,3 @@ def _check_in_set(tiles: Sequence[str], article: str) -> None:
     over = sorted(t for t, n in named.items() if n > available[t])
     if over:
         raise Refused(article, f"one set holds fewer of {', '.join(over)} than were named")
-
-
-def _hand(setting: Mapping[str, list[str]]) -> paigow.Hand:
-    front = paigow.parse_tiles(" ".join(setting["front"]))
-    back = paigow.parse_tiles(" ".join(setting["back"]))
-    return ((front[0], front[1]), (back[0], back[1]))
-
-
-def _tiles(pair: paigow.Pair) -> list[str]:
-    return [str(tile) for tile in pair]
-
-
-def wrongly_set(setting: Mapping[str, list[str]]) -> bool:
-    """Art. 6(2), by the rules engine: the back pair is not the largest the tiles allow."""
-    return paigow.correct_setting(_hand(setting)).correction == "back_not_largest"
-
-
-def settle_paigow(
-    settings: Mapping[int, Mapping[str, list[str]]],
-    bets: Sequence[Mapping[str, Any]],
-    *,
-    banker_seat: int,
-    total: int,
-    hands: int,
-    stake: int,
-    ruleset: str,
-) -> dict[str, Any]:
-    """The round settled by the rules engine, doors counter-clockwise from 头门 (Art. 2(3)).
-
-    Seats are numbered counter-clockwise, so a seat's door is its offset from the banker's.
-    """
-    played = {int(b["seat"]) for b in bets}
-    seat_of = {(seat - banker_seat) % hands: seat for seat in range(hands)}
-    order = [seat_of[d] for d in paigow.door_order(total, hands) if seat_of[d] in played]
-    doors = [
-        paigow.Door(
-            hand=_hand(settings[seat]),
-            bet=sum(int(b["amount"]) for b in bets if b["seat"] == seat),
-            bettors=frozenset(str(b["player"]) for b in bets if b["seat"] == seat),
-        )
-        for seat in order
-    ]
-    result = paigow.settle_round(
-        _hand(settings[banker_seat]), doors, stake, rules=paigow.ruleset(ruleset)
-    )
-    return {
-        "order": order,
-        "banker_hand": {
-            "front": _tiles(result.banker_hand[0]),
-            "back": _tiles(result.banker_hand[1]),
-        },
-        "doors": [
-            {
-                "seat": seat,
-                "front": _tiles(door.hand[0]),
-                "back": _tiles(door.hand[1]),
-                "correction": door.correction,
-                "outcome": door.outcome,
-                "bet": door.bet,
-                "won": door.won,
-                "lost": door.lost,
-                "commission": door.commission,
-                "net": door.net,
-                "limited": door.limited,
-                "bettors": [
-                    {"player": b["player"], "amount": b["amount"]}
-                    for b in bets
-                    if b["seat"] == seat
-                ],
-            }
-            for seat, door in zip(order, result.doors, strict=True)
-        ],
-        "bank_stake": result.bank_stake,
-        "bank_result": result.bank_result,
-        "banker_commission": result.banker.commission,
-        "banker_net": result.banker.net,
-        "banker_carried": result.banker.carried,
-        "commission": result.commission,
-    }

@@ -1,208 +1,54 @@
-"""The legal procedure of Thirteen cards (十三张), Macau, Portaria 51/89/M of 10 March 1989.
+"""The procedure that plays Thirteen cards: `ThirteenProcedure`, the code each action runs.
 
-Art. 1 names the equipment: one 52-card deck, the metal shoe with a white card, four dice with a
-shaker, and a shuffling machine. The table opens only when each device is identified and
-approved (`device_identified`, `open_table`).
-
-Art. 2(a): the cards are hand-shuffled by the dealer (`confirm_hand_shuffle`), then shuffled by
-the machine (`shuffle_completed`; its count must be 52, else the deck is out of play: TILT, and
-a supervisor's clear returns to the hand shuffle with a new deck), then cut with the white card
-by any player, or by the dealer when no player will, with one hand and at least ten cards
-(`confirm_cut`), and put face down into the shoe (`load_shoe`).
-
-Art. 3 and 5: players bet on the three players' seats of the four (the fourth is the banker's);
-several may bet on one seat, and the highest bettor who holds a seat at the table holds the
-cards (`place_bet`, `withdraw_bet`, `move_bet`). Art. 2(b): the highest bettor at the table
-shakes the dice (`shake_dice`); the bets close at the shake (Art. 2(c)): any bet, withdrawal or
-move after it is refused. The shaker's result (`dice_landed`) is never edited. The first seat
-is counted from the banker counter-clockwise by the dice total, and the cards go one at a time
-counter-clockwise until each of the four seats has 13, whatever the number of players; each card
-the shoe reader reports (`card_read`) is assigned in that order.
-
-Art. 4: a card dealt face up stays valid and is journaled; wrongly dealt cards are put right by
-dealing them again in the normal order (`correct_misdeal`, journaled: the reader's order
-stands); when that cannot be done the dealt cards are void and the procedure returns to the hand
-shuffle (`void_deal`). The bets and the dice stand (Art. 2(c)), and after the new cut and shoe
-the deal starts again from the same first seat.
-
-Art. 2(d): the banker arranges (`arrange_banker`) and may arrange again until the players take
-their cards, which they do only after the banker has opened (`open_banker`). Then the players
-have five minutes: the bell (`timer_bell`) is started and the table's own clock is the
-authority (`timer_expired`); a player not done when it rings loses the round. Art. 7–11: each
-arrangement is entered (`enter_arrangement`), fouls are found and the round is settled by the
-rules engine (`settle_round`).
+The legal procedure it follows, article by article, is told in `daemon/procedures/thirteen/game.py`
+(with the game's phases, actions and transition table).
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from decimal import ROUND_DOWN, Decimal
 from enum import Enum
 from typing import Any, ClassVar
 
-from daemon.procedures.base import (
-    Action,
-    Procedure,
-    Refused,
-    common_actions,
-    dice_reading,
-    fault_transitions,
-    flag,
-    integer,
-    need,
-    override_actions,
-    text,
+from daemon.procedures.base import Procedure
+from daemon.procedures.payload import Refused, dice_reading, flag, integer, need, text
+from daemon.procedures.records import Cut, DealtCard, Entered, Misread, Shuffle
+from daemon.procedures.spec import Action
+from daemon.procedures.thirteen.game import (
+    ACTIONS,
+    ARRANGEMENT_SECONDS,
+    ART_1,
+    ART_2A,
+    ART_2B,
+    ART_2C,
+    ART_2D,
+    ART_3,
+    ART_4,
+    ART_7,
+    ART_11,
+    BANKER_SEAT,
+    BET_ACTIONS,
+    DECK,
+    DEVICES,
+    REGULATION,
+    ROW_SIZES,
+    ROWS,
+    SEATS,
+    TRANSITIONS,
+    P,
+    Phase,
 )
+from daemon.procedures.thirteen.settle import highest_bettor, holder, settle_thirteen
 from daemon.rules import thirteen as rules13
-from daemon.rules.cards import Card, CardError, parse_card
+from daemon.rules.cards import CardError, parse_card
 
-REGULATION = "Portaria 51/89/M"
-ART_1 = f"{REGULATION} Art. 1"
-ART_2A = f"{REGULATION} Art. 2(a)"
-ART_2B = f"{REGULATION} Art. 2(b)"
-ART_2C = f"{REGULATION} Art. 2(c)"
-ART_2D = f"{REGULATION} Art. 2(d)"
-ART_3 = f"{REGULATION} Art. 3"
-ART_4 = f"{REGULATION} Art. 4"
-ART_5 = f"{REGULATION} Art. 5"
-ART_7 = f"{REGULATION} Art. 7"
-ART_7_11 = f"{REGULATION} Art. 7-11"
-ART_11 = f"{REGULATION} Art. 11"
-
-DEVICES = ("shuffler", "shoe_reader", "dice_shaker", "timer_bell")
-SEATS = 4
-BANKER_SEAT = 0
-PLAYER_SEATS = (1, 2, 3)
-DECK = 52
-CARDS_PER_SEAT = 13
-MIN_CUT = 10
-ARRANGEMENT_SECONDS = 300.0
-# Art. 2(c): none of these after the shake.
-BET_ACTIONS = ("place_bet", "withdraw_bet", "move_bet")
-ROWS = ("head", "middle", "tail")
-ROW_SIZES = {"head": 3, "middle": 5, "tail": 5}
-
-
-class Phase(Enum):
-    EQUIPMENT_CHECK = "EQUIPMENT_CHECK"
-    HAND_SHUFFLE = "HAND_SHUFFLE"
-    MACHINE_SHUFFLE = "MACHINE_SHUFFLE"
-    CUT = "CUT"
-    SHOE_LOADING = "SHOE_LOADING"
-    BETTING = "BETTING"
-    SHAKING = "SHAKING"
-    DEALING = "DEALING"
-    BANKER_ARRANGING = "BANKER_ARRANGING"
-    BANKER_ARRANGED = "BANKER_ARRANGED"
-    PLAYERS_ARRANGING = "PLAYERS_ARRANGING"
-    SETTLING = "SETTLING"
-    ROUND_OVER = "ROUND_OVER"
-    HOLD = "HOLD"
-    TILT = "TILT"
-
-
-P = Phase
-
-ACTIONS: dict[str, Action] = {
-    a.name: a
-    for a in [
-        Action("device_identified", frozenset({"device"}), ART_1, "a device's identity is read"),
-        Action("open_table", frozenset({"dealer"}), ART_1, "open the table, equipment checked"),
-        Action("confirm_hand_shuffle", frozenset({"dealer"}), ART_2A, "the dealer hand-shuffled"),
-        Action("shuffle_completed", frozenset({"device"}), ART_2A, "the shuffler reports a count"),
-        Action("confirm_cut", frozenset({"dealer"}), ART_2A, "the cut with the white card"),
-        Action("load_shoe", frozenset({"dealer"}), ART_2A, "the cut cards go into the shoe"),
-        Action("place_bet", frozenset({"dealer"}), ART_3, "a player's bet on a seat"),
-        Action("withdraw_bet", frozenset({"dealer"}), ART_2C, "a bet is taken back"),
-        Action("move_bet", frozenset({"dealer"}), ART_2C, "a bet moves to another seat"),
-        Action("shake_dice", frozenset({"dealer"}), ART_2B, "the highest bettor shakes"),
-        Action("dice_landed", frozenset({"device"}), ART_2B, "the shaker reports the dice"),
-        Action("card_read", frozenset({"device"}), ART_2B, "the shoe reader reads a card"),
-        Action("correct_misdeal", frozenset({"dealer"}), ART_4, "wrongly dealt cards put right"),
-        Action("void_deal", frozenset({"supervisor"}), ART_4, "a misdeal that cannot be put right"),
-        Action(
-            "propose_card",
-            frozenset({"dealer"}),
-            ART_4,
-            "the dealer enters a misread card by hand, pending a supervisor",
-        ),
-        Action("arrange_banker", frozenset({"dealer"}), ART_2D, "the banker's arrangement"),
-        Action("open_banker", frozenset({"dealer"}), ART_2D, "the banker opens"),
-        Action("enter_arrangement", frozenset({"dealer"}), ART_2D, "a player's arrangement"),
-        Action("timer_expired", frozenset({"system"}), ART_2D, "the five minutes are over"),
-        Action("settle_round", frozenset({"dealer"}), ART_7_11, "settle the round"),
-        Action("start_round", frozenset({"dealer"}), ART_2A, "the next round begins"),
-        *override_actions(ART_4),
-        *common_actions(REGULATION),
-    ]
-}
-
-TRANSITIONS: list[dict[str, Any]] = [
-    {"trigger": "device_identified", "source": P.EQUIPMENT_CHECK, "dest": P.EQUIPMENT_CHECK},
-    {"trigger": "open_table", "source": P.EQUIPMENT_CHECK, "dest": P.HAND_SHUFFLE},
-    {"trigger": "confirm_hand_shuffle", "source": P.HAND_SHUFFLE, "dest": P.MACHINE_SHUFFLE},
-    {
-        "trigger": "shuffle_completed",
-        "source": P.MACHINE_SHUFFLE,
-        "dest": P.CUT,
-        "conditions": "shuffle_good",
-    },
-    {"trigger": "shuffle_completed", "source": P.MACHINE_SHUFFLE, "dest": P.TILT},
-    {"trigger": "confirm_cut", "source": P.CUT, "dest": P.SHOE_LOADING},
-    {"trigger": "load_shoe", "source": P.SHOE_LOADING, "dest": P.DEALING, "conditions": "redeal"},
-    {"trigger": "load_shoe", "source": P.SHOE_LOADING, "dest": P.BETTING},
-    {"trigger": "place_bet", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "withdraw_bet", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "move_bet", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "shake_dice", "source": P.BETTING, "dest": P.SHAKING},
-    {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.DEALING, "conditions": "dice_good"},
-    {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.TILT, "conditions": "dice_failed"},
-    {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.SHAKING},
-    {"trigger": "card_read", "source": P.DEALING, "dest": P.TILT, "conditions": "shoe_faulted"},
-    {
-        "trigger": "card_read",
-        "source": P.DEALING,
-        "dest": P.BANKER_ARRANGING,
-        "conditions": "deal_complete",
-    },
-    {"trigger": "card_read", "source": P.DEALING, "dest": P.DEALING},
-    {"trigger": "propose_card", "source": P.DEALING, "dest": P.DEALING},
-    {"trigger": "reject_override", "source": P.DEALING, "dest": P.DEALING},
-    {
-        "trigger": "approve_override",
-        "source": P.DEALING,
-        "dest": P.BANKER_ARRANGING,
-        "conditions": "deal_complete",
-    },
-    {"trigger": "approve_override", "source": P.DEALING, "dest": P.DEALING},
-    {"trigger": "correct_misdeal", "source": P.DEALING, "dest": P.DEALING},
-    {"trigger": "correct_misdeal", "source": P.BANKER_ARRANGING, "dest": P.BANKER_ARRANGING},
-    {
-        "trigger": "void_deal",
-        "source": [P.DEALING, P.BANKER_ARRANGING, P.BANKER_ARRANGED],
-        "dest": P.HAND_SHUFFLE,
-    },
-    {"trigger": "arrange_banker", "source": P.BANKER_ARRANGING, "dest": P.BANKER_ARRANGED},
-    {"trigger": "arrange_banker", "source": P.BANKER_ARRANGED, "dest": P.BANKER_ARRANGED},
-    {"trigger": "open_banker", "source": P.BANKER_ARRANGED, "dest": P.PLAYERS_ARRANGING},
-    {
-        "trigger": "enter_arrangement",
-        "source": P.PLAYERS_ARRANGING,
-        "dest": P.SETTLING,
-        "conditions": "all_arranged",
-    },
-    {"trigger": "enter_arrangement", "source": P.PLAYERS_ARRANGING, "dest": P.PLAYERS_ARRANGING},
-    {"trigger": "timer_expired", "source": P.PLAYERS_ARRANGING, "dest": P.SETTLING},
-    {"trigger": "settle_round", "source": P.SETTLING, "dest": P.ROUND_OVER},
-    {"trigger": "start_round", "source": P.ROUND_OVER, "dest": P.HAND_SHUFFLE},
-    *fault_transitions(
-        Phase,
-        P.HOLD,
-        P.TILT,
-        restart=[(P.EQUIPMENT_CHECK, "before_opening"), (P.HAND_SHUFFLE, "table_open")],
-    ),
-]
+# The names of the round's state (`STATE`), a line of them at a time.
+_STATE = (
+    "identified opened shuffle cut bets bet_seq bets_closed shooter dice shakes "
+    "first_seat order dealt voided_deals misread override redealing arrangements "
+    "banker_opened deadline timer_remaining late settlement"
+)
 
 
 class ThirteenProcedure(Procedure):
@@ -214,6 +60,8 @@ class ThirteenProcedure(Procedure):
     INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
     CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id", "ruleset", "units", "devices")
     EQUIPMENT_ARTICLE: ClassVar[str] = ART_1
+    # The state of play a checkpoint records (besides the engine's), by name.
+    STATE: ClassVar[tuple[str, ...]] = tuple(_STATE.split())
     BET_ACTIONS: ClassVar[tuple[str, ...]] = BET_ACTIONS
     BETS_CLOSED_ARTICLE: ClassVar[str] = ART_2C
 
@@ -235,8 +83,8 @@ class ThirteenProcedure(Procedure):
         super().__init__(table_id)
 
     def _new_round_state(self) -> None:
-        self.shuffle: dict[str, Any] | None = None
-        self.cut: dict[str, Any] | None = None
+        self.shuffle: Shuffle | None = None
+        self.cut: Cut | None = None
         self.bets: list[dict[str, Any]] = []
         self.bet_seq = 0
         self.bets_closed = False
@@ -245,10 +93,10 @@ class ThirteenProcedure(Procedure):
         self.shakes: list[dict[str, Any]] = []
         self.first_seat: int | None = None
         self.order: list[int] = []
-        self.dealt: list[dict[str, Any]] = []
-        self.voided_deals: list[list[dict[str, Any]]] = []
+        self.dealt: list[DealtCard] = []
+        self.voided_deals: list[list[DealtCard]] = []
         # The card the reader could not name (its place in the deal) until it is entered.
-        self.misread: dict[str, Any] | None = None
+        self.misread: Misread | None = None
         self.override: dict[str, Any] | None = None
         self.redealing = False
         self.arrangements: dict[int, dict[str, list[str]]] = {}
@@ -281,30 +129,10 @@ class ThirteenProcedure(Procedure):
     # ---- seats and bets ---------------------------------------------------------------------
 
     def holder(self, seat: int) -> str | None:
-        """Art. 5: the highest bettor on the seat who holds a seat at the table; the text does
-        not say who holds when no bettor of the seat is seated, so the highest bettor does. Ties
-        go to the earlier bet."""
-        on_seat = [b for b in self.bets if b["seat"] == seat]
-        seated = [b for b in on_seat if b["seated"]] or on_seat
-        if not seated:
-            return None
-        best = max(seated, key=lambda b: (b["amount"], -b["seq"]))
-        return str(best["player"])
+        return holder(self.bets, seat)
 
     def highest_bettor(self) -> str | None:
-        """Art. 2(b): the player with the highest bet at the table shakes; seated players
-        first (Art. 5 reads the same way), ties to the earlier bet."""
-        totals: dict[str, list[int]] = {}
-        seated: set[str] = set()
-        for b in self.bets:
-            entry = totals.setdefault(b["player"], [0, b["seq"]])
-            entry[0] += b["amount"]
-            if b["seated"]:
-                seated.add(b["player"])
-        pool = [p for p in totals if p in seated] or list(totals)
-        if not pool:
-            return None
-        return max(pool, key=lambda p: (totals[p][0], -totals[p][1]))
+        return highest_bettor(self.bets)
 
     def seat_cards(self, seat: int) -> list[str]:
         return [d["card"] for d in self.dealt if d["seat"] == seat]
@@ -339,17 +167,13 @@ class ThirteenProcedure(Procedure):
             self.tilt("shuffler", fault, now, resume_to=P.HAND_SHUFFLE.name)
 
     def _check_confirm_cut(self, payload: Mapping[str, Any], now: float) -> None:
-        by = payload.get("by")
-        if by not in ("player", "dealer"):
-            raise Refused(ART_2A, "by must be 'player' or 'dealer'")
-        if by == "player":
-            text(payload, "player", ART_2A)
-        elif not flag(payload, "players_declined", ART_2A, False):
+        # Kinds and bounds (by, cards 10..42) are the declared parameters' (game.py).
+        if payload["by"] == "player":
+            if "player" not in payload:
+                raise Refused(ART_2A, "player must be a non-empty string")
+        elif not payload.get("players_declined", False):
             raise Refused(ART_2A, "the dealer cuts only when no player will")
-        # The text sets only the lower bound; a cut leaving fewer than ten is the same short cut
-        # taken from the other end, so both packets must hold ten.
-        integer(payload, "cards", ART_2A, MIN_CUT, DECK - MIN_CUT)
-        if not flag(payload, "one_hand", ART_2A):
+        if not payload["one_hand"]:
             raise Refused(ART_2A, "the cut is made with one hand only")
 
     def _apply_confirm_cut(self, payload: Mapping[str, Any], now: float) -> None:
@@ -367,19 +191,13 @@ class ThirteenProcedure(Procedure):
     # ---- bets -------------------------------------------------------------------------------
 
     def _seat(self, payload: Mapping[str, Any], key: str, article: str) -> int:
-        seat = integer(payload, key, article, 0, SEATS - 1)
-        if seat == BANKER_SEAT:
-            raise Refused(ART_3, "seat 0 is the banker's; players bet on seats 1-3")
-        return seat
+        # The declared parameter bounds it to the players' seats 1-3 (seat 0 is the banker's).
+        return int(payload[key])
 
     def _check_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
-        text(payload, "player", ART_3)
-        self._seat(payload, "seat", ART_3)
-        integer(payload, "amount", ART_3, 1)
-        units = integer(payload, "units", ART_11, 1)
+        units = payload["units"]
         if self.units is not None and units not in self.units:
             raise Refused(ART_11, f"a bet is {', '.join(map(str, self.units))} units, not {units}")
-        flag(payload, "seated", ART_5)
 
     def _apply_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
         old = self._find_bet(payload["player"], payload["seat"])
@@ -400,7 +218,7 @@ class ThirteenProcedure(Procedure):
     # ---- dice -------------------------------------------------------------------------------
 
     def _check_shake_dice(self, payload: Mapping[str, Any], now: float) -> None:
-        player = text(payload, "player", ART_2B)
+        player = payload["player"]
         highest = self.highest_bettor()
         if highest is None:
             raise Refused(ART_2B, "no bets: the highest bettor shakes, and there is none")
@@ -473,12 +291,9 @@ class ThirteenProcedure(Procedure):
         self.emit("card.dealt", card=card, seat=seat, index=index + 1, face_up=face_up)
 
     def _check_correct_misdeal(self, payload: Mapping[str, Any], now: float) -> None:
-        cards = payload.get("cards")
-        if not isinstance(cards, list) or not cards:
-            raise Refused(ART_4, "cards must list the wrongly dealt cards")
         dealt = {d["card"] for d in self.dealt}
-        for raw in cards:
-            card = _card_name(raw) if isinstance(raw, str) else None
+        for raw in payload["cards"]:
+            card = _card_name(raw)
             if card not in dealt:
                 raise Refused(ART_4, f"{raw!r} has not been dealt")
 
@@ -491,9 +306,7 @@ class ThirteenProcedure(Procedure):
         return self.misread is not None and self.override is None
 
     def _check_propose_card(self, payload: Mapping[str, Any], now: float) -> None:
-        raw = text(payload, "card", ART_4)
-        if "note" in payload and not isinstance(payload["note"], str):
-            raise Refused(ART_4, "note must be a string")
+        raw = payload["card"]
         if self.misread is None:
             # Only what the reader could not name is entered by hand: a card it read stands.
             raise Refused(ART_4, "no misread card is waiting: the reader's reads are not edited")
@@ -527,7 +340,7 @@ class ThirteenProcedure(Procedure):
     def _apply_override(self, pending: Mapping[str, Any], now: float) -> None:
         card, seat, index = pending["card"], pending["seat"], pending["index"]
         self.misread = None
-        entered = {"by": pending["proposed_by"], "approved_by": need(self._input).actor}
+        entered: Entered = {"by": pending["proposed_by"], "approved_by": need(self._input).actor}
         self.dealt.append({"card": card, "seat": seat, "face_up": False, "entered": entered})
         self.emit("card.dealt", card=card, seat=seat, index=index, face_up=False, entered=entered)
 
@@ -547,11 +360,8 @@ class ThirteenProcedure(Procedure):
     def _rows(self, payload: Mapping[str, Any], seat: int, article: str) -> dict[str, list[str]]:
         rows: dict[str, list[str]] = {}
         for row in ROWS:
-            raw = payload.get(row)
-            parts = raw.split() if isinstance(raw, str) else raw
-            if not isinstance(parts, list) or not all(isinstance(c, str) for c in parts):
-                raise Refused(article, f"{row} must be cards")
-            names = [_card_name(c) for c in parts]
+            # A list of strings of the row's size: the declared parameter (game.py).
+            names = [_card_name(c) for c in payload[row]]
             if any(n is None for n in names) or len(names) != ROW_SIZES[row]:
                 raise Refused(ART_7, f"{row} must be {ROW_SIZES[row]} cards")
             rows[row] = [str(n) for n in names]
@@ -576,7 +386,7 @@ class ThirteenProcedure(Procedure):
         self.command("timer_bell", "start", seconds=ARRANGEMENT_SECONDS)
 
     def _check_enter_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
-        seat = integer(payload, "seat", ART_2D, 1, SEATS - 1)
+        seat = payload["seat"]
         if seat not in self.played_seats():
             raise Refused(ART_3, f"no bet on seat {seat}: its cards are not played")
         if seat in self.arrangements:
@@ -701,55 +511,3 @@ def _card_name(raw: str) -> str | None:
         return str(parse_card(raw))
     except CardError:
         return None
-
-
-def settle_thirteen(
-    arrangements: Mapping[int, Mapping[str, list[str]]],
-    bets: Sequence[Mapping[str, Any]],
-    late: Sequence[int],
-    ruleset: str | rules13.RuleSet,
-) -> list[dict[str, Any]]:
-    """Each bet on a played seat, settled by the rules engine with its holder's arrangement.
-
-    The engine works in units (`bet` = the bet's 1-3 units, Art. 11); a bet's money is its
-    `amount`, so its net is the engine's net scaled by amount / units (`seat_net`). A seat late
-    at the bell loses the round (Art. 2(d)): its bets are lost whole, without a comparison of
-    rows.
-    """
-    banker = _hand(arrangements[BANKER_SEAT])
-    results: list[dict[str, Any]] = []
-    for bet in sorted(bets, key=lambda b: (b["seat"], b["seq"])):
-        seat, amount, units = int(bet["seat"]), int(bet["amount"]), int(bet["units"])
-        entry: dict[str, Any] = {"seat": seat, "player": bet["player"], "amount": amount}
-        if seat in late:
-            entry |= {"outcome": "banker", "late": True, "net": str(Decimal(-amount))}
-        else:
-            result = rules13.settle(banker, _hand(arrangements[seat]), ruleset, bet=units)
-            net = seat_net(result, amount, units)
-            entry |= {"outcome": result.outcome, "late": False, "net": str(net)}
-            entry["rules"] = result.to_json()
-        results.append(entry)
-    return results
-
-
-def seat_net(result: rules13.Settlement, amount: int, units: int) -> Decimal:
-    """The engine's net for `units`, in the money of a bet of `amount`, to `MONEY_STEP`.
-
-    Scaled by amount / units, a commission of 0.01 unit can divide by 3 without end (a house
-    rate such as 5 %: 0.07 of a 3-unit bet of 10 is 0.2333...). Art. 11's decision in
-    docs/rules.md has one rounding, the commission's, down to the step in the player's favour:
-    the prize scales exactly (it is a multiple of half the amount), and the commission is
-    rounded down again in money, so the net is never below its exact value nor a step above.
-    """
-    if not result.commission:
-        return result.player_net * Decimal(amount) / Decimal(units)  # a loss, a push: exact
-    prize = result.prize * Decimal(amount) / Decimal(units)
-    commission = (result.commission * Decimal(amount) / Decimal(units)).quantize(
-        rules13.MONEY_STEP, rounding=ROUND_DOWN
-    )
-    return prize - commission
-
-
-def _hand(rows: Mapping[str, list[str]]) -> tuple[list[Card], list[Card], list[Card]]:
-    head, middle, tail = ([parse_card(c) for c in rows[row]] for row in ROWS)
-    return head, middle, tail
