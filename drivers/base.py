@@ -39,6 +39,7 @@ import structlog
 from drivers.clock import Clock, MonotonicClock, TimerHandle
 from drivers.framing import ProtocolError
 from drivers.link import (
+    Degraded,
     HostLink,
     LinkResult,
     LinkTiming,
@@ -47,6 +48,7 @@ from drivers.link import (
     Refused,
     Replied,
     TimedOut,
+    TooNoisy,
 )
 from drivers.messages import (
     COMMON_MESSAGES,
@@ -102,6 +104,15 @@ class LinkUp(DriverEvent):
 @dataclass(frozen=True, slots=True)
 class LinkDown(DriverEvent):
     reason: str  # "no_response", "port_lost: ...", "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkDegraded(DriverEvent):
+    """The line is noisy (`errors` protocol errors in `seconds`); it stays up for now, and
+    goes down (LinkDown "noisy") if the noise lasts (drivers.link, "Noise")."""
+
+    errors: int
+    seconds: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,8 +388,13 @@ class DeviceDriver:
             self.last_error = f"cannot open the port: {exc}"
             self.state = LinkState.DOWN
             return False
-        self.link.reset()
+        self.link.reset(self.clock.now())
         try:
+            # taken down for noise: listen (answering nothing) until the line is quiet
+            while self.link.noisy and not self.link.quiet(self.clock.now()):
+                if self._transport is None:
+                    raise LinkLost("port lost while the line was noisy")
+                await self.clock.sleep(self.timing.quiet_time / 5)
             identity = _expect(await self._exchange(Identify()), Identity)
             status = _expect(await self._exchange(GetStatus()), Status)
         except DeviceError as exc:
@@ -529,6 +545,14 @@ class DeviceDriver:
             elif isinstance(result, TimedOut):
                 self._settle(None, LinkLost(f"{self.name}: no response"))
                 self._link_lost("no_response")
+            elif isinstance(result, Degraded):
+                self._log.warning(
+                    "device.link_degraded", errors=result.errors, seconds=round(result.seconds, 3)
+                )
+                self._emit(LinkDegraded(self.name, result.errors, result.seconds))
+            elif isinstance(result, TooNoisy):
+                self._settle(None, LinkLost(f"{self.name}: the line is too noisy"))
+                self._link_lost("noisy")
 
     def _log_protocol_error(self, error: ProtocolError) -> None:
         """Every bad frame is counted (link.counters); the log gets at most one line per
