@@ -31,7 +31,8 @@ and K resent frames, each of which the noise can spoil again. So:
   resynchronisation): a burst of noise costs one NAK. The peer's resend, or the host's own
   reply timeout, recovers what the noise spoiled.
 - Errors closer together than `quiet_time` are one noise episode. An episode of
-  `degraded_errors` errors makes the link degraded (`Degraded`, reported once an episode);
+  `degraded_errors` errors makes the link degraded (`Degraded`, reported once an episode,
+  at most once every DEGRADED_REPORT_INTERVAL);
   from then on NAKs and the resends a peer's NAK asks for are spaced by at least
   `nak_interval`, doubling with each one up to `nak_backoff_max`.
 - A degraded episode lasting `noisy_down_after` seconds, or a command whose every try the
@@ -50,6 +51,7 @@ from drivers.framing import MAX_WIRE_FRAME, ErrorKind, Frame, FrameCodec, Protoc
 from drivers.messages import Ack, DeviceEvent, Message, Nak, NakReason, Status, StatusFlag
 
 BITS_PER_BYTE = 10  # start + 8 data + stop
+DEGRADED_REPORT_INTERVAL = 10.0  # seconds: a line noisy in bursts is reported degraded once
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,7 @@ class HostLink:
         self._episode_start = 0.0
         self._episode_errors = 0
         self.degraded = False  # this noise episode made the link degraded
+        self._degraded_reported_at = float("-inf")
         self.noisy = False  # taken down for noise, until quiet() sees a quiet spell
         self._spacing = self.timing.nak_interval or 0.0
         self._last_nak_at = float("-inf")
@@ -236,7 +239,9 @@ class HostLink:
         if not self.degraded:
             if self._episode_errors >= timing.degraded_errors:
                 self.degraded = True
-                results.append(Degraded(self._episode_errors, now - self._episode_start))
+                if now - self._degraded_reported_at >= DEGRADED_REPORT_INTERVAL:
+                    self._degraded_reported_at = now
+                    results.append(Degraded(self._episode_errors, now - self._episode_start))
         elif (
             not self.noisy
             and timing.noisy_down_after is not None

@@ -487,3 +487,14 @@ def test_a_driver_on_a_noisy_line_reports_degraded_then_down_and_is_back_soon_af
     down = events[1]
     assert isinstance(down, LinkDown) and down.reason == "noisy"
     assert up_at - noise_ended <= timing.quiet_time + timing.quiet_time / 5 + 0.02
+
+
+def test_a_line_noisy_in_bursts_is_reported_degraded_once_not_once_a_burst() -> None:
+    timing = LinkTiming(degraded_errors=20, quiet_time=0.25, noisy_down_after=3.0)
+    link = HostLink(MESSAGES, timing=timing)
+    reported = []
+    for burst in range(40):  # 40 bursts, 0.5 s apart: 20 s
+        _, results = link.receive_data(NOISE_SAMPLE["framing"], now=burst * 0.5)
+        reported += [r for r in results if isinstance(r, Degraded | TooNoisy)]
+    assert [type(r) for r in reported] == [Degraded, Degraded]  # at 0 s and at 10 s
+    assert not link.noisy  # each burst ends in a quiet spell: never down
