@@ -31,10 +31,10 @@ and K resent frames, each of which the noise can spoil again. So:
   resynchronisation): a burst of noise costs one NAK. The peer's resend, or the host's own
   reply timeout, recovers what the noise spoiled.
 - Errors closer together than `quiet_time` are one noise episode. An episode of
-  `degraded_errors` errors makes the link degraded (`Degraded`, reported once an episode,
-  at most once every DEGRADED_REPORT_INTERVAL);
-  from then on NAKs and the resends a peer's NAK asks for are spaced by at least
-  `nak_interval`, doubling with each one up to `nak_backoff_max`.
+  `degraded_errors` errors makes the link degraded (`Degraded`, reported once an episode and
+  at most once every DEGRADED_REPORT_INTERVAL); from then on NAKs and the resends a peer's NAK
+  asks for are spaced by at least `nak_interval`, doubling with each up to `nak_backoff_max`.
+  Sporadic damage (a quiet spell between) keeps the bare rule: every bad frame NAKed.
 - A degraded episode lasting `noisy_down_after` seconds, or a command whose every try the
   noise spoiled on a degraded link, takes the link down (`TooNoisy`, in place of TimedOut):
   it sends nothing more and `noisy` stays set until `quiet(now)` sees `quiet_time` without
@@ -140,7 +140,8 @@ class Degraded:
 
 @dataclass(frozen=True, slots=True)
 class TooNoisy:
-    """The link stayed degraded for `seconds`: it is down until the line is quiet."""
+    """The link is down for noise (its degraded episode lasted `noisy_down_after`, or the
+    noise spoiled every try of a command) until the line is quiet (`HostLink.quiet`)."""
 
     errors: int
     seconds: float
