@@ -44,6 +44,7 @@ from drivers.events import (
     DriverEvent,
     EventsMissed,
     FaultCleared,
+    LinkDegraded,
     LinkDown,
     LinkLost,
     LinkState,
@@ -53,6 +54,7 @@ from drivers.events import (
 from drivers.facts import DeviceFacts
 from drivers.framing import ProtocolError
 from drivers.link import (
+    Degraded,
     HostLink,
     LinkResult,
     LinkTiming,
@@ -61,6 +63,7 @@ from drivers.link import (
     Refused,
     Replied,
     TimedOut,
+    TooNoisy,
 )
 from drivers.messages import (
     COMMON_FAULT_NAMES,
@@ -92,6 +95,7 @@ __all__ = [
     "DriverEvent",
     "EventsMissed",
     "FaultCleared",
+    "LinkDegraded",
     "LinkDown",
     "LinkLost",
     "LinkState",
@@ -255,8 +259,13 @@ class DeviceDriver(DeviceFacts):
             self.last_error = f"cannot open the port: {exc}"
             self.state = LinkState.DOWN
             return False
-        self.link.reset()
+        self.link.reset(self.clock.now())
         try:
+            # taken down for noise: listen (answering nothing) until the line is quiet
+            while self.link.noisy and not self.link.quiet(self.clock.now()):
+                if self._transport is None:
+                    raise LinkLost("port lost while the line was noisy")
+                await self.clock.sleep(self.timing.quiet_time / 5)
             identity = _expect(await self._exchange(Identify()), Identity)
             status = _expect(await self._exchange(GetStatus()), Status)
         except DeviceError as exc:
@@ -407,6 +416,14 @@ class DeviceDriver(DeviceFacts):
             elif isinstance(result, TimedOut):
                 self._settle(None, LinkLost(f"{self.name}: no response"))
                 self._link_lost("no_response")
+            elif isinstance(result, Degraded):
+                self._log.warning(
+                    "device.link_degraded", errors=result.errors, seconds=round(result.seconds, 3)
+                )
+                self._emit(LinkDegraded(self.name, result.errors, result.seconds))
+            elif isinstance(result, TooNoisy):
+                self._settle(None, LinkLost(f"{self.name}: the line is too noisy"))
+                self._link_lost("noisy")
 
     def _log_protocol_error(self, error: ProtocolError) -> None:
         """Every bad frame is counted (link.counters); the log gets at most one line per

@@ -29,6 +29,15 @@ class LinkDown(DriverEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class LinkDegraded(DriverEvent):
+    """The line is noisy (`errors` protocol errors in `seconds`); it stays up for now, and
+    goes down (LinkDown "noisy") if the noise lasts (drivers.link, "Noise")."""
+
+    errors: int
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceFault(DriverEvent):
     kind: str  # "jam", "reader_lost", "wrong_count", "unapproved_firmware", ...
     code: int  # the wire fault code; 0 for faults the host itself detects

@@ -30,6 +30,7 @@ from drivers.events import (
     DoorChanged,
     DriverEvent,
     FaultCleared,
+    LinkDegraded,
     LinkDown,
     LinkLost,
     LinkUp,
@@ -162,6 +163,8 @@ class DeviceHost:
             await self.maybe_healthy(driver)
         elif isinstance(event, DeviceRestarted):
             await self._on_restarted(driver, received)
+        elif isinstance(event, LinkDegraded):
+            await self._on_degraded(driver, event)
         else:
             item = self.adapters[name].input_for(event)
             if item is None:
@@ -169,6 +172,28 @@ class DeviceHost:
                 return
             # A link lost has no frame of its own to time.
             await self._take(driver, item, None if isinstance(event, LinkDown) else received)
+
+    async def _on_degraded(self, driver: DeviceDriver, event: LinkDegraded) -> None:
+        """A noisy line, still up: journaled (the driver says it at most once every 10 s), so
+        surveillance sees a cable going bad before it goes down and HOLDs the table."""
+        table = self.table
+        journal = table.journal
+        if journal is None or not table.running:
+            return
+        try:
+            await journal.append_async(
+                "device.link_degraded",
+                actor=f"device:{driver.name}",
+                round_id=table.procedure.round_id,
+                payload={
+                    "device": driver.name,
+                    "errors": event.errors,
+                    "seconds": round(event.seconds, 3),
+                },
+                commit=True,
+            )
+        except JournalError as exc:
+            table.fail(f"journal: {exc}")
 
     async def _on_restarted(self, driver: DeviceDriver, received: float) -> None:
         """The device powered up since it was last read: what it held for the round (an armed

@@ -17,6 +17,7 @@ from daemon.procedures.thirteen import ThirteenProcedure, settle_thirteen
 from daemon.rules import thirteen as rules13
 from daemon.table import Table
 from drivers.clock import ManualClock
+from drivers.events import LinkDegraded
 from drivers.shuffler.driver import ShuffleCompleted
 from simulators.world import Card, forget_world
 from tests.scenarios.scenario_support import (
@@ -700,3 +701,28 @@ def test_a_bad_read_tilts_once_and_the_supervisor_clears_at_the_first_try(
         asyncio.run(main())
     finally:
         forget_world(key)
+
+
+def test_a_noisy_line_is_journaled_as_degraded_and_play_goes_on(tmp_path: Path) -> None:
+    """The driver reports a noisy line before it gives up on it: the table journals it
+    (surveillance sees a cable going bad) and, the link still up, does not HOLD."""
+    key, _ = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> tuple[list[dict[str, Any]], str]:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            before = table.procedure.phase
+            await table.devices.on_event("shoe_reader", LinkDegraded("shoe_reader", 25, 0.4), 0.0)
+            assert table.procedure.phase == before
+            return journal_lines(tmp_path / "j"), before
+        finally:
+            await table.stop()
+            forget_world(key)
+
+    lines, _ = asyncio.run(main())
+    degraded = [r for r in lines if r["event"] == "device.link_degraded"]
+    assert len(degraded) == 1
+    assert degraded[0]["actor"] == "device:shoe_reader"
+    assert degraded[0]["payload"] == {"device": "shoe_reader", "errors": 25, "seconds": 0.4}
