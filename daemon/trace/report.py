@@ -91,6 +91,18 @@ def trace(
     ]
 
 
+def uncatalogued(units: Iterable[Unit]) -> list[tuple[str, str]]:
+    """(guard, citation) for each citation in the source that names no article of the
+    catalogue: neither an article, nor inside one, nor a whole article with paragraphs there
+    (a mistyped ``Art. 2(9)`` or ``Art. 12`` shows here)."""
+    return [
+        (unit.path, cited)
+        for unit in units
+        for cited in sorted(unit.citations)
+        if not any(covers(a.citation, cited) or covers(cited, a.citation) for a in ARTICLES)
+    ]
+
+
 def counts(traces: Iterable[Trace]) -> dict[str, int]:
     tally = dict.fromkeys(STATUSES, 0)
     for t in traces:

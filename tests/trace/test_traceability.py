@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from daemon.trace import marks
 from daemon.trace.catalogue import ARTICLES, BY_CITATION, STATUSES
 from daemon.trace.cites import canonical, covers, find_citations
 from daemon.trace.guards import guards, scan
-from daemon.trace.report import COMMAND, Trace, markdown, trace
+from daemon.trace.report import COMMAND, Trace, markdown, trace, uncatalogued
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "traceability.md"
@@ -65,6 +66,13 @@ def test_every_article_mark_names_an_article_of_the_catalogue() -> None:
     assert len(marked) > 100
     unknown = sorted({(t.nodeid, c) for t in marked for c in t.citations if c not in BY_CITATION})
     assert unknown == []
+
+
+def test_every_citation_in_the_source_names_an_article_of_the_catalogue() -> None:
+    assert uncatalogued(scan()) == []
+    units = scan()
+    typo = [replace(units[0], citations=frozenset({"Portaria 15/90/M Art. 2(9)"}))]
+    assert uncatalogued(typo) == [(units[0].path, "Portaria 15/90/M Art. 2(9)")]
 
 
 def test_named_guards_exist_and_carry_their_article() -> None:
