@@ -9,17 +9,21 @@ from ``REGULATION``, resolved across modules) or in its own text: its docstring,
 its comments and the comment lines just above it. A mention without a regulation
 (``Art. 6(2)``) takes the module's: the game its path names, else the one its text names.
 
-Everything here reads files with `ast`, so moving a module or renaming a package keeps the
-list true; `scan` is the one place that knows where guards live (`GUARD_ROOTS`, `SKIP`).
+A game's actions kept as TOML data are read the same way, table by table (`_data_units`).
+Everything here reads files (`ast`, `tomllib`), never imports them, so moving a module or
+renaming a package keeps the list true; `scan` is the one place that knows where guards live
+(`GUARD_ROOTS`, `SKIP`).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from daemon.trace.cites import PAIGOW, THIRTEEN, find_citations
 
@@ -189,15 +193,14 @@ def _units(
             nested = [
                 (_first_line(c, module.lines), c.end_lineno or c.lineno) for _, c in _children(node)
             ]
-            own = [
-                module.lines[i - 1]
-                for i in range(start, end + 1)
-                if not any(a <= i <= b for a, b in nested)
-            ]
-            text = "\n".join(own)
+            own = [i for i in range(start, end + 1) if not any(a <= i <= b for a, b in nested)]
             inner = {id(n) for _, c in _children(node) for n in ast.walk(c)}
             entries = list(_table_entries(node, known)) if _is_assign(node) else []
-            in_entries = {id(n) for call, _, _ in entries for n in ast.walk(call)}
+            in_entries = {id(n) for entry, _, _ in entries for n in ast.walk(entry)}
+            entry_lines = {
+                i for e, _, _ in entries for i in range(e.lineno, (e.end_lineno or e.lineno) + 1)
+            }
+            text = "\n".join(module.lines[i - 1] for i in own if i not in entry_lines)
             used = {
                 known[n.id]
                 for n in ast.walk(node)
@@ -236,25 +239,54 @@ def _is_assign(node: ast.stmt) -> bool:
     return isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None
 
 
+_ENTRY_NAMES = ("name", "action", "trigger")
+
+
+def _literal(node: ast.expr | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _cites(nodes: Iterable[ast.expr], known: dict[str, str]) -> set[str]:
+    cites: set[str] = set()
+    for node in nodes:
+        for part in ast.walk(node):
+            if isinstance(part, ast.expr) and (value := _string_value(part, known)) is not None:
+                cites |= set(find_citations(value))
+    return cites
+
+
 def _table_entries(
     node: ast.stmt, known: dict[str, str]
-) -> Iterator[tuple[ast.Call, str, set[str]]]:
-    """Calls in a table such as ``Action("place_bet", roles, ART_3, ...)``: named by their
-    first argument, citing what their other arguments resolve to."""
+) -> Iterator[tuple[ast.expr, str, set[str]]]:
+    """The entries of a table of actions: a call named by its first argument or its
+    ``name=``/``action=``/``trigger=`` (``Action("place_bet", roles, ART_3)``), or a dict
+    entry keyed by a name (``{"place_bet": Spec(article=ART_3)}``), citing what the rest of
+    the entry resolves to."""
     value = getattr(node, "value", None)
-    for call in ast.walk(value) if isinstance(value, ast.expr) else ():
-        if not isinstance(call, ast.Call) or not call.args:
+    taken: set[int] = set()
+    for part in ast.walk(value) if isinstance(value, ast.expr) else ():
+        if id(part) in taken:
             continue
-        first = call.args[0]
-        if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
-            continue
-        cites: set[str] = set()
-        for arg in [*call.args[1:], *(k.value for k in call.keywords)]:
-            value = _string_value(arg, known)
-            if value is not None:
-                cites |= set(find_citations(value))
-        if cites:
-            yield call, first.value, cites
+        if isinstance(part, ast.Dict):
+            for key, item in zip(part.keys, part.values, strict=True):
+                name = _literal(key)
+                cites = _cites([item], known) if name is not None else set()
+                if name is not None and cites:
+                    taken |= {id(n) for n in ast.walk(item)}
+                    yield item, name, cites
+        elif isinstance(part, ast.Call):
+            keywords = {k.arg: k.value for k in part.keywords if k.arg is not None}
+            name = _literal(part.args[0]) if part.args else None
+            rest = [*part.args[1:], *keywords.values()]
+            if name is None:
+                label = next((k for k in _ENTRY_NAMES if _literal(keywords.get(k))), None)
+                if label is not None:
+                    name = _literal(keywords[label])
+                    rest = [*part.args, *(v for k, v in keywords.items() if k != label)]
+            cites = _cites(rest, known) if name is not None else set()
+            if name is not None and cites:
+                taken |= {id(n) for n in ast.walk(part)}
+                yield part, name, cites
 
 
 def _modules(base: Path, roots: Iterable[str]) -> dict[str, _Module]:
@@ -270,6 +302,35 @@ def _modules(base: Path, roots: Iterable[str]) -> dict[str, _Module]:
     return modules
 
 
+def _data_units(base: Path, roots: Iterable[str]) -> Iterator[Unit]:
+    """Tables of TOML data under the roots (a game's actions kept as data): each table whose
+    own strings cite an article, as ``path/to/file.toml:actions.place_bet``; an array's table
+    is named by its ``name``/``action``/``trigger``, else by its index."""
+    for root in roots:
+        for file in sorted((base / root).rglob("*.toml")):
+            relative = file.relative_to(base).as_posix()
+            if SKIP.search(relative.removesuffix(".toml") + ".py"):
+                continue
+            source = file.read_text(encoding="utf-8")
+            default = _default_regulation(relative.replace("/", "."), source)
+            stack: list[tuple[str, dict[str, Any]]] = [("", tomllib.loads(source))]
+            while stack:
+                where, table = stack.pop(0)
+                strings: list[str] = []
+                for key, value in table.items():
+                    items = value if isinstance(value, list) else [value]
+                    for index, item in enumerate(items):
+                        if isinstance(item, dict):
+                            label = next((item[k] for k in _ENTRY_NAMES if k in item), index)
+                            suffix = f"[{label}]" if isinstance(value, list) else ""
+                            stack.append((f"{where}.{key}{suffix}".lstrip("."), item))
+                        elif isinstance(item, str):
+                            strings.append(item)
+                cited = frozenset(c for text in strings for c in find_citations(text, default))
+                if cited:
+                    yield Unit(f"{relative}:{where}", file, 1, "\n".join(strings), cited)
+
+
 def scan(base: Path | None = None, roots: Iterable[str] = GUARD_ROOTS) -> list[Unit]:
     """Every named unit of the guard modules under `base` (the directory holding the
     packages; by default the one this package is installed in), citing or not."""
@@ -281,6 +342,7 @@ def scan(base: Path | None = None, roots: Iterable[str] = GUARD_ROOTS) -> list[U
     units: list[Unit] = []
     for module in modules.values():
         units.extend(_units(module, _known(module, modules), attributes))
+    units.extend(_data_units(base, roots))
     return units
 
 

@@ -21,7 +21,7 @@ from daemon.trace.report import COMMAND, Trace, markdown, trace, uncatalogued
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "traceability.md"
-SEEDS = Path("/work/shared/seeds")
+SEEDS = ROOT.parent / "shared" / "seeds"  # as docs/rules.md cites them
 
 
 def tabled(
@@ -179,6 +179,8 @@ def test_guards_are_found_by_the_constants_they_use_and_the_text_they_carry(tmp_
             from daemon.articles import ART_2_7
 
             ACTIONS = [Action("place_bet", {"dealer"}, ART_2_7), Action("other", {"x"}, "H1")]
+            SPECS = {"move_bet": Spec(roles={"dealer"}, article=ART_2_7), "none": Spec()}
+            MORE = (Spec(name="withdraw_bet", article=ART_2_7),)
 
 
             class Base:
@@ -205,10 +207,27 @@ def test_guards_are_found_by_the_constants_they_use_and_the_text_they_carry(tmp_
             '''
         )
     )
+    (tmp_path / "daemon" / "paigow" / "actions.toml").write_text(
+        textwrap.dedent(
+            """\
+            [actions.take_bank]
+            article = "Art. 5(1)"
+            roles = ["dealer"]
+
+            [[phases]]
+            name = "SETTING"
+            note = "players first, then the banker (Art. 6(1))"
+            """
+        )
+    )
     found = {unit.path: sorted(unit.citations) for unit in guards(scan(tmp_path))}
     art = "Portaria 15/90/M Art."
     assert found == {
         "daemon.paigow:ACTIONS[place_bet]": [f"{art} 2(7)"],
+        "daemon.paigow:SPECS[move_bet]": [f"{art} 2(7)"],
+        "daemon.paigow:MORE[withdraw_bet]": [f"{art} 2(7)"],
+        "daemon/paigow/actions.toml:actions.take_bank": [f"{art} 5(1)"],
+        "daemon/paigow/actions.toml:phases[SETTING]": [f"{art} 6(1)"],
         "daemon.paigow:Base.CLOSED": [f"{art} 2(7)"],
         "daemon.paigow:Base.check": [f"{art} 2(7)"],
         "daemon.paigow:Base._closed": [f"{art} 2(7)"],
