@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify-log": ("daemon.journal.cli", "check a journal's hash chain"),
     "diagram": ("daemon.procedures.diagram", "draw a game's procedure state diagram"),
     "rules": ("daemon.rules.cli", "the rules engine for labs: JSON lines in, JSON lines out"),
+    "trace": ("daemon.trace.cli", "each article: its text, guards, tests and status"),
     "status": (
         "daemon.client:status_main",
         "the table now: phase, seats, dice, timer, legal actions",

@@ -64,6 +64,8 @@ def test_the_tables_are_not_trivial() -> None:
 
 
 @pytest.mark.parametrize(("game", "phase", "action"), OUTSIDE)
+@pytest.mark.article("51/89/M", "2(a)", "2(c)", "2(d)")
+@pytest.mark.article("15/90/M", "2(7)", "6(1)")
 def test_a_trigger_outside_the_table_is_refused(
     game: str, phase: str, action: str, prefixes: dict[str, Any]
 ) -> None:

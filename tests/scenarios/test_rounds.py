@@ -130,6 +130,7 @@ def test_a_thirteen_round_end_to_end(tmp_path: Path) -> None:
         forget_world(key)
 
 
+@pytest.mark.article("15/90/M", "2(4)")
 def test_a_paigow_table_keeps_four_hands_for_the_next_round(tmp_path: Path) -> None:
     key, _ = new_world()
     config = table_config(tmp_path / "j", game="paigow", world=key, hands=4)
@@ -201,6 +202,7 @@ def test_the_shoe_taken_out_mid_deal_holds_and_the_deal_resumes_intact(tmp_path:
         forget_world(key)
 
 
+@pytest.mark.article("51/89/M", "1(a)", "2(a)")
 def test_a_wrong_count_takes_the_deck_out_of_play(tmp_path: Path) -> None:
     key, world = new_world()
     config = table_config(tmp_path / "j", world=key)
@@ -232,6 +234,7 @@ def test_a_wrong_count_takes_the_deck_out_of_play(tmp_path: Path) -> None:
         forget_world(key)
 
 
+@pytest.mark.article("51/89/M", "2(a)")
 def test_a_shuffle_is_judged_on_the_mode_its_result_reports(tmp_path: Path) -> None:
     """The mode comes from the result itself, not from a sort_mode fault that may not follow
     it (a fault the driver already knows latched is not reported again)."""
@@ -414,6 +417,7 @@ def test_invalid_throws_are_shaken_again_and_the_third_tilts(tmp_path: Path) -> 
         forget_world(key)
 
 
+@pytest.mark.article("51/89/M", "2(d)")
 def test_the_bell_is_the_tables_clock_and_a_late_player_loses(tmp_path: Path) -> None:
     key, _ = new_world()
     config = table_config(tmp_path / "j", world=key)
@@ -546,6 +550,7 @@ def test_a_paigow_restart_keeps_the_bank_the_bets_and_the_dice(tmp_path: Path) -
         forget_world(key)
 
 
+@pytest.mark.article("51/89/M", "4")
 def test_a_misread_mid_deal_voids_the_deal_and_it_is_dealt_again_on_the_same_dice(
     tmp_path: Path,
 ) -> None:
@@ -587,6 +592,7 @@ def test_a_misread_mid_deal_voids_the_deal_and_it_is_dealt_again_on_the_same_dic
         forget_world(key)
 
 
+@pytest.mark.article("51/89/M", "4")
 def test_a_misread_card_entered_by_hand_and_approved_takes_its_place_in_the_deal(
     tmp_path: Path,
 ) -> None:
@@ -636,6 +642,7 @@ def test_a_misread_card_entered_by_hand_and_approved_takes_its_place_in_the_deal
         forget_world(key)
 
 
+@pytest.mark.article("15/90/M", "2(7)")
 def test_paigow_autoplay_attempts_a_bet_after_the_shake_and_it_is_refused(tmp_path: Path) -> None:
     """Art. 2(7): the bets close at the shake; the scripted dealer's attempt to raise a bet
     after it is refused and journaled, citing that article."""
