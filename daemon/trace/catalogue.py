@@ -270,7 +270,7 @@ PAIGOW_ARTICLES = (
         reason="Every tile named at the table must fit one 32-tile set (with the used half of "
         "a four-hand set); there is no tile reader.",
         marks=("one 32-tile set",),
-        guards=("daemon.procedures.paigow:_check_in_set",),
+        guards=("daemon.procedures.paigow.procedure:_check_in_set",),
     ),
     Article(
         _p("1(2)"),
@@ -540,7 +540,7 @@ HK_ARTICLES = (
         reason="The rules engine ranks a three-card row as high card, one pair or three of a "
         "kind only, as Art. 9 II of Portaria 51/89/M does (II.7, II.9).",
         marks=("if size == 3:",),
-        guards=("daemon.rules.thirteen_rank:_classify",),
+        guards=("daemon.rules.thirteen.ranking:_classify",),
     ),
     Article(
         _hk("way 1 compare"),

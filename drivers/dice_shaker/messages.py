@@ -9,7 +9,7 @@ Wire messages (docs/protocol.md, "Dice shaker"; common messages in `drivers.mess
   the reader's fixed die order. A die value outside 1-6 is a malformed payload.
 - INVALID_THROW 0xC9, device -> host event: number (u16), reason (u8: 1 die tilted, 2 dice
   stacked, 3 die out of the cup, 4 short shake, 5 no shake), die (u8: 1-4, 0 when no single
-  die is at fault). The table shakes again (Portaria 15/90/M art. 5: 翘骰或骰跌盅外 -> 再摇);
+  die is at fault). The table shakes again (Portaria 15/90/M Art. 2(5): 翘骰或骰跌盅外 -> 再摇);
   repeated invalid throws are the table's to escalate (DOMAIN R10), not the driver's.
 
 Fault codes: 1 power_lost, 2 hardware, 3 memory, 4 reader_lost. Doors: bit 0 the dome, bit 1
