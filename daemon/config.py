@@ -10,7 +10,10 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from daemon.shipper.config import FeedConfig
 
 DEVICE_NAMES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")
 BAUDRATES = (9600, 19200, 38400, 57600, 115200)  # the range the devices' RS-232 links use
@@ -69,6 +72,7 @@ class TableConfig:
     devices: dict[str, DeviceConfig] = field(default_factory=dict)
     journal: JournalConfig = field(default_factory=JournalConfig)
     api: ApiConfig = field(default_factory=ApiConfig)
+    feed: FeedConfig | None = None  # [feed]: ship the journal to NATS JetStream (docs/floor.md)
     source: str = "<defaults>"
 
 
@@ -202,6 +206,11 @@ def parse_config(
         tokens_file=None if tokens is None else base / tokens,
     )
     _no_leftovers(api_raw, "api")
+    feed = None
+    if "feed" in data:
+        from daemon.shipper.config import parse_feed  # noqa: PLC0415 - pydantic only with [feed]
+
+        feed = parse_feed(data.pop("feed"), table_id, base)
     _no_leftovers(data, "config")
     return TableConfig(
         table_id=table_id,
@@ -211,6 +220,7 @@ def parse_config(
         devices=devices,
         journal=journal,
         api=api,
+        feed=feed,
         source=source,
     )
 
