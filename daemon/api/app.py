@@ -131,6 +131,7 @@ class JournalBody(BaseModel):
 class HealthBody(BaseModel):
     status: str
     version: str
+    feed: dict[str, Any] | None = None  # the journal shipper's state, with a [feed] config
 
 
 _AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
@@ -454,7 +455,10 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
     @app.get("/api/health", response_model=HealthBody, tags=["public"])
     async def health() -> HealthBody:
         """Liveness for monitoring; needs no token."""
-        return HealthBody(status="ok", version=__version__)
+        feed = getattr(app.state, "feed", None)
+        return HealthBody(
+            status="ok", version=__version__, feed=feed.status().as_dict() if feed else None
+        )
 
     @app.get(
         "/metrics",
@@ -470,6 +474,11 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
             the_table_id(),
             {"tabled_api_refused_total": dict(refused)},
         )
+        feed = getattr(app.state, "feed", None)
+        if feed is not None:
+            from daemon.shipper.runtime import metrics_text as feed_metrics  # noqa: PLC0415
+
+            body += feed_metrics(feed.status(), the_table_id())
         return Response(body, media_type=metrics_text.CONTENT_TYPE)
 
     # --- reads ---

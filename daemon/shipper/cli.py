@@ -137,7 +137,7 @@ async def broker_report(feed: FeedConfig, table_id: str) -> dict[str, Any]:
             "messages": info.state.messages,
             "bytes": info.state.bytes,
             "duplicate_window_seconds": info.config.duplicate_window,
-            "storage": str(info.config.storage.value if info.config.storage else ""),
+            "storage": str(getattr(info.config.storage, "value", info.config.storage)),
             "replicas": info.config.num_replicas,
         }
         msg = await last_stored(js, feed, table_id)

@@ -8,11 +8,13 @@ ready", and stopped by its PID.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,3 +166,32 @@ def assert_stream_is_journal(url: str, table: str, directory: Path) -> None:
     seqs = [line_seq(x) for x in stored]
     assert len(seqs) == len(set(seqs)), "a line is in the stream twice"
     assert stored == expected
+
+
+REPO = Path(__file__).resolve().parents[2]
+TABLED = [sys.executable, "-m", "daemon"]
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+DEVICES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")
+
+
+def write_table_config(
+    path: Path, journal: Path, table: str = "T09", feed: dict[str, object] | None = None
+) -> Path:
+    """A Thirteen table on simulated devices; `feed` is its [feed] section (None: none)."""
+    lines = [
+        "[table]", f'id = "{table}"', 'game = "thirteen"',
+        "[journal]", f"dir = {json.dumps(str(journal))}", 'durability = "none"',
+    ]  # fmt: skip
+    if feed is not None:
+        lines.append("[feed]")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in feed.items()]
+    for i, name in enumerate(DEVICES):
+        lines += [f"[devices.{name}]", f'port = "sim://{name}?seed={7 + i}&speed=0"']
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def tabled(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*TABLED, *args], check=False, capture_output=True, text=True, timeout=timeout, env=ENV
+    )
