@@ -60,7 +60,9 @@ SITE_HEADER = "Tabled-Site"
 REFUSED_FOR_GOOD = {
     10054: "message size exceeds the stream's maximum",
 }
-CURSOR_WRITE_SECONDS = 0.2
+# The cursor file is replaced at most this often (two fsyncs each); after a crash the lines
+# acknowledged since are sent again and dropped by JetStream (or skipped by the reconcile).
+CURSOR_WRITE_SECONDS = 1.0
 JOURNAL_EVENT_SECONDS = 30.0  # feed.degraded / feed.refused at most this often
 POLL_SECONDS = 0.05  # without a journal to wake it (shipping files of a stopped table)
 
@@ -312,6 +314,7 @@ class Shipper:
         self._thread: threading.Thread | None = None
         self._cursor_writing: asyncio.Task[None] | None = None
         self._last_cursor_write = 0.0
+        self._cursor_lock = threading.Lock()
         self._degraded_journaled = False
         self._last_journaled: dict[str, float] = {}
         self._refused_unjournaled = 0
@@ -675,7 +678,7 @@ class Shipper:
             first = next(iter(self._inflight.values()))
         elif self._resend:
             first = self._resend[0]
-        elif self._tail_ready:
+        elif self._tail_ready and (self.journal is None or self.status().lag_lines > 0):
             data = self._tail.peek()
             first = Line(0, "", data) if data is not None else None
         if first is None:
@@ -691,22 +694,32 @@ class Shipper:
     def _write_cursor_soon(self) -> None:
         if self._cursor_writing is not None and not self._cursor_writing.done():
             return
-        now = time.monotonic()
-        if now - self._last_cursor_write < CURSOR_WRITE_SECONDS and self._inflight:
-            return
-        self._last_cursor_write = now
-        self._cursor_writing = asyncio.ensure_future(self._write_cursor(self._acked))
+        wait = self._last_cursor_write + CURSOR_WRITE_SECONDS - time.monotonic()
+        self._cursor_writing = asyncio.ensure_future(self._write_cursor_after(max(0.0, wait)))
+
+    async def _write_cursor_after(self, wait: float) -> None:
+        if wait > 0:
+            await asyncio.sleep(wait)
+        self._last_cursor_write = time.monotonic()
+        await self._write_cursor(self._acked)
 
     async def _write_cursor(self, seq: int) -> None:
         try:
-            await asyncio.to_thread(write_cursor, self.dir, self.feed.stream, seq)
-            self._written = max(self._written, seq)
+            await asyncio.to_thread(self._write_cursor_file, seq)
         except OSError as exc:
             self._degraded(f"cannot write the cursor file: {exc}")
 
+    def _write_cursor_file(self, seq: int) -> None:
+        # One writer at a time, never backwards (a cancelled write may still be running).
+        with self._cursor_lock:
+            if seq > self._written:
+                write_cursor(self.dir, self.feed.stream, seq)
+                self._written = seq
+
     async def _write_cursor_now(self) -> None:
         if self._cursor_writing is not None:
-            with contextlib.suppress(Exception):
+            self._cursor_writing.cancel()  # a write waiting for its turn: done here instead
+            with contextlib.suppress(BaseException):
                 await self._cursor_writing
         if self._acked > self._written:
             await self._write_cursor(self._acked)

@@ -175,7 +175,11 @@ DEVICES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")
 
 
 def write_table_config(
-    path: Path, journal: Path, table: str = "T09", feed: dict[str, object] | None = None
+    path: Path,
+    journal: Path,
+    table: str = "T09",
+    feed: dict[str, object] | None = None,
+    tokens: Path | None = None,
 ) -> Path:
     """A Thirteen table on simulated devices; `feed` is its [feed] section (None: none)."""
     lines = [
@@ -185,13 +189,18 @@ def write_table_config(
     if feed is not None:
         lines.append("[feed]")
         lines += [f"{key} = {json.dumps(value)}" for key, value in feed.items()]
+    if tokens is not None:
+        lines += ["[api]", f"tokens_file = {json.dumps(str(tokens))}"]
     for i, name in enumerate(DEVICES):
         lines += [f"[devices.{name}]", f'port = "sim://{name}?seed={7 + i}&speed=0"']
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-def tabled(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def tabled(
+    *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*TABLED, *args], check=False, capture_output=True, text=True, timeout=timeout, env=ENV
-    )
+        [*TABLED, *args], check=False, capture_output=True, text=True, timeout=timeout,
+        env={**ENV, **(env or {})},
+    )  # fmt: skip
