@@ -1,6 +1,6 @@
 """The journal shipper against plain nats-py, on a real nats-server (JetStream) on loopback.
 
-    .venv/bin/python bench/bench_feed.py [--lines 50000] [--live 2000] [--rounds 5 25]
+    .venv/bin/python bench/bench_feed.py [--lines 50000] [--live 2000] [--rounds 5 45]
 
 Three figures, each beside its peer and its goal:
 
@@ -210,7 +210,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=50_000)
     parser.add_argument("--live", type=int, default=2_000)
-    parser.add_argument("--rounds", type=int, nargs=2, default=(5, 25))
+    parser.add_argument("--rounds", type=int, nargs=2, default=(5, 45))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
         "--only", choices=("throughput", "latency", "cpu"), help="measure only this figure"
