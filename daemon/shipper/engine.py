@@ -401,24 +401,35 @@ class Shipper:
             self._status.connected = False
 
     async def _watch_journal(self, journal: Journal) -> None:
+        """Wake the pump when the journal makes lines durable.
+
+        Idle, it waits on a journal subscription (one wake-up for the first commit); then,
+        while commits keep coming, it reads the journal's durable seq every `LINGER_SECONDS`
+        instead, so a burst of commits costs the table no wake-up per commit.
+        """
         from daemon.journal import JournalClosed, SubscriberLagged  # noqa: PLC0415
 
-        try:
-            subscription = journal.subscribe(maxsize=4096)
-        except JournalClosed:
-            return
+        seen = journal.durable_seq
         while True:
             try:
-                await subscription.next()
-                while subscription.get_nowait() is not None:
-                    pass
-            except SubscriberLagged:
-                with contextlib.suppress(JournalClosed):
-                    subscription = journal.subscribe(maxsize=4096)
+                subscription = journal.subscribe(maxsize=64)
             except JournalClosed:
                 self._wake.set()
                 return
-            self._wake.set()
+            try:
+                if journal.durable_seq <= seen:
+                    await subscription.next()
+            except SubscriberLagged:
+                pass  # many commits at once: a wake-up all the same
+            except JournalClosed:
+                self._wake.set()
+                return
+            finally:
+                subscription.close()
+            while journal.durable_seq > seen:
+                seen = journal.durable_seq
+                self._wake.set()
+                await asyncio.sleep(LINGER_SECONDS)
 
     def _stopping(self) -> bool:
         return self._stop_requested.is_set()
