@@ -27,6 +27,7 @@ import os
 import resource
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -177,33 +178,41 @@ async def peer_latency(url: str, directory: Path, events: int) -> list[float]:
     return out
 
 
-def round_cpu(work: Path, url: str | None, rounds: tuple[int, int], repeats: int) -> float:
-    """CPU seconds of one autoplay round of `tabled run`, with a [feed] to `url` if given."""
+def run_cpu(work: Path, url: str | None, rounds: int) -> tuple[float, int]:
+    """(CPU seconds, journal lines) of `tabled run --autoplay N`, with a [feed] to `url`."""
+    journal = work / f"j-{time.monotonic_ns()}"
+    config = work / "cpu.toml"
+    text = (REPO / "config" / "table.toml").read_text()
+    text = text.replace('dir = "var/journal"', f"dir = {json.dumps(str(journal))}")
+    text = text.replace('durability = "fsync"', 'durability = "none"')
+    if url is not None:
+        stream = f"CPU{time.monotonic_ns()}"
+        text += f'\n[feed]\nservers = ["{url}"]\nstream = "{stream}"\n'
+        text += f'subject_prefix = "{stream.lower()}"\n'
+    config.write_text(text)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(
+        [sys.executable, "-m", "daemon", "run", "--config", str(config), "--autoplay",
+         str(rounds), "--seed", "3"],
+        check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    lines = sum(1 for f in journal_files(journal) for _ in read_lines(f))
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), lines
 
-    def cpu_of(n: int, tag: str) -> float:
-        journal = work / f"j-{tag}-{n}-{time.monotonic_ns()}"
-        config = work / f"{tag}.toml"
-        text = (REPO / "config" / "table.toml").read_text()
-        text = text.replace('dir = "var/journal"', f"dir = {json.dumps(str(journal))}")
-        text = text.replace('durability = "fsync"', 'durability = "none"')
-        if url is not None:
-            stream = f"CPU{n}{time.monotonic_ns()}"
-            text += f'\n[feed]\nservers = ["{url}"]\nstream = "{stream}"\n'
-            text += f'subject_prefix = "{stream.lower()}"\n'
-        config.write_text(text)
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(
-            [sys.executable, "-m", "daemon", "run", "--config", str(config), "--autoplay",
-             str(n), "--seed", "3"],
-            check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)},
-        )  # fmt: skip
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
-    tag = "feed" if url else "plain"
-    small = min(cpu_of(rounds[0], tag) for _ in range(repeats))
-    large = min(cpu_of(rounds[1], tag) for _ in range(repeats))
-    return (large - small) / (rounds[1] - rounds[0])
+def round_cpu(
+    work: Path, url: str | None, rounds: tuple[int, int], repeats: int
+) -> tuple[float, float]:
+    """(CPU seconds, journal lines) of one round: the median over `repeats` of the difference
+    between two round counts, so the start-up and the final drain are not counted."""
+    per_round, lines = [], []
+    for _ in range(repeats):
+        small, small_lines = run_cpu(work, url, rounds[0])
+        large, large_lines = run_cpu(work, url, rounds[1])
+        per_round.append((large - small) / (rounds[1] - rounds[0]))
+        lines.append((large_lines - small_lines) / (rounds[1] - rounds[0]))
+    return statistics.median(per_round), statistics.median(lines)
 
 
 def main() -> None:
@@ -211,7 +220,7 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=50_000)
     parser.add_argument("--live", type=int, default=2_000)
     parser.add_argument("--rounds", type=int, nargs=2, default=(5, 45))
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument(
         "--only", choices=("throughput", "latency", "cpu"), help="measure only this figure"
     )
@@ -255,12 +264,15 @@ def latency(server: Server, work: Path, events: int) -> None:
 
 
 def cpu(server: Server, work: Path, rounds: tuple[int, int], repeats: int) -> None:
-    plain = round_cpu(work, None, rounds, repeats)
-    shipping = round_cpu(work, server.url, rounds, repeats)
+    plain, lines = round_cpu(work, None, rounds, repeats)
+    shipping, _ = round_cpu(work, server.url, rounds, repeats)
     extra = shipping / plain - 1
-    print(f"CPU of one autoplay round of `tabled run` (min of {repeats}):")
+    print(f"CPU of one autoplay round of `tabled run` ({lines:.0f} lines; median of {repeats}):")
     print(f"  without [feed] {plain * 1e3:8.1f} ms")
-    print(f"  with [feed]    {shipping * 1e3:8.1f} ms ({extra:+.1%})")
+    print(
+        f"  with [feed]    {shipping * 1e3:8.1f} ms ({extra:+.1%}; "
+        f"{(shipping - plain) / lines * 1e6:.0f} us per line shipped)"
+    )
     print(f"  goal <= +{GOAL_CPU:.0%} -> {verdict(extra <= GOAL_CPU)}")
 
 
