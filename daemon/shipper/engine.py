@@ -94,6 +94,7 @@ class FeedStatus:
     last_error: str | None = None
     degraded_since: float | None = None
     acked_total: int = 0
+    sent_total: int = 0
     refused_total: int = 0
     reconnects_total: int = 0
     notes: list[str] = field(default_factory=list)
@@ -120,6 +121,7 @@ class FeedStatus:
             "last_error": self.last_error,
             "degraded_since": self.degraded_since,
             "acked_total": self.acked_total,
+            "sent_total": self.sent_total,
             "refused_total": self.refused_total,
             "reconnects_total": self.reconnects_total,
             "notes": list(self.notes),
@@ -647,6 +649,7 @@ class Shipper:
                 )
             )  # fmt: skip
         if frames:
+            self._status.sent_total += len(frames)
             await nc._send_command(b"".join(frames))
             await nc._flush_pending()
         return len(lines)

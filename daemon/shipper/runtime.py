@@ -57,6 +57,8 @@ def metrics_text(status: FeedStatus, table: str) -> str:
          round(status.lag_seconds(), 3)),
         ("tabled_feed_acked_total", "counter", "Lines JetStream acknowledged since start.",
          status.acked_total),
+        ("tabled_feed_sent_total", "counter", "Messages sent, resends included.",
+         status.sent_total),
         ("tabled_feed_refused_total", "counter", "Lines the broker refused for good.",
          status.refused_total),
         ("tabled_feed_reconnects_total", "counter", "Reconnections after a failure.",

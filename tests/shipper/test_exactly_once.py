@@ -44,3 +44,41 @@ def test_every_line_once_in_order_across_rotated_files(
     journal.close()
     ship_files(nats_server, tmp_path / "j")
     assert_stream_is_journal(nats_server.url, "T01", tmp_path / "j")
+
+
+def test_a_lost_cursor_ships_nothing_twice(tmp_path: Path, nats_server: NatsServer) -> None:
+    journal = make_journal(tmp_path / "j", "T01", 700)
+    journal.close()
+    ship_files(nats_server, tmp_path / "j")
+    # A cursor file left unreadable (or deleted): the stream's last message of this table is
+    # the cursor then, after its bytes were compared with the journal's line.
+    (tmp_path / "j" / "feed.cursor").write_bytes(b'{"stream": "TAB')
+    shipper = ship_files(nats_server, tmp_path / "j")
+    assert shipper.status().sent_total == 0  # not even resent: JetStream had them all
+    assert read_cursor(tmp_path / "j", "TABLED").seq == 701
+    assert_stream_is_journal(nats_server.url, "T01", tmp_path / "j")
+
+
+def test_another_journal_under_the_same_table_id_is_refused(
+    tmp_path: Path, nats_server: NatsServer
+) -> None:
+    make_journal(tmp_path / "first", "T01", 300).close()
+    ship_files(nats_server, tmp_path / "first")
+    second = make_journal(tmp_path / "second", "T01", 400)
+    second.close()
+    shipper = Shipper(feed_config(nats_server), "T01", tmp_path / "second", follow=False)
+
+    async def until_degraded() -> None:
+        task = asyncio.ensure_future(shipper.run())
+        while shipper.status().state != "degraded":
+            await asyncio.wait({task}, timeout=0.01)
+        shipper.request_stop(0)
+        await task
+
+    asyncio.run(until_degraded())
+    assert shipper.status().cursor == 0
+    assert shipper.status().last_error == (
+        "stream TABLED holds T01:301 with other bytes than this journal's line 301 (is another "
+        "table configured as T01, or was this journal started anew?); nothing more is shipped"
+    )
+    assert_stream_is_journal(nats_server.url, "T01", tmp_path / "first")
