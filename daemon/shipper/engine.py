@@ -669,6 +669,10 @@ class Shipper:
         line = self._inflight.get(seq)
         if line is None:
             return
+        data = msg.data
+        if msg.headers is None and data.startswith(b'{"stream"') and b'"error"' not in data:
+            self._done.add(seq)  # a PubAck: {"stream":"TABLED", "seq":N[,"duplicate": true]}
+            return
         status = (msg.headers or {}).get("Status")
         if status == "503":
             self._problem = FeedError(
@@ -680,9 +684,11 @@ class Shipper:
                 body = json.loads(msg.data)
             except ValueError:
                 body = {}
-            error = body.get("error") if isinstance(body, dict) else None
-            if error is None:
+            error = body.get("error") if isinstance(body, dict) else {"description": data}
+            if error is None and "seq" in body:
                 self._done.add(seq)
+            elif not isinstance(error, dict):
+                self._problem = FeedError(f"an answer that is not a JetStream ack: {data[:80]!r}")
             else:
                 code = error.get("err_code")
                 text = str(error.get("description", error))
