@@ -7,9 +7,9 @@
 `status` reads the cursor and the journal's files and asks the broker about the stream: which
 files have shipped (and so may be archived), the lag, whether the broker answers. `ship` sends
 what the cursor has not yet covered, from the files, for a table whose daemon is stopped (the
-daemon ships by itself while it runs). `replay` sends a range again; JetStream drops every line
-it already holds within its de-duplication window, so a replay never stores a line twice there.
-It never sends past the cursor while the daemon runs (those lines are the daemon's to ship).
+daemon ships by itself while it runs). `replay` sends the lines of a range that the stream does
+not hold (it asks the stream which of this table's seqs it has), so it never stores a line
+twice. It never sends past the cursor while the daemon runs (those lines are the daemon's).
 
 Exit status: 0 done (status: the broker answers and the stream takes our subjects); 1 the
 broker does not answer or refused; 2 bad arguments or config, or no [feed] in the config.
@@ -266,10 +266,40 @@ def _replay(args: argparse.Namespace) -> int:
     return EXIT_OK if not result["refused"] else EXIT_FEED
 
 
+async def stored_seqs(js: Any, feed: FeedConfig, table_id: str) -> set[int]:
+    """The seqs of this table the stream holds (read from the headers only)."""
+    from daemon.shipper.engine import last_stored, stored_seq  # noqa: PLC0415
+
+    if await last_stored(js, feed, table_id) is None:
+        return set()
+    subject = f"{feed.subject_prefix}.{table_id}.>"
+    sub = await js.subscribe(
+        subject, stream=feed.stream, ordered_consumer=True, headers_only=True,
+        pending_msgs_limit=1_000_000,
+    )  # fmt: skip
+    seqs: set[int] = set()
+    try:
+        while True:
+            msg = await sub.next_msg(timeout=feed.ack_timeout_seconds)
+            seq = stored_seq(msg, table_id)
+            if seq is not None:
+                seqs.add(seq)
+            if msg.metadata.num_pending == 0:
+                return seqs
+    finally:
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
+
+
 async def replay(
     feed: FeedConfig, table_id: str, directory: Path, first: int, last: int
 ) -> dict[str, Any]:
-    """Publish lines `first`..`last` again, `feed.window` in flight; JetStream drops repeats."""
+    """Publish the lines `first`..`last` the stream does not hold, `feed.window` in flight.
+
+    The stream is asked which of this table's seqs it holds, so a replay stores no line twice
+    even past the de-duplication window; JetStream's de-duplication covers a line shipped
+    meanwhile by the daemon.
+    """
     from daemon.shipper.engine import (  # noqa: PLC0415
         EXPECTED_STREAM,
         MSG_ID,
@@ -284,15 +314,18 @@ async def replay(
     try:
         js = nc.jetstream(timeout=feed.ack_timeout_seconds)
         await ensure_stream(js, feed, table_id)
+        held = await stored_seqs(js, feed, table_id)
         tail = JournalTail(directory)
         tail.seek(first)
         headers = {EXPECTED_STREAM: feed.stream}
         if feed.site:
             headers[SITE_HEADER] = feed.site
         while tail.next_seq <= last:
-            lines = tail.read(last, feed.window)
-            if not lines:
+            read = tail.read(last, feed.window)
+            if not read:
                 raise FeedError(f"the journal ends at seq {tail.next_seq - 1}")
+            lines = [line for line in read if line.seq not in held]
+            result["duplicates"] += len(read) - len(lines)
             futures = [
                 nc.request(
                     f"{feed.subject_prefix}.{table_id}.{line.event}",

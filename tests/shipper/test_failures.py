@@ -12,7 +12,9 @@ import nats
 from nats.js import api as js_api
 
 from daemon.journal import Journal, Record, Subscription
+from daemon.shipper.cli import replay
 from daemon.shipper.engine import Shipper
+from daemon.shipper.tail import line_seq
 from tests.shipper.support import (
     NatsServer,
     add_events,
@@ -201,3 +203,38 @@ def test_a_line_the_stream_refuses_is_journaled_not_skipped_silently(
     assert shipper.status().refused_total == 1
     stored = stream_lines(nats_server.url, "T01")
     assert stored == [x for x in journal_lines(tmp_path / "j") if x != big.line]
+
+
+async def _raise_max_msg_size(url: str) -> None:
+    nc = await nats.connect(url)
+    try:
+        js = nc.jetstream()
+        info = await js.stream_info("TABLED")
+        info.config.max_msg_size = 1 << 20
+        await js.update_stream(info.config)
+    finally:
+        await nc.close()
+
+
+def test_replay_fills_the_gap_of_a_refused_line_and_stores_nothing_twice(
+    tmp_path: Path, nats_server: NatsServer
+) -> None:
+    asyncio.run(_add_stream(nats_server.url, subjects=["tabled.>"], max_msg_size=2048))
+    journal = make_journal(tmp_path / "j", "T01", 30)
+    big = journal.append("card.dealt", actor="dealer", payload={"blob": "y" * 3000}, commit=True)
+    add_events(journal, 30)
+    journal.close()
+    shipper = Shipper(feed_config(nats_server), "T01", tmp_path / "j", follow=False)
+    asyncio.run(shipper.run())
+    assert shipper.status().refused_total == 1
+    assert big.line not in stream_lines(nats_server.url, "T01")
+
+    asyncio.run(_raise_max_msg_size(nats_server.url))
+    head = len(journal_lines(tmp_path / "j"))
+    result = asyncio.run(replay(feed_config(nats_server), "T01", tmp_path / "j", 1, head))
+    assert (result["stored"], result["duplicates"], result["refused"]) == (1, head - 1, 0)
+    again = asyncio.run(replay(feed_config(nats_server), "T01", tmp_path / "j", 1, head))
+    assert (again["stored"], again["duplicates"]) == (0, head)
+    stored = stream_lines(nats_server.url, "T01")
+    assert stored[-1] == big.line  # the gap filled, at the end of the stream
+    assert sorted(stored, key=line_seq) == journal_lines(tmp_path / "j")
