@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "act": ("daemon.client:act_main", "ask the table to take a step, as the token's holder"),
     "journal": ("daemon.client:journal_main", "journal events by round, event or time; --follow"),
+    "feed": ("daemon.shipper.cli", "the journal shipped to NATS JetStream: status, ship, replay"),
     "token": (
         "daemon.api.tokens",
         "make an API token for a person: prints it once, stores its hash",

@@ -205,8 +205,9 @@ def status_main(argv: Sequence[str] | None = None) -> int:
         api = _api(args)
         state = api.get("/api/state")
         devices = api.get("/api/devices")["devices"]
+        feed = api.get("/api/health").get("feed")  # the journal shipper's state, if it ships
         if args.json:
-            _print_json({**state, "devices": devices})
+            _print_json({**state, "devices": devices, "feed": feed})
             return 0
         print(format_status(state["state"], state["legal"], state))
         for d in devices:
@@ -217,6 +218,10 @@ def status_main(argv: Sequence[str] | None = None) -> int:
             fault = f"  FAULT {fault}" if fault else ""
             approved = "" if d.get("approved", True) else "  NOT APPROVED"
             print(f"device {d.get('name')}: link {d.get('link', '?')}{approved}{fault}")
+        if feed:
+            from daemon.shipper.runtime import summary  # noqa: PLC0415
+
+            print(summary(feed))
         return 0
 
     return _run(work)

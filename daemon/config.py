@@ -35,6 +35,8 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass
 
+from daemon.shipper.config import TOKEN_PATTERN, FeedConfig
+
 DEVICE_NAMES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")
 BAUDRATES = (9600, 19200, 38400, 57600, 115200)  # the range the devices' RS-232 links use
 GAMES = ("thirteen", "paigow")
@@ -171,7 +173,16 @@ class TableConfig:
     devices: dict[str, DeviceConfig] = dataclasses.field(default_factory=dict)
     journal: JournalConfig = dataclasses.field(default_factory=JournalConfig)
     api: ApiConfig = dataclasses.field(default_factory=ApiConfig)
+    feed: FeedConfig | None = None  # [feed]: ship the journal to NATS JetStream (docs/floor.md)
     source: str = "<defaults>"
+
+    @field_validator("feed")
+    @classmethod
+    def _feed_paths(cls, value: FeedConfig | None, info: ValidationInfo) -> FeedConfig | None:
+        # The credentials and TLS files are relative to the folder the config is read from.
+        if value is None:
+            return None
+        return value.resolved((info.context or {}).get("base", Path.cwd()))
 
     @field_validator("table_id")
     @classmethod
@@ -224,6 +235,11 @@ class TableConfig:
         if missing and not partial:
             sections = ", ".join(f"[devices.{name}]" for name in missing)
             raise ValueError(f"devices: a {self.game} table needs {sections}, enabled")
+        if self.feed is not None and not TOKEN_PATTERN.match(self.table_id):
+            raise ValueError(
+                f"table.id: {self.table_id!r} cannot be a NATS subject token "
+                "(letters, digits, - and _), and [feed] names the subjects after it"
+            )
         return self
 
 

@@ -31,6 +31,7 @@ from daemon import sdnotify
 from daemon.config import ConfigError, TableConfig, load_config
 from daemon.journal import JournalError, JournalLocked
 from daemon.logging import LEVELS, configure_logging, get_logger
+from daemon.shipper.runtime import start_feed, stop_feed, with_feed
 from daemon.table import Fed, Table, TableError
 from drivers.clock import MonotonicClock
 
@@ -121,6 +122,7 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
         with contextlib.suppress(Exception):
             await table.stop()
         return 1
+    feed = start_feed(config, table.journal)  # [feed]: the journal shipper, docs/floor.md
 
     server = None
     serving: asyncio.Task[None] | None = None
@@ -129,11 +131,13 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
         from daemon.api.server import ApiServer  # noqa: PLC0415
 
         try:
-            server = ApiServer(create_app(table, config), args.http or config.api.listen)
+            app = with_feed(create_app(table, config), feed)
+            server = ApiServer(app, args.http or config.api.listen)
             host, port = server.bind()
         except (ValueError, OSError) as exc:
             print(f"tabled run: --http {args.http}: {exc}", file=sys.stderr)
             await table.stop()
+            await stop_feed(feed)
             return 2
         serving = asyncio.ensure_future(server.serve())
         print(json.dumps({"http": f"http://{host}:{port}"}), flush=True)
@@ -161,6 +165,7 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(serving, 5.0)
         await table.stop()
+        await stop_feed(feed)  # after the table, so its last lines ship too
     return status
 
 

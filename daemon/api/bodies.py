@@ -67,6 +67,7 @@ class JournalBody(BaseModel):
 class HealthBody(BaseModel):
     status: str
     version: str
+    feed: dict[str, Any] | None = None  # the journal shipper's state, with a [feed] config
 
 
 async def read_act_request(request: Request) -> ActRequest:

@@ -31,9 +31,12 @@ async def console() -> HTMLResponse:
 
 
 @router.get("/api/health", response_model=HealthBody, tags=["public"])
-async def health() -> HealthBody:
-    """Liveness for monitoring; needs no token."""
-    return HealthBody(status="ok", version=__version__)
+async def health(request: Request) -> HealthBody:
+    """Liveness for monitoring; needs no token. With a `[feed]`, the shipper's state and lag."""
+    feed = getattr(request.app.state, "feed", None)
+    return HealthBody(
+        status="ok", version=__version__, feed=feed.status().as_dict() if feed else None
+    )
 
 
 @router.get(
@@ -51,4 +54,9 @@ async def prometheus(request: Request) -> Response:
         ctx.table_id(),
         {"tabled_api_refused_total": dict(ctx.gate.refused)},
     )
+    feed = getattr(request.app.state, "feed", None)
+    if feed is not None:
+        from daemon.shipper.runtime import metrics_text as feed_metrics  # noqa: PLC0415
+
+        body += feed_metrics(feed.status(), ctx.table_id())
     return Response(body, media_type=metrics_text.CONTENT_TYPE)

@@ -1,0 +1,132 @@
+"""The `[feed]` section of the table's config: where and how the journal is shipped to NATS.
+
+Absent, nothing is shipped (the embedded default config names no broker). Present, every journal
+line goes to the JetStream stream `stream` on the subject ``<subject_prefix>.<table id>.<event>``
+(docs/floor.md)::
+
+    [feed]
+    servers = ["nats://10.1.0.5:4222", "nats://10.1.0.6:4222"]   # several for a cluster
+    stream = "TABLED"
+    subject_prefix = "tabled"
+    site = "cotai-1"               # optional: sent as the Tabled-Site header
+    credentials = "/etc/tabled/table.creds"   # or user + password, or token
+    tls_ca = "/etc/tabled/nats-ca.pem"        # optional TLS: CA, and a client cert + key
+    window = 512                   # messages in flight, unacknowledged, at most
+    drain_seconds = 5.0            # a clean stop waits this long for the outbox to drain
+    duplicate_window_seconds = 300 # JetStream's de-duplication window for a created stream
+    max_age_days = 0               # retention of a created stream (0: no limit)
+
+Paths are relative to the working directory, like the rest of the config. Files are read when the
+shipper connects, not at start-up: a missing credentials file is a journaled feed error and the
+table plays on.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# A NATS subject token: no dots, wildcards, whitespace or control characters.
+TOKEN_PATTERN = re.compile(r"^[A-Za-z0-9_\-]+$")
+SUBJECT_PREFIX_PATTERN = re.compile(r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$")
+STREAM_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_\-]+$")
+
+
+class FeedConfig(BaseModel):
+    """The validated `[feed]` section (immutable; unknown keys are refused)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    servers: tuple[str, ...] = ("nats://127.0.0.1:4222",)
+    stream: str = "TABLED"
+    subject_prefix: str = "tabled"
+    site: str | None = None
+    user: str | None = None
+    password: str | None = None
+    token: str | None = None
+    credentials: Path | None = None
+    tls_ca: Path | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    window: int = Field(default=512, ge=1, le=65536)
+    drain_seconds: float = Field(default=5.0, ge=0, le=300)
+    ack_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
+    connect_timeout_seconds: float = Field(default=2.0, gt=0, le=60)
+    backoff_max_seconds: float = Field(default=10.0, gt=0, le=3600)
+    duplicate_window_seconds: float = Field(default=300.0, gt=0, le=7 * 86400)
+    max_age_days: float = Field(default=0.0, ge=0)
+    max_bytes: int = Field(default=-1, ge=-1)
+    replicas: int = Field(default=1, ge=1, le=5)
+
+    @field_validator("servers", mode="before")
+    @classmethod
+    def _servers(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            value = tuple(value)
+        if not isinstance(value, tuple) or not value:
+            raise ValueError("a non-empty list of nats:// (or tls://) URLs")
+        for url in value:
+            if not isinstance(url, str) or not url.startswith(("nats://", "tls://")):
+                raise ValueError(f"{url!r} is not a nats:// or tls:// URL")
+        return value
+
+    @field_validator("stream")
+    @classmethod
+    def _stream(cls, value: str) -> str:
+        if not STREAM_NAME_PATTERN.match(value):
+            raise ValueError(f"{value!r}: letters, digits, - and _ only")
+        return value
+
+    @field_validator("subject_prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        if not SUBJECT_PREFIX_PATTERN.match(value):
+            raise ValueError(f"{value!r}: dot-separated tokens of letters, digits, - and _")
+        return value
+
+    @field_validator("credentials", "tls_ca", "tls_cert", "tls_key", mode="before")
+    @classmethod
+    def _path(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            if not value:
+                raise ValueError("an empty path")
+            return Path(value)
+        return value
+
+    @model_validator(mode="after")
+    def _together(self) -> FeedConfig:
+        if (self.user is None) != (self.password is None):
+            raise ValueError("user and password go together")
+        ways = [self.user is not None, self.token is not None, self.credentials is not None]
+        if sum(ways) > 1:
+            raise ValueError("one of user/password, token or credentials, not several")
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("tls_cert and tls_key go together")
+        return self
+
+    def resolved(self, base: Path) -> FeedConfig:
+        """The same section with its relative file paths made absolute against `base`."""
+        changes = {}
+        for key in ("credentials", "tls_ca", "tls_cert", "tls_key"):
+            path = getattr(self, key)
+            if path is not None and not path.is_absolute():
+                changes[key] = base / path
+        return self.model_copy(update=changes) if changes else self
+
+    @property
+    def uses_tls(self) -> bool:
+        return (
+            self.tls_ca is not None
+            or self.tls_cert is not None
+            or any(s.startswith("tls://") for s in self.servers)
+        )
+
+    def subject(self, table_id: str, event: str) -> str:
+        return f"{self.subject_prefix}.{table_id}.{event}"
+
+    @property
+    def stream_subjects(self) -> str:
+        return f"{self.subject_prefix}.>"

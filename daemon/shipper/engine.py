@@ -1,0 +1,841 @@
+"""The shipper: the table's journal, line by line, into a NATS JetStream stream, exactly once.
+
+The journal is the outbox. The shipper reads its files from the cursor (the last seq JetStream
+acknowledged, `daemon.shipper.cursor`), publishes each durable line on
+``<prefix>.<table>.<event>`` with ``Nats-Msg-Id: <table>:<seq>`` and the line's exact bytes as
+the body, keeps at most `window` messages unacknowledged, and moves the cursor only over
+acknowledged seqs. Anything that goes wrong (the broker down, a timeout, a refused connection, a
+stream with the wrong subjects) sends it back to the cursor: it backs off, reconnects, asks the
+stream for the last message it holds of this table (so a resend after a long outage is not
+stored twice even past JetStream's de-duplication window), and sends again from there;
+JetStream drops a resend within the window by its message id.
+
+It runs in its own thread with its own event loop (`start`/`stop`), so the table's loop never
+waits for it or for the network; it wakes when the journal makes lines durable (a journal
+subscription), and reads only lines the journal has made durable, so a line it sends can never
+be rolled back by a power loss. `status()` is its state for /metrics, /api/health and
+`tabled status`; its own events go to the journal (`feed.degraded`, `feed.recovered`,
+`feed.refused`), rate-limited, and so to the stream too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import ssl
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import nats
+import nats.errors
+import nats.js.errors
+from nats.js import api as js_api
+
+from daemon.journal.format import JournalCorrupt
+from daemon.logging import get_logger
+from daemon.shipper.config import FeedConfig
+from daemon.shipper.cursor import ShipperLock, ShipperLocked, read_cursor, write_cursor
+from daemon.shipper.tail import JournalTail, Line, line_ts
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client
+    from nats.aio.msg import Msg
+    from nats.js.api import RawStreamMsg
+    from nats.js.client import JetStreamContext
+
+    from daemon.journal import Journal
+
+MSG_ID = "Nats-Msg-Id"
+EXPECTED_STREAM = "Nats-Expected-Stream"
+SITE_HEADER = "Tabled-Site"
+# JetStream error codes that will never succeed on a resend of the same line.
+REFUSED_FOR_GOOD = {
+    10054: "message size exceeds the stream's maximum",
+}
+# The cursor file is replaced at most this often (two fsyncs each); after a crash the lines
+# acknowledged since are sent again and dropped by JetStream (or skipped by the reconcile).
+CURSOR_WRITE_SECONDS = 1.0
+JOURNAL_EVENT_SECONDS = 30.0  # feed.degraded / feed.refused at most this often
+POLL_SECONDS = 0.05  # without a journal to wake it (shipping files of a stopped table)
+# A durable line waits up to this long for the lines that usually follow it (a round journals
+# in bursts), unless this many are waiting: fewer, larger batches cost less CPU per line, for a
+# little latency.
+LINGER_SECONDS = 0.002
+LINGER_LINES = 256
+
+
+class FeedError(Exception):
+    """A failure of the feed: the shipper backs off and tries again; the table plays on."""
+
+
+class FeedMismatch(FeedError):
+    """The stream holds lines for this table that are not this journal's."""
+
+
+@dataclass
+class FeedStatus:
+    """What the shipper is doing, for /metrics, /api/health, `tabled status`, `feed status`."""
+
+    state: str = "starting"  # starting | shipping | degraded | stopped
+    connected: bool = False
+    server: str | None = None
+    stream: str = ""
+    cursor: int = 0
+    head: int = 0
+    oldest_unacked_wall: float | None = None
+    last_error: str | None = None
+    degraded_since: float | None = None
+    acked_total: int = 0
+    sent_total: int = 0
+    refused_total: int = 0
+    reconnects_total: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def lag_lines(self) -> int:
+        return max(0, self.head - self.cursor)
+
+    def lag_seconds(self, now: float | None = None) -> float:
+        if self.lag_lines == 0 or self.oldest_unacked_wall is None:
+            return 0.0
+        return max(0.0, (time.time() if now is None else now) - self.oldest_unacked_wall)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "connected": self.connected,
+            "server": self.server,
+            "stream": self.stream,
+            "cursor": self.cursor,
+            "head": self.head,
+            "lag_lines": self.lag_lines,
+            "lag_seconds": round(self.lag_seconds(), 3),
+            "last_error": self.last_error,
+            "degraded_since": self.degraded_since,
+            "acked_total": self.acked_total,
+            "sent_total": self.sent_total,
+            "refused_total": self.refused_total,
+            "reconnects_total": self.reconnects_total,
+            "notes": list(self.notes),
+        }
+
+
+def _wall(ts: str) -> float | None:
+    try:
+        return datetime.fromisoformat(ts).timestamp()
+    except ValueError:
+        return None
+
+
+def subjects_cover(patterns: list[str], prefix_tokens: list[str]) -> bool:
+    """True if one of the stream's subject `patterns` takes every ``<prefix tokens>.<...>``."""
+    for pattern in patterns:
+        tokens = pattern.split(".")
+        for i, token in enumerate(tokens):
+            if token == ">":  # noqa: S105 - a subject token, not a password
+                if i <= len(prefix_tokens):
+                    return True
+                break
+            if i >= len(prefix_tokens) or (token not in ("*", prefix_tokens[i])):
+                break
+    return False
+
+
+def tls_context(feed: FeedConfig) -> ssl.SSLContext | None:
+    if not feed.uses_tls:
+        return None
+    context = ssl.create_default_context(
+        cafile=str(feed.tls_ca) if feed.tls_ca is not None else None
+    )
+    if feed.tls_cert is not None and feed.tls_key is not None:
+        context.load_cert_chain(str(feed.tls_cert), str(feed.tls_key))
+    return context
+
+
+def describe(exc: BaseException) -> str:
+    """One line a person can act on, for the journal and the CLI."""
+    if isinstance(exc, nats.errors.NoServersError | ConnectionRefusedError):
+        return "no NATS server answers"
+    if isinstance(exc, nats.errors.AuthorizationError):
+        return "the NATS server refused the credentials (authorization violation)"
+    if isinstance(exc, nats.errors.TimeoutError | asyncio.TimeoutError | TimeoutError):
+        return "the NATS server did not answer in time"
+    if isinstance(exc, nats.errors.NoRespondersError):
+        return "JetStream does not answer (not enabled on the server, or no permission)"
+    text = (str(exc).strip() or type(exc).__name__).removeprefix("nats: ").strip("'")
+    if "authorization violation" in text.lower():
+        return "the NATS server refused the credentials (authorization violation)"
+    if "authentication expired" in text.lower():
+        return "the NATS server refused the credentials (expired)"
+    return text
+
+
+async def connect(feed: FeedConfig, table_id: str, **callbacks: Any) -> Client:
+    """A NATS connection for this table's feed; it never reconnects by itself (see `Shipper`)."""
+    options: dict[str, Any] = {
+        "servers": list(feed.servers),
+        "name": f"tabled {table_id}",
+        "allow_reconnect": False,
+        "max_reconnect_attempts": 1,
+        "reconnect_time_wait": 0,
+        "connect_timeout": feed.connect_timeout_seconds,
+        "tls": tls_context(feed),
+    }
+    if feed.user is not None:
+        options["user"], options["password"] = feed.user, feed.password
+    if feed.token is not None:
+        options["token"] = feed.token
+    if feed.credentials is not None:
+        if not feed.credentials.is_file():
+            raise FeedError(f"feed.credentials: {feed.credentials}: no such file")
+        options["user_credentials"] = str(feed.credentials)
+    errors: list[BaseException] = []
+
+    async def on_error(exc: Exception) -> None:
+        errors.append(exc)
+        handler = callbacks.get("error_cb")
+        if handler is not None:
+            await handler(exc)
+
+    options.update({k: v for k, v in callbacks.items() if k != "error_cb"})
+    options["error_cb"] = on_error
+    try:
+        return await nats.connect(**options)
+    except nats.errors.NoServersError:
+        # The reason is in the errors the client met on the way (refused, auth, TLS).
+        auth = [e for e in errors if isinstance(e, nats.errors.AuthorizationError)]
+        cause = auth[-1] if auth else (errors[-1] if errors else None)
+        if cause is not None and not isinstance(cause, OSError):
+            raise FeedError(describe(cause)) from None
+        raise FeedError("no NATS server answers at " + ", ".join(feed.servers)) from None
+    except (OSError, ssl.SSLError) as exc:
+        raise FeedError(f"cannot connect: {exc}") from None
+
+
+async def ensure_stream(js: JetStreamContext, feed: FeedConfig, table_id: str) -> list[str]:
+    """Create the stream if missing, else check it takes our subjects; returns notes."""
+    notes: list[str] = []
+    try:
+        info = await js.stream_info(feed.stream)
+    except nats.js.errors.NotFoundError:
+        await js.add_stream(
+            js_api.StreamConfig(
+                name=feed.stream,
+                subjects=[feed.stream_subjects],
+                storage=js_api.StorageType.FILE,
+                retention=js_api.RetentionPolicy.LIMITS,
+                discard=js_api.DiscardPolicy.OLD,
+                duplicate_window=feed.duplicate_window_seconds,
+                max_age=feed.max_age_days * 86400.0,
+                max_bytes=feed.max_bytes,
+                num_replicas=feed.replicas,
+            )
+        )
+        return notes
+    subjects = list(info.config.subjects or [])
+    if not subjects_cover(subjects, [*feed.subject_prefix.split("."), table_id]):
+        raise FeedError(
+            f"stream {feed.stream} exists with subjects {subjects}, which do not take "
+            f"{feed.subject_prefix}.{table_id}.>; add {feed.stream_subjects} to its subjects "
+            f"or name another stream in [feed] stream"
+        )
+    window = info.config.duplicate_window or 0.0
+    if window < feed.duplicate_window_seconds:
+        notes.append(
+            f"stream {feed.stream}: de-duplication window {window:g} s, shorter than the "
+            f"configured {feed.duplicate_window_seconds:g} s"
+        )
+    if info.config.storage != js_api.StorageType.FILE:
+        notes.append(f"stream {feed.stream}: {info.config.storage} storage, not file")
+    return notes
+
+
+async def last_stored(js: JetStreamContext, feed: FeedConfig, table_id: str) -> RawStreamMsg | None:
+    """The newest message of this table in the stream, or None."""
+    try:
+        return await js.get_last_msg(feed.stream, f"{feed.subject_prefix}.{table_id}.>")
+    except nats.js.errors.NotFoundError:
+        return None
+
+
+def stored_seq(msg: Any, table_id: str) -> int | None:
+    msg_id = (msg.headers or {}).get(MSG_ID, "")
+    table, _, seq = msg_id.rpartition(":")
+    if table != table_id or not seq.isdigit():
+        return None
+    return int(seq)
+
+
+class Shipper:
+    """Ships one table's journal; `run()` is the coroutine, `start()`/`stop()` its thread.
+
+    `journal` is the table's open journal (the shipper wakes on its commits, reads only what it
+    has made durable and journals its own events); without one it ships the files of a stopped
+    table. `follow=False` stops once everything in the files is acknowledged.
+    """
+
+    def __init__(
+        self,
+        feed: FeedConfig,
+        table_id: str,
+        journal_dir: Path,
+        *,
+        journal: Journal | None = None,
+        follow: bool = True,
+        on_acked: Callable[[int], None] | None = None,
+    ) -> None:
+        self.feed = feed
+        self.table_id = table_id
+        self.dir = Path(journal_dir)
+        self.journal = journal
+        self.follow = follow
+        self.on_acked = on_acked
+        self._status = FeedStatus(stream=feed.stream)
+        self._log = get_logger("daemon.shipper")
+        self._headers_base = {EXPECTED_STREAM: feed.stream}
+        if feed.site:
+            self._headers_base[SITE_HEADER] = feed.site
+        self._prefix = f"{feed.subject_prefix}.{table_id}."
+        self._table_bytes = table_id.encode()
+        self._header_tail = b"".join(
+            b"%s: %s\r\n" % (key.encode(), value.encode())
+            for key, value in self._headers_base.items()
+        )
+        self._acked = 0
+        self._written = 0
+        self._inflight: OrderedDict[int, Line] = OrderedDict()
+        self._sent_at: dict[int, float] = {}
+        self._done: set[int] = set()
+        self._resend: deque[Line] = deque()
+        self._tail = JournalTail(self.dir)
+        self._tail_ready = False
+        self._problem: BaseException | None = None
+        self._server_errors: list[str] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake = asyncio.Event()
+        self._stop_requested = threading.Event()
+        self._drain_deadline: float | None = None
+        self._thread: threading.Thread | None = None
+        self._cursor_writing: asyncio.Task[None] | None = None
+        self._last_cursor_write = 0.0
+        self._cursor_lock = threading.Lock()
+        self._degraded_journaled = False
+        self._last_journaled: dict[str, float] = {}
+        self._refused_unjournaled = 0
+        self._probing = True
+        self._unsent_since: float | None = None
+
+    # -- the thread ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Run the shipper in its own thread (and event loop)."""
+        self._thread = threading.Thread(target=self._thread_main, name="feed-shipper", daemon=True)
+        self._thread.start()
+
+    def _thread_main(self) -> None:
+        try:
+            asyncio.run(self.run())
+        except Exception as exc:  # the table must not notice: say it, stop shipping
+            self._status.state = "stopped"
+            self._status.last_error = f"the shipper stopped: {exc!r}"
+            self._log.error("feed.crashed", error=repr(exc))
+
+    def request_stop(self, drain_seconds: float | None = None) -> None:
+        """Ask the shipper to drain (at most `drain_seconds`, while the broker answers) and end."""
+        drain = self.feed.drain_seconds if drain_seconds is None else drain_seconds
+        self._drain_deadline = time.monotonic() + drain
+        self._stop_requested.set()
+        if self._loop is not None:
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._wake.set)
+
+    def stop(self, drain_seconds: float | None = None) -> None:
+        """`request_stop` and wait for the thread (bounded by the drain time and a margin)."""
+        self.request_stop(drain_seconds)
+        drain = self.feed.drain_seconds if drain_seconds is None else drain_seconds
+        if self._thread is not None:
+            self._thread.join(drain + self.feed.connect_timeout_seconds + 5.0)
+
+    async def stop_async(self, drain_seconds: float | None = None) -> None:
+        await asyncio.to_thread(self.stop, drain_seconds)
+
+    def status(self) -> FeedStatus:
+        if self.journal is not None:
+            self._status.head = self.journal.durable_seq
+        return self._status
+
+    # -- the coroutine -------------------------------------------------------------------
+
+    async def run(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        try:
+            lock = ShipperLock(self.dir)
+        except ShipperLocked as exc:
+            self._status.state = "stopped"
+            self._status.last_error = str(exc)
+            self._log.error("feed.locked", error=str(exc))
+            return
+        watcher = None
+        try:
+            cursor = read_cursor(self.dir, self.feed.stream)
+            self._acked = self._written = cursor.seq
+            self._status.cursor = cursor.seq
+            if self.journal is not None:
+                watcher = asyncio.ensure_future(self._watch_journal(self.journal))
+            await self._loop_connections()
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await watcher
+            await self._write_cursor_now()
+            self._tail.close()
+            lock.release()
+            self._status.state = "stopped"
+            self._status.connected = False
+
+    async def _watch_journal(self, journal: Journal) -> None:
+        """Wake the pump when the journal makes lines durable.
+
+        Idle, it waits on a journal subscription (one wake-up for the first commit); then,
+        while commits keep coming, it reads the journal's durable seq every `LINGER_SECONDS`
+        instead, so a burst of commits costs the table no wake-up per commit.
+        """
+        from daemon.journal import JournalClosed, SubscriberLagged  # noqa: PLC0415
+
+        seen = journal.durable_seq
+        while True:
+            try:
+                subscription = journal.subscribe(maxsize=64)
+            except JournalClosed:
+                self._wake.set()
+                return
+            try:
+                if journal.durable_seq <= seen:
+                    await subscription.next()
+            except SubscriberLagged:
+                pass  # many commits at once: a wake-up all the same
+            except JournalClosed:
+                self._wake.set()
+                return
+            finally:
+                subscription.close()
+            while journal.durable_seq > seen:
+                seen = journal.durable_seq
+                self._wake.set()
+                await asyncio.sleep(LINGER_SECONDS)
+
+    def _stopping(self) -> bool:
+        return self._stop_requested.is_set()
+
+    def _past_deadline(self) -> bool:
+        return self._drain_deadline is not None and time.monotonic() >= self._drain_deadline
+
+    async def _loop_connections(self) -> None:
+        delay = 0.1
+        while True:
+            if self._stopping() and (not self._status.connected or self._past_deadline()):
+                return
+            nc: Client | None = None
+            try:
+                nc = await connect(
+                    self.feed,
+                    self.table_id,
+                    error_cb=self._on_server_error,
+                    disconnected_cb=self._on_disconnected,
+                )
+                self._status.connected = True
+                self._status.server = str(nc.connected_url.geturl()) if nc.connected_url else None
+                js = nc.jetstream(timeout=self.feed.ack_timeout_seconds)
+                self._status.notes = await ensure_stream(js, self.feed, self.table_id)
+                await self._reconcile(js)
+                finished = await self._pump(nc)
+                if finished:
+                    return
+            except asyncio.CancelledError:
+                raise
+            except JournalCorrupt as exc:
+                self._degraded(f"the journal cannot be shipped: {exc}")
+            except Exception as exc:  # every other failure: back off, resend from the cursor
+                self._degraded(describe(exc))
+            finally:
+                self._status.connected = False
+                if nc is not None:
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(nc.close(), 2.0)
+                self._requeue()
+            if self._stopping():
+                return  # the broker does not answer: the drain ends here, the cursor is kept
+            self._status.reconnects_total += 1
+            self._update_oldest()
+            await self._sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, self.feed.backoff_max_seconds)
+
+    async def _sleep(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not self._stopping():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), remaining)
+
+    async def _on_server_error(self, exc: Exception) -> None:
+        text = describe(exc)
+        self._server_errors.append(text)
+        del self._server_errors[:-5]
+        if "permissions violation" in text.lower():
+            self._problem = FeedError(text)
+            if self._wake is not None:
+                self._wake.set()
+
+    async def _on_disconnected(self) -> None:
+        if self._problem is None:
+            self._problem = FeedError("the connection to the NATS server was lost")
+        if self._wake is not None:
+            self._wake.set()
+
+    def _requeue(self) -> None:
+        """After a failure, what was in flight is sent again first (from memory, in order)."""
+        pending = {line.seq: line for line in self._resend if line.seq > self._acked}
+        pending.update((seq, line) for seq, line in self._inflight.items() if seq > self._acked)
+        self._inflight.clear()
+        self._sent_at.clear()
+        self._done.clear()
+        self._resend = deque(pending[seq] for seq in sorted(pending))
+        self._probing = True
+
+    def _head(self) -> int | None:
+        return None if self.journal is None else self.journal.durable_seq
+
+    async def _reconcile(self, js: JetStreamContext) -> None:
+        """Move the cursor up to the last line of this table the stream already holds."""
+        msg = await last_stored(js, self.feed, self.table_id)
+        if msg is None:
+            return
+        seq = stored_seq(msg, self.table_id)
+        if seq is None or seq <= self._acked:
+            return
+        head = self._head()
+        line = None if head is not None and seq > head else JournalTail(self.dir).line_at(seq)
+        if line != msg.data:
+            raise FeedMismatch(
+                f"stream {self.feed.stream} holds {self.table_id}:{seq} with other bytes than "
+                f"this journal's line {seq} (is another table configured as {self.table_id}, "
+                f"or was this journal started anew?); nothing more is shipped"
+            )
+        self._advance_to(seq)
+        self._resend = deque(x for x in self._resend if x.seq > seq)
+        if self._tail_ready and self._tail.next_seq <= seq and not self._resend:
+            self._tail.seek(seq + 1)
+
+    def _advance_to(self, seq: int) -> None:
+        if seq <= self._acked:
+            return
+        self._status.acked_total += seq - self._acked
+        self._acked = seq
+        self._status.cursor = seq
+        if self.on_acked is not None:
+            self.on_acked(seq)
+
+    async def _pump(self, nc: Client) -> bool:
+        """Ship until stopped (True) or a failure (raises)."""
+        inbox = nc.new_inbox()
+        self._problem = None
+        await nc.subscribe(inbox + ".*", cb=self._on_ack)
+        self._ensure_tail()
+        self._recovered()
+        window = self.feed.window
+        while True:
+            self._wake.clear()
+            if self._problem is not None:
+                problem, self._problem = self._problem, None
+                raise problem
+            self._collect()
+            room = (1 if self._probing else window) - len(self._inflight)
+            hold = self._hold() if room > 0 else 0.0
+            if hold > 0:
+                await asyncio.sleep(hold)
+                continue
+            sent = await self._send(nc, inbox, room) if room > 0 else 0
+            self._update_oldest()
+            if self._acked > self._written:
+                self._write_cursor_soon()
+            idle = not self._inflight and not self._resend
+            caught_up = idle and self._caught_up()
+            if self._stopping() and (caught_up or self._past_deadline()):
+                return True
+            if not self.follow and caught_up:
+                return True
+            if self._inflight:
+                first = next(iter(self._inflight))
+                sent_at = self._sent_at.get(first, time.monotonic())
+                if time.monotonic() - sent_at > self.feed.ack_timeout_seconds:
+                    raise FeedError(
+                        f"no acknowledgement for {self.table_id}:{first} within "
+                        f"{self.feed.ack_timeout_seconds:g} s"
+                        + (f" ({self._server_errors[-1]})" if self._server_errors else "")
+                    )
+            timeout: float = self.feed.ack_timeout_seconds / 4
+            if self.journal is None and idle:
+                timeout = POLL_SECONDS
+            if sent:
+                await asyncio.sleep(0)  # let the acknowledgements in
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout)
+
+    def _hold(self) -> float:
+        """How long to let a small batch of durable lines wait for more (0: send now)."""
+        head = self._head()
+        waiting = 0 if head is None else head - self._tail.next_seq + 1
+        if waiting <= 0:
+            self._unsent_since = None
+            return 0.0
+        if self._stopping() or self._probing or self._resend or waiting >= LINGER_LINES:
+            return 0.0
+        now = time.monotonic()
+        if self._unsent_since is None:
+            self._unsent_since = now
+        return self._unsent_since + LINGER_SECONDS - now
+
+    def _caught_up(self) -> bool:
+        head = self._head()
+        if head is not None:
+            return self._acked >= head
+        return not self._tail.has_more()
+
+    async def _send(self, nc: Client, inbox: str, room: int) -> int:
+        lines: list[Line] = []
+        while self._resend and len(lines) < room:
+            lines.append(self._resend.popleft())
+        if len(lines) < room:
+            lines.extend(self._tail.read(self._head(), room - len(lines)))
+        if not lines:
+            return 0
+        now = time.monotonic()
+        if nc.is_closed or not nc.is_connected:
+            raise FeedError("the connection to the NATS server was lost")
+        # The HPUB frames of the whole batch are built here and handed to the client at once:
+        # the client's per-message publish (header checks, one buffer append each) cost more
+        # CPU than everything else the shipper does per line.
+        frames: list[bytes] = []
+        prefix = self._prefix.encode()
+        reply = inbox.encode()
+        for line in lines:
+            self._inflight[line.seq] = line
+            self._sent_at[line.seq] = now
+            if len(line.data) > nc.max_payload:
+                self._refuse(line, f"larger than the server's max_payload ({nc.max_payload} B)")
+                continue
+            header = b"NATS/1.0\r\nNats-Msg-Id: %s:%d\r\n%s\r\n" % (
+                self._table_bytes,
+                line.seq,
+                self._header_tail,
+            )
+            frames.append(
+                b"HPUB %s%s %s.%d %d %d\r\n%s%s\r\n" % (
+                    prefix, line.event.encode(), reply, line.seq, len(header),
+                    len(header) + len(line.data), header, line.data,
+                )
+            )  # fmt: skip
+        if frames:
+            self._status.sent_total += len(frames)
+            await nc._send_command(b"".join(frames))
+            await nc._flush_pending()
+        return len(lines)
+
+    async def _on_ack(self, msg: Msg) -> None:
+        try:
+            self._take_ack(msg)
+        except Exception as exc:  # the client would swallow it: make it the pump's failure
+            self._problem = FeedError(f"handling an acknowledgement: {exc!r}")
+        self._wake.set()
+
+    def _take_ack(self, msg: Msg) -> None:
+        try:
+            seq = int(msg.subject.rpartition(".")[2])
+        except ValueError:
+            return
+        line = self._inflight.get(seq)
+        if line is None:
+            return
+        data = msg.data
+        if msg.headers is None and data.startswith(b'{"stream"') and b'"error"' not in data:
+            self._done.add(seq)  # a PubAck: {"stream":"TABLED", "seq":N[,"duplicate": true]}
+            return
+        status = (msg.headers or {}).get("Status")
+        if status == "503":
+            self._problem = FeedError(
+                f"no JetStream stream takes {self._prefix}{line.event} (is stream "
+                f"{self.feed.stream} there?)"
+            )
+        else:
+            try:
+                body = json.loads(msg.data)
+            except ValueError:
+                body = {}
+            error = body.get("error") if isinstance(body, dict) else {"description": data}
+            if error is None and "seq" in body:
+                self._done.add(seq)
+            elif not isinstance(error, dict):
+                self._problem = FeedError(f"an answer that is not a JetStream ack: {data[:80]!r}")
+            else:
+                code = error.get("err_code")
+                text = str(error.get("description", error))
+                if code in REFUSED_FOR_GOOD:
+                    self._refuse(line, text)
+                else:
+                    self._problem = FeedError(f"JetStream refused {self.table_id}:{seq}: {text}")
+
+    def _collect(self) -> None:
+        """Move the cursor over every seq acknowledged (or refused for good) in order."""
+        seq = self._acked
+        while seq + 1 in self._done:
+            seq += 1
+            self._done.discard(seq)
+            self._inflight.pop(seq, None)
+            self._sent_at.pop(seq, None)
+        if seq > self._acked:
+            if self._probing:
+                self._probing = False
+            self._advance_to(seq)
+
+    def _refuse(self, line: Line, reason: str) -> None:
+        """A line the broker will never take: journaled, counted, passed over (not silently)."""
+        self._done.add(line.seq)
+        self._status.refused_total += 1
+        self._log.error("feed.refused", seq=line.seq, line_event=line.event, reason=reason)
+        if self._may_journal("feed.refused"):
+            self._journal(
+                "feed.refused",
+                {
+                    "seq": line.seq,
+                    "event": line.event,
+                    "bytes": len(line.data),
+                    "reason": reason,
+                    "also_refused": self._refused_unjournaled,
+                },
+            )
+            self._refused_unjournaled = 0
+        else:
+            self._refused_unjournaled += 1
+
+    def _ensure_tail(self) -> None:
+        if not self._tail_ready:
+            start = self._resend[-1].seq + 1 if self._resend else self._acked + 1
+            self._tail.seek(start)
+            self._tail_ready = True
+
+    def _update_oldest(self) -> None:
+        with contextlib.suppress(JournalCorrupt, OSError):
+            self._ensure_tail()
+        first: Line | None = None
+        if self._inflight:
+            first = next(iter(self._inflight.values()))
+        elif self._resend:
+            first = self._resend[0]
+        elif self._tail_ready and (self.journal is None or self.status().lag_lines > 0):
+            data = self._tail.peek()
+            first = Line(0, "", data) if data is not None else None
+        if first is None:
+            self._status.oldest_unacked_wall = None
+            return
+        with contextlib.suppress(ValueError, UnicodeDecodeError):
+            self._status.oldest_unacked_wall = _wall(line_ts(first.data))
+        if self.journal is None:
+            self._status.head = max(self._status.head, self._acked, self._tail.next_seq - 1)
+
+    # -- the cursor file -----------------------------------------------------------------
+
+    def _write_cursor_soon(self) -> None:
+        if self._cursor_writing is not None and not self._cursor_writing.done():
+            return
+        wait = self._last_cursor_write + CURSOR_WRITE_SECONDS - time.monotonic()
+        self._cursor_writing = asyncio.ensure_future(self._write_cursor_after(max(0.0, wait)))
+
+    async def _write_cursor_after(self, wait: float) -> None:
+        if wait > 0:
+            await asyncio.sleep(wait)
+        self._last_cursor_write = time.monotonic()
+        await self._write_cursor(self._acked)
+
+    async def _write_cursor(self, seq: int) -> None:
+        try:
+            await asyncio.to_thread(self._write_cursor_file, seq)
+        except OSError as exc:
+            self._degraded(f"cannot write the cursor file: {exc}")
+
+    def _write_cursor_file(self, seq: int) -> None:
+        # One writer at a time, never backwards (a cancelled write may still be running).
+        with self._cursor_lock:
+            if seq > self._written:
+                write_cursor(self.dir, self.feed.stream, seq)
+                self._written = seq
+
+    async def _write_cursor_now(self) -> None:
+        if self._cursor_writing is not None:
+            self._cursor_writing.cancel()  # a write waiting for its turn: done here instead
+            with contextlib.suppress(BaseException):
+                await self._cursor_writing
+        if self._acked > self._written:
+            await self._write_cursor(self._acked)
+
+    # -- health and the journal ----------------------------------------------------------
+
+    def _may_journal(self, event: str) -> bool:
+        now = time.monotonic()
+        last = self._last_journaled.get(event)
+        if last is not None and now - last < JOURNAL_EVENT_SECONDS:
+            return False
+        self._last_journaled[event] = now
+        return True
+
+    def _journal(self, event: str, payload: dict[str, Any]) -> None:
+        if self.journal is None:
+            return
+        from daemon.journal import JournalError  # noqa: PLC0415
+
+        with contextlib.suppress(JournalError, ValueError, OSError):
+            self.journal.append(event, actor="feed", payload=payload, commit=True)
+
+    def _lag(self) -> dict[str, Any]:
+        status = self.status()
+        return {
+            "cursor": self._acked,
+            "lag_lines": status.lag_lines,
+            "lag_seconds": round(status.lag_seconds(), 3),
+        }
+
+    def _degraded(self, reason: str) -> None:
+        status = self._status
+        status.last_error = reason
+        if status.state != "degraded":
+            self._update_oldest()
+            status.state = "degraded"
+            status.degraded_since = time.time()
+            self._log.warning("feed.degraded", reason=reason, **self._lag())
+            if self._may_journal("feed.degraded"):
+                self._degraded_journaled = True
+                self._journal("feed.degraded", {"reason": reason, **self._lag()})
+
+    def _recovered(self) -> None:
+        status = self._status
+        if status.state == "degraded":
+            outage = time.time() - (status.degraded_since or time.time())
+            self._log.info("feed.recovered", outage_seconds=round(outage, 3), **self._lag())
+            if self._degraded_journaled:
+                self._degraded_journaled = False
+                self._journal("feed.recovered", {"outage_seconds": round(outage, 3), **self._lag()})
+        status.state = "shipping"
+        status.last_error = None
+        status.degraded_since = None
