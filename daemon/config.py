@@ -7,6 +7,7 @@ config stops the daemon at start-up instead of silently running with a default.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,12 @@ from typing import Any
 DEVICE_NAMES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")
 BAUDRATES = (9600, 19200, 38400, 57600, 115200)  # the range the devices' RS-232 links use
 GAMES = ("thirteen", "paigow")
+# A DNS name or an IP address (IPv6 with or without brackets), no scheme, port or path.
+_HOST_NAME = re.compile(
+    r"^(\[[0-9A-Fa-f:.]+\]"  # [IPv6]
+    r"|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*"  # IPv6
+    r"|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)$"  # a DNS name or IPv4
+)
 
 
 class ConfigError(ValueError):
@@ -58,6 +65,16 @@ class ApiConfig:
     # Browser origins besides the console's own that may open the push feed, e.g. a
     # surveillance page on another host: "https://surveillance.example".
     allowed_origins: tuple[str, ...] = ()
+    # Names besides the loopback ones and `listen`'s host that the API answers to (its Host
+    # header), e.g. "table07.pit.casino.example"; any other name is refused (DNS rebinding).
+    allowed_hosts: tuple[str, ...] = ()
+    # TLS served by the daemon itself (PEM files); required to listen beyond loopback unless
+    # `plain_http_behind_proxy` says a TLS-terminating proxy on the PC is in front.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    plain_http_behind_proxy: bool = False
+    # The console signs its person out after this long without a touch or a key.
+    console_idle_seconds: int = 300
 
 
 @dataclass(frozen=True)
@@ -196,10 +213,26 @@ def parse_config(
     ]
     if bad:
         raise ConfigError(f"api.allowed_origins: {bad[0]!r} is not an http(s):// origin")
+    hosts = _take(api_raw, "allowed_hosts", list, "api", [])
+    bad = [h for h in hosts if not isinstance(h, str) or not _HOST_NAME.match(h)]
+    if bad:
+        raise ConfigError(f"api.allowed_hosts: {bad[0]!r} is not a host name or IP address")
+    tls_cert = _take(api_raw, "tls_cert", str, "api", None)
+    tls_key = _take(api_raw, "tls_key", str, "api", None)
+    if (tls_cert is None) != (tls_key is None):
+        raise ConfigError("api.tls_cert and api.tls_key: set both or neither")
+    idle = _take(api_raw, "console_idle_seconds", int, "api", 300)
+    if not 1 <= idle <= 86400:
+        raise ConfigError(f"api.console_idle_seconds: {idle} is outside 1..86400")
     api = ApiConfig(
         allowed_origins=tuple(o.rstrip("/") for o in origins),
         listen=_take(api_raw, "listen", str, "api", "127.0.0.1:8700"),
         tokens_file=None if tokens is None else base / tokens,
+        allowed_hosts=tuple(h.lower().strip("[]") for h in hosts),
+        tls_cert=None if tls_cert is None else base / tls_cert,
+        tls_key=None if tls_key is None else base / tls_key,
+        plain_http_behind_proxy=_take(api_raw, "plain_http_behind_proxy", bool, "api", False),
+        console_idle_seconds=idle,
     )
     _no_leftovers(api_raw, "api")
     _no_leftovers(data, "config")

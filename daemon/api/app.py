@@ -20,12 +20,11 @@ import asyncio
 import contextlib
 import json
 import time
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from importlib.resources import files
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 import anyio
 import structlog
@@ -40,9 +39,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from daemon import __version__
 from daemon.api import metrics as metrics_text
+from daemon.api.doors import install as install_doors
+from daemon.api.errors import ApiError
 from daemon.api.facade import ActionSpec, ParamSpec, TableFacade
-from daemon.api.ratelimit import AuthFailureLimiter
-from daemon.api.tokens import Principal, TokenStore, fingerprint
+from daemon.api.gate import Gate
+from daemon.api.tokens import Principal
 from daemon.config import ApiConfig, TableConfig
 
 log = structlog.get_logger("tabled.api")
@@ -53,15 +54,6 @@ IDEMPOTENCY_CACHE = 512
 MIN_REASON = 3
 
 STATIC = files("daemon.api") / "static"
-
-
-class ApiError(Exception):
-    def __init__(
-        self, status: int, error: str, message: str, headers: Mapping[str, str] | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status, self.error, self.message = status, error, message
-        self.headers = dict(headers or {})
 
 
 def _error(status: int, error: str, message: str, **extra: Any) -> JSONResponse:
@@ -118,6 +110,7 @@ class StateBody(BaseModel):
 class ActionsBody(BaseModel):
     legal: list[str]
     catalog: list[dict[str, Any]]
+    console_idle_seconds: int = Field(description="the console signs out after this idle time")
 
 
 class DevicesBody(BaseModel):
@@ -294,55 +287,6 @@ def spec_json(spec: ActionSpec) -> dict[str, Any]:
     }
 
 
-class _Gate:
-    """Token checks and the bad-token lockout for one app."""
-
-    def __init__(
-        self,
-        table: TableFacade,
-        tokens: TokenStore,
-        limiter: AuthFailureLimiter,
-        max_failures: int,
-        lockout: float,
-    ) -> None:
-        self.table, self.tokens, self.limiter = table, tokens, limiter
-        self.max_failures, self.lockout = max_failures, lockout
-        self.refused: Counter[str] = Counter()
-
-    async def authenticate(self, token: str | None, client: str) -> Principal:
-        wait = self.limiter.retry_after(client)
-        if wait > 0 and token:
-            self.refused["rate_limited"] += 1
-            raise ApiError(
-                429,
-                "rate_limited",
-                f"too many bad tokens from {client}; try again in {int(wait) + 1} s",
-                {"Retry-After": str(int(wait) + 1)},
-            )
-        if not token:
-            self.refused["no_token"] += 1
-            raise ApiError(
-                401,
-                "unauthorized",
-                "no token: send `Authorization: Bearer TOKEN`",
-                {"WWW-Authenticate": "Bearer"},
-            )
-        principal = self.tokens.lookup(token)
-        if principal is not None:
-            return principal
-        self.refused["bad_token"] += 1
-        tag = fingerprint(token)
-        log.warning("api.auth_failed", client=client, token_fingerprint=tag)
-        await self.table.journal_security("api.auth_failed", {"client": client, "token": tag})
-        if self.limiter.failed(client):
-            log.warning("api.auth_rate_limited", client=client, lockout_s=self.lockout)
-            await self.table.journal_security(
-                "api.auth_rate_limited",
-                {"client": client, "failures": self.max_failures, "lockout_s": self.lockout},
-            )
-        raise ApiError(401, "unauthorized", "token not recognised", {"WWW-Authenticate": "Bearer"})
-
-
 _bearer = HTTPBearer(auto_error=False, description="a person's API token")
 
 
@@ -352,7 +296,7 @@ async def _principal(request: Request, _: Annotated[Any, Depends(_bearer)]) -> P
     if header and scheme.lower() != "bearer":
         raise ApiError(401, "unauthorized", "use `Authorization: Bearer TOKEN`")
     client = request.client.host if request.client else "unknown"
-    gate: _Gate = request.app.state.gate
+    gate: Gate = request.app.state.gate
     return await gate.authenticate(token.strip() or None, client)
 
 
@@ -381,14 +325,7 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
     origins, besides the console's own, that may open the push WebSocket.
     """
     api_config = config.api if isinstance(config, TableConfig) else config
-    if allowed_origins is None:
-        allowed_origins = getattr(api_config, "allowed_origins", None) or ()
-    other_origins = frozenset(_origin_key(o) for o in allowed_origins)
     table_id = config.table_id if isinstance(config, TableConfig) else None
-    tokens = TokenStore(api_config.tokens_file)
-    limiter = AuthFailureLimiter(
-        clock, max_failures=auth_max_failures, window=auth_window, lockout=auth_lockout
-    )
     # (actor, request_id) -> (the request: action, payload, reason; status; answer)
     answered: OrderedDict[tuple[str, str], tuple[str, int, dict[str, Any]]] = OrderedDict()
 
@@ -407,8 +344,17 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
     )
     app.add_middleware(BodyLimit, limit=max_body)
     app.mount("/static", _Revalidated(directory=str(STATIC)), name="static")
-    gate = _Gate(table, tokens, limiter, auth_max_failures, auth_lockout)
-    app.state.gate = gate
+    # Host and Origin allow-lists, bad-token budgets, refusal summaries: daemon.api.doors.
+    gate = install_doors(
+        app,
+        api_config,
+        table.journal_security,
+        clock=clock,
+        allowed_origins=allowed_origins,
+        auth_max_failures=auth_max_failures,
+        auth_window=auth_window,
+        auth_lockout=auth_lockout,
+    )
     refused = gate.refused
     authenticate = gate.authenticate
 
@@ -488,7 +434,9 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
     async def actions(who: Who) -> ActionsBody:
         """Every action the table knows (with parameters and labels) and those legal now."""
         return ActionsBody(
-            legal=table.legal_actions(who.role), catalog=[spec_json(s) for s in table.actions()]
+            legal=table.legal_actions(who.role),
+            catalog=[spec_json(s) for s in table.actions()],
+            console_idle_seconds=api_config.console_idle_seconds,
         )
 
     @app.get("/api/devices", response_model=DevicesBody, responses=_AUTH_ERRORS, tags=["read"])
@@ -652,26 +600,9 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
 
     @app.websocket("/api/events")
     async def events(ws: WebSocket) -> None:
+        # Its Host and Origin were checked at the doors (daemon.api.doors).
         await ws.accept()
         client = ws.client.host if ws.client else "unknown"
-        origin = ws.headers.get("origin")
-        if (
-            origin is not None
-            and not _same_origin(ws, origin)
-            and (_origin_key(origin) not in other_origins)
-        ):
-            refused["forbidden_origin"] += 1
-            log.warning("api.ws_origin_refused", client=client, origin=origin[:200])
-            await ws.send_json(
-                {
-                    "type": "error",
-                    "error": "forbidden_origin",
-                    "message": f"origin {origin[:200]!r} may not open this feed; "
-                    "serve the console from this daemon or list the origin in allowed_origins",
-                }
-            )
-            await ws.close(4403)
-            return
         try:
             raw = await asyncio.wait_for(ws.receive_text(), WS_AUTH_TIMEOUT)
         except (TimeoutError, WebSocketDisconnect):
@@ -699,24 +630,9 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one table; one f
             await ws.send_json({"type": "error", "error": exc.error, "message": exc.message})
             await ws.close(4429 if exc.status == 429 else 4401)
             return
-        await _push(ws, table, who, after, lambda: tokens.lookup(token) == who)
+        await _push(ws, table, who, after, lambda: gate.tokens.lookup(token) == who)
 
     return app
-
-
-def _origin_key(origin: str) -> str:
-    return origin.strip().rstrip("/").lower()
-
-
-def _same_origin(ws: WebSocket, origin: str) -> bool:
-    """Whether `origin` names the host (and port) the socket was opened on: the console's own
-    page. The scheme is not compared, so the console behind a TLS reverse proxy that passes
-    the Host header on (https outside, http to the daemon) is still its own origin."""
-    host = ws.headers.get("host")
-    if not host:
-        return False
-    parts = urlsplit(_origin_key(origin))
-    return parts.scheme in ("http", "https") and parts.netloc == host.strip().lower()
 
 
 async def _read_act_request(request: Request) -> ActRequest:

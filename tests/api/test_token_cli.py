@@ -50,6 +50,7 @@ def test_an_unwritable_tokens_file_is_a_clear_error_and_leaves_nothing(tmp_path:
 def test_a_malformed_tokens_file_is_refused_not_extended(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens.toml"
     tokens.write_text("[[token]]\nactor = 'x'\n")
+    tokens.chmod(0o600)
     result = tabled_token("lei.dealer", "dealer", "--append", str(tokens))
     assert result.returncode == 1
     assert "token[0]" in result.stderr
