@@ -99,8 +99,9 @@ class ApiServer:
         host, port = sock.getsockname()[:2]
         names = sorted(self._doors.hosts)
         log.info("api.listening", host=host, port=port, tls=self._doors.tls, host_names=names)
-        if not is_loopback(self.host) and not self._doors.tls:
-            # The opt-out, said loudly: in the operational log and in the table's journal.
+        if self._doors.plain_http_behind_proxy and not self._doors.tls:
+            # The opt-out, said loudly at every start (wherever it listens: the key says a TLS
+            # proxy is the way in): in the operational log and in the table's journal.
             fact = {"host": host, "port": port, "host_names": names}
             log.warning("api.plain_http_behind_proxy", **fact)
             if self._doors.journal is not None:

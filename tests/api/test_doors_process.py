@@ -92,6 +92,20 @@ def test_a_tokens_file_others_may_read_stops_the_start_before_the_journal(
     assert not (tmp_path / "journal").exists()
 
 
+def test_the_plain_http_opt_out_is_journaled_at_every_start(tmp_path: Path) -> None:
+    config = write_config(tmp_path, plain_http_behind_proxy=True)
+    with tabled_run(config) as url:
+        assert url.startswith("http://")
+        with httpx.Client(base_url=url, timeout=10) as client:
+            assert client.get("/api/state", headers=auth("dealer")).status_code == 200
+    [said] = [
+        line for line in journal_lines(tmp_path / "journal")
+        if line["event"] == "api.plain_http_behind_proxy"
+    ]  # fmt: skip
+    assert said["actor"] == "api"
+    assert said["payload"]["port"] == int(url.rsplit(":", 1)[1])
+
+
 @pytest.mark.skipif(not OPENSSL.exists(), reason="needs the openssl command")
 def test_tls_is_served_by_the_daemon_end_to_end(tmp_path: Path) -> None:
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"

@@ -55,3 +55,15 @@ def test_a_malformed_tokens_file_is_refused_not_extended(tmp_path: Path) -> None
     assert result.returncode == 1
     assert "token[0]" in result.stderr
     assert tokens.read_text() == "[[token]]\nactor = 'x'\n"
+
+
+def test_a_tokens_file_others_may_read_is_not_extended(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.toml"
+    tabled_token("lei.dealer", "dealer", "--append", str(tokens))
+    tokens.chmod(0o644)
+    before = tokens.read_text()
+    result = tabled_token("wong.pit", "supervisor", "--append", str(tokens))
+    assert result.returncode == 1
+    assert f"chmod 600 {tokens}" in result.stderr
+    assert result.stdout == ""  # no token handed out that the daemon would never accept
+    assert tokens.read_text() == before
