@@ -3,8 +3,9 @@
 Every `/api` call carries `Authorization: Bearer TOKEN`; the token names the person (the actor
 journaled with whatever they do) and their role. Reads are open to every role, actions to the
 roles their `ActionSpec` names, never to surveillance. The order of checks is fixed so that a
-caller learns nothing it is not entitled to: size, then token (401/429), then role (403), then
-the action's name (404), then the body (400/422), and only then does the table see the request.
+caller learns nothing it is not entitled to: the Host name (421, `daemon.api.doors`), then
+size, then token (401/429), then role (403), then the action's name (404), then the body
+(400/422), and only then does the table see the request.
 A refused action is the table's answer (409 with the violation it journaled), not an API error.
 
 The WebSocket `/api/events` pushes each journal event as it becomes durable, followed by the

@@ -171,7 +171,12 @@ class RefusalLog:
         payload = tally.summary(self._details[event], self.interval)
         tally.clear()
         log.warning(event, **payload)
-        await self.journal(event, payload)
+        try:
+            await self.journal(event, payload)
+        except Exception as exc:
+            # The journal is failing (the table says so on its own); the refusal is still
+            # answered, and its summary stays in the operational log above.
+            log.error("api.refusals_not_journaled", event=event, error=repr(exc))
 
     def _arm(self) -> None:
         """A real-time timer, so that the last summary of a spell is journaled even when no
