@@ -73,8 +73,9 @@ class ApiConfig:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     plain_http_behind_proxy: bool = False
-    # The console signs its person out after this long without a touch or a key.
-    console_idle_seconds: int = 300
+    # The console signs its person out after this long without a touch or a key: longer than
+    # the five-minute arrangement, so a dealer waiting on the players is not signed out at the bell.
+    console_idle_seconds: int = 600
 
 
 @dataclass(frozen=True)
@@ -221,7 +222,7 @@ def parse_config(
     tls_key = _take(api_raw, "tls_key", str, "api", None)
     if (tls_cert is None) != (tls_key is None):
         raise ConfigError("api.tls_cert and api.tls_key: set both or neither")
-    idle = _take(api_raw, "console_idle_seconds", int, "api", 300)
+    idle = _take(api_raw, "console_idle_seconds", int, "api", 600)
     if not 1 <= idle <= 86400:
         raise ConfigError(f"api.console_idle_seconds: {idle} is outside 1..86400")
     api = ApiConfig(

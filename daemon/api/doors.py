@@ -103,7 +103,7 @@ class DoorsPolicy:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     plain_http_behind_proxy: bool = False
-    console_idle_seconds: int = 300
+    console_idle_seconds: int = 600
     journal: Journal | None = None
 
     @classmethod

@@ -300,6 +300,8 @@ def test_the_api_keys_parse_and_bad_values_name_the_key(tmp_path: Path) -> None:
     assert config.tls_cert == tmp_path / "tls/cert.pem"
     assert config.console_idle_seconds == 120
     assert config.plain_http_behind_proxy is False
+    # Longer than the five-minute arrangement: a dealer waiting on the players stays signed in.
+    assert parse_config({}).api.console_idle_seconds == 600
     for api, words in (
         ({"allowed_hosts": ["http://x.example"]}, "api.allowed_hosts"),
         ({"allowed_hosts": ["x.example:8700"]}, "api.allowed_hosts"),

@@ -54,7 +54,7 @@ const freshState = () => ({
   pushedViolations: [],
   // The console signs its person out after this long without a touch or a key (the daemon's
   // `[api] console_idle_seconds`, learnt at sign-in).
-  idleSeconds: 300,
+  idleSeconds: 600,
   lastActivity: Date.now(),
 });
 const state = freshState();
