@@ -103,7 +103,6 @@ class DoorsPolicy:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     plain_http_behind_proxy: bool = False
-    console_idle_seconds: int = 600
     journal: Journal | None = None
 
     @classmethod
@@ -115,7 +114,6 @@ class DoorsPolicy:
             tls_cert=api.tls_cert,
             tls_key=api.tls_key,
             plain_http_behind_proxy=api.plain_http_behind_proxy,
-            console_idle_seconds=api.console_idle_seconds,
         )
         policy.hosts.update(host_name(h) for h in api.allowed_hosts)
         # A listen address that does not parse never serves (`serving_problem` says why).
