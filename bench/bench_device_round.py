@@ -30,11 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from daemon.logging import configure_logging
 from drivers.base import DeviceDriver
-from drivers.dice_shaker import DiceShakerDriver
+from drivers.dice_shaker.driver import DiceShakerDriver
 from drivers.link import LinkTiming, wire_time
-from drivers.shoe_reader import CardDrawn, ShoeReaderDriver
-from drivers.shuffler import ShuffleCompleted, ShufflerDriver
-from drivers.timer_bell import TimerBellDriver
+from drivers.shoe_reader.driver import CardDrawn, ShoeReaderDriver
+from drivers.shuffler.driver import ShuffleCompleted, ShufflerDriver
+from drivers.timer_bell.driver import TimerBellDriver
 from simulators.world import forget_world, get_world
 
 TIMING = LinkTiming(poll_interval=1e9)  # no status polls inside the timed rounds

@@ -1,11 +1,13 @@
 """Journal append latency and round time, side by side with a plain json + write + fsync loop.
 
-    .venv/bin/python bench/bench_journal.py [--n 2000] [--rounds 40] [--dir DIR]
+    .venv/bin/python bench/bench_journal.py [--n 2000] [--rounds 40] [--lines 1000000] [--dir DIR]
 
 Prints p50/p99/max of one append for each durability, the time of a whole round (70 events,
 61 of them commit points), and group commit under four appending threads; the peer is the
 least a durable JSON log can do: ``json.dumps`` + ``os.write`` + ``os.fsync`` per event, no
 hash, no seq, no lock. The goal line is half the wire time of a device frame at 115,200 baud.
+Start-up: opening a journal of --lines lines (the chain checked before any append) after a
+clean stop and after a crash, beside the same check with no anchor (every line).
 Figures depend on the disk and on the machine's load; run it where the table will run.
 """
 
@@ -17,6 +19,8 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -24,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from daemon.config import JournalConfig
-from daemon.journal import Journal, replay, verify
+from daemon.journal import Journal, last_event, replay, verify
 from daemon.logging import configure_logging
 
 BAUD = 115_200
@@ -246,9 +250,74 @@ def bench_recovery(base: Path, events: int) -> None:
     files = len(result.files)
     print(f"recovery over {count} events in {files} files (no peer: the peer has no chain)")
     print(
-        f"  open (reads the tail only) {opened * 1e3:.1f} ms; replay {count / replayed:,.0f} "
-        f"events/s; verify-log {count / verified:,.0f} events/s"
+        f"  open (the chain checked through the anchor) {opened * 1e3:.1f} ms; "
+        f"replay {count / replayed:,.0f} events/s; verify-log {count / verified:,.0f} events/s"
     )
+
+
+CRASH = """
+import os, sys
+from pathlib import Path
+from daemon.config import JournalConfig
+from daemon.journal import Journal
+journal = Journal.open(JournalConfig(dir=Path(sys.argv[1]), durability="fsync"), "BENCH")
+for i in range(int(sys.argv[2])):
+    journal.append("shoe.card_read", actor="shoe_reader", payload={"i": i}, commit=True)
+os._exit(0)  # a crash: no close, so no closing anchor
+"""
+
+
+def timed_open(config: JournalConfig) -> float:
+    start = time.perf_counter()
+    Journal.open(config, "BENCH").close()
+    return time.perf_counter() - start
+
+
+def bench_startup(base: Path, lines: int) -> tuple[float, float]:
+    """Opening a journal of `lines` lines: the writer checks the chain end to end first."""
+    directory = base / "startup"
+    config = JournalConfig(dir=directory, durability="none")  # the default 64 MiB files
+    with Journal.open(config, "BENCH") as journal:
+        for i in range(lines):
+            if i % ROUND_EVENTS == ROUND_EVENTS - 1:  # a round ends: the table's checkpoint
+                journal.append(
+                    "table.checkpoint", actor="system", payload={"round": i}, commit=True
+                )
+            else:
+                journal.append("shoe.card_read", actor="shoe_reader", payload=payload(i),
+                               commit=i % 1000 == 0)  # fmt: skip
+    paths = sorted(directory.glob("journal-*.jsonl"))
+    files, newest = len(paths), paths[-1].stat().st_size
+    total = sum(path.stat().st_size for path in paths)
+    print(
+        f"start-up over {lines:,} lines, {total / 1e6:.0f} MB in {files} files, the newest "
+        f"{newest / 1e6:.1f} MB (the chain checked before appending)"
+    )
+    clean = min(timed_open(config) for _ in range(3))
+    # A crash after the last anchor: the newest file's lines are walked (SHA-256 and links).
+    subprocess.run([sys.executable, "-c", CRASH, str(directory), "200"], check=True)
+    crashed = timed_open(config)
+    # A restart from the last checkpoint: found from the end, the lines after it replayed.
+    journal = Journal.open(config, "BENCH")
+    start = time.perf_counter()
+    checkpoint = last_event(directory, "table.checkpoint")
+    assert checkpoint is not None
+    after = sum(1 for _ in replay(directory, from_seq=checkpoint.seq))
+    restart = time.perf_counter() - start
+    journal.close()
+    start = time.perf_counter()
+    counted = sum(1 for _ in paths[-1].open("rb"))  # what finding it by counting lines read
+    counting = time.perf_counter() - start
+    print(
+        f"  restart from the last checkpoint ({after} lines replayed) {restart * 1e3:.1f} ms; "
+        f"peer, counting the newest file's {counted:,} lines to it {counting * 1e3:.1f} ms"
+    )
+    # The peer: the same check without an anchor, every line decoded and linked.
+    (directory / ".journal.anchor").unlink()
+    unanchored = timed_open(config)
+    print(f"  after a clean stop {clean * 1e3:.1f} ms; after a crash {crashed * 1e3:.1f} ms")
+    print(f"  peer, no anchor (every line checked) {unanchored * 1e3:.0f} ms")
+    return max(clean, crashed), restart
 
 
 def main() -> None:
@@ -257,6 +326,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40, help="rounds per round case")
     parser.add_argument("--dir", type=Path, default=None, help="where to write (default: temp)")
     parser.add_argument("--frame-bytes", type=int, default=10, help="device frame size")
+    parser.add_argument("--lines", type=int, default=1_000_000, help="journal size at start-up")
     args = parser.parse_args()
     configure_logging("warning")
     if args.dir is not None:
@@ -274,6 +344,8 @@ def main() -> None:
     print()
     bench_recovery(base, 50_000)
     print()
+    startup, restart = bench_startup(base, args.lines)
+    print()
     wire = args.frame_bytes * BITS_PER_BYTE / BAUD
     p99 = rows["commit point, durability fsync"][1]
     goal = wire / 2
@@ -286,6 +358,14 @@ def main() -> None:
     print(
         f"goal: a round with every commit point fsynced <= 50 ms; tabled p50 "
         f"{round_p50 * 1e3:.1f} ms -> {'met' if round_p50 <= 0.050 else 'NOT met'}"
+    )
+    print(
+        f"goal: start-up at {args.lines:,} lines, chain checked, <= 1 s; tabled (worst of clean "
+        f"stop and crash) {startup * 1e3:.0f} ms -> {'met' if startup <= 1.0 else 'MISSED'}"
+    )
+    print(
+        f"goal: restart from the last checkpoint at {args.lines:,} lines <= 50 ms; tabled "
+        f"{restart * 1e3:.1f} ms -> {'met' if restart <= 0.050 else 'MISSED'}"
     )
     shutil.rmtree(base, ignore_errors=True)
 

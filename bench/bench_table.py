@@ -65,7 +65,7 @@ from drivers.framing import FrameCodec, Role  # noqa: E402
 from drivers.link import LinkTiming  # noqa: E402
 from drivers.messages import COMMON_MESSAGES, message_set  # noqa: E402
 from drivers.registry import driver_class  # noqa: E402
-from drivers.shoe_reader import SHOE_MESSAGES, CardDrawnEvent  # noqa: E402
+from drivers.shoe_reader.messages import SHOE_MESSAGES, CardDrawnEvent  # noqa: E402
 
 BAUD = 115_200
 DEVICES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")

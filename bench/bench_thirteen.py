@@ -6,6 +6,8 @@
 2. House way latency (``thirteen.house_way``) p50 / p99 over random deals (goal: p99 <= 2 ms)
    and its speed-up over the brute force of all 72,072 splits.
 
+It ends with each goal beside its figure and a met/MISSED verdict.
+
     .venv/bin/python bench/bench_thirteen.py [--hands 20000] [--deals 1000] [--brute 5]
 
 Figures are the thread's CPU time, which other load on a shared machine inflates far less
@@ -24,8 +26,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from daemon.rules import thirteen, thirteen_house
+from daemon.rules import thirteen
 from daemon.rules.cards import DECK, Card
+from daemon.rules.thirteen import house as thirteen_house
 
 
 def ranking(hands: Sequence[tuple[Card, ...]], repeats: int) -> list[tuple[str, Timing]]:
@@ -154,7 +157,26 @@ def main() -> None:
         f"  brute force over all 72,072 splits, {len(brute)} deals: mean {brute_mean * 1e3:.1f} ms"
         f"   speed-up (brute mean / house way mean) x{brute_mean / mean:.0f}"
     )
+    ours = results[0][1]
+    speed_up = treys.warm_cpu / ours.warm_cpu
+    wall_p99, cpu_p99 = percentile(latencies, 0.99), percentile(cpu, 0.99)
+    print("\nverdicts:")
+    wall_up, cold_up = treys.warm_wall / ours.warm_wall, treys.cold_cpu / ours.cold_cpu
+    print(
+        f"  5-card ranking: x{speed_up:.2f} treys, warm CPU (goal >= x2: {verdict(speed_up >= 2)};"
+        f" wall x{wall_up:.2f}, cold x{cold_up:.2f})"
+    )
+    print(
+        f"  house way p99: {wall_p99 * 1e3:.3f} ms wall"
+        f" (goal <= 2 ms: {verdict(wall_p99 <= 0.002)});"
+        f" {cpu_p99 * 1e3:.3f} ms CPU (goal <= 2 ms: {verdict(cpu_p99 <= 0.002)});"
+        f" peer: brute force mean {brute_mean * 1e3:.1f} ms"
+    )
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
 
 
 if __name__ == "__main__":

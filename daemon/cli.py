@@ -16,11 +16,15 @@ from daemon import __version__
 # name -> ("module" or "module:function", one-line help); the function defaults to `main`.
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("daemon.run", "run one table: devices, procedure, journal, operator API"),
-    "sim": ("simulators.cli", "start simulated devices on pseudo-terminals"),
-    "devices": ("drivers.cli", "connect to each configured device and show its identity and link"),
-    "verify-log": ("daemon.journal_cli", "check a journal's hash chain"),
+    "sim": ("daemon.cli_sim", "start simulated devices on pseudo-terminals"),
+    "devices": (
+        "daemon.cli_devices",
+        "connect to each configured device and show its identity and link",
+    ),
+    "verify-log": ("daemon.journal.cli", "check a journal's hash chain"),
     "diagram": ("daemon.procedures.diagram", "draw a game's procedure state diagram"),
     "rules": ("daemon.rules.cli", "the rules engine for labs: JSON lines in, JSON lines out"),
+    "trace": ("daemon.trace.cli", "each article: its text, guards, tests and status"),
     "status": (
         "daemon.client:status_main",
         "the table now: phase, seats, dice, timer, legal actions",

@@ -102,8 +102,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _api(args: argparse.Namespace) -> Api:
     url = args.url or os.environ.get("TABLED_URL")
     if not url:
-        from daemon.api.server import parse_listen  # noqa: PLC0415 - only without --url
-        from daemon.config import load_config  # noqa: PLC0415 - only without --url
+        from daemon.config import load_config, parse_listen  # noqa: PLC0415 - only without --url
 
         host, port = parse_listen(load_config(args.config).api.listen)
         host = "127.0.0.1" if host in ("0.0.0.0", "") else host  # noqa: S104 - mapping, not binding
@@ -238,13 +237,37 @@ def parse_assignment(text: str) -> tuple[str, Any]:
     return key, value
 
 
+def actions_help() -> str:
+    """Each game's operator actions with their parameters, from the games' declarations (the
+    same the table checks a request with); `tabled status` says which are legal now."""
+    from daemon.procedures.diagram import describe  # noqa: PLC0415 - only for --help
+    from daemon.procedures.games import GAMES  # noqa: PLC0415 - only for --help
+
+    lines = []
+    for game in GAMES.values():
+        lines.append(f"{game.name} ({game.regulation}):")
+        for name, action in game.actions.items():
+            if not action.operator or action.params is None:
+                continue
+            params = " ".join(f"{k}=<{describe(p)}>" for k, p in action.params.items())
+            reason = " --reason TEXT" if action.requires_reason else ""
+            lines.append(f"  {name} {params}{reason}".rstrip() + f"  ({action.label_en})")
+    return "\n".join(lines)
+
+
 def act_main(argv: Sequence[str] | None = None) -> int:
     """`tabled act ACTION [key=value ...]`: ask the table to take a step, as you."""
     parser = argparse.ArgumentParser(
         prog="tabled act",
         description=act_main.__doc__,
-        epilog="e.g. tabled act place_bet player=P1 seat=2 amount=500 units=1 seated=true; "
-        "tabled act clear_hold --reason 'lid closed, count 52'",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="e.g. tabled act place_bet player=P1 seat=2 amount=500 units=1 seated=true;\n"
+        "     tabled act clear_hold --reason 'lid closed, count 52'\n"
+        + (
+            "\nactions (`<kind?>` optional, `×N` a list of N):\n" + actions_help()
+            if {"-h", "--help"} & set(sys.argv[1:] if argv is None else argv)
+            else ""
+        ),
     )
     parser.add_argument("action")
     parser.add_argument("params", nargs="*", metavar="key=value")

@@ -1,17 +1,39 @@
 """The table's configuration: one TOML file, `config/table.toml` by default.
 
 `load_config(None)` reads the embedded default (every device simulated); a path reads that file.
-Unknown keys and wrong types are refused with a message naming the key, so a typo in a table PC's
-config stops the daemon at start-up instead of silently running with a default.
+The file is validated by pydantic against the classes below: a wrong type, an unknown key, a
+value out of range, a rule set the game does not have or a missing device the game's regulation
+names is a `ConfigError` of one line naming the key (``table.ruleset: ...``), so a typo in a
+table PC's config stops the daemon at start-up instead of running with a default, and
+`load_config` refuses everything `tabled run` would refuse.
+
+Each section of the file is a field of `TableConfig` of the same name, except ``[table]``, whose
+keys are `TableConfig`'s own (``id`` is `table_id`). A new section is one new field, e.g.
+``feed: FeedConfig | None = None`` with `FeedConfig` a pydantic model or dataclass: `[feed]` is
+then read, validated and refused like the others with no other change here.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic.dataclasses import dataclass
 
 DEVICE_NAMES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")
 BAUDRATES = (9600, 19200, 38400, 57600, 115200)  # the range the devices' RS-232 links use
@@ -22,72 +44,311 @@ _HOST_NAME = re.compile(
     r"|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*"  # IPv6
     r"|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)$"  # a DNS name or IPv4
 )
+# The equipment each game's regulation names (Thirteen Art. 1: shuffler, shoe, dice; Pai Gow:
+# the dice): a table without one of them enabled does not start.
+REQUIRED_DEVICES = {
+    "thirteen": ("shuffler", "shoe_reader", "dice_shaker"),
+    "paigow": ("dice_shaker",),
+}
+DEFAULT_RULESETS = {"thirteen": "macau-1989", "paigow": "macau-1990"}
+
+# Unknown keys are refused; strict scalar types (below) refuse "5" for 5 and 1 for true.
+_SECTION = ConfigDict(extra="forbid")
+Hash = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
+Name = Annotated[StrictStr, Field(min_length=1)]
 
 
 class ConfigError(ValueError):
     """The configuration file is missing, malformed or names something unknown."""
 
 
-@dataclass(frozen=True)
+def parse_listen(listen: str) -> tuple[str, int]:
+    """`HOST:PORT` (`[::1]:8700` for IPv6) -> (host, port); ValueError naming what is wrong."""
+    host, sep, port_text = listen.rpartition(":")
+    if not sep or not host:
+        raise ValueError(f"listen address {listen!r}: expected HOST:PORT")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise ValueError(f"listen address {listen!r}: port must be 0-65535")
+    return host, int(port_text)
+
+
+def _relative_to_base(value: Path | None, info: ValidationInfo) -> Path | None:
+    """A relative path in a file resolves against the file's base (the working directory)."""
+    base = info.context.get("base") if isinstance(info.context, dict) else None
+    if value is None or base is None or value.is_absolute():
+        return value
+    return Path(base) / value
+
+
+@dataclass(frozen=True, config=_SECTION)
 class ApprovedFirmware:
     """One device build the casino has approved: the identity a device must report to be used."""
 
-    make: str
-    model: str
-    firmware: str
-    firmware_hash: str
+    make: Name
+    model: Name
+    firmware: Name
+    # The hex SHA-256 the device reports, as the drivers compare it ("sha256:..." never matches).
+    firmware_hash: Hash
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_SECTION)
 class DeviceConfig:
-    name: str
-    port: str
-    baudrate: int = 115200
-    address: int = 1
-    enabled: bool = True
+    name: Literal["shuffler", "dice_shaker", "shoe_reader", "timer_bell"]
+    port: Annotated[StrictStr, Field(min_length=1)]  # a pyserial URL or a device path
+    baudrate: Literal[9600, 19200, 38400, 57600, 115200] = 115200
+    address: StrictInt = 1
+    enabled: StrictBool = True
     approved: tuple[ApprovedFirmware, ...] = ()
 
+    @field_validator("address")
+    @classmethod
+    def _address(cls, value: int) -> int:
+        if not 1 <= value <= 127:
+            raise ValueError(f"{value} is outside 1..127 (the frame's ADDR)")
+        return value
 
-@dataclass(frozen=True)
+    @model_validator(mode="after")
+    def _simulates_this_device(self) -> DeviceConfig:
+        if self.port.startswith("sim://"):
+            simulated = self.port.removeprefix("sim://").partition("?")[0]
+            if simulated != self.name:
+                raise ValueError(f"port {self.port!r} simulates a {simulated}, not a {self.name}")
+        return self
+
+
+@dataclass(frozen=True, config=_SECTION)
 class JournalConfig:
     dir: Path = Path("var/journal")
     # "fsync": every commit point is on disk before it is acknowledged (the only setting for a
     # live table). "none": no fsync, for simulation and benchmarks only.
-    durability: str = "fsync"
-    rotate_bytes: int = 64 * 1024 * 1024
-    rotate_daily: bool = True
+    durability: Literal["fsync", "none"] = "fsync"
+    rotate_bytes: Annotated[StrictInt, Field(gt=0)] = 64 * 1024 * 1024
+    rotate_daily: StrictBool = True
+
+    _dir = field_validator("dir")(_relative_to_base)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_SECTION)
 class ApiConfig:
-    listen: str = "127.0.0.1:8700"
+    listen: StrictStr = "127.0.0.1:8700"
     tokens_file: Path | None = None
     # Browser origins besides the console's own that may open the push feed, e.g. a
     # surveillance page on another host: "https://surveillance.example".
-    allowed_origins: tuple[str, ...] = ()
+    allowed_origins: tuple[StrictStr, ...] = ()
     # Names besides the loopback ones and `listen`'s host that the API answers to (its Host
     # header), e.g. "table07.pit.casino.example"; any other name is refused (DNS rebinding).
-    allowed_hosts: tuple[str, ...] = ()
-    # TLS served by the daemon itself (PEM files); required to listen beyond loopback unless
-    # `plain_http_behind_proxy` says a TLS-terminating proxy on the PC is in front.
+    # Lower case, an IPv6 address without its brackets; no scheme, no port.
+    allowed_hosts: tuple[StrictStr, ...] = ()
+    # TLS served by the daemon itself (PEM files, both or neither); required to listen beyond
+    # loopback unless `plain_http_behind_proxy` says a TLS-terminating proxy on the PC is in front.
     tls_cert: Path | None = None
     tls_key: Path | None = None
-    plain_http_behind_proxy: bool = False
+    plain_http_behind_proxy: StrictBool = False
     # The console signs its person out after this long without a touch or a key: longer than
     # the five-minute arrangement, so a dealer waiting on the players is not signed out at the bell.
-    console_idle_seconds: int = 600
+    console_idle_seconds: StrictInt = 600
+
+    _tokens_file = field_validator("tokens_file")(_relative_to_base)
+    _tls_cert = field_validator("tls_cert")(_relative_to_base)
+    _tls_key = field_validator("tls_key")(_relative_to_base)
+
+    @field_validator("listen")
+    @classmethod
+    def _listen(cls, value: str) -> str:
+        parse_listen(value)
+        return value
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for origin in value:
+            if not origin.startswith(("http://", "https://")):
+                raise ValueError(f"{origin!r} is not an http(s):// origin")
+        return tuple(origin.rstrip("/") for origin in value)
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for host in value:
+            if not _HOST_NAME.match(host):
+                raise ValueError(f"{host!r} is not a host name or IP address (no scheme, no port)")
+        return tuple(host.lower().strip("[]") for host in value)
+
+    @field_validator("console_idle_seconds")
+    @classmethod
+    def _idle(cls, value: int) -> int:
+        if not 1 <= value <= 86400:
+            raise ValueError(f"{value} is outside 1..86400")
+        return value
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> ApiConfig:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("tls_cert: set both tls_cert and tls_key, or neither")
+        return self
 
 
-@dataclass(frozen=True)
+def _rulesets(game: str) -> dict[str, str]:
+    """The rule sets a table of `game` can play, by name, with why any other is refused."""
+    if game == "thirteen":
+        from daemon.rules.thirteen import RULESETS  # noqa: PLC0415 - only when validating
+
+        # The procedure plays against the banker: a points rule set (each seat against each)
+        # has none.
+        return {name: rules.scoring for name, rules in RULESETS.items()}
+    from daemon.rules.paigow import RULESETS as PAIGOW  # noqa: PLC0415
+
+    return {name: "banker" for name in PAIGOW}
+
+
+@dataclass(frozen=True, config=_SECTION)
 class TableConfig:
-    table_id: str = "T01"
-    game: str = "thirteen"
-    ruleset: str = "macau-1989"
-    paigow_hands: int = 8
-    devices: dict[str, DeviceConfig] = field(default_factory=dict)
-    journal: JournalConfig = field(default_factory=JournalConfig)
-    api: ApiConfig = field(default_factory=ApiConfig)
+    table_id: StrictStr = "T01"
+    game: Literal["thirteen", "paigow"] = "thirteen"
+    ruleset: StrictStr = "macau-1989"
+    paigow_hands: StrictInt = 8
+    devices: dict[str, DeviceConfig] = dataclasses.field(default_factory=dict)
+    journal: JournalConfig = dataclasses.field(default_factory=JournalConfig)
+    api: ApiConfig = dataclasses.field(default_factory=ApiConfig)
     source: str = "<defaults>"
+
+    @field_validator("table_id")
+    @classmethod
+    def _table_id(cls, value: str) -> str:
+        # It names the journal's lines and the files an auditor reads: no spaces, no slashes.
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value):
+            raise ValueError(
+                f"{value!r}: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+            )
+        return value
+
+    @field_validator("devices", mode="before")
+    @classmethod
+    def _device_names(cls, value: Any) -> Any:
+        # A device's name is its key: `[devices.shuffler]` is the shuffler.
+        if not isinstance(value, dict):
+            return value
+        named: dict[Any, Any] = {}
+        for key, device in value.items():
+            if key not in DEVICE_NAMES:
+                raise ValueError(f"{key}: unknown device (known: {', '.join(DEVICE_NAMES)})")
+            if isinstance(device, dict):
+                if "name" in device:
+                    raise ValueError(f"{key}.name: unknown key (the name is the section's)")
+                named[key] = {"name": key, **device}
+            else:
+                named[key] = device
+        return named
+
+    @model_validator(mode="after")
+    def _a_table_this_game_can_run(self, info: ValidationInfo) -> TableConfig:
+        if self.paigow_hands not in (4, 8):
+            raise ValueError(f"table.paigow_hands: {self.paigow_hands} (Art. 2(4) allows 8 or 4)")
+        known = _rulesets(self.game)
+        if self.ruleset not in known:
+            raise ValueError(
+                f"table.ruleset: {self.ruleset!r} is not a {self.game} rule set "
+                f"(known: {', '.join(n for n, s in known.items() if s == 'banker')})"
+            )
+        if known[self.ruleset] != "banker":
+            raise ValueError(
+                f"table.ruleset: {self.ruleset!r} has no banker; a {self.game} table plays "
+                "against the banker"
+            )
+        enabled = {name for name, device in self.devices.items() if device.enabled}
+        partial = isinstance(info.context, dict) and info.context.get("partial", False)
+        if partial and not enabled:
+            raise ValueError("devices: no [devices.NAME] section is enabled")
+        missing = [name for name in REQUIRED_DEVICES[self.game] if name not in enabled]
+        if missing and not partial:
+            sections = ", ".join(f"[devices.{name}]" for name in missing)
+            raise ValueError(f"devices: a {self.game} table needs {sections}, enabled")
+        return self
+
+
+# The keys of `[table]`, and the file's sections besides it: every other field of TableConfig.
+TABLE_KEYS = {
+    "id": "table_id",
+    "game": "game",
+    "ruleset": "ruleset",
+    "paigow_hands": "paigow_hands",
+}
+SECTIONS = tuple(
+    f.name
+    for f in dataclasses.fields(TableConfig)
+    if f.name not in {*TABLE_KEYS.values(), "source"}
+)
+_TABLE = TypeAdapter(TableConfig)
+
+
+_KEYED = re.compile(r"^[A-Za-z_][\w.]*: ")
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return text
+
+
+def _describe(error: Any) -> str:
+    """One pydantic error as `key: what is wrong`, in the file's own key names."""
+    loc = tuple(error["loc"])
+    if loc and loc[0] in TABLE_KEYS.values():
+        loc = ("table", next(k for k, v in TABLE_KEYS.items() if v == loc[0]), *loc[1:])
+    kind, where = error["type"], _where(loc)
+    if kind == "value_error":
+        message = str(error["ctx"]["error"])
+        if not where:  # a check across keys names its keys itself
+            return message
+        # "roulette: unknown device" under `devices` is devices.roulette's.
+        return f"{where}.{message}" if _KEYED.match(message) else f"{where}: {message}"
+    if kind in {"unexpected_keyword_argument", "extra_forbidden"}:
+        return f"{where}: unknown key"
+    if kind == "missing":
+        return f"{where}: required"
+    if kind == "dataclass_type":
+        return f"{where}: expected a table ([{where}]), got {error['input']!r}"
+    text = error["msg"].replace("a valid tuple", "a list")
+    return f"{where}: {text[0].lower()}{text[1:]}, got {error['input']!r}"
+
+
+def parse_config(
+    data: dict[str, Any],
+    source: str = "<memory>",
+    base: Path | None = None,
+    *,
+    partial: bool = False,
+) -> TableConfig:
+    """Build a TableConfig from parsed TOML. Relative paths resolve against `base` (the cwd).
+
+    `partial`: the devices may be some of those the game needs (at least one), for the tools
+    that serve or probe devices (`tabled sim`, `tabled devices`), not a table.
+    """
+    table = data.get("table", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: table: expected a table ([table]), got {table!r}")
+    problems = [f"table.{key}: unknown key" for key in table if key not in TABLE_KEYS]
+    problems += [
+        f"{key}: unknown key (the file's sections: table, {', '.join(SECTIONS)})"
+        for key in data
+        if key != "table" and key not in SECTIONS
+    ]
+    if problems:
+        raise ConfigError(f"{source}: {'; '.join(problems)}")
+    fields = {TABLE_KEYS[key]: value for key, value in table.items()}
+    if "ruleset" not in fields and isinstance(fields.get("game"), str):
+        fields["ruleset"] = DEFAULT_RULESETS.get(fields["game"], "")
+    fields.update((key, value) for key, value in data.items() if key != "table")
+    try:
+        return _TABLE.validate_python(
+            {**fields, "source": source}, context={"base": base or Path.cwd(), "partial": partial}
+        )
+    except ValidationError as exc:
+        # Every mistake at once, on one line: an operator fixes them in one go.
+        raise ConfigError(f"{source}: {'; '.join(_describe(e) for e in exc.errors())}") from None
 
 
 def default_config_path() -> Path:
@@ -98,164 +359,15 @@ def default_config_path() -> Path:
     return Path(__file__).resolve().parent.parent / "config" / "table.toml"
 
 
-def _take(section: dict[str, Any], key: str, kind: type, where: str, default: Any) -> Any:
-    if key not in section:
-        return default
-    value = section.pop(key)
-    if kind is int and isinstance(value, bool):
-        raise ConfigError(f"{where}.{key}: expected an integer, got {value!r}")
-    if not isinstance(value, kind):
-        raise ConfigError(f"{where}.{key}: expected {kind.__name__}, got {value!r}")
-    return value
-
-
-def _no_leftovers(section: dict[str, Any], where: str) -> None:
-    if section:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(section))}")
-
-
-def _approved(items: Any, where: str) -> tuple[ApprovedFirmware, ...]:
-    if not isinstance(items, list):
-        raise ConfigError(f"{where}.approved: expected a list of tables")
-    out = []
-    for i, raw in enumerate(items):
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{where}.approved[{i}]: expected a table")
-        item = dict(raw)
-        w = f"{where}.approved[{i}]"
-        entry = ApprovedFirmware(
-            make=_take(item, "make", str, w, ""),
-            model=_take(item, "model", str, w, ""),
-            firmware=_take(item, "firmware", str, w, ""),
-            firmware_hash=_take(item, "firmware_hash", str, w, ""),
-        )
-        _no_leftovers(item, w)
-        out.append(entry)
-    return tuple(out)
-
-
-def _device(name: str, raw: Any) -> DeviceConfig:
-    where = f"devices.{name}"
-    if name not in DEVICE_NAMES:
-        raise ConfigError(f"{where}: unknown device (known: {', '.join(DEVICE_NAMES)})")
-    if not isinstance(raw, dict):
-        raise ConfigError(f"[{where}] must be a table")
-    section = dict(raw)
-    port = _take(section, "port", str, where, None)
-    if not port:
-        raise ConfigError(f"{where}.port: required (a pyserial URL or a device path)")
-    if port.startswith("sim://"):
-        simulated = port.removeprefix("sim://").partition("?")[0]
-        if simulated != name:
-            raise ConfigError(f"{where}.port: {port!r} simulates a {simulated}, not a {name}")
-    baudrate = _take(section, "baudrate", int, where, 115200)
-    if baudrate not in BAUDRATES:
-        raise ConfigError(
-            f"{where}.baudrate: {baudrate} is not one of {', '.join(map(str, BAUDRATES))}"
-        )
-    address = _take(section, "address", int, where, 1)
-    if not 1 <= address <= 127:
-        raise ConfigError(f"{where}.address: {address} is outside 1..127 (the frame's ADDR)")
-    device = DeviceConfig(
-        name=name,
-        port=port,
-        baudrate=baudrate,
-        address=address,
-        enabled=_take(section, "enabled", bool, where, True),
-        approved=_approved(section.pop("approved", []), where),
-    )
-    _no_leftovers(section, where)
-    return device
-
-
-def parse_config(
-    data: dict[str, Any], source: str = "<memory>", base: Path | None = None
-) -> TableConfig:
-    """Build a TableConfig from parsed TOML. Relative paths resolve against `base` (the cwd)."""
-    data = {k: dict(v) if isinstance(v, dict) else v for k, v in data.items()}
-    table = data.pop("table", {})
-    if not isinstance(table, dict):
-        raise ConfigError("[table] must be a table")
-    table_id = _take(table, "id", str, "table", "T01")
-    game = _take(table, "game", str, "table", "thirteen")
-    if game not in GAMES:
-        raise ConfigError(f"table.game: {game!r} is not one of {', '.join(GAMES)}")
-    default_ruleset = "macau-1989" if game == "thirteen" else "macau-1990"
-    ruleset = _take(table, "ruleset", str, "table", default_ruleset)
-    paigow_hands = _take(table, "paigow_hands", int, "table", 8)
-    if paigow_hands not in (4, 8):
-        raise ConfigError(f"table.paigow_hands: {paigow_hands} (Art. 2(4) allows 8 or 4)")
-    _no_leftovers(table, "table")
-
-    devices_raw = data.pop("devices", {})
-    if not isinstance(devices_raw, dict):
-        raise ConfigError("[devices] must be a table")
-    devices = {name: _device(name, raw) for name, raw in devices_raw.items()}
-
-    base = base or Path.cwd()
-    journal_raw = data.pop("journal", {})
-    jdir = Path(_take(journal_raw, "dir", str, "journal", "var/journal"))
-    durability = _take(journal_raw, "durability", str, "journal", "fsync")
-    if durability not in ("fsync", "none"):
-        raise ConfigError(f"journal.durability: {durability!r} is not 'fsync' or 'none'")
-    journal = JournalConfig(
-        dir=jdir if jdir.is_absolute() else base / jdir,
-        durability=durability,
-        rotate_bytes=_take(journal_raw, "rotate_bytes", int, "journal", 64 * 1024 * 1024),
-        rotate_daily=_take(journal_raw, "rotate_daily", bool, "journal", True),
-    )
-    _no_leftovers(journal_raw, "journal")
-
-    api_raw = data.pop("api", {})
-    tokens = _take(api_raw, "tokens_file", str, "api", None)
-    origins = _take(api_raw, "allowed_origins", list, "api", [])
-    bad = [
-        o for o in origins if not isinstance(o, str) or not o.startswith(("http://", "https://"))
-    ]
-    if bad:
-        raise ConfigError(f"api.allowed_origins: {bad[0]!r} is not an http(s):// origin")
-    hosts = _take(api_raw, "allowed_hosts", list, "api", [])
-    bad = [h for h in hosts if not isinstance(h, str) or not _HOST_NAME.match(h)]
-    if bad:
-        raise ConfigError(f"api.allowed_hosts: {bad[0]!r} is not a host name or IP address")
-    tls_cert = _take(api_raw, "tls_cert", str, "api", None)
-    tls_key = _take(api_raw, "tls_key", str, "api", None)
-    if (tls_cert is None) != (tls_key is None):
-        raise ConfigError("api.tls_cert and api.tls_key: set both or neither")
-    idle = _take(api_raw, "console_idle_seconds", int, "api", 600)
-    if not 1 <= idle <= 86400:
-        raise ConfigError(f"api.console_idle_seconds: {idle} is outside 1..86400")
-    api = ApiConfig(
-        allowed_origins=tuple(o.rstrip("/") for o in origins),
-        listen=_take(api_raw, "listen", str, "api", "127.0.0.1:8700"),
-        tokens_file=None if tokens is None else base / tokens,
-        allowed_hosts=tuple(h.lower().strip("[]") for h in hosts),
-        tls_cert=None if tls_cert is None else base / tls_cert,
-        tls_key=None if tls_key is None else base / tls_key,
-        plain_http_behind_proxy=_take(api_raw, "plain_http_behind_proxy", bool, "api", False),
-        console_idle_seconds=idle,
-    )
-    _no_leftovers(api_raw, "api")
-    _no_leftovers(data, "config")
-    return TableConfig(
-        table_id=table_id,
-        game=game,
-        ruleset=ruleset,
-        paigow_hands=paigow_hands,
-        devices=devices,
-        journal=journal,
-        api=api,
-        source=source,
-    )
-
-
-def load_config(path: Path | str | None = None) -> TableConfig:
-    """Read a config file; None reads the embedded default."""
+def load_config(path: Path | str | None = None, *, partial: bool = False) -> TableConfig:
+    """Read a config file; None reads the embedded default. `partial`: see `parse_config`."""
     file = default_config_path() if path is None else Path(path)
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{file}: no such config file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot read it: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
-    return parse_config(data, source=str(file))
+    return parse_config(data, source=str(file), partial=partial)

@@ -5,6 +5,10 @@ it says what the process is doing (ports opened, rotations, retries) for operato
 systemd's journal. Events are dotted facts (`journal.rotated`) with key-value fields. The
 standard library's loggers (uvicorn, transitions, asyncio) are routed through the same
 renderer, so one stream holds everything in one format.
+
+Production (stderr not a terminal: systemd) writes JSON lines. The console renderer is for a
+person at a terminal; `rich`, which structlog uses when it is installed, is not a runtime
+dependency (requirements.lock), so the approved build never loads it.
 """
 
 from __future__ import annotations
@@ -51,7 +55,11 @@ def configure_logging(
         )
         renderer = structlog.processors.JSONRenderer()
     else:
-        renderer = structlog.dev.ConsoleRenderer(colors=False)
+        # Someone at a terminal asked for it (or `json=False`). Plain tracebacks: structlog's
+        # default here is rich's when rich happens to be installed, which prints locals.
+        renderer = structlog.dev.ConsoleRenderer(
+            colors=False, exception_formatter=structlog.dev.plain_traceback
+        )
     structlog.configure(
         processors=[*shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(number),

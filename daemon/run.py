@@ -115,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 async def _run(config: TableConfig, args: argparse.Namespace) -> int:
-    from daemon.autoplay import SimulationClock  # noqa: PLC0415 - light, but only for autoplay
+    from drivers.clock import SimulationClock  # noqa: PLC0415 - only for autoplay
 
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()

@@ -25,20 +25,36 @@ from collections.abc import (
     Awaitable,
     Callable,
     Coroutine,
-    Iterable,
     Mapping,
     Sequence,
 )
-from dataclasses import dataclass
-from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 import serial
 import structlog
 
 from drivers.clock import Clock, MonotonicClock, TimerHandle
+from drivers.events import (
+    CommandRefused,
+    DeviceError,
+    DeviceFault,
+    DeviceRestarted,
+    DeviceStatus,
+    DoorChanged,
+    DriverEvent,
+    EventsMissed,
+    FaultCleared,
+    LinkDegraded,
+    LinkDown,
+    LinkLost,
+    LinkState,
+    LinkUp,
+    NotApproved,
+)
+from drivers.facts import DeviceFacts
 from drivers.framing import ProtocolError
 from drivers.link import (
+    Degraded,
     HostLink,
     LinkResult,
     LinkTiming,
@@ -47,28 +63,47 @@ from drivers.link import (
     Refused,
     Replied,
     TimedOut,
+    TooNoisy,
 )
 from drivers.messages import (
+    COMMON_FAULT_NAMES,
     COMMON_MESSAGES,
     ClearFaults,
-    CommonFault,
-    DeviceEvent,
-    DoorReport,
-    FaultGone,
-    FaultRaised,
     GetStatus,
     Identify,
     Identity,
     Message,
-    NakReason,
     Status,
     StatusFlag,
     message_set,
 )
+from drivers.settings import ApprovedBuild, DeviceSettings, is_approved
 from drivers.transport import Transport, open_transport
 
-if TYPE_CHECKING:
-    from daemon.config import DeviceConfig
+# The events, errors and settings are defined beside this module and used through it too.
+__all__ = [
+    "COMMON_FAULT_NAMES",
+    "ApprovedBuild",
+    "CommandRefused",
+    "DeviceDriver",
+    "DeviceError",
+    "DeviceFault",
+    "DeviceRestarted",
+    "DeviceSettings",
+    "DeviceStatus",
+    "DoorChanged",
+    "DriverEvent",
+    "EventsMissed",
+    "FaultCleared",
+    "LinkDegraded",
+    "LinkDown",
+    "LinkLost",
+    "LinkState",
+    "LinkUp",
+    "NotApproved",
+    "is_approved",
+]
+
 
 # tap(direction, data): every chunk written ("tx") or received ("rx"), for capture tools.
 Tap = Callable[[str, bytes], None]
@@ -77,123 +112,6 @@ Tap = Callable[[str, bytes], None]
 Opener = Callable[[str, int, Callable[[bytes], None], Callable[[str], None]], Awaitable[Transport]]
 
 PROTOCOL_ERROR_LOG_INTERVAL = 1.0  # seconds between two device.protocol_error log lines
-
-COMMON_FAULT_NAMES: Mapping[int, str] = {
-    CommonFault.POWER_LOST: "power_lost",
-    CommonFault.HARDWARE: "hardware",
-    CommonFault.MEMORY: "memory",
-}
-
-
-# --- events ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class DriverEvent:
-    device: str
-
-
-@dataclass(frozen=True, slots=True)
-class LinkUp(DriverEvent):
-    identity: Identity
-    approved: bool | None  # None: the config lists no approved firmware for this device
-
-
-@dataclass(frozen=True, slots=True)
-class LinkDown(DriverEvent):
-    reason: str  # "no_response", "port_lost: ...", "closed"
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceFault(DriverEvent):
-    kind: str  # "jam", "reader_lost", "wrong_count", "unapproved_firmware", ...
-    code: int  # the wire fault code; 0 for faults the host itself detects
-
-
-@dataclass(frozen=True, slots=True)
-class FaultCleared(DriverEvent):
-    kind: str
-    code: int
-
-
-@dataclass(frozen=True, slots=True)
-class DoorChanged(DriverEvent):
-    door: str  # "lid", "base", "shoe", ...
-    open: bool
-
-
-@dataclass(frozen=True, slots=True)
-class EventsMissed(DriverEvent):
-    count: int
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceRestarted(DriverEvent):
-    """STATUS shows the device powered up since the host last read it: whatever it was doing
-    (a shuffle, an armed reader, a countdown) is gone. Reported by a status poll while the link
-    is up, or right after LinkUp when a reconnect finds the device restarted; not on the first
-    connect of a driver, where a fresh power-up is the usual case and LinkUp says enough."""
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceStatus:
-    busy: bool
-    powered_up: bool
-    faults: tuple[str, ...]
-    doors_open: tuple[str, ...]
-    events: int
-    pending: int
-
-
-# --- errors ---------------------------------------------------------------------------------
-
-
-class DeviceError(Exception):
-    """A command did not complete."""
-
-
-class LinkLost(DeviceError):
-    """The link is down (or went down before the device answered)."""
-
-
-class CommandRefused(DeviceError):
-    def __init__(self, reason: int) -> None:
-        self.reason = reason
-        try:
-            name = NakReason(reason).name.lower()
-        except ValueError:
-            name = f"reason_{reason}"
-        self.reason_name = name
-        super().__init__(f"device refused the command: {name}")
-
-
-class NotApproved(DeviceError):
-    """The device's identity is not on the approved list; only identity and status are read."""
-
-
-class ApprovedBuild(Protocol):
-    @property
-    def make(self) -> str: ...
-    @property
-    def model(self) -> str: ...
-    @property
-    def firmware(self) -> str: ...
-    @property
-    def firmware_hash(self) -> str: ...
-
-
-def is_approved(identity: Identity, approved: Sequence[ApprovedBuild]) -> bool | None:
-    if not approved:
-        return None
-    digest = identity.firmware_hash.hex()
-    return any(
-        a.make == identity.make
-        and a.model == identity.model
-        and a.firmware == identity.firmware
-        and a.firmware_hash.lower() == digest
-        for a in approved
-    )
-
 
 _M = TypeVar("_M", bound=Message)
 
@@ -204,14 +122,7 @@ def _expect(reply: Message, kind: type[_M]) -> _M:
     return reply
 
 
-class LinkState(Enum):
-    DOWN = "down"
-    CONNECTING = "connecting"
-    UP = "up"
-    CLOSED = "closed"
-
-
-class DeviceDriver:
+class DeviceDriver(DeviceFacts):
     DEVICE: ClassVar[str] = "device"
     MESSAGES: ClassVar[Mapping[int, type[Message]]] = message_set(COMMON_MESSAGES)
     FAULTS: ClassVar[Mapping[int, str]] = COMMON_FAULT_NAMES
@@ -263,7 +174,7 @@ class DeviceDriver:
         self._log = structlog.get_logger("tabled.drivers").bind(device=self.name, port=port)
 
     @classmethod
-    def from_config(cls, config: DeviceConfig, **kwargs: Any) -> Self:
+    def from_config(cls, config: DeviceSettings, **kwargs: Any) -> Self:
         return cls(
             config.port,
             baudrate=config.baudrate,
@@ -333,35 +244,6 @@ class DeviceDriver:
             raise NotApproved(f"{self.name}: firmware not on the approved list")
         return await self._exchange(message)
 
-    def _translate(self, event: DeviceEvent) -> Iterable[DriverEvent]:
-        """Driver events for a device-specific wire event (subclasses override)."""
-        self._log.warning("device.unexpected_event", event=type(event).__name__)
-        return ()
-
-    def _emit(self, event: DriverEvent) -> None:
-        if self.state is LinkState.CONNECTING:
-            # an event the device sent between IDENTITY and STATUS (one it had queued): it is
-            # reported after LinkUp, never before it
-            self._held.append(event)
-        else:
-            self._events.put_nowait(event)
-
-    def _release_held(self) -> None:
-        held, self._held = self._held, []
-        for event in held:
-            self._events.put_nowait(event)
-
-    def _fault(self, code: int) -> DriverEvent | None:
-        """A DeviceFault for `code`, unless that fault is already known to be latched."""
-        code = int(code)
-        bit = 1 << code
-        if self._faults & bit:
-            return None
-        self._faults |= bit
-        kind = self.FAULTS.get(code, f"fault_{code}")
-        self._log.warning("device.fault", kind=kind, code=code)
-        return DeviceFault(self.name, kind, code)
-
     # --- link machinery -------------------------------------------------------------------
 
     async def _connect(self) -> bool:
@@ -377,8 +259,13 @@ class DeviceDriver:
             self.last_error = f"cannot open the port: {exc}"
             self.state = LinkState.DOWN
             return False
-        self.link.reset()
+        self.link.reset(self.clock.now())
         try:
+            # taken down for noise: listen (answering nothing) until the line is quiet
+            while self.link.noisy and not self.link.quiet(self.clock.now()):
+                if self._transport is None:
+                    raise LinkLost("port lost while the line was noisy")
+                await self.clock.sleep(self.timing.quiet_time / 5)
             identity = _expect(await self._exchange(Identify()), Identity)
             status = _expect(await self._exchange(GetStatus()), Status)
         except DeviceError as exc:
@@ -529,6 +416,14 @@ class DeviceDriver:
             elif isinstance(result, TimedOut):
                 self._settle(None, LinkLost(f"{self.name}: no response"))
                 self._link_lost("no_response")
+            elif isinstance(result, Degraded):
+                self._log.warning(
+                    "device.link_degraded", errors=result.errors, seconds=round(result.seconds, 3)
+                )
+                self._emit(LinkDegraded(self.name, result.errors, result.seconds))
+            elif isinstance(result, TooNoisy):
+                self._settle(None, LinkLost(f"{self.name}: the line is too noisy"))
+                self._link_lost("noisy")
 
     def _log_protocol_error(self, error: ProtocolError) -> None:
         """Every bad frame is counted (link.counters); the log gets at most one line per
@@ -557,77 +452,6 @@ class DeviceDriver:
             future.set_result(message)
         else:
             future.set_exception(error or LinkLost("no answer"))
-
-    def _on_device_event(self, event: DeviceEvent) -> None:
-        if isinstance(event, FaultRaised):
-            fault = self._fault(event.code)
-            if fault is not None:
-                self._emit(fault)
-        elif isinstance(event, FaultGone):
-            self._fault_gone(event.code)
-        elif isinstance(event, DoorReport):
-            self._door(event.door, bool(event.open))
-        else:
-            for item in self._translate(event):
-                self._emit(item)
-
-    def _fault_gone(self, code: int) -> None:
-        bit = 1 << code
-        if self._faults & bit:
-            self._faults &= ~bit
-            kind = self.FAULTS.get(code, f"fault_{code}")
-            self._log.info("device.fault_cleared", kind=kind, code=code)
-            self._emit(FaultCleared(self.name, kind, code))
-
-    def _door(self, door: int, is_open: bool) -> None:
-        bit = 1 << door
-        if bool(self._doors & bit) == is_open:
-            return
-        self._doors ^= bit
-        name = self.DOORS.get(door, f"door_{door}")
-        self._log.info("device.door", door=name, open=is_open)
-        self._emit(DoorChanged(self.name, name, is_open))
-
-    def _restarted(self) -> None:
-        """The device powered up since we last read its status (subclasses forget what the
-        device forgot, then call this)."""
-        self._log.warning("device.restarted")
-        self._emit(DeviceRestarted(self.name))
-
-    def _reconcile(self, status: Status) -> None:
-        """Reconcile the status report with the faults and doors already known: a change that
-        arrived by no event (a lost one, or faults latched before we connected) is reported.
-        The usual poll changes nothing and costs two comparisons, not a walk of every bit."""
-        if status.faults != self._faults:
-            for code in range(16):
-                bit = 1 << code
-                if status.faults & bit and not self._faults & bit:
-                    fault = self._fault(code)
-                    if fault is not None:
-                        self._emit(fault)
-                elif self._faults & bit and not status.faults & bit:
-                    self._fault_gone(code)
-        if status.doors != self._doors:
-            for door in range(8):
-                self._door(door, bool(status.doors & (1 << door)))
-        missed = self.link.note_status(status)
-        if missed is not None:
-            self._log.error("device.events_missed", count=missed.count)
-            self._emit(EventsMissed(self.name, missed.count))
-
-    def _describe(self, status: Status) -> DeviceStatus:
-        return DeviceStatus(
-            busy=bool(status.flags & StatusFlag.BUSY),
-            powered_up=bool(status.flags & StatusFlag.POWERED_UP),
-            faults=tuple(
-                self.FAULTS.get(c, f"fault_{c}") for c in range(16) if status.faults & (1 << c)
-            ),
-            doors_open=tuple(
-                self.DOORS.get(d, f"door_{d}") for d in range(8) if status.doors & (1 << d)
-            ),
-            events=status.events,
-            pending=status.pending,
-        )
 
     def _on_port_lost(self, reason: str) -> None:
         self._link_lost(f"port_lost: {reason}")

@@ -38,11 +38,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, ClassVar
+from typing import IO, TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 import serial
 from serial.serialutil import PortNotOpenError, SerialBase, SerialException
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 FORMAT = "tabled-capture"
 VERSION = 1
@@ -210,7 +213,7 @@ def parse_capture(lines: Iterable[str], name: str = "capture") -> Capture:
     return Capture(header, tuple(records))
 
 
-class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type information
+class Serial(SerialBase):
     """A pyserial port that records what passes through the port it wraps."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -223,20 +226,20 @@ class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type inform
     def open(self) -> None:
         if self.is_open:
             raise SerialException("port already open")
-        if self._port is None:
+        if self.port is None:
             raise SerialException("port must be configured before it can be used")
         try:
-            inner_url, path = parse_capture_url(self._port)
+            inner_url, path = parse_capture_url(self.port)
         except ValueError as exc:
             raise SerialException(str(exc)) from None
         self.inner = serial.serial_for_url(
             inner_url,
-            baudrate=self._baudrate,
-            timeout=self._timeout,
-            write_timeout=self._write_timeout,
+            baudrate=self.baudrate,
+            timeout=self.timeout,
+            write_timeout=self.write_timeout,
         )
         header = CaptureHeader(
-            inner_url, self._baudrate, device_of(inner_url), datetime.now(UTC).isoformat()
+            inner_url, self.baudrate, device_of(inner_url), datetime.now(UTC).isoformat()
         )
         try:
             self.writer = CaptureWriter(path, header)
@@ -258,7 +261,7 @@ class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type inform
             raise PortNotOpenError()
         return self.inner
 
-    def write(self, data: bytes | bytearray | memoryview) -> int:
+    def write(self, data: ReadableBuffer) -> int:
         inner = self._port_or_fail()
         if self.writer is not None:
             self.writer.record(TX, bytes(data))
@@ -311,7 +314,7 @@ class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type inform
 
     def _reconfigure_port(self, *args: Any, **kwargs: Any) -> None:
         if self.inner is not None:
-            self.inner.baudrate = self._baudrate
+            self.inner.baudrate = self.baudrate
 
     def _update_rts_state(self) -> None:
         pass

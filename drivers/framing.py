@@ -24,12 +24,15 @@ expects. `send(message, seq, address)` returns the bytes to write; `receive_data
 received bytes; `next_event()` returns the next `Frame`, a `ProtocolError` for bytes that are not
 a good frame, or None when it needs more data. Nothing escapes it on bad input: garbage, a bad
 CRC, a wrong LEN, a truncated or oversized frame, an unknown CMD or a malformed payload each
-become one `ProtocolError`, and decoding continues with the bytes after them. The receive
-buffer is bounded (BUFFER_LIMIT) provided the caller drains `next_event()` after each feed.
+become one `ProtocolError`, and decoding continues with the bytes after them; a run of STX
+bytes (each an empty frame cut short) is one error. Decoding costs time linear in the bytes,
+whatever the noise (no search looks further than one frame). The receive buffer is bounded
+by BUFFER_LIMIT plus the latest feed, provided the caller drains `next_event()` after each.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum, StrEnum
@@ -49,6 +52,7 @@ BUFFER_LIMIT = 4 * MAX_WIRE_FRAME
 ERROR_SAMPLE = 48  # bytes of a bad frame kept in its ProtocolError, for the log
 
 _STX = b"\x02"
+_STX_RUN = re.compile(b"\x02+")
 _ETX = b"\x03"
 _DLE = b"\x10"
 
@@ -137,10 +141,14 @@ class FrameCodec:
         )
 
     def receive_data(self, data: bytes) -> None:
-        self._buffer += data
-        if len(self._buffer) > BUFFER_LIMIT:
-            # Only reachable when the caller stops draining next_event(); keep the newest bytes.
-            del self._buffer[: len(self._buffer) - BUFFER_LIMIT]
+        buf = self._buffer
+        # Bytes left over from earlier feeds beyond BUFFER_LIMIT mean the caller stopped
+        # draining next_event(): keep the newest. This feed itself is kept whole, however
+        # long (one read of a port may bring several frames).
+        excess = len(buf) - BUFFER_LIMIT
+        if excess > 0:
+            del buf[:excess]
+        buf += data
 
     @property
     def buffered(self) -> int:
@@ -156,16 +164,24 @@ class FrameCodec:
             junk = bytes(buf[:cut])
             del buf[:cut]
             return ProtocolError(ErrorKind.GARBAGE, junk[:ERROR_SAMPLE], detail=f"{cut} bytes")
-        end = buf.find(_ETX, 1)
-        restart = buf.find(_STX, 1, len(buf) if end < 0 else end)
+        # Every search stops at the longest frame, so a long run of noise costs linear time.
+        end = buf.find(_ETX, 1, MAX_WIRE_FRAME)
+        restart = buf.find(_STX, 1, MAX_WIRE_FRAME if end < 0 else end)
         if restart > 0:
+            if restart == 1:
+                # a run of STX: each would be an empty frame cut short; one error for the run
+                run = _STX_RUN.match(buf)
+                restart = (run.end() if run else 2) - 1  # the last STX of the run may start a frame
             cut_short = bytes(buf[:restart])
             del buf[:restart]
-            return ProtocolError(ErrorKind.TRUNCATED, cut_short[:ERROR_SAMPLE])
+            return ProtocolError(
+                ErrorKind.TRUNCATED, cut_short[:ERROR_SAMPLE], detail=f"{restart} bytes"
+            )
         if end < 0:
-            if len(buf) > MAX_WIRE_FRAME:
+            if len(buf) >= MAX_WIRE_FRAME:
                 long = bytes(buf[:ERROR_SAMPLE])
-                del buf[:]
+                following = buf.find(_STX, MAX_WIRE_FRAME)
+                del buf[: len(buf) if following < 0 else following]
                 return ProtocolError(ErrorKind.OVERSIZED, long, detail="no ETX")
             return None
         wire = bytes(buf[: end + 1])

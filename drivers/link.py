@@ -14,13 +14,32 @@ The rules (docs/protocol.md, "Link"):
    never mistaken for a retransmission.
 4. A frame that cannot be read is answered with NAK, SEQ 0, reason BAD_FRAME; the peer then
    resends its last frame at once (a try, for the host). An unknown CMD or bad payload gets
-   NAK with the frame's SEQ and reason UNKNOWN_COMMAND or BAD_PAYLOAD.
+   NAK with the frame's SEQ and reason UNKNOWN_COMMAND or BAD_PAYLOAD. Hygiene on a noisy
+   line (below): at most one BAD_FRAME NAK per resynchronisation, and on a degraded link NAKs
+   and NAK-asked resends are rate-limited with backoff.
 5. Device events are ACKed with their SEQ. An event identical to the last one (same SEQ, same
    event number and content) is a retransmission: ACKed again, not reported again. This memory
    survives a reconnect, so an event whose ACK was lost with the link is not reported twice.
 6. Event numbers count 1, 2, ... from the device's power-up; a gap means events were lost
    (`Missed`). GET_STATUS reports the counter too, so a loss is noticed even when no later
    event arrives.
+
+Noise. Line noise must never make the link spin: K stray STX bytes would otherwise be K NAKs
+and K resent frames, each of which the noise can spoil again. So:
+
+- After a BAD_FRAME NAK the host NAKs nothing more until a good frame has been read (a
+  resynchronisation): a burst of noise costs one NAK. The peer's resend, or the host's own
+  reply timeout, recovers what the noise spoiled.
+- Errors closer together than `quiet_time` are one noise episode. An episode of
+  `degraded_errors` errors makes the link degraded (`Degraded`, reported once an episode and
+  at most once every DEGRADED_REPORT_INTERVAL); from then on NAKs and the resends a peer's NAK
+  asks for are spaced by at least `nak_interval`, doubling with each up to `nak_backoff_max`.
+  Sporadic damage (a quiet spell between) keeps the bare rule: every bad frame NAKed.
+- A degraded episode lasting `noisy_down_after` seconds, or a command whose every try the
+  noise spoiled on a degraded link, takes the link down (`TooNoisy`, in place of TimedOut):
+  it sends nothing more and `noisy` stays set until `quiet(now)` sees `quiet_time` without
+  an error, so the driver holds the device instead of spinning, and brings it back as soon
+  as the line is clean (no reconnect backoff to wait out).
 """
 
 from __future__ import annotations
@@ -32,6 +51,7 @@ from drivers.framing import MAX_WIRE_FRAME, ErrorKind, Frame, FrameCodec, Protoc
 from drivers.messages import Ack, DeviceEvent, Message, Nak, NakReason, Status, StatusFlag
 
 BITS_PER_BYTE = 10  # start + 8 data + stop
+DEGRADED_REPORT_INTERVAL = 10.0  # seconds: a line noisy in bursts is reported degraded once
 
 
 @dataclass(frozen=True)
@@ -41,6 +61,13 @@ class LinkTiming:
     poll_interval: float = 1.0  # GET_STATUS when the link has been idle this long
     reconnect_initial: float = 0.5  # first reconnect attempt after a link loss
     reconnect_max: float = 30.0  # backoff doubles up to this
+    # Noise hygiene (see the module's docstring).
+    quiet_time: float = 0.25  # no protocol error for this long ends a noise episode
+    degraded_errors: int = 20  # errors in one episode that make the link degraded
+    nak_interval: float | None = 0.05  # first spacing of NAKs and resends when degraded;
+    # None: the bare protocol rule, every error NAKed and every NAK resent (a benchmark's peer)
+    nak_backoff_max: float = 1.0  # the spacing doubles up to this
+    noisy_down_after: float | None = 3.0  # a degraded episode this long takes the link down
 
 
 @dataclass
@@ -53,16 +80,26 @@ class LinkCounters:
     timeouts: int = 0
     naks_sent: int = 0
     naks_received: int = 0
+    naks_withheld: int = 0  # BAD_FRAME NAKs not sent (one per resynchronisation, rate limit)
+    resends_withheld: int = 0  # resends a peer's NAK asked for, not made (rate limit)
     duplicates: int = 0
     missed_events: int = 0
     protocol_errors: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, int]:
-        out = {k: v for k, v in vars(self).items() if isinstance(v, int)}
+        # The withheld counters appear once they count something, as error kinds do.
+        out = {
+            k: v
+            for k, v in vars(self).items()
+            if isinstance(v, int) and (v or k not in _LISTED_WHEN_COUNTED)
+        }
         out["protocol_errors"] = sum(self.protocol_errors.values())
         for kind, count in sorted(self.protocol_errors.items()):
             out[f"error_{kind}"] = count
         return out
+
+
+_LISTED_WHEN_COUNTED = frozenset({"naks_withheld", "resends_withheld"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +130,24 @@ class TimedOut:
     message: Message
 
 
-LinkResult = Replied | Refused | Received | Missed | TimedOut | ProtocolError
+@dataclass(frozen=True, slots=True)
+class Degraded:
+    """The link is noisy: `errors` protocol errors in an episode of `seconds` so far."""
+
+    errors: int
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class TooNoisy:
+    """The link is down for noise (its degraded episode lasted `noisy_down_after`, or the
+    noise spoiled every try of a command) until the line is quiet (`HostLink.quiet`)."""
+
+    errors: int
+    seconds: float
+
+
+LinkResult = Replied | Refused | Received | Missed | TimedOut | ProtocolError | Degraded | TooNoisy
 
 _NAK_FOR = {
     ErrorKind.UNKNOWN_COMMAND: NakReason.UNKNOWN_COMMAND,
@@ -136,16 +190,79 @@ class HostLink:
         self._event_number: int | None = None
         self._received_since_status = False
         self._wait = self.timing.reply_timeout
+        # noise hygiene
+        self._nak_armed = True  # a BAD_FRAME NAK may go out (reset by every good frame)
+        self._last_error_at = float("-inf")
+        self._episode_start = 0.0
+        self._episode_errors = 0
+        self.degraded = False  # this noise episode made the link degraded
+        self._degraded_reported_at = float("-inf")
+        self.noisy = False  # taken down for noise, until quiet() sees a quiet spell
+        self._spacing = self.timing.nak_interval or 0.0
+        self._last_nak_at = float("-inf")
+        self._last_resend_at = float("-inf")
 
     @property
     def busy(self) -> bool:
         return self._out_message is not None
 
-    def reset(self) -> None:
-        """Forget the outstanding command and the receive buffer (after a reconnect)."""
+    def reset(self, now: float | None = None) -> None:
+        """Forget the outstanding command and the receive buffer (after a reconnect). `now`:
+        the port opens now; a link down for noise counts its quiet spell from here, since
+        nothing was heard while the port was closed."""
         self._out_message = None
         self.deadline = None
         self.codec = FrameCodec(Role.HOST, self._messages)
+        self._nak_armed = True
+        if now is not None and self.noisy:
+            self._last_error_at = max(self._last_error_at, now)
+
+    def quiet(self, now: float) -> bool:
+        """True once no protocol error has come for `quiet_time`: the noise episode is over,
+        and a link taken down for noise (`noisy`) may come up again."""
+        if now - self._last_error_at < self.timing.quiet_time:
+            return False
+        self._end_episode()
+        return True
+
+    def _end_episode(self) -> None:
+        self.noisy = self.degraded = False
+        self._episode_errors = 0
+        self._spacing = self.timing.nak_interval or 0.0
+
+    def _note_noise(self, now: float, results: list[LinkResult]) -> None:
+        timing = self.timing
+        if now - self._last_error_at >= timing.quiet_time:
+            self._end_episode()
+            self._episode_start = now
+        self._last_error_at = now
+        self._episode_errors += 1
+        if not self.degraded:
+            if self._episode_errors >= timing.degraded_errors:
+                self.degraded = True
+                if now - self._degraded_reported_at >= DEGRADED_REPORT_INTERVAL:
+                    self._degraded_reported_at = now
+                    results.append(Degraded(self._episode_errors, now - self._episode_start))
+        elif (
+            not self.noisy
+            and timing.noisy_down_after is not None
+            and now - self._episode_start >= timing.noisy_down_after
+        ):
+            self.noisy = True
+            self._out_message = None
+            self.deadline = None
+            results.append(TooNoisy(self._episode_errors, now - self._episode_start))
+
+    def _spaced(self, now: float, last_at: float) -> bool:
+        """May a NAK (or a resend) go out `now`, the last one having gone at `last_at`? Always
+        while the link is not degraded; once it is, only `_spacing` after the last one, and
+        the spacing doubles with each."""
+        if not self.degraded or self.timing.nak_interval is None:
+            return True
+        if now - last_at < self._spacing:
+            return False
+        self._spacing = min(self._spacing * 2, self.timing.nak_backoff_max)
+        return True
 
     def request(self, message: Message, now: float) -> bytes:
         if self._out_message is not None:
@@ -169,7 +286,15 @@ class HostLink:
             return b"", []
         self.counters.timeouts += 1
         if self._tries >= self.timing.tries:
-            failed = TimedOut(self._out_seq, self._out_message)
+            failed: LinkResult = TimedOut(self._out_seq, self._out_message)
+            if (
+                self.degraded
+                and self._last_error_at >= self._out_sent_at
+                and self.timing.noisy_down_after is not None
+            ):
+                # the noise spoiled every try: down for noise, up when the line is quiet
+                self.noisy = True
+                failed = TooNoisy(self._episode_errors, now - self._episode_start)
             self._out_message = None
             self.deadline = None
             return b"", [failed]
@@ -200,14 +325,33 @@ class HostLink:
         results.append(error)
         if error.kind is ErrorKind.DIRECTION:
             return b""  # our own frame echoed back: nothing to answer
+        self._note_noise(now, results)
+        reason = _NAK_FOR.get(error.kind, NakReason.BAD_FRAME)
+        if reason is NakReason.BAD_FRAME or error.seq is None:
+            if self.timing.nak_interval is not None:
+                # one NAK per resynchronisation, spaced when degraded, none when down
+                if self.noisy or not (self._nak_armed and self._spaced(now, self._last_nak_at)):
+                    self.counters.naks_withheld += 1
+                    return b""
+                self._nak_armed = False
+                self._last_nak_at = now
+            reason, seq = NakReason.BAD_FRAME, 0
+        else:
+            # an intact frame (its CRC holds) with an unknown CMD or a bad payload: itself a
+            # resynchronisation, answered with its SEQ so the peer does not retry it
+            self._nak_armed = True
+            if self.noisy:
+                return b""
+            seq = error.seq
         self.counters.naks_sent += 1
         self.counters.frames_sent += 1
-        reason = _NAK_FOR.get(error.kind, NakReason.BAD_FRAME)
-        seq = error.seq if error.seq is not None and reason is not NakReason.BAD_FRAME else 0
         return self.codec.send(Nak(reason), seq, self.address)
 
     def _on_frame(self, frame: Frame, now: float, results: list[LinkResult]) -> bytes:
         self.counters.frames_received += 1
+        self._nak_armed = True  # resynchronised
+        if self.noisy:
+            return b""  # down for noise: nothing is answered until the driver reconnects
         if frame.address != self.address:
             return b""
         message = frame.message
@@ -231,6 +375,10 @@ class HostLink:
             self.counters.naks_received += 1
             if frame.seq == 0 and message.reason == NakReason.BAD_FRAME:
                 if self._out_message is not None and self._tries < self.timing.tries:
+                    if not self._spaced(now, self._last_resend_at):
+                        self.counters.resends_withheld += 1  # the reply timeout resends
+                        return b""
+                    self._last_resend_at = now
                     return self._retransmit(now)
                 return b""
         if self._out_message is None or frame.seq != self._out_seq:

@@ -60,6 +60,14 @@ class CommonFault(IntEnum):
     MEMORY = 3  # the device's non-volatile memory failed its check
 
 
+# The names drivers and simulators give the common fault codes (a device adds its own, 4-15).
+COMMON_FAULT_NAMES: Mapping[int, str] = {
+    CommonFault.POWER_LOST: "power_lost",
+    CommonFault.HARDWARE: "hardware",
+    CommonFault.MEMORY: "memory",
+}
+
+
 class StatusFlag(IntEnum):
     BUSY = 0x01  # an operation (shuffle, shake) is running
     POWERED_UP = 0x02  # the device started since the host's last GET_STATUS

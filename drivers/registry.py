@@ -1,44 +1,36 @@
-"""Which driver drives which device. A device engineer adds a line here for a new driver; the
-module is imported only when that device is configured."""
+"""Which driver drives which device, and which adapter tells the table what it means. A device
+engineer adds a line to each table here for a new device; its modules are imported only when
+that device is configured."""
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
-from typing import TypeVar
-
+from drivers.adapter import DeviceAdapter
 from drivers.base import DeviceDriver
-
-T = TypeVar("T")
+from drivers.plugins import load_registered
 
 DRIVERS: dict[str, str] = {
-    "shuffler": "drivers.shuffler:ShufflerDriver",
-    "dice_shaker": "drivers.dice_shaker:DiceShakerDriver",
-    "shoe_reader": "drivers.shoe_reader:ShoeReaderDriver",
-    "timer_bell": "drivers.timer_bell:TimerBellDriver",
+    "shuffler": "drivers.shuffler.driver:ShufflerDriver",
+    "dice_shaker": "drivers.dice_shaker.driver:DiceShakerDriver",
+    "shoe_reader": "drivers.shoe_reader.driver:ShoeReaderDriver",
+    "timer_bell": "drivers.timer_bell.driver:TimerBellDriver",
 }
 
-
-def load_registered(registry: Mapping[str, str], device: str, base: type[T], what: str) -> type[T]:
-    """Import the `module:Class` registered for `device` and check it is a `base`.
-
-    LookupError, naming `what` (driver, simulator), if none is registered or importable."""
-    try:
-        module_name, _, attribute = registry[device].partition(":")
-    except KeyError:
-        raise LookupError(f"no {what} for device {device!r}") from None
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise
-        raise LookupError(f"the {device} {what} ({module_name}) is not installed") from None
-    cls = getattr(module, attribute)
-    if not (isinstance(cls, type) and issubclass(cls, base)):
-        raise LookupError(f"{registry[device]} is not a {base.__name__}")
-    return cls
+ADAPTERS: dict[str, str] = {
+    "shuffler": "drivers.shuffler.adapter:ShufflerAdapter",
+    "dice_shaker": "drivers.dice_shaker.adapter:DiceShakerAdapter",
+    "shoe_reader": "drivers.shoe_reader.adapter:ShoeReaderAdapter",
+    "timer_bell": "drivers.timer_bell.adapter:TimerBellAdapter",
+}
 
 
 def driver_class(device: str) -> type[DeviceDriver]:
     """The driver class for `device`; LookupError if none is registered or importable."""
     return load_registered(DRIVERS, device, DeviceDriver, "driver")
+
+
+def adapter_class(device: str) -> type[DeviceAdapter]:
+    """The adapter class for `device`: the generic `DeviceAdapter` (common facts only, commands
+    by method name) when none is registered; LookupError if a registered one is not importable."""
+    if device not in ADAPTERS:
+        return DeviceAdapter
+    return load_registered(ADAPTERS, device, DeviceAdapter, "adapter")

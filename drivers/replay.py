@@ -38,14 +38,18 @@ from typing import Any
 from drivers.base import CommandRefused, DeviceDriver, DeviceError, DriverEvent
 from drivers.capture import RX, TX, Capture, read_capture
 from drivers.clock import ManualClock, settle
-from drivers.dice_shaker import DiceShakerDriver, Shake
+from drivers.dice_shaker.driver import DiceShakerDriver
+from drivers.dice_shaker.messages import Shake
 from drivers.framing import Frame, FrameCodec, Role
 from drivers.link import LinkTiming
 from drivers.messages import ClearFaults, GetStatus, Identify, Message
 from drivers.registry import driver_class
-from drivers.shoe_reader import Arm, Disarm, ShoeMode, ShoeReaderDriver
-from drivers.shuffler import ShufflerDriver, StartShuffle
-from drivers.timer_bell import CancelTimer, GetRemaining, Ring, StartTimer, TimerBellDriver
+from drivers.shoe_reader.driver import ShoeReaderDriver
+from drivers.shoe_reader.messages import Arm, Disarm, ShoeMode
+from drivers.shuffler.driver import ShufflerDriver
+from drivers.shuffler.messages import StartShuffle
+from drivers.timer_bell.driver import TimerBellDriver
+from drivers.timer_bell.messages import CancelTimer, GetRemaining, Ring, StartTimer
 from drivers.transport import Transport
 
 NO_POLLING = 1e9

@@ -2,7 +2,7 @@
 
 A `DeviceModel` is sans-I/O like the codec: bytes from the host go in through `receive_data`,
 bytes for the host leave through the `output` callable it was given, and time comes from a
-`Scheduler`. The same model therefore runs behind an in-process `sim://` port, behind a
+`Clock`. The same model therefore runs behind an in-process `sim://` port, behind a
 pseudo-terminal (`tabled sim`) and in unit tests with manual time.
 
 Device end of the link (docs/protocol.md, "Link"): it answers every command with one frame
@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import structlog
 
+from drivers.clock import Clock, TimerHandle
 from drivers.framing import ErrorKind, Frame, FrameCodec, ProtocolError, Role
 from drivers.messages import (
     Ack,
@@ -51,7 +52,6 @@ from drivers.messages import (
     Status,
     StatusFlag,
 )
-from simulators.scheduler import Handle, Scheduler
 from simulators.world import TableWorld
 
 Output = Callable[[bytes], None]
@@ -85,7 +85,7 @@ class DeviceModel:
         self,
         *,
         world: TableWorld,
-        scheduler: Scheduler,
+        scheduler: Clock,
         output: Output,
         seed: int | None = None,
         faults: Iterable[str] = (),
@@ -138,7 +138,7 @@ class DeviceModel:
         self._next_event_seq = 1
         self._pending: tuple[int, bytes] | None = None
         self._pending_tries = 0
-        self._retry: Handle | None = None
+        self._retry: TimerHandle | None = None
         self._corrupt_next = False
 
     # --- host side ------------------------------------------------------------------------

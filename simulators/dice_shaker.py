@@ -14,15 +14,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from drivers.dice_shaker import (
+from drivers.dice_shaker.messages import (
     BASE,
     DICE_MESSAGES,
     DiceFault,
     DiceResult,
-    DiceShakerDriver,
     InvalidReason,
     InvalidThrow,
     Shake,
+)
+from drivers.dice_shaker.messages import (
+    DOOR_NAMES as WIRE_DOOR_NAMES,
+)
+from drivers.dice_shaker.messages import (
+    FAULT_NAMES as WIRE_FAULT_NAMES,
 )
 from drivers.messages import COMMON_MESSAGES, Ack, Message, Nak, message_set
 from simulators.base import DeviceModel
@@ -43,8 +48,8 @@ class DiceShakerModel(DeviceModel):
     MESSAGES: ClassVar[Mapping[int, type[Message]]] = message_set(COMMON_MESSAGES, DICE_MESSAGES)
     MODEL: ClassVar[str] = "DICE-4"
     FIRMWARE: ClassVar[str] = "1.7.0"
-    FAULT_NAMES: ClassVar[Mapping[int, str]] = DiceShakerDriver.FAULTS
-    DOOR_NAMES: ClassVar[Mapping[int, str]] = DiceShakerDriver.DOORS
+    FAULT_NAMES: ClassVar[Mapping[int, str]] = WIRE_FAULT_NAMES
+    DOOR_NAMES: ClassVar[Mapping[int, str]] = WIRE_DOOR_NAMES
     ONE_SHOT: ClassVar[frozenset[str]] = frozenset(_INVALID)
     CONDITIONS: ClassVar[frozenset[str]] = frozenset({"reader_lost", "shaker_detached"})
 

@@ -12,17 +12,20 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from serial.serialutil import PortNotOpenError, SerialBase, SerialException
 
+from drivers.clock import shared_thread_clock
 from simulators.base import DeviceModel, UnknownFault
-from simulators.scheduler import shared_thread_scheduler
 from simulators.spec import SimSpec, create_model, parse_sim_url
 from simulators.world import get_world
 
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
-class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type information
+
+class Serial(SerialBase):
     """A pyserial port wired to a simulated device."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -39,13 +42,13 @@ class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type inform
     def open(self) -> None:
         if self.is_open:
             raise SerialException("port already open")
-        if self._port is None:
+        if self.port is None:
             raise SerialException("port must be configured before it can be used")
         try:
-            self.spec = parse_sim_url(self._port)
+            self.spec = parse_sim_url(self.port)
             if self.spec.device in get_world(self.spec.world).unplugged:
-                raise SerialException(f"{self._port}: no such device (unplugged)")
-            self.model = create_model(self.spec, shared_thread_scheduler(), self._from_device)
+                raise SerialException(f"{self.port}: no such device (unplugged)")
+            self.model = create_model(self.spec, shared_thread_clock(), self._from_device)
         except (ValueError, LookupError, UnknownFault) as exc:
             raise SerialException(str(exc)) from None
         self.model.world.on_unplug(self.spec.device, self._unplugged, self)
@@ -76,7 +79,7 @@ class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type inform
     def _unplugged(self) -> None:
         callback = self._on_lost
         if callback is not None:
-            callback(f"{self._port}: device unplugged")
+            callback(f"{self.port}: device unplugged")
 
     def _from_device(self, data: bytes) -> None:
         with self._ready:
@@ -86,18 +89,19 @@ class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type inform
                 self._rx += data
                 self._ready.notify_all()
 
-    def write(self, data: bytes | bytearray | memoryview) -> int:
+    def write(self, data: ReadableBuffer) -> int:
         if not self.is_open or self.model is None or self.spec is None:
             raise PortNotOpenError()
         if self.spec.device in self.model.world.unplugged:
-            raise SerialException(f"{self._port}: device unplugged")
-        self.model.receive_data(bytes(data))
-        return len(data)
+            raise SerialException(f"{self.port}: device unplugged")
+        payload = bytes(data)
+        self.model.receive_data(payload)
+        return len(payload)
 
     def read(self, size: int = 1) -> bytes:
         if not self.is_open:
             raise PortNotOpenError()
-        deadline = None if self._timeout is None else time.monotonic() + self._timeout
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
         with self._ready:
             while len(self._rx) < size and self.is_open:
                 wait = None if deadline is None else deadline - time.monotonic()

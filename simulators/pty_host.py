@@ -11,8 +11,8 @@ import os
 import tty
 from dataclasses import dataclass, field
 
+from drivers.clock import MonotonicClock
 from simulators.base import DeviceModel
-from simulators.scheduler import LoopScheduler
 from simulators.spec import SimSpec, create_model
 from simulators.world import TableWorld
 
@@ -34,7 +34,7 @@ class PtyHost:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
-        self._scheduler = LoopScheduler(loop)
+        self._scheduler = MonotonicClock(loop)
         self.devices: list[PtyDevice] = []
 
     def add(self, spec: SimSpec, world: TableWorld) -> PtyDevice:

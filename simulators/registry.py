@@ -3,7 +3,7 @@ module is imported only when that device is simulated."""
 
 from __future__ import annotations
 
-from drivers.registry import load_registered
+from drivers.plugins import load_registered
 from simulators.base import DeviceModel
 
 MODELS: dict[str, str] = {

@@ -26,7 +26,13 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from drivers.messages import COMMON_MESSAGES, Ack, Message, Nak, message_set
-from drivers.shoe_reader import (
+from drivers.shoe_reader.messages import (
+    DOOR_NAMES as WIRE_DOOR_NAMES,
+)
+from drivers.shoe_reader.messages import (
+    FAULT_NAMES as WIRE_FAULT_NAMES,
+)
+from drivers.shoe_reader.messages import (
     SHOE,
     SHOE_MESSAGES,
     TILES_PER_HAND,
@@ -39,7 +45,6 @@ from drivers.shoe_reader import (
     MisreadEvent,
     ShoeFault,
     ShoeMode,
-    ShoeReaderDriver,
     tile_byte,
 )
 from simulators.base import DeviceModel
@@ -57,8 +62,8 @@ class ShoeReaderModel(DeviceModel):
     MESSAGES: ClassVar[Mapping[int, type[Message]]] = message_set(COMMON_MESSAGES, SHOE_MESSAGES)
     MODEL: ClassVar[str] = "SHOE-R8"
     FIRMWARE: ClassVar[str] = "4.0.2"
-    FAULT_NAMES: ClassVar[Mapping[int, str]] = ShoeReaderDriver.FAULTS
-    DOOR_NAMES: ClassVar[Mapping[int, str]] = ShoeReaderDriver.DOORS
+    FAULT_NAMES: ClassVar[Mapping[int, str]] = WIRE_FAULT_NAMES
+    DOOR_NAMES: ClassVar[Mapping[int, str]] = WIRE_DOOR_NAMES
     ONE_SHOT: ClassVar[frozenset[str]] = frozenset(
         {"misread", "duplicate_card", "face_up", "card_out_of_phase", "cut_card"}
     )

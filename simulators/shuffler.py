@@ -19,12 +19,17 @@ from collections.abc import Mapping, MutableSequence
 from typing import ClassVar, TypeVar
 
 from drivers.messages import COMMON_MESSAGES, Ack, Message, Nak, message_set
-from drivers.shuffler import (
+from drivers.shuffler.messages import (
+    DOOR_NAMES as WIRE_DOOR_NAMES,
+)
+from drivers.shuffler.messages import (
+    FAULT_NAMES as WIRE_FAULT_NAMES,
+)
+from drivers.shuffler.messages import (
     LID,
     SHUFFLER_MESSAGES,
     ShuffleDone,
     ShuffleMode,
-    ShufflerDriver,
     ShufflerFault,
     StartShuffle,
 )
@@ -51,8 +56,8 @@ class ShufflerModel(DeviceModel):
     )
     MODEL: ClassVar[str] = "SHUF-52"
     FIRMWARE: ClassVar[str] = "2.3.1"
-    FAULT_NAMES: ClassVar[Mapping[int, str]] = ShufflerDriver.FAULTS
-    DOOR_NAMES: ClassVar[Mapping[int, str]] = ShufflerDriver.DOORS
+    FAULT_NAMES: ClassVar[Mapping[int, str]] = WIRE_FAULT_NAMES
+    DOOR_NAMES: ClassVar[Mapping[int, str]] = WIRE_DOOR_NAMES
     ONE_SHOT: ClassVar[frozenset[str]] = frozenset(
         {"jam", "wrong_count", "foreign_card", "unreadable_card", "power_lost"}
     )

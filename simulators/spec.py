@@ -7,9 +7,9 @@ import math
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qs, urlsplit
 
+from drivers.clock import Clock
 from simulators.base import DeviceModel, Output
 from simulators.registry import model_class
-from simulators.scheduler import Scheduler
 from simulators.world import TableWorld, get_world
 
 QUERY_KEYS = frozenset({"seed", "fault", "speed", "world", "address"})
@@ -70,7 +70,7 @@ def check_speed(speed: float) -> bool:
 
 
 def create_model(
-    spec: SimSpec, scheduler: Scheduler, output: Output, world: TableWorld | None = None
+    spec: SimSpec, scheduler: Clock, output: Output, world: TableWorld | None = None
 ) -> DeviceModel:
     """A model for `spec`; LookupError for an unknown device, UnknownFault for a bad fault."""
     cls = model_class(spec.device)

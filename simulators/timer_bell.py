@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from drivers.messages import COMMON_MESSAGES, Ack, Message, Nak, NakReason, message_set
-from drivers.timer_bell import (
+from drivers.timer_bell.messages import (
     BELL_MESSAGES,
     BellFault,
     BellRangEvent,
@@ -28,9 +28,11 @@ from drivers.timer_bell import (
     Ring,
     RingCause,
     StartTimer,
-    TimerBellDriver,
     TimerExpiredEvent,
     TimerWarningEvent,
+)
+from drivers.timer_bell.messages import (
+    FAULT_NAMES as WIRE_FAULT_NAMES,
 )
 from simulators.base import DeviceModel
 
@@ -42,7 +44,7 @@ class TimerBellModel(DeviceModel):
     MESSAGES: ClassVar[Mapping[int, type[Message]]] = message_set(COMMON_MESSAGES, BELL_MESSAGES)
     MODEL: ClassVar[str] = "BELL-1"
     FIRMWARE: ClassVar[str] = "1.2.0"
-    FAULT_NAMES: ClassVar[Mapping[int, str]] = TimerBellDriver.FAULTS
+    FAULT_NAMES: ClassVar[Mapping[int, str]] = WIRE_FAULT_NAMES
     ONE_SHOT: ClassVar[frozenset[str]] = frozenset({"double_start", "power_lost"})
     CONDITIONS: ClassVar[frozenset[str]] = frozenset({"bell_failed"})
 

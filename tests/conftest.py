@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # CI runs on 2 cores beside nothing else; keep property tests thorough but bounded.
@@ -10,3 +11,12 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # `tabled trace` reads these marks from the source (daemon/trace/marks.py).
+    config.addinivalue_line(
+        "markers",
+        "article(regulation, *paragraphs): the test proves these articles, e.g. "
+        '@pytest.mark.article("51/89/M", "2(a)"); see docs/traceability.md',
+    )

@@ -41,6 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from daemon.api.gate import Gate, Journal, RefusalLog
 from daemon.api.ratelimit import AuthFailureLimiter
 from daemon.api.tokens import TokenStore, check_tokens_file
+from daemon.config import parse_listen
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -56,18 +57,6 @@ INPUT_STATUSES = {400: "malformed", 404: "not_found", 405: "method_not_allowed",
                   413: "body_too_large", 422: "invalid_input"}  # fmt: skip
 WS_INVALID_INPUT = 4400
 WS_FORBIDDEN = 4403
-
-
-def parse_listen(listen: str) -> tuple[str, int]:
-    """`HOST:PORT` (`[::1]:8700` for IPv6) -> (host, port); ValueError naming what is wrong."""
-    host, sep, port_text = listen.rpartition(":")
-    if not sep or not host:
-        raise ValueError(f"listen address {listen!r}: expected HOST:PORT")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise ValueError(f"listen address {listen!r}: port must be 0-65535")
-    return host, int(port_text)
 
 
 def is_loopback(host: str) -> bool:

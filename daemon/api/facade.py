@@ -17,25 +17,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
+from daemon.procedures.spec import Param
+
 ROLES = ("dealer", "supervisor", "surveillance", "admin")
 Role = Literal["dealer", "supervisor", "surveillance", "admin"]
 
-ParamKind = Literal["int", "str", "bool", "list[int]", "list[str]"]
-
-
-@dataclass(frozen=True)
-class ParamSpec:
-    """One field of an action's payload; the API checks kinds and bounds before the table."""
-
-    kind: ParamKind
-    required: bool = True
-    minimum: int | None = None  # for int, and for each item of list[int]
-    maximum: int | None = None
-    min_length: int | None = None  # for str and lists
-    max_length: int | None = None
-    choices: tuple[str, ...] = ()  # for str: the only values allowed
-    label_en: str = ""
-    label_zh: str = ""
+# One field of an action's payload, as the game declares it (daemon/procedures/spec.py): the
+# API builds its request models from these (daemon/api/models.py), the console its forms.
+ParamSpec = Param
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """The API's gate: who is calling (token -> person), the bad-token budgets, and the journal's
-record of what was refused at the door.
+record of what was refused at the door. `Who` is the FastAPI dependency that names the caller;
+the push feed calls `Gate.authenticate` with its first message's token.
 
 A refused request is a fact surveillance must see, but not one durable journal line each: a
 flood of bad tokens or garbage bodies would otherwise fill the table PC's disk with commits.
@@ -20,9 +21,11 @@ import contextlib
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import structlog
+from fastapi import Depends, Request
+from fastapi.security import HTTPBearer
 
 from daemon.api.errors import ApiError
 from daemon.api.ratelimit import AuthFailureLimiter
@@ -250,3 +253,19 @@ class Gate:
             "bad_token", client, token, locked, on_guard=self.limiter.on_guard()
         )
         raise ApiError(401, "unauthorized", "token not recognised", {"WWW-Authenticate": "Bearer"})
+
+
+_bearer = HTTPBearer(auto_error=False, description="a person's API token")
+
+
+async def _principal(request: Request, _: Annotated[Any, Depends(_bearer)]) -> Principal:
+    header = request.headers.get("authorization", "")
+    scheme, _sep, token = header.partition(" ")
+    if header and scheme.lower() != "bearer":
+        raise ApiError(401, "unauthorized", "use `Authorization: Bearer TOKEN`")
+    client = request.client.host if request.client else "unknown"
+    gate: Gate = request.app.state.gate
+    return await gate.authenticate(token.strip() or None, client)
+
+
+Who = Annotated[Principal, Depends(_principal)]

@@ -17,26 +17,10 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
-from daemon.journal import Journal, JournalClosed, Record, SubscriberLagged
-from daemon.journal_format import journal_files, parse_file_name
+from daemon.journal import Journal, JournalClosed, Record, SubscriberLagged, record_dict
+from daemon.journal.format import journal_files, parse_file_name
 
 CATCH_UP_BATCH = 500
-
-
-def record_json(record: Record) -> dict[str, Any]:
-    """One journal event as the API shows it (the line's fields; `round` for `round_id`)."""
-    return {
-        "seq": record.seq,
-        "ts": record.ts,
-        "mono": record.mono,
-        "table": record.table,
-        "round": record.round_id,
-        "actor": record.actor,
-        "event": record.event,
-        "payload": dict(record.payload),
-        "prev": record.prev,
-        "hash": record.hash,
-    }
 
 
 def _ts(record: Record) -> datetime | None:
@@ -104,7 +88,7 @@ def query(
             when = _ts(record)
             if when is None or (since and when < since) or (until and when > until):
                 continue
-        kept.append(record_json(record))
+        kept.append(record_dict(record))
     return list(kept)
 
 
@@ -139,7 +123,7 @@ class JournalSubscription:
             backlog = await self._catch_up()
             for record in backlog:
                 self._last = record.seq
-                yield record_json(record)
+                yield record_dict(record)
             if len(backlog) >= CATCH_UP_BATCH:
                 continue
             try:
@@ -149,7 +133,7 @@ class JournalSubscription:
                     if record.seq > self._last + 1:
                         break  # a gap (cannot happen with one journal): read it from the files
                     self._last = record.seq
-                    yield record_json(record)
+                    yield record_dict(record)
                 return  # the journal closed
             except SubscriberLagged:
                 self._live = self._journal.subscribe(self._maxsize)

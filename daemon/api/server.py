@@ -18,8 +18,9 @@ import structlog
 import uvicorn
 from fastapi import FastAPI
 
-from daemon.api.doors import DoorsPolicy, is_loopback, parse_listen, tls_problem
+from daemon.api.doors import DoorsPolicy, is_loopback, tls_problem
 from daemon.api.gate import Gate
+from daemon.config import parse_listen
 
 __all__ = ["ApiServer", "is_loopback", "parse_listen"]
 

@@ -1,260 +1,42 @@
 """What the table runtime needs to answer the API in a few lines: the operator actions of each
 game with their parameters and bilingual labels, and the console's view of a procedure snapshot.
 
-`action_specs(procedure.ACTIONS, game)` gives `TableFacade.actions()`; `console_snapshot(...)`
+`action_specs(procedure.ACTIONS)` gives `TableFacade.actions()`; `console_snapshot(...)`
 turns `Procedure.snapshot()` (daemon/procedures/) into the `Snapshot` the dealer console shows.
-Both read the procedures' data as it is; an action this module does not know is still offered,
-with its payload left for the procedure to check (so a new trigger never disappears from the
-console because nobody wrote its form yet).
+Both read each game's declaration (`daemon.procedures.spec.Game`: the actions' parameters and
+labels, each phase's text) and keep no copy of it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
-from typing import Any, Protocol
+from typing import Any
 
-from daemon.api.facade import ActionSpec, ParamSpec
-
-OPERATOR_ROLES = frozenset({"dealer", "supervisor"})
-
-
-class ProcedureAction(Protocol):
-    """The shape of `daemon.procedures.base.Action` this module reads."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def roles(self) -> frozenset[str]: ...
+from daemon.api.facade import ActionSpec
+from daemon.procedures.common import OVERRIDES
+from daemon.procedures.games import GAMES
+from daemon.procedures.spec import OPERATOR_ROLES, Action, PhaseText
 
 
-def _player(en: str = "Player", zh: str = "玩家") -> ParamSpec:
-    return ParamSpec("str", max_length=64, label_en=en, label_zh=zh)
-
-
-def _seat(lo: int, hi: int, en: str = "Seat", zh: str = "門") -> ParamSpec:
-    return ParamSpec("int", minimum=lo, maximum=hi, label_en=en, label_zh=zh)
-
-
-_AMOUNT = ParamSpec("int", minimum=1, maximum=10**12, label_en="Amount", label_zh="金額")
-
-
-def _cards(n: int, en: str, zh: str, exactly: bool = True) -> ParamSpec:
-    return ParamSpec(
-        "list[str]", min_length=n if exactly else 1, max_length=n, label_en=en, label_zh=zh
-    )
-
-
-_ROWS13 = {
-    "head": _cards(3, "Head (3)", "頭道"),
-    "middle": _cards(5, "Middle (5)", "中道"),
-    "tail": _cards(5, "Tail (5)", "尾道"),
-}
-_PAIR = {
-    "front": ParamSpec("str", max_length=64, label_en="Front pair", label_zh="前手"),
-    "back": ParamSpec("str", max_length=64, label_en="Back pair", label_zh="後手"),
-}
-
-# game -> action -> payload fields, as the procedure's checks read them.
-PARAMS: dict[str, dict[str, dict[str, ParamSpec]]] = {
-    "thirteen": {
-        "open_table": {},
-        "confirm_hand_shuffle": {},
-        "confirm_cut": {
-            "by": ParamSpec(
-                "str", choices=("player", "dealer"), label_en="Cut by", label_zh="切牌者"
-            ),
-            "player": ParamSpec(
-                "str", required=False, max_length=64, label_en="Player", label_zh="玩家"
-            ),
-            "players_declined": ParamSpec(
-                "bool", required=False, label_en="No player will cut", label_zh="玩家不切"
-            ),
-            "cards": ParamSpec(
-                "int", minimum=10, maximum=42, label_en="Cards cut", label_zh="切牌張數"
-            ),
-            "one_hand": ParamSpec("bool", label_en="One hand", label_zh="單手"),
-        },
-        "load_shoe": {},
-        "place_bet": {
-            "player": _player(),
-            "seat": _seat(1, 3),
-            "amount": _AMOUNT,
-            "units": ParamSpec("int", minimum=1, maximum=100, label_en="Units", label_zh="注數"),
-            "seated": ParamSpec("bool", label_en="Seated", label_zh="在座"),
-        },
-        "withdraw_bet": {"player": _player(), "seat": _seat(1, 3)},
-        "move_bet": {
-            "player": _player(),
-            "from_seat": _seat(1, 3, "From seat", "原門"),
-            "to_seat": _seat(1, 3, "To seat", "新門"),
-        },
-        "shake_dice": {"player": _player("Highest bettor", "最高投注者")},
-        "correct_misdeal": {"cards": _cards(52, "Cards to re-deal", "重發的牌", exactly=False)},
-        "arrange_banker": dict(_ROWS13),
-        "open_banker": {},
-        "enter_arrangement": {"seat": _seat(1, 3), **_ROWS13},
-        "settle_round": {},
-        "start_round": {},
-        "propose_card": {
-            "card": ParamSpec("str", min_length=2, max_length=3, label_en="Card", label_zh="牌"),
-            "note": ParamSpec(
-                "str", required=False, max_length=200, label_en="Note", label_zh="備註"
-            ),
-        },
-        "approve_override": {},
-        "reject_override": {},
-        "void_deal": {},
-        "clear_hold": {},
-        "clear_tilt": {},
-        "void_round": {},
-    },
-    "paigow": {
-        "open_table": {},
-        "take_bank": {"player": _player(), "seat": _seat(0, 7, "Door", "門")},
-        "decline_bank": {"player": _player()},
-        "confirm_tile_shuffle": {
-            "new_set": ParamSpec("bool", required=False, label_en="New set", label_zh="新牌"),
-        },
-        "move_stacks": {
-            "by": ParamSpec(
-                "str", choices=("player", "banker"), label_en="Moved by", label_zh="移牌者"
-            ),
-            "player": _player(),
-            "one_hand": ParamSpec("bool", label_en="One hand", label_zh="單手"),
-        },
-        "place_bet": {"player": _player(), "seat": _seat(0, 7, "Door", "門"), "amount": _AMOUNT},
-        "withdraw_bet": {"player": _player(), "seat": _seat(0, 7, "Door", "門")},
-        "move_bet": {
-            "player": _player(),
-            "from_seat": _seat(0, 7, "From door", "原門"),
-            "to_seat": _seat(0, 7, "To door", "新門"),
-        },
-        "place_stake": {"amount": _AMOUNT},
-        "shake_dice": {"player": _player("Banker", "莊家")},
-        "tile_face_up": {"seat": _seat(0, 7, "Door", "門"), "tile": _player("Tile", "牌")},
-        "confirm_deal": {},
-        "set_hand": {"seat": _seat(0, 7, "Door", "門"), **_PAIR},
-        "set_banker": dict(_PAIR),
-        "open_hands": {},
-        "reset_hand": {"seat": _seat(0, 7, "Door", "門"), **_PAIR},
-        "settle_round": {},
-        "extend_bank": {
-            "consents": ParamSpec(
-                "list[int]",
-                minimum=0,
-                maximum=7,
-                max_length=8,
-                label_en="Doors agreeing",
-                label_zh="同意的門",
-            )
-        },
-        "next_round": {},
-        "clear_hold": {},
-        "clear_tilt": {},
-        "void_round": {},
-    },
-}
-
-LABELS: dict[str, tuple[str, str]] = {
-    "open_table": ("Open table", "開枱"),
-    "confirm_hand_shuffle": ("Hand shuffle done", "人手洗牌完成"),
-    "confirm_cut": ("Cut", "切牌"),
-    "load_shoe": ("Load shoe", "入牌靴"),
-    "place_bet": ("Place bet", "下注"),
-    "withdraw_bet": ("Withdraw bet", "撤注"),
-    "move_bet": ("Move bet", "移注"),
-    "shake_dice": ("Shake dice", "搖骰"),
-    "correct_misdeal": ("Correct misdeal", "更正錯發"),
-    "void_deal": ("Void the deal", "作廢此次發牌"),
-    "arrange_banker": ("Banker arranges", "莊家排牌"),
-    "open_banker": ("Banker opens", "莊家開牌"),
-    "enter_arrangement": ("Enter arrangement", "輸入排牌"),
-    "settle_round": ("Settle", "結算"),
-    "start_round": ("Next round", "下一局"),
-    "take_bank": ("Take the bank", "做莊"),
-    "decline_bank": ("Decline the bank", "不做莊"),
-    "confirm_tile_shuffle": ("Tiles shuffled", "洗牌完成"),
-    "move_stacks": ("Move stacks", "移牌疊"),
-    "place_stake": ("Banker's stake", "莊家本金"),
-    "confirm_deal": ("Deal done", "派牌完成"),
-    "tile_face_up": ("Tile face up", "牌面朝上"),
-    "set_hand": ("Set hand", "配牌"),
-    "set_banker": ("Banker sets", "莊家配牌"),
-    "open_hands": ("Open hands", "開牌"),
-    "reset_hand": ("Re-set hand", "重新配牌"),
-    "extend_bank": ("Extend the bank", "續莊"),
-    "next_round": ("Next round", "下一局"),
-    "propose_card": ("Enter misread card", "輸入誤讀的牌"),
-    "approve_override": ("Approve override", "批准更正"),
-    "reject_override": ("Reject override", "駁回更正"),
-    "clear_hold": ("Clear HOLD", "解除暫停"),
-    "clear_tilt": ("Clear TILT", "解除故障"),
-    "void_round": ("Void round", "作廢本局"),
-}
-
-# phase -> (English, Chinese, what comes next in English, in Chinese)
-PHASES: dict[str, tuple[str, str, str, str]] = {
-    "EQUIPMENT_CHECK": (
-        "Equipment check",
-        "設備檢查",
-        "identify devices, open the table",
-        "識別設備，開枱",
-    ),
-    "HAND_SHUFFLE": ("Hand shuffle", "人手洗牌", "the dealer hand-shuffles", "荷官人手洗牌"),
-    "MACHINE_SHUFFLE": (
-        "Machine shuffle",
-        "洗牌機洗牌",
-        "the shuffler counts 52",
-        "洗牌機點算52張",
-    ),
-    "CUT": ("Cut", "切牌", "a player cuts, one hand, at least 10", "玩家單手切牌，至少十張"),
-    "SHOE_LOADING": ("Shoe", "入牌靴", "cards into the shoe", "牌放入牌靴"),
-    "BETTING": ("Betting", "下注", "bets on the seats, then the dice", "下注，然後搖骰"),
-    "SHAKING": ("Dice", "搖骰", "the shaker reports the dice", "等待骰子結果"),
-    "DEALING": ("Dealing", "發牌", "the shoe deals 13 to each seat", "每門發十三張"),
-    "BANKER_ARRANGING": ("Banker arranges", "莊家排牌", "the banker arranges", "莊家排牌"),
-    "BANKER_ARRANGED": ("Banker arranged", "莊家已排牌", "the banker opens", "莊家開牌"),
-    "PLAYERS_ARRANGING": (
-        "Players arrange",
-        "玩家排牌",
-        "arrangements within 5 minutes",
-        "五分鐘內排牌",
-    ),
-    "SETTLING": ("Settling", "結算", "settle the round", "結算本局"),
-    "ROUND_OVER": ("Round over", "本局完", "the next round", "下一局"),
-    "BANK_OFFER": ("Bank offer", "做莊", "a player takes the bank", "玩家做莊"),
-    "SHUFFLE": ("Shuffle", "洗牌", "tiles shuffled, stacks moved", "洗牌，移牌疊"),
-    "SETTING": ("Setting", "配牌", "players set their hands", "玩家配牌"),
-    "BANKER_SETTING": ("Banker sets", "莊家配牌", "the banker sets", "莊家配牌"),
-    "OPENING": ("Opening", "開牌", "the croupier opens the hands", "荷官開牌"),
-    "OPENED": ("Opened", "已開牌", "re-set wrong hands, settle", "更正配牌，結算"),
-    "HOLD": ("HOLD", "暫停", "a supervisor clears the hold", "由主任解除暫停"),
-    "TILT": ("TILT", "故障", "a supervisor clears the tilt", "由主任解除故障"),
-}
-
-
-def action_specs(actions: Mapping[str, ProcedureAction], game: str) -> list[ActionSpec]:
-    """The operator actions (dealer and supervisor) of a procedure's `ACTIONS`, as the API
-    offers them; supervisor actions carry a required reason."""
-    known = PARAMS.get(game, {})
+def action_specs(actions: Mapping[str, Action], game: str | None = None) -> list[ActionSpec]:
+    """The operator actions (dealer and supervisor) of a game's `ACTIONS`, as the API offers
+    them, with the parameters and labels the game declares (daemon/procedures/*/game.py);
+    supervisor actions carry a required reason. `game` is not needed: the actions say it all."""
     specs = []
     for name, action in actions.items():
         roles = frozenset(action.roles) & OPERATOR_ROLES
         if not roles:
             continue
-        en, zh = LABELS.get(name, (name.replace("_", " "), name))
-        params = known.get(name)
         specs.append(
             ActionSpec(
                 name=name,
                 roles=roles,
-                params=params or {},
-                requires_reason="supervisor" in roles,
-                payload_checked=params is not None,
-                label_en=en,
-                label_zh=zh,
+                params=action.params or {},
+                requires_reason=action.requires_reason,
+                payload_checked=action.params is not None,
+                label_en=action.label_en or name.replace("_", " "),
+                label_zh=action.label_zh or name,
             )
         )
     return specs
@@ -289,12 +71,6 @@ def _seat_results(settlement: Any) -> dict[int, dict[str, Any]]:
     return out
 
 
-# override kind -> (English, Chinese) of what the supervisor is asked to approve
-OVERRIDES: dict[str, tuple[str, str]] = {
-    "enter_card": ("Enter card by hand", "人手輸入牌"),
-}
-
-
 def _override_view(pending: Any) -> dict[str, Any] | None:
     """A proposal waiting for a supervisor: what it is, in words, beside its details."""
     if not isinstance(pending, Mapping):
@@ -324,7 +100,9 @@ def console_snapshot(
     keeps (the procedure does not hold refusals).
     """
     phase = str(snapshot.get("phase", ""))
-    en, zh, next_en, next_zh = PHASES.get(phase, (phase, phase, "", ""))
+    game = GAMES.get(str(snapshot.get("game", "")))
+    text = game.phase_text(phase) if game is not None else PhaseText(phase, phase, "", "")
+    en, zh, next_en, next_zh = text.label_en, text.label_zh, text.next_en, text.next_zh
     banker_seat = snapshot.get("banker_seat")
     bets_by_seat: dict[Any, list[dict[str, Any]]] = {}
     for bet in snapshot.get("bets") or []:

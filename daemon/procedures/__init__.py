@@ -1,12 +1,17 @@
 """One `transitions` state machine per game: states, triggers and guards as data.
 
-`build(config)` gives the runtime the procedure its table configuration names; the machines
-themselves are `thirteen.ThirteenProcedure` and `paigow.PaiGowProcedure` (docs/procedures.md).
+Each game is a package: its declaration (`game.py`: phases and their text, actions with their
+roles, parameters, labels and articles, the transition table), its procedure (`procedure.py`)
+and its settlement (`settle.py`); docs/procedures.md describes the layout. `build(config)` is
+the one builder of the procedure a table configuration names, for the daemon (`daemon.table`)
+and the tests alike.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from daemon.config import ConfigError
 
 if TYPE_CHECKING:
     from daemon.config import TableConfig
@@ -16,25 +21,36 @@ if TYPE_CHECKING:
 def build(config: TableConfig) -> Procedure:
     """A fresh procedure for the table's game, rule set and (Pai Gow) number of hands.
 
-    The devices to identify before opening are the game's own (Art. 1) and every other device
-    the configuration enables.
+    The equipment the game's regulation names (Thirteen Art. 1: shuffler, shoe, dice; Pai Gow:
+    the dice) must be configured, else `ConfigError`; of the other devices the game's procedure
+    knows (the timer bell), those configured join the check before opening.
     """
-    enabled = [name for name, device in config.devices.items() if device.enabled]
-    if config.game == "paigow":
-        from daemon.procedures import paigow  # noqa: PLC0415 - load one game only
+    from daemon.procedures.games import GAMES  # noqa: PLC0415 - the games' data, light
 
-        return paigow.PaiGowProcedure(
-            config.table_id,
-            hands=config.paigow_hands,
-            ruleset=config.ruleset,
-            devices=_union(paigow.DEVICES, enabled),
+    game = GAMES.get(config.game)
+    if game is None:
+        raise ConfigError(f"unknown game {config.game!r}")
+    configured = {name for name, device in config.devices.items() if device.enabled}
+    missing = [d for d in game.required_devices if d not in configured]
+    if missing:
+        raise ConfigError(
+            f"{config.source}: a {config.game} table needs [devices.{'], [devices.'.join(missing)}]"
         )
-    from daemon.procedures import thirteen  # noqa: PLC0415 - load one game only
+    devices = tuple(d for d in game.devices if d in configured)
+    if config.game == "paigow":
+        return paigow_procedure(config, devices)
+    return thirteen_procedure(config, devices)
 
-    return thirteen.ThirteenProcedure(
-        config.table_id, ruleset=config.ruleset, devices=_union(thirteen.DEVICES, enabled)
+
+def thirteen_procedure(config: TableConfig, devices: tuple[str, ...]) -> Procedure:
+    from daemon.procedures.thirteen import ThirteenProcedure  # noqa: PLC0415 - one game only
+
+    return ThirteenProcedure(config.table_id, ruleset=config.ruleset, devices=devices)
+
+
+def paigow_procedure(config: TableConfig, devices: tuple[str, ...]) -> Procedure:
+    from daemon.procedures.paigow import PaiGowProcedure  # noqa: PLC0415 - one game only
+
+    return PaiGowProcedure(
+        config.table_id, hands=config.paigow_hands, ruleset=config.ruleset, devices=devices
     )
-
-
-def _union(required: tuple[str, ...], enabled: list[str]) -> tuple[str, ...]:
-    return required + tuple(name for name in enabled if name not in required)

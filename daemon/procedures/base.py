@@ -1,4 +1,4 @@
-"""The shared shape of a game procedure: phases, actions, refusals, HOLD and TILT.
+"""The shared shape of a game procedure, and the names the runtime and the tests import.
 
 A procedure is a pure `transitions` state machine that the table runtime feeds with inputs:
 operator actions (dealer, supervisor), device facts (device) and timer facts (system). It does
@@ -11,13 +11,11 @@ Recovery is by replay. Every change of state comes from an accepted input, time 
 the input's `now`, and a refused input changes nothing: feeding the accepted inputs of a journal
 to a fresh procedure of the same configuration reproduces the same `snapshot()`.
 
-HOLD and TILT are two phases reachable from every other one. TILT is a device fault (jam, wrong
-card count, misread, invalid dice more than twice in a row); HOLD is a door, lid or shoe open,
-or a link lost. Both remember the phase they suspended. A device reports healthy
-(`device_healthy`), then only a supervisor clears (`clear_hold`, `clear_tilt`) to resume that
-exact phase, or voids the round (`void_round`). A link lost mid-round is a HOLD like any other:
-the restored link only marks the device healthy; the table moves again only when a supervisor
-clears it, and that is journaled (`table.resumed`).
+The layers, one job each: `engine.Engine` (admission, the machine, events, commands,
+checkpoints), `faults.WithFaults` (HOLD and TILT), `overrides.WithOverrides` (two-person
+steps), and `Procedure` here: the equipment check, bets and dice both games write the same.
+A link lost mid-round is a HOLD like any other: the restored link only marks the device
+healthy; the table moves again only when a supervisor clears it (`table.resumed`).
 
 Actors are written `role` or `role:id` (`dealer:D17`, `device:shoe_reader`, `system`,
 `supervisor:S03`); the role decides which actions the actor may send.
@@ -26,303 +24,79 @@ Actors are written `role` or `role:id` (`dealer:D17`, `device:shoe_reader`, `sys
 from __future__ import annotations
 
 import copy
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any, ClassVar, TypeVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
-from transitions import EventData, Machine
-
-T = TypeVar("T")
-
-ROLES = ("dealer", "supervisor", "device", "system")
-
-# Rules of the house where the regulation is silent (documented in docs/procedures.md).
-HOUSE_FAULTS = "tabled H1 (faults disable play until a supervisor clears them)"
-HOUSE_ROLES = "tabled H2 (each action belongs to one role; unknown actions are refused)"
-HOUSE_DICE = "tabled H3 (an invalid dice result is shaken again; the third in a row is a TILT)"
-HOUSE_OVERRIDE = (
-    "tabled H4 (an override is a dealer's proposal a supervisor decides, with a reason)"
+from daemon.procedures.common import (
+    HOUSE_DICE,
+    HOUSE_FAULTS,
+    HOUSE_OVERRIDE,
+    HOUSE_ROLES,
+    common_actions,
+    fault_transitions,
+    override_actions,
 )
+from daemon.procedures.engine import (
+    DeviceCommand,
+    Input,
+    JournalEvent,
+    Outcome,
+    Violation,
+    replay,
+    role_of,
+)
+from daemon.procedures.overrides import WithOverrides
+from daemon.procedures.payload import (
+    INVALID_REASONS,
+    Refused,
+    dice_reading,
+    flag,
+    integer,
+    need,
+    text,
+)
+from daemon.procedures.spec import ROLES, Action
+
+__all__ = [
+    "HOUSE_DICE",
+    "HOUSE_FAULTS",
+    "HOUSE_OVERRIDE",
+    "HOUSE_ROLES",
+    "INVALID_REASONS",
+    "MAX_INVALID_SHAKES",
+    "ROLES",
+    "Action",
+    "DeviceCommand",
+    "Input",
+    "JournalEvent",
+    "Outcome",
+    "Procedure",
+    "Refused",
+    "Violation",
+    "common_actions",
+    "dice_reading",
+    "fault_transitions",
+    "flag",
+    "integer",
+    "need",
+    "override_actions",
+    "replay",
+    "role_of",
+    "text",
+]
 
 MAX_INVALID_SHAKES = 3
 
 
-class Refused(Exception):
-    """Raised inside a check to refuse an input; `handle` turns it into a `Violation`."""
-
-    def __init__(self, article: str, reason: str) -> None:
-        super().__init__(reason)
-        self.article = article
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class Action:
-    """One trigger of a procedure: who may send it and which article governs it."""
-
-    name: str
-    roles: frozenset[str]
-    article: str
-    summary: str
-    commit: bool = True
-
-
-@dataclass(frozen=True)
-class Violation:
-    actor: str
-    action: str
-    phase: str
-    article: str
-    reason: str
-
-    def as_payload(self) -> dict[str, Any]:
-        return {
-            "actor": self.actor,
-            "action": self.action,
-            "phase": self.phase,
-            "article": self.article,
-            "reason": self.reason,
-        }
-
-
-@dataclass(frozen=True)
-class JournalEvent:
-    name: str
-    payload: Mapping[str, Any]
-    commit: bool
-
-
-@dataclass(frozen=True)
-class DeviceCommand:
-    device: str
-    command: str
-    args: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Input:
-    """One input as the runtime journals it, so that recovery can feed it again."""
-
-    action: str
-    actor: str
-    payload: Mapping[str, Any]
-    now: float
-
-    def as_payload(self) -> dict[str, Any]:
-        return {
-            "action": self.action,
-            "actor": self.actor,
-            "payload": copy.deepcopy(dict(self.payload)),
-            "now": self.now,
-        }
-
-    @classmethod
-    def from_payload(cls, data: Mapping[str, Any]) -> Input:
-        return cls(
-            action=str(data["action"]),
-            actor=str(data["actor"]),
-            payload=dict(data.get("payload") or {}),
-            now=float(data["now"]),
-        )
-
-
-@dataclass(frozen=True)
-class Outcome:
-    accepted: bool
-    phase: str
-    violation: Violation | None
-    events: tuple[JournalEvent, ...]
-    commands: tuple[DeviceCommand, ...]
-
-
-def role_of(actor: str) -> str:
-    return actor.split(":", 1)[0]
-
-
-def _person(actor: str) -> str | None:
-    """The person behind `role:id`, or None when the actor names no one."""
-    return actor.split(":", 1)[1] if ":" in actor else None
-
-
-def common_actions(regulation: str) -> list[Action]:
-    """The fault actions every game shares."""
-    faults = {"device"}
-    return [
-        Action("fault_reported", frozenset(faults), HOUSE_FAULTS, "a device reports a fault"),
-        Action(
-            "door_opened", frozenset(faults), HOUSE_FAULTS, "a door, lid or shoe is opened/removed"
-        ),
-        Action("link_lost", frozenset({"device", "system"}), HOUSE_FAULTS, "a device link is lost"),
-        Action(
-            "recovered",
-            frozenset({"system"}),
-            HOUSE_FAULTS,
-            "the daemon restarted and replayed its journal",
-        ),
-        Action("device_healthy", frozenset(faults), HOUSE_FAULTS, "a device reports healthy again"),
-        Action("clear_hold", frozenset({"supervisor"}), HOUSE_FAULTS, "resume after a HOLD"),
-        Action("clear_tilt", frozenset({"supervisor"}), HOUSE_FAULTS, "resume after a TILT"),
-        Action(
-            "void_round",
-            frozenset({"supervisor"}),
-            HOUSE_FAULTS,
-            f"void the round in HOLD or TILT ({regulation})",
-        ),
-    ]
-
-
-def override_actions(article: str) -> list[Action]:
-    """The supervisor's half of a two-person step (see `Procedure.propose`)."""
-    return [
-        Action(
-            "approve_override",
-            frozenset({"supervisor"}),
-            article,
-            "approve the dealer's pending proposal (a reason is required)",
-        ),
-        Action(
-            "reject_override",
-            frozenset({"supervisor"}),
-            article,
-            "reject the dealer's pending proposal (a reason is required)",
-        ),
-    ]
-
-
-class _ResumesTo:
-    """A transition condition: the suspended round resumes in this phase."""
-
-    def __init__(self, phase: Enum) -> None:
-        self.phase = phase
-        self.__name__ = f"resumes_to_{phase.name}"
-
-    def __call__(self, event: EventData) -> bool:
-        return getattr(event.model, "_target", None) == self.phase.name
-
-
-def fault_transitions(
-    phases: Iterable[Enum], hold: Enum, tilt: Enum, restart: Sequence[tuple[Enum, str]]
-) -> list[dict[str, Any]]:
-    """HOLD and TILT from every phase, and back to each phase, as transition data.
-
-    `restart` lists (phase, condition) pairs for `void_round`, tried in order.
-    """
-    ordinary = [p for p in phases if p not in (hold, tilt)]
-    rows: list[dict[str, Any]] = [
-        {"trigger": "fault_reported", "source": [*ordinary, hold], "dest": tilt},
-        {"trigger": "fault_reported", "source": tilt, "dest": tilt},
-        {"trigger": "door_opened", "source": ordinary, "dest": hold},
-        {"trigger": "door_opened", "source": hold, "dest": hold},
-        {"trigger": "door_opened", "source": tilt, "dest": tilt},
-        {"trigger": "link_lost", "source": ordinary, "dest": hold},
-        {"trigger": "link_lost", "source": hold, "dest": hold},
-        {"trigger": "link_lost", "source": tilt, "dest": tilt},
-        {"trigger": "recovered", "source": [*ordinary, hold], "dest": hold},
-        {"trigger": "recovered", "source": tilt, "dest": tilt},
-        {"trigger": "device_healthy", "source": hold, "dest": hold},
-        {"trigger": "device_healthy", "source": tilt, "dest": tilt},
-    ]
-    for trigger, source in (("clear_hold", hold), ("clear_tilt", tilt)):
-        rows += [
-            {"trigger": trigger, "source": source, "dest": p, "conditions": _ResumesTo(p)}
-            for p in ordinary
-        ]
-    for dest, condition in restart:
-        rows.append(
-            {"trigger": "void_round", "source": [hold, tilt], "dest": dest, "conditions": condition}
-        )
-    return rows
-
-
-_PAIRS: dict[type[Procedure], frozenset[tuple[str, str]]] = {}
-
-
-class Procedure:
+class Procedure(WithOverrides):
     """The base of each game's procedure; subclasses give the data and the per-action code.
 
     A subclass defines `Phase` (an Enum with HOLD and TILT), `TRANSITIONS` (transition dicts),
-    `ACTIONS` (name -> Action), and for each action an optional `_check_<action>(payload, now)`
-    that raises `Refused`, and `_apply_<action>(payload, now)` that changes state and emits
-    events and commands. Conditions in `TRANSITIONS` read the state after `_apply_`.
+    `ACTIONS` (name -> Action, from its game's declaration), and for each action an optional
+    `_check_<action>(payload, now)` that raises `Refused`, and `_apply_<action>(payload, now)`
+    that changes state and emits events and commands. Conditions in `TRANSITIONS` read the
+    state after `_apply_`; the engine checks the declared parameters before `_check_`.
     """
-
-    GAME: ClassVar[str]
-    REGULATION: ClassVar[str]
-    Phase: ClassVar[type[Enum]]
-    TRANSITIONS: ClassVar[list[dict[str, Any]]]
-    ACTIONS: ClassVar[Mapping[str, Action]]
-    INITIAL: ClassVar[Enum]
-
-    state: Enum
-
-    def __init__(self, table_id: str = "T01") -> None:
-        self.table_id = table_id
-        self.round_id = 0
-        self.suspended: str | None = None
-        self.resume_to: str | None = None
-        self.faults: dict[str, dict[str, Any]] = {}
-        self.invalid_shakes = 0
-        self._events: list[JournalEvent] = []
-        self._commands: list[DeviceCommand] = []
-        self._fired = False
-        self._input: Input | None = None
-        self._target: str | None = None
-        self.machine = Machine(
-            model=self,
-            states=list(type(self).Phase),
-            transitions=type(self).TRANSITIONS,
-            initial=type(self).INITIAL,
-            auto_transitions=False,
-            queued=True,
-            send_event=True,
-            after_state_change="_mark_fired",
-        )
-
-    # ---- the runtime's API -------------------------------------------------------------------
-
-    @property
-    def phase(self) -> str:
-        return self.state.name
-
-    def handle(self, action: str, actor: str, payload: Mapping[str, Any], now: float) -> Outcome:
-        """Feed one input; a refused input changes nothing and returns its violation."""
-        phase = self.phase
-        try:
-            self._admit(action, actor, payload, now)
-        except Refused as refusal:
-            return self._refuse(action, actor, phase, refusal)
-        self._events, self._commands = [], []
-        self._input = Input(action, actor, dict(payload), now)
-        self._fired = False
-        getattr(self, f"_apply_{action}", self._apply_nothing)(payload, now)
-        self.machine.events[action].trigger(self)
-        if not self._fired:
-            raise RuntimeError(f"{action} from {phase}: no transition's conditions held")
-        if self.phase != phase:
-            self._on_enter(phase, now)
-        outcome = Outcome(True, self.phase, None, tuple(self._events), tuple(self._commands))
-        self._events, self._commands, self._input = [], [], None
-        return outcome
-
-    def legal_actions(self, role: str) -> list[str]:
-        """The actions this role may send now (their payload still checked): those the
-        transition table allows in the current phase, less those whose `_ready_<action>()`
-        hook says the round's state leaves nothing to take (no misread card, no proposal)."""
-        triggers = set(self.machine.get_triggers(self.phase))
-        return [
-            name
-            for name, spec in type(self).ACTIONS.items()
-            if name in triggers and role in spec.roles and self.ready(name)
-        ]
-
-    def ready(self, action: str) -> bool:
-        """Whether the round's state lets `action` be taken, its phase aside; an action without
-        a `_ready_<action>` hook always can. Not offered means refused: the action's check
-        refuses it in the same state."""
-        hook: Callable[[], bool] | None = getattr(self, f"_ready_{action}", None)
-        return hook is None or hook()
 
     def snapshot(self) -> dict[str, Any]:
         """Everything the round holds, JSON-able; equal snapshots mean equal procedures."""
@@ -338,62 +112,6 @@ class Procedure:
             "override": copy.deepcopy(self.override),
             **self._game_snapshot(),
         }
-
-    # ---- checkpoints ---------------------------------------------------------------------------
-
-    # Attributes that come from the configuration, not from play: a checkpoint records them
-    # and refuses to restore into a procedure configured otherwise.
-    CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id",)
-    _NOT_STATE: ClassVar[frozenset[str]] = frozenset({"machine", "state"})
-
-    def checkpoint(self) -> dict[str, Any]:
-        """The procedure's whole restorable state, JSON-able: `restore` on a fresh procedure of
-        the same configuration gives one that answers every later input as this one does."""
-        config = {k: _encode(getattr(self, k)) for k in type(self).CONFIG_ATTRS}
-        state = {
-            k: _encode(v)
-            for k, v in vars(self).items()
-            # The machine binds its triggers and checks to the model: those are not state.
-            if not k.startswith("_")
-            and k not in type(self)._NOT_STATE
-            and k not in config
-            and not callable(v)
-        }
-        return {"game": type(self).GAME, "phase": self.phase, "config": config, "state": state}
-
-    def restore(self, checkpoint: Mapping[str, Any]) -> None:
-        """Take the state of `checkpoint()`; ValueError if it is another game or configuration."""
-        if checkpoint.get("game") != type(self).GAME:
-            raise ValueError(f"a checkpoint of {checkpoint.get('game')!r}, not {type(self).GAME}")
-        config = {k: _encode(getattr(self, k)) for k in type(self).CONFIG_ATTRS}
-        if checkpoint.get("config") != config:
-            raise ValueError(f"a checkpoint of {checkpoint.get('config')}, not of {config}")
-        phase = type(self).Phase[str(checkpoint["phase"])]
-        for key, value in dict(checkpoint["state"]).items():
-            setattr(self, key, _decode(value))
-        self.machine.set_state(phase)
-
-    @classmethod
-    def machine_data(cls) -> tuple[list[Enum], list[dict[str, Any]], Enum]:
-        """States, transitions and initial state: what both the procedure and diagrams use."""
-        return list(cls.Phase), cls.TRANSITIONS, cls.INITIAL
-
-    @classmethod
-    def transition_pairs(cls) -> frozenset[tuple[str, str]]:
-        """Every (phase name, trigger) that the transition table allows."""
-        cached = _PAIRS.get(cls)
-        if cached is None:
-            pairs: set[tuple[str, str]] = set()
-            for row in cls.TRANSITIONS:
-                sources = row["source"] if isinstance(row["source"], list) else [row["source"]]
-                pairs |= {(s.name, row["trigger"]) for s in sources}
-            cached = _PAIRS[cls] = frozenset(pairs)
-        return cached
-
-    # ---- subclass hooks ----------------------------------------------------------------------
-
-    def _game_snapshot(self) -> dict[str, Any]:
-        raise NotImplementedError
 
     def _closed_refusal(self, action: str) -> Refused | None:
         """The refusal of an action out of phase when a rule stronger than the phase forbids
@@ -411,166 +129,6 @@ class Procedure:
 
     def _seat(self, payload: Mapping[str, Any], key: str, article: str) -> int:
         """The seat a bet names under `key`, refused if players do not bet on it."""
-        raise NotImplementedError
-
-    def _on_enter(self, previous: str, now: float) -> None:
-        """Effects of entering a phase (timers, device commands); after the transition."""
-
-    def _on_suspend(self, now: float) -> None:
-        """The round is suspended in HOLD or TILT (e.g. pause the arrangement timer)."""
-
-    def _on_resume(self, phase: str, now: float) -> None:
-        """The round resumes in the phase it was suspended in."""
-
-    def _on_redirect(self, target: str, now: float) -> None:
-        """The round resumes elsewhere than where it stopped (a deck taken out of play)."""
-
-    def _on_void(self, now: float) -> None:
-        """The round is void: what the game returns and clears."""
-
-    # ---- internals ---------------------------------------------------------------------------
-
-    def _mark_fired(self, event: EventData) -> None:
-        self._fired = True
-
-    def _apply_nothing(self, payload: Mapping[str, Any], now: float) -> None:
-        pass
-
-    _admitting: str | None = None
-
-    def _admit(self, action: str, actor: str, payload: Mapping[str, Any], now: float) -> None:
-        self._admitting = actor
-        try:
-            self._admit_checked(action, actor, payload, now)
-        finally:
-            self._admitting = None
-
-    def _admit_checked(
-        self, action: str, actor: str, payload: Mapping[str, Any], now: float
-    ) -> None:
-        spec = type(self).ACTIONS.get(action)
-        if spec is None:
-            raise Refused(HOUSE_ROLES, f"unknown action {action!r} for {type(self).GAME}")
-        if not isinstance(actor, str) or not actor:
-            raise Refused(HOUSE_ROLES, "the input names no actor")
-        if not isinstance(now, (int, float)) or not math.isfinite(now):
-            raise Refused(HOUSE_ROLES, "the input carries no valid time")
-        if not isinstance(payload, Mapping):
-            raise Refused(spec.article, "the payload must be a mapping")
-        role = role_of(actor)
-        if role not in spec.roles:
-            raise Refused(
-                HOUSE_ROLES, f"{action} is for {', '.join(sorted(spec.roles))}, not {role!r}"
-            )
-        if (self.phase, action) not in type(self).transition_pairs():
-            closed = self._closed_refusal(action)
-            if closed is not None:
-                raise closed
-            if self.phase in ("HOLD", "TILT"):
-                raise Refused(
-                    HOUSE_FAULTS,
-                    f"the table is in {self.phase} ({self._fault_summary()}); "
-                    f"{action} waits for a supervisor to clear it",
-                )
-            raise Refused(spec.article, f"{action} is not allowed in phase {self.phase}")
-        check: Callable[[Mapping[str, Any], float], None] | None = getattr(
-            self, f"_check_{action}", None
-        )
-        if check is not None:
-            try:
-                check(payload, now)
-            except (KeyError, TypeError, ValueError) as exc:
-                raise Refused(spec.article, f"malformed payload: {exc}") from None
-
-    def _refuse(self, action: str, actor: str, phase: str, refusal: Refused) -> Outcome:
-        violation = Violation(actor, action, phase, refusal.article, refusal.reason)
-        event = JournalEvent(
-            "table.violation", {"round": self.round_id, **violation.as_payload()}, True
-        )
-        return Outcome(False, self.phase, violation, (event,), ())
-
-    def _fault_summary(self) -> str:
-        return ", ".join(f"{d}: {f['fault']}" for d, f in sorted(self.faults.items())) or "no fault"
-
-    def emit(self, name: str, **payload: Any) -> None:
-        """A journal event of the input being handled; a commit point when its action is."""
-        actor, commit = "system", True
-        if self._input is not None:
-            actor, commit = self._input.actor, type(self).ACTIONS[self._input.action].commit
-        self._events.append(
-            JournalEvent(name, {"round": self.round_id, "actor": actor, **payload}, commit)
-        )
-
-    def command(self, device: str, command: str, **args: Any) -> None:
-        self._commands.append(DeviceCommand(device, command, args))
-
-    # ---- two-person steps (overrides) ---------------------------------------------------------
-
-    # A dealer proposes what a device could not provide, or a correction the regulation allows;
-    # the table holds it pending and changes nothing until a supervisor approves it (or rejects
-    # it), with a reason; both actors are journaled. A game keeps its pending proposal in
-    # `self.override` and applies an approved one in `_apply_override`. Nothing that breaks the
-    # regulation is ever proposed: each proposal action checks its own article first.
-
-    override: dict[str, Any] | None = None
-
-    def propose(self, kind: str, article: str, now: float, **details: Any) -> None:
-        actor = self._input.actor if self._input is not None else "system"
-        self.override = {
-            "kind": kind,
-            "article": article,
-            "proposed_by": actor,
-            "since": now,
-            **copy.deepcopy(details),
-        }
-        self.emit("override.proposed", **copy.deepcopy(self.override))
-
-    def _ready_approve_override(self) -> bool:
-        return self.override is not None
-
-    _ready_reject_override = _ready_approve_override
-
-    def _check_decision(self, payload: Mapping[str, Any]) -> None:
-        if self.override is None:
-            raise Refused(HOUSE_OVERRIDE, "no proposal is pending a supervisor's decision")
-        text(payload, "reason", HOUSE_OVERRIDE)
-        # Two persons: whoever proposed does not decide, under whatever role they sign in.
-        actor, proposer = self._admitting or "", str(self.override["proposed_by"])
-        if actor == proposer or _person(actor) == _person(proposer) is not None:
-            raise Refused(HOUSE_OVERRIDE, "the one who proposes does not decide on it")
-
-    def _check_approve_override(self, payload: Mapping[str, Any], now: float) -> None:
-        self._check_decision(payload)
-        self._check_override(need(self.override), now)
-
-    def _check_reject_override(self, payload: Mapping[str, Any], now: float) -> None:
-        self._check_decision(payload)
-
-    def _apply_approve_override(self, payload: Mapping[str, Any], now: float) -> None:
-        pending = need(self.override)
-        self.override = None
-        self.emit(
-            "override.approved",
-            **{k: v for k, v in pending.items() if k != "since"},
-            approved_by=self._input.actor if self._input is not None else "system",
-            reason=payload["reason"],
-        )
-        self._apply_override(pending, now)
-
-    def _apply_reject_override(self, payload: Mapping[str, Any], now: float) -> None:
-        pending = need(self.override)
-        self.override = None
-        self.emit(
-            "override.rejected",
-            **{k: v for k, v in pending.items() if k != "since"},
-            rejected_by=self._input.actor if self._input is not None else "system",
-            reason=payload["reason"],
-        )
-
-    def _check_override(self, pending: Mapping[str, Any], now: float) -> None:
-        """The proposal still holds when the supervisor decides (raise Refused if not)."""
-
-    def _apply_override(self, pending: Mapping[str, Any], now: float) -> None:
         raise NotImplementedError
 
     # ---- equipment, bets (what both games write the same) -------------------------------------
@@ -694,209 +252,3 @@ class Procedure:
         else:
             self.command("dice_shaker", "shake")
         return throw
-
-    # ---- HOLD and TILT -----------------------------------------------------------------------
-
-    def _suspend(self, now: float) -> None:
-        if self.suspended is None:
-            self.suspended = self.phase
-            self.resume_to = self.phase
-            self._on_suspend(now)
-
-    def _check_fault_reported(self, payload: Mapping[str, Any], now: float) -> None:
-        text(payload, "device", HOUSE_FAULTS)
-        text(payload, "fault", HOUSE_FAULTS)
-
-    def _apply_fault_reported(self, payload: Mapping[str, Any], now: float) -> None:
-        self._latch(payload["device"], payload["fault"], "tilt", now)
-        self.emit("table.tilted", device=payload["device"], fault=payload["fault"])
-
-    _check_door_opened = _check_fault_reported
-
-    def _apply_door_opened(self, payload: Mapping[str, Any], now: float) -> None:
-        self._latch(payload["device"], payload["fault"], "hold", now)
-        self.emit("table.held", device=payload["device"], fault=payload["fault"])
-
-    def _check_link_lost(self, payload: Mapping[str, Any], now: float) -> None:
-        text(payload, "device", HOUSE_FAULTS)
-
-    def _apply_link_lost(self, payload: Mapping[str, Any], now: float) -> None:
-        self._latch(payload["device"], "link lost", "hold", now)
-        self.emit("table.held", device=payload["device"], fault="link lost")
-
-    def _apply_recovered(self, payload: Mapping[str, Any], now: float) -> None:
-        # Nothing is broken, but nobody has looked: a supervisor clears before play goes on.
-        self._suspend(now)
-        self.faults["table"] = {"fault": "restart", "kind": "hold", "healthy": True, "since": now}
-        self.emit("table.recovered", phase=self.suspended)
-
-    def _latch(self, device: str, fault: str, kind: str, now: float) -> None:
-        self._suspend(now)
-        self.faults[device] = {"fault": fault, "kind": kind, "healthy": False, "since": now}
-
-    def tilt(self, device: str, fault: str, now: float, resume_to: str | None = None) -> None:
-        """A fault found in a device's own fact (wrong count, misread): the caller's transition
-        must lead to TILT. `resume_to` overrides the phase a supervisor's clear returns to."""
-        self._latch(device, fault, "tilt", now)
-        if resume_to is not None:
-            self.resume_to = resume_to
-        self.emit("table.tilted", device=device, fault=fault)
-
-    def _check_device_healthy(self, payload: Mapping[str, Any], now: float) -> None:
-        device = text(payload, "device", HOUSE_FAULTS)
-        if device not in self.faults:
-            raise Refused(HOUSE_FAULTS, f"{device} has no fault to clear")
-
-    def _apply_device_healthy(self, payload: Mapping[str, Any], now: float) -> None:
-        self.faults[payload["device"]]["healthy"] = True
-        self.emit("device.healthy", device=payload["device"])
-
-    def _check_clear(self, kind: str) -> None:
-        sick = sorted(d for d, f in self.faults.items() if not f["healthy"])
-        if sick:
-            raise Refused(HOUSE_FAULTS, f"{', '.join(sick)} has not reported healthy")
-        if kind == "hold" and any(f["kind"] == "tilt" for f in self.faults.values()):
-            raise Refused(HOUSE_FAULTS, "a TILT is cleared with clear_tilt")
-
-    def _check_clear_hold(self, payload: Mapping[str, Any], now: float) -> None:
-        self._check_clear("hold")
-
-    def _check_clear_tilt(self, payload: Mapping[str, Any], now: float) -> None:
-        self._check_clear("tilt")
-
-    def _apply_clear_hold(self, payload: Mapping[str, Any], now: float) -> None:
-        self._resume(now)
-
-    _apply_clear_tilt = _apply_clear_hold
-
-    def _resume(self, now: float) -> None:
-        target, exact = self.resume_to, self.resume_to == self.suspended
-        self.emit(
-            "table.resumed",
-            phase=target,
-            suspended=self.suspended,
-            exact=exact,
-            faults=copy.deepcopy(self.faults),
-        )
-        self._target = target
-        self.faults, self.suspended, self.resume_to = {}, None, None
-        if exact:
-            self._on_resume(str(target), now)
-        else:
-            self._on_redirect(str(target), now)
-
-    def _check_void_round(self, payload: Mapping[str, Any], now: float) -> None:
-        sick = sorted(d for d, f in self.faults.items() if not f["healthy"])
-        if sick:
-            raise Refused(HOUSE_FAULTS, f"{', '.join(sick)} has not reported healthy")
-        text(payload, "reason", HOUSE_FAULTS)
-
-    def _apply_void_round(self, payload: Mapping[str, Any], now: float) -> None:
-        self.emit(
-            "round.voided",
-            reason=payload["reason"],
-            suspended=self.suspended,
-            faults=copy.deepcopy(self.faults),
-        )
-        self.faults, self.suspended, self.resume_to = {}, None, None
-        self._on_void(now)
-
-
-# ---- payload readers: each raises Refused citing the article of the action -------------------
-
-
-def text(payload: Mapping[str, Any], key: str, article: str) -> str:
-    value = payload.get(key)
-    if not isinstance(value, str) or not value:
-        raise Refused(article, f"{key} must be a non-empty string")
-    return value
-
-
-def integer(
-    payload: Mapping[str, Any], key: str, article: str, low: int, high: int | None = None
-) -> int:
-    value = payload.get(key)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise Refused(article, f"{key} must be an integer")
-    if value < low or (high is not None and value > high):
-        bound = f"{low}..{high}" if high is not None else f">= {low}"
-        raise Refused(article, f"{key} must be {bound}, got {value}")
-    return value
-
-
-def flag(payload: Mapping[str, Any], key: str, article: str, default: bool | None = None) -> bool:
-    value = payload.get(key, default)
-    if not isinstance(value, bool):
-        raise Refused(article, f"{key} must be true or false")
-    return value
-
-
-INVALID_REASONS = ("die_tilted", "dice_stacked", "die_out_of_cup", "short_shake", "no_shake")
-
-
-def dice_reading(payload: Mapping[str, Any], article: str, valid_article: str) -> bool:
-    """Check a shaker's reading; True when the throw counts.
-
-    A valid throw carries four dice 1..6. An invalid one (a die tilted or out of the cup, the
-    dice stacked, a short shake: the wire reads no dice for it) may carry them, a `reason` and
-    the `die` concerned (1-4, or 0 for the throw as a whole).
-    """
-    valid = flag(payload, "valid", valid_article, True)
-    dice = payload.get("dice")
-    if dice is not None or valid:
-        if not isinstance(dice, list) or len(dice) != 4:
-            raise Refused(article, "dice must be a list of four")
-        for die in dice:
-            if not isinstance(die, int) or isinstance(die, bool) or not 1 <= die <= 6:
-                raise Refused(article, f"a die reads 1..6, not {die!r}")
-    if not valid:
-        reason = payload.get("reason")
-        if reason is not None and not isinstance(reason, str):
-            raise Refused(valid_article, "reason must be a string")
-        if "die" in payload:
-            integer(payload, "die", valid_article, 0, 4)
-    return valid
-
-
-_TUPLE, _KEYED = "__tuple__", "__keyed__"
-
-
-def _encode(value: Any) -> Any:
-    """JSON-able, and exact on the way back: tuples and dicts with int keys are tagged."""
-    if isinstance(value, dict):
-        if all(isinstance(k, str) for k in value) and _TUPLE not in value and _KEYED not in value:
-            return {k: _encode(v) for k, v in value.items()}
-        return {_KEYED: [[_encode(k), _encode(v)] for k, v in value.items()]}
-    if isinstance(value, tuple):
-        return {_TUPLE: [_encode(v) for v in value]}
-    if isinstance(value, list):
-        return [_encode(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    raise TypeError(f"{type(value).__name__} is not checkpointable")
-
-
-def _decode(value: Any) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {_TUPLE}:
-            return tuple(_decode(v) for v in value[_TUPLE])
-        if set(value) == {_KEYED}:
-            return {_decode(k): _decode(v) for k, v in value[_KEYED]}
-        return {k: _decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    return value
-
-
-def replay(procedure: Procedure, inputs: Iterable[Input]) -> Procedure:
-    """Feed journaled inputs to a fresh procedure: how the runtime recovers a round."""
-    for item in inputs:
-        procedure.handle(item.action, item.actor, item.payload, item.now)
-    return procedure
-
-
-def need(value: T | None) -> T:
-    """A value the phase guarantees (the transition table admits the action only then)."""
-    if value is None:
-        raise RuntimeError("the procedure reached a phase without the state it requires")
-    return value

@@ -15,11 +15,13 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from daemon.procedures.base import Procedure
+from daemon.procedures.games import GAMES as GAME_DATA
 from daemon.procedures.paigow import PaiGowProcedure
+from daemon.procedures.spec import Param
 from daemon.procedures.thirteen import ThirteenProcedure
 
 GAMES: dict[str, type[Procedure]] = {"thirteen": ThirteenProcedure, "paigow": PaiGowProcedure}
@@ -42,6 +44,10 @@ _BLOCK = re.compile(
 )
 _ACTIONS = re.compile(
     r"(<!-- actions:(?P<game>\w+) -->\n).*?(<!-- /actions -->)",
+    re.DOTALL,
+)
+_PHASES = re.compile(
+    r"(<!-- phases:(?P<game>\w+) -->\n).*?(<!-- /phases -->)",
     re.DOTALL,
 )
 
@@ -99,12 +105,54 @@ def actions_table(game: str) -> str:
     for phase, action in cls.transition_pairs():
         sources.setdefault(action, []).append(phase)
     order = [p.name for p in cls.Phase]
-    lines = ["| action | role | phases | article | what it is |", "|---|---|---|---|---|"]
+    lines = [
+        "| action | role | phases | article | what it is | label | parameters |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, spec in cls.ACTIONS.items():
         phases = sorted(sources.get(name, []), key=order.index)
         shown = "every phase" if len(phases) == len(order) else ", ".join(phases)
         roles = ", ".join(sorted(spec.roles))
-        lines.append(f"| `{name}` | {roles} | {shown} | {spec.article} | {spec.summary} |")
+        label = f"{spec.label_en} / {spec.label_zh}" if spec.label_en else ""
+        params = (
+            "(a device's or the system's fact)"
+            if spec.params is None
+            else _params(spec.params) or "-"
+        )
+        lines.append(
+            f"| `{name}` | {roles} | {shown} | {spec.article} | {spec.summary} | {label} "
+            f"| {params} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _params(params: Mapping[str, Param]) -> str:
+    return ", ".join(f"`{name}` {describe(param)}" for name, param in params.items())
+
+
+def describe(param: Param) -> str:
+    """A parameter's kind and bounds in a few characters: `int 1..3`, `str ≤64`, `bool?`."""
+    kind: str = param.kind
+    if param.choices:
+        kind = " or ".join(param.choices)
+    elif param.minimum is not None or param.maximum is not None:
+        low = "" if param.minimum is None else param.minimum
+        high = "" if param.maximum is None else param.maximum
+        kind += f" {low}..{high}"
+    if param.min_length is not None and param.min_length == param.max_length:
+        kind += f" ×{param.min_length}"
+    elif param.max_length is not None:
+        kind += f" ≤{param.max_length}"
+    return kind + ("" if param.required else "?")
+
+
+def phases_table(game: str) -> str:
+    """What the dealer reads in each phase, in both languages (the console's hint line)."""
+    lines = ["| phase | label | next |", "|---|---|---|"]
+    for name, text in GAME_DATA[game].phases.items():
+        lines.append(
+            f"| `{name}` | {text.label_en} / {text.label_zh} | {text.next_en} / {text.next_zh} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -119,6 +167,10 @@ def update_doc(text: str) -> str:
     def actions_block(match: re.Match[str]) -> str:
         return f"{match.group(1)}{actions_table(match.group('game'))}{match.group(3)}"
 
+    def phases_block(match: re.Match[str]) -> str:
+        return f"{match.group(1)}{phases_table(match.group('game'))}{match.group(3)}"
+
+    text = _PHASES.sub(phases_block, text)
     return _ACTIONS.sub(actions_block, _BLOCK.sub(diagram_block, text))
 
 

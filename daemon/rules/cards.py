@@ -42,7 +42,7 @@ class CardError(ValueError):
 
 
 # A card's integer value is its ranking key: the sum of a row's cards names the row's ranks
-# and tells a flush, with no lookup per card (daemon/rules/thirteen_rank.py ranks a row with
+# and tells a flush, with no lookup per card (daemon/rules/thirteen/ranking.py ranks a row with
 # four additions, an AND and a list index). The sum of five cards stays below 2**30, one
 # machine digit of a Python int, so the arithmetic takes CPython's fast paths:
 # - bits 0..19, the rank part: the card's rank weight below. No two multisets of five ranks

@@ -1,222 +1,17 @@
-"""`tabled rules`: the rules engine for labs, JSON lines in and JSON lines out.
+"""`tabled rules`: the rules engines for labs, JSON lines in and JSON lines out.
 
-    tabled rules thirteen rank       {"cards": "As Ks Qs Js Ts"}
-    tabled rules thirteen settle     {"banker": {"head": ..., "middle": ..., "tail": ...},
-                                      "player": ["2c 3d 5h", "...", "..."], "bet": 1}
-                                     or, for hk-points, {"players": [hand, hand, hand, hand]}
-    tabled rules thirteen house-way  {"cards": "13 cards"}
-    tabled rules thirteen rulesets   every rule set and its settings, one JSON line each
-    tabled rules paigow ...          Taiwan Pai Gow (daemon.rules.paigow_cli)
+    tabled rules thirteen COMMAND    Thirteen cards (daemon.rules.thirteen.cli)
+    tabled rules paigow COMMAND      Taiwan Pai Gow (daemon.rules.paigow.cli)
 
-Cards are a string (``"As Kd Th 10c 9♠"``) or a list of card strings. Every request may name
-``"ruleset"`` and ``"settings"`` (RuleSet fields, e.g. ``{"tie_break": "top-card"}``); the
-``--ruleset`` option gives the default. Any ``"id"`` is echoed. A line that cannot be read or
-answered gets ``{"line": n, "error": "..."}`` naming the problem and the stream goes on; the
-exit status is 1 if any line failed. docs/rules.md documents every shape.
+Both answer through one loop, `daemon.rules.jsonlines`: a line that cannot be read or answered
+gets ``{"line": n, "error": "..."}`` naming the problem and the stream goes on; the exit status
+is 1 if any line failed. docs/rules.md and docs/rules-paigow.md document every shape.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
-import json
 import sys
-from collections.abc import Callable, Iterable
-from typing import Any, BinaryIO
-
-from daemon.rules import thirteen
-from daemon.rules.cards import Card, CardError, format_cards, parse_cards
-from daemon.rules.thirteen import RulesError, RuleSet
-
-Handler = Callable[[dict[str, Any], RuleSet], dict[str, Any]]
-
-
-class RequestError(ValueError):
-    """A JSON line that does not say what the command needs; the message names the problem."""
-
-
-def _cards(value: Any, where: str) -> tuple[Card, ...]:
-    if isinstance(value, str) or (
-        isinstance(value, list) and all(isinstance(item, str) for item in value)
-    ):
-        try:
-            return parse_cards(value)
-        except CardError as error:
-            raise RequestError(f"{where}: {error}") from None
-    raise RequestError(f"{where}: cards are a string or a list of strings, not {value!r}")
-
-
-def _hand(value: Any, where: str) -> tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]:
-    if isinstance(value, dict):
-        missing = [row for row in ("head", "middle", "tail") if row not in value]
-        if missing:
-            raise RequestError(f"{where}: missing {', '.join(missing)}")
-        rows = [value["head"], value["middle"], value["tail"]]
-    elif isinstance(value, list) and len(value) == 3:
-        rows = value
-    else:
-        raise RequestError(f"{where}: a hand is {{head, middle, tail}} or a list of three rows")
-    head, middle, tail = (
-        _cards(row, f"{where}.{name}")
-        for row, name in zip(rows, ("head", "middle", "tail"), strict=True)
-    )
-    return head, middle, tail
-
-
-def _rank_json(rank: thirteen.HandRank) -> dict[str, Any]:
-    return {
-        "category": rank.category,
-        "category_zh": rank.category_zh,
-        "value": rank.value,
-        "ranks": list(rank.ranks),
-    }
-
-
-def do_rank(request: dict[str, Any], _: RuleSet) -> dict[str, Any]:
-    if "cards" not in request:
-        raise RequestError('missing "cards"')
-    cards = _cards(request["cards"], "cards")
-    return {"cards": format_cards(cards), **_rank_json(thirteen.rank(cards))}
-
-
-def do_settle(request: dict[str, Any], rules: RuleSet) -> dict[str, Any]:
-    if "players" in request:
-        players = request["players"]
-        if not isinstance(players, list):
-            raise RequestError('"players" is a list of hands')
-        hands = [_hand(hand, f"players[{i}]") for i, hand in enumerate(players)]
-        table = thirteen.table_points(hands, rules)
-        return {
-            "ruleset": rules.name,
-            "points": [_number(p) for p in table.points],
-            "shots": [list(shot) for shot in table.shots],
-            "home_run": table.home_run,
-            "pairs": [
-                {"seats": [i, j], **result.to_json()} for (i, j), result in table.pairs.items()
-            ],
-        }
-    for side in ("banker", "player"):
-        if side not in request:
-            raise RequestError(f'missing "{side}"')
-    bet = request.get("bet", 1)
-    if isinstance(bet, bool) or not isinstance(bet, int):
-        raise RequestError(f'"bet" is a whole number of units, not {bet!r}')
-    banker, player = _hand(request["banker"], "banker"), _hand(request["player"], "player")
-    return thirteen.settle(banker, player, rules, bet=bet).to_json()
-
-
-def _number(value: Any) -> int | str:
-    """An exact number: an int when whole, else a fraction as text ("20/3")."""
-    return int(value) if value == int(value) else str(value)
-
-
-def do_house_way(request: dict[str, Any], rules: RuleSet) -> dict[str, Any]:
-    if "cards" not in request:
-        raise RequestError('missing "cards"')
-    head, middle, tail = thirteen.house_way(_cards(request["cards"], "cards"), rules)
-    return {
-        "ruleset": rules.name,
-        "head": format_cards(head),
-        "middle": format_cards(middle),
-        "tail": format_cards(tail),
-        "ranks": {
-            name: thirteen.rank(row).category
-            for name, row in (("head", head), ("middle", middle), ("tail", tail))
-        },
-        "special": thirteen.special_hand(head, middle, tail, rules),
-    }
-
-
-HANDLERS: dict[str, Handler] = {"rank": do_rank, "settle": do_settle, "house-way": do_house_way}
-# The fields each command reads, besides "id", "ruleset" and "settings": any other is refused,
-# so a misspelt "setings" or "bets" cannot silently settle under the defaults.
-FIELDS: dict[Handler, frozenset[str]] = {
-    do_rank: frozenset({"cards"}),
-    do_settle: frozenset({"banker", "player", "bet", "players"}),
-    do_house_way: frozenset({"cards"}),
-}
-COMMON_FIELDS = frozenset({"id", "ruleset", "settings"})
-
-
-def _rules(request: dict[str, Any], default: RuleSet) -> RuleSet:
-    name = request.get("ruleset", default)
-    settings = request.get("settings", {})
-    if not isinstance(name, str | RuleSet):
-        raise RequestError(f'"ruleset" is a name, not {name!r}')
-    if not isinstance(settings, dict):
-        raise RequestError('"settings" is an object of rule settings')
-    return thirteen.ruleset(name, **settings)
-
-
-def _answer(handler: Handler, raw: bytes, default: RuleSet) -> dict[str, Any]:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise RequestError(f"not UTF-8: {error}") from None
-    try:
-        request = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RequestError(f"not JSON: {error.msg} at column {error.colno}") from None
-    except RecursionError:
-        raise RequestError("not JSON this reader takes: nested too deep") from None
-    if isinstance(request, str | list):
-        request = {"cards": request}  # a bare card list is the one-field request
-    if not isinstance(request, dict):
-        raise RequestError(f"a request is a JSON object, not {type(request).__name__}")
-    known = FIELDS.get(handler, frozenset(request)) | COMMON_FIELDS
-    unknown = sorted(key for key in request if key not in known)
-    if unknown:
-        listed, reads = ", ".join(map(repr, unknown)), ", ".join(sorted(known))
-        raise RequestError(f"unknown field {listed} (this command reads {reads})")
-    answer = handler(request, _rules(request, default))
-    return {"id": request["id"], **answer} if "id" in request else answer
-
-
-def stream(handler: Handler, lines: Iterable[bytes], out: BinaryIO, default: RuleSet) -> int:
-    """Answer each line; an error line for a bad one. 1 if any line failed."""
-    status = 0
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            answer = _answer(handler, raw.strip(), default)
-        except (RequestError, CardError, RulesError) as error:
-            answer, status = {"line": number, "error": str(error)}, 1
-        except Exception as error:  # one odd line must not end a lab's stream
-            # A request shaped in a way no check above foresaw: still one line, still going.
-            answer, status = {"line": number, "error": f"{type(error).__name__}: {error}"}, 1
-        out.write(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")
-        out.flush()
-    return status
-
-
-def _rulesets_json() -> list[dict[str, Any]]:
-    result = []
-    for rules in thirteen.RULESETS.values():
-        result.append(
-            {
-                "name": rules.name,
-                "source": rules.source,
-                "scoring": rules.scoring,
-                "tie_break": rules.tie_break,
-                "row_tie": rules.row_tie,
-                "equal_rows_foul": rules.equal_rows_foul,
-                "foul_voids_special": rules.foul_voids_special,
-                "units": {row: dict(table) for row, table in rules.units.items()},
-                "specials": dict(rules.specials),
-                "both_special": rules.both_special,
-                "both_foul": rules.both_foul,
-                "bets": list(rules.bets) if rules.bets is not None else None,
-                "prize": rules.prize,
-                "commission": str(rules.commission),
-                "bonus": {row: dict(table) for row, table in rules.bonus.items()},
-                "shoot_multiplier": rules.shoot_multiplier,
-                "home_run_multiplier": rules.home_run_multiplier,
-                "excluded_head_runs": sorted(sorted(run) for run in rules.excluded_head_runs),
-            }
-        )
-    return result
-
 
 USAGE = """usage: tabled rules GAME COMMAND [--ruleset NAME] < requests.jsonl
 
@@ -229,31 +24,17 @@ games and commands:
 
 JSON lines in, JSON lines out; see docs/rules.md."""
 
+GAMES = {"thirteen": "daemon.rules.thirteen.cli", "paigow": "daemon.rules.paigow.cli"}
+
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] in {"-h", "--help", "help"}:
         print(USAGE)
         return 0
     game, rest = argv[0], argv[1:]
-    if game == "paigow":
-        try:
-            paigow_cli = importlib.import_module("daemon.rules.paigow_cli")
-        except ModuleNotFoundError:
-            print("tabled rules: the paigow engine is not installed", file=sys.stderr)
-            return 2
-        result: int = paigow_cli.main(rest)
-        return result
-    if game != "thirteen":
+    if game not in GAMES:
         print(f"tabled rules: unknown game {game!r}\n\n{USAGE}", file=sys.stderr)
         return 2
-    parser = argparse.ArgumentParser(prog="tabled rules thirteen", description=USAGE)
-    parser.add_argument("command", choices=[*HANDLERS, "rulesets"])
-    parser.add_argument("--ruleset", default="macau-1989", choices=sorted(thirteen.RULESETS))
-    args = parser.parse_args(rest)
-    out = sys.stdout.buffer
-    if args.command == "rulesets":
-        for line in _rulesets_json():
-            out.write(json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n")
-        out.flush()
-        return 0
-    return stream(HANDLERS[args.command], sys.stdin.buffer, out, thirteen.ruleset(args.ruleset))
+    # Only the game asked for is imported (each loads its own tables).
+    result: int = importlib.import_module(GAMES[game]).main(rest)
+    return result

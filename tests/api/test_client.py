@@ -197,7 +197,7 @@ def test_status_names_the_seats_and_the_device_held_as_the_table_does() -> None:
 def test_the_act_example_is_one_the_real_table_accepts() -> None:
     import re  # noqa: PLC0415
 
-    from daemon.api.app import check_payload  # noqa: PLC0415
+    from daemon.api.models import check_payload  # noqa: PLC0415
     from daemon.api.views import action_specs  # noqa: PLC0415
     from daemon.client import parse_assignment  # noqa: PLC0415
     from daemon.procedures import thirteen  # noqa: PLC0415
@@ -240,3 +240,23 @@ def test_status_shows_a_proposal_awaiting_a_supervisor() -> None:
         "AWAITING A SUPERVISOR: Enter card by hand 3d (card #2, seat 3), proposed by "
         "dealer:lei.dealer" in text
     )
+
+
+def test_act_help_lists_every_operator_action_of_each_game_with_its_parameters() -> None:
+    from daemon.procedures.games import GAMES  # noqa: PLC0415
+
+    help_text = subprocess.run(
+        [sys.executable, "-m", "daemon.client", "act", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout
+    for game in GAMES.values():
+        assert f"{game.name} ({game.regulation}):" in help_text
+        for name, action in game.actions.items():
+            if action.operator:
+                assert action.params is not None
+                line = next(x for x in help_text.splitlines() if x.startswith(f"  {name} "))
+                assert all(f"{key}=<" in line for key in action.params), line
+                assert ("--reason" in line) == action.requires_reason, line

@@ -23,7 +23,7 @@ from daemon.api.errors import ApiError
 from daemon.api.gate import AUTH_REFUSED, Gate, RefusalLog
 from daemon.api.ratelimit import AuthFailureLimiter, client_key
 from daemon.api.tokens import TokenStore, check_tokens_file, token_entry
-from daemon.config import ApiConfig, ConfigError, parse_config
+from daemon.config import REQUIRED_DEVICES, ApiConfig, ConfigError, parse_config
 
 
 def refusals(table: FakeTable, event: str) -> list[dict[str, Any]]:
@@ -284,15 +284,20 @@ def test_a_reload_of_a_file_made_readable_keeps_the_last_good_set_and_says_why(
 # --- the [api] keys ---------------------------------------------------------------------------
 
 
+# A table the config accepts: the devices its game's regulation names.
+DEVICES = {"devices": {name: {"port": f"sim://{name}"} for name in REQUIRED_DEVICES["thirteen"]}}
+
+
 def test_the_api_keys_parse_and_bad_values_name_the_key(tmp_path: Path) -> None:
     config = parse_config(
         {
+            **DEVICES,
             "api": {
                 "allowed_hosts": ["Table07.Pit.Example", "10.7.0.21", "[fd00::7]"],
                 "tls_cert": "tls/cert.pem",
                 "tls_key": "tls/key.pem",
                 "console_idle_seconds": 120,
-            }
+            },
         },
         base=tmp_path,
     ).api
@@ -301,16 +306,16 @@ def test_the_api_keys_parse_and_bad_values_name_the_key(tmp_path: Path) -> None:
     assert config.console_idle_seconds == 120
     assert config.plain_http_behind_proxy is False
     # Longer than the five-minute arrangement: a dealer waiting on the players stays signed in.
-    assert parse_config({}).api.console_idle_seconds == 600
+    assert parse_config(DEVICES).api.console_idle_seconds == 600
     for api, words in (
         ({"allowed_hosts": ["http://x.example"]}, "api.allowed_hosts"),
         ({"allowed_hosts": ["x.example:8700"]}, "api.allowed_hosts"),
-        ({"tls_cert": "cert.pem"}, "set both"),
+        ({"tls_cert": "cert.pem"}, "api.tls_cert: set both"),
         ({"plain_http_behind_proxy": "yes"}, "api.plain_http_behind_proxy"),
         ({"console_idle_seconds": 0}, "api.console_idle_seconds"),
     ):
         with pytest.raises(ConfigError, match=words):
-            parse_config({"api": api})
+            parse_config({**DEVICES, "api": api})
 
 
 def test_listening_beyond_loopback_needs_tls_or_the_named_opt_out(tmp_path: Path) -> None:

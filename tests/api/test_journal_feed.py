@@ -12,7 +12,7 @@ import pytest
 from daemon.api import journal_feed
 from daemon.config import JournalConfig
 from daemon.journal import Journal
-from daemon.journal_format import JournalCorrupt
+from daemon.journal.format import JournalCorrupt
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC).timestamp()
 

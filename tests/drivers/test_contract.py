@@ -18,7 +18,8 @@ import serial
 
 import drivers.transport  # noqa: F401  -- registers sim:// with pyserial
 from drivers.base import DeviceDriver
-from drivers.dice_shaker import DiceInvalid, DiceShakerDriver, DiceThrown, Shake
+from drivers.dice_shaker.driver import DiceInvalid, DiceShakerDriver, DiceThrown
+from drivers.dice_shaker.messages import Shake
 from drivers.framing import Frame, FrameCodec, ProtocolError, Role, encode_frame
 from drivers.link import LinkTiming
 from drivers.messages import (
@@ -32,9 +33,12 @@ from drivers.messages import (
     NakReason,
     Status,
 )
-from drivers.shoe_reader import Arm, ShoeMode, ShoeReaderDriver
-from drivers.shuffler import ShuffleCompleted, ShufflerDriver, StartShuffle
-from drivers.timer_bell import BellRang, StartTimer, TimerBellDriver
+from drivers.shoe_reader.driver import ShoeReaderDriver
+from drivers.shoe_reader.messages import Arm, ShoeMode
+from drivers.shuffler.driver import ShuffleCompleted, ShufflerDriver
+from drivers.shuffler.messages import StartShuffle
+from drivers.timer_bell.driver import BellRang, TimerBellDriver
+from drivers.timer_bell.messages import StartTimer
 
 # device -> (driver, an operation, the events that one run of it makes the device send)
 DEVICES: dict[str, tuple[type[DeviceDriver], Message, int]] = {

@@ -1,7 +1,8 @@
 """Every decoder of every device, fuzzed: random payloads under every CMD give a message or
 PayloadError and nothing else; a payload that decodes is the one encoding of its message; and
-each driver fed random and mutated frames from its device raises nothing, reports only driver
-events, and still acknowledges the good frame that follows."""
+each driver fed random and mutated frames and line noise (tests/drivers/noise_patterns.py) from
+its device raises nothing, reports only driver events, and still acknowledges the good frame
+that follows."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from drivers.messages import (
 )
 from drivers.registry import DRIVERS, driver_class
 from drivers.transport import Transport
+from tests.drivers.noise_patterns import noise
 
 CLASSES = {name: driver_class(name) for name in DRIVERS}
 EVERY_MESSAGE = sorted(
@@ -110,6 +112,7 @@ _frames_from_device = st.builds(
             _frames_from_device,
             st.binary(max_size=30),
             _frames_from_device.map(lambda f: f[: len(f) // 2]),
+            noise,
         ),
         max_size=10,
     ),

@@ -12,14 +12,8 @@ from hypothesis import strategies as st
 
 from drivers.base import CommandRefused, DeviceFault, DoorChanged, FaultCleared, LinkUp
 from drivers.clock import settle
-from drivers.dice_shaker import (
-    DiceInvalid,
-    DiceResult,
-    DiceShakerDriver,
-    DiceThrown,
-    InvalidThrow,
-    Shake,
-)
+from drivers.dice_shaker.driver import DiceInvalid, DiceShakerDriver, DiceThrown
+from drivers.dice_shaker.messages import DiceResult, InvalidThrow, Shake
 from drivers.framing import ErrorKind, Frame, FrameCodec, ProtocolError, Role, encode_frame
 from drivers.link import LinkTiming
 from drivers.messages import Message

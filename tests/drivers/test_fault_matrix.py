@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from daemon.cli_sim import _specs
 from daemon.config import ApprovedFirmware
 from drivers.base import (
     DeviceDriver,
@@ -22,13 +23,12 @@ from drivers.base import (
     LinkDown,
     LinkUp,
 )
-from drivers.dice_shaker import DiceInvalid, DiceShakerDriver, DiceThrown
+from drivers.dice_shaker.driver import DiceInvalid, DiceShakerDriver, DiceThrown
 from drivers.link import LinkTiming
-from drivers.shoe_reader import CardDrawn, CutCardReached, Misread, ShoeReaderDriver
-from drivers.shuffler import ShuffleCompleted, ShufflerDriver
-from drivers.timer_bell import BellRang, TimerBellDriver
+from drivers.shoe_reader.driver import CardDrawn, CutCardReached, Misread, ShoeReaderDriver
+from drivers.shuffler.driver import ShuffleCompleted, ShufflerDriver
+from drivers.timer_bell.driver import BellRang, TimerBellDriver
 from simulators.base import SIM_MAKE, firmware_digest
-from simulators.cli import _specs
 from simulators.control import handle_control
 from simulators.registry import model_class
 

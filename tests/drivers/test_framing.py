@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drivers.crc import CHECK_INPUT, CHECK_VALUE, crc16, crc16_reference
-from drivers.dice_shaker import DICE_MESSAGES, DiceResult, InvalidThrow, Shake
+from drivers.dice_shaker.messages import DICE_MESSAGES, DiceResult, InvalidThrow, Shake
 from drivers.framing import (
     BUFFER_LIMIT,
     MAX_PAYLOAD,
@@ -37,7 +37,8 @@ from drivers.messages import (
     Status,
     message_set,
 )
-from drivers.shuffler import SHUFFLER_MESSAGES, ShuffleDone, StartShuffle
+from drivers.shuffler.messages import SHUFFLER_MESSAGES, ShuffleDone, StartShuffle
+from tests.drivers.noise_patterns import noise
 
 MESSAGES = message_set(COMMON_MESSAGES, SHUFFLER_MESSAGES, DICE_MESSAGES)
 HASH = bytes(range(32))
@@ -277,3 +278,51 @@ def test_escaping_round_trips_and_hides_the_framing_bytes(body: bytes) -> None:
     escaped = escape(body)
     assert b"\x02" not in escaped and b"\x03" not in escaped
     assert unescape(escaped) == body
+
+
+@given(st.integers(2, 2000), st.integers(0, 2000))
+def test_a_run_of_stx_is_one_error_and_the_frame_after_it_is_read(run: int, split: int) -> None:
+    good = FrameCodec(Role.DEVICE, MESSAGES).send(Status(1, 2, 3, 4, 5), 10, 1)
+    stream = b"\x02" * run + good
+    split = min(split, len(stream))
+    codec = FrameCodec(Role.HOST, MESSAGES)
+    items: list[Frame | ProtocolError] = []
+    for part in (stream[:split], stream[split:]):
+        codec.receive_data(part)
+        items += drain(codec)
+    assert items[-1] == Frame(1, 10, Status(1, 2, 3, 4, 5))
+    errors = items[:-1]
+    # one error for the run (two when the feed split it and a frame seemed to start)
+    assert 1 <= len(errors) <= 2
+    assert all(isinstance(e, ProtocolError) and e.kind is ErrorKind.TRUNCATED for e in errors)
+
+
+def test_one_feed_longer_than_the_buffer_limit_loses_no_frame() -> None:
+    # One read of a port can bring more than BUFFER_LIMIT bytes: frames queued while the loop
+    # was busy. Every one of them is decoded; the limit is for a caller that stops draining.
+    device = FrameCodec(Role.DEVICE, MESSAGES)
+    frames = [device.send(Status(0, 0, 0, n, 0), n % 255 + 1, 1) for n in range(200)]
+    stream = b"".join(frames)
+    assert len(stream) > 2 * BUFFER_LIMIT
+    codec = FrameCodec(Role.HOST, MESSAGES)
+    codec.receive_data(stream)
+    assert [item.message.events for item in drain(codec) if isinstance(item, Frame)] == list(
+        range(200)
+    )
+
+
+@given(st.lists(noise, min_size=1, max_size=6), device_messages)
+def test_no_noise_pattern_swallows_the_good_frame_after_it(
+    chunks: list[bytes], message: Message
+) -> None:
+    good = FrameCodec(Role.DEVICE, MESSAGES).send(message, 9, 1)
+    codec = FrameCodec(Role.HOST, MESSAGES)
+    items: list[Frame | ProtocolError] = []
+    for chunk in chunks:
+        codec.receive_data(chunk)
+        items += drain(codec)
+        assert codec.buffered < MAX_WIRE_FRAME
+    # noise may leave a frame open; the next frame's STX closes it
+    codec.receive_data(good)
+    items += drain(codec)
+    assert items[-1] == Frame(1, 9, message)

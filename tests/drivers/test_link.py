@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+import asyncio
+
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.framing import Frame, FrameCodec, ProtocolError, Role
-from drivers.link import HostLink, LinkTiming, Missed, Received, Refused, Replied, TimedOut
+from drivers.base import LinkDegraded, LinkDown, LinkUp
+from drivers.clock import ManualClock
+from drivers.framing import Frame, FrameCodec, ProtocolError, Role, encode_frame
+from drivers.link import (
+    Degraded,
+    HostLink,
+    LinkTiming,
+    Missed,
+    Received,
+    Refused,
+    Replied,
+    TimedOut,
+    TooNoisy,
+)
 from drivers.messages import (
     COMMON_MESSAGES,
     Ack,
@@ -19,6 +34,9 @@ from drivers.messages import (
     Status,
     message_set,
 )
+from drivers.registry import driver_class
+from tests.drivers.conftest import SimTable
+from tests.drivers.noise_patterns import noise
 
 MESSAGES = message_set(COMMON_MESSAGES)
 TIMING = LinkTiming(reply_timeout=0.2, tries=3)
@@ -231,3 +249,252 @@ def test_an_event_resent_after_a_reconnect_is_not_reported_twice() -> None:
     # a rebooted device's new event may reuse SEQ and number, but not the content
     _, results = link.receive_data(device.say(FaultRaised(3, 1), 9), now=6.0)
     assert results == [Received(FaultRaised(3, 1))]
+
+
+# --- noise hygiene --------------------------------------------------------------------------
+
+
+def naks_in(device: Device, data: bytes) -> int:
+    return sum(
+        isinstance(item, Frame) and item.message == Nak(NakReason.BAD_FRAME)
+        for item in device.hear(data)
+    )
+
+
+@given(st.integers(1, 500), st.lists(st.integers(1, 64), max_size=10))
+def test_k_stray_stx_produce_at_most_one_nak_per_resynchronisation(
+    k: int, splits: list[int]
+) -> None:
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    (command,) = device.hear(link.request(GetStatus(), now=0.0))
+    assert isinstance(command, Frame)
+    for burst in range(2):
+        stray, naks = b"\x02" * k, 0
+        for size in [*splits, len(stray)]:
+            out, _ = link.receive_data(stray[:size], now=0.001)
+            naks += naks_in(device, out)
+            stray = stray[size:]
+        assert naks <= 1, f"burst {burst}: {naks} NAKs"
+        # the device's answer resynchronises the link: the next burst may be NAKed once
+        link.receive_data(device.say(Status(0, 0, 0, 0, 0), command.seq), now=0.002)
+        (command,) = device.hear(link.request(GetStatus(), now=0.003))
+        assert isinstance(command, Frame)
+
+
+def test_a_damaged_frame_between_good_ones_is_naked_each_time() -> None:
+    # sporadic damage (a quiet spell between) keeps the protocol's rule: every damaged frame
+    # NAKed, every NAK resent
+    link, device = HostLink(MESSAGES, timing=TIMING), Device()
+    for n in range(30):
+        at = n * (TIMING.quiet_time + 0.01)
+        (command,) = device.hear(link.request(GetStatus(), now=at))
+        assert isinstance(command, Frame)
+        reply = device.say(Status(0, 0, 0, 0, 0), command.seq)
+        spoiled = reply[:1] + b"\x55" + reply[1:]  # one byte too many: one bad frame
+        out, _ = link.receive_data(spoiled, now=at + 0.001)
+        assert naks_in(device, out) == 1
+        out, _ = link.receive_data(device.say(Nak(NakReason.BAD_FRAME), 0), at + 0.002)
+        assert device.hear(out) == [command]  # our own NAK'd frame, resent at once
+        _, results = link.receive_data(reply, now=at + 0.003)
+        assert results == [Replied(command.seq, Status(0, 0, 0, 0, 0))]
+    assert link.counters.naks_withheld == 0 and not link.degraded
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(noise, st.sampled_from(["answer", "event", "nak"])),
+            st.floats(0.0, 0.05),
+        ),
+        min_size=1,
+        max_size=60,
+    )
+)
+def test_noise_of_any_pattern_costs_one_nak_per_resync_and_spaced_naks_once_degraded(
+    stream: list[tuple[bytes | str, float]],
+) -> None:
+    timing = LinkTiming(degraded_errors=5, noisy_down_after=None)
+    link, device = HostLink(MESSAGES, timing=timing), Device()
+    now, number = 0.0, 0
+    naks_since_good = 0
+    last_nak = last_resend = float("-inf")
+    (command,) = device.hear(link.request(GetStatus(), now=now))
+    assert isinstance(command, Frame)
+    for part, step in stream:
+        now += step
+        good = part in ("answer", "event")
+        if part == "answer":
+            data = device.say(Status(0, 0, 0, number, 0), command.seq)
+        elif part == "event":
+            number += 1
+            data = device.say(FaultRaised(number, 4), number % 255 + 1)
+        elif part == "nak":
+            data = device.say(Nak(NakReason.BAD_FRAME), 0)
+        else:
+            assert isinstance(part, bytes)
+            data = part
+        degraded = link.degraded
+        out, _ = link.receive_data(data, now=now)
+        for item in device.hear(out):
+            assert isinstance(item, Frame)
+            if item.message == Nak(NakReason.BAD_FRAME):
+                naks_since_good += 1
+                assert naks_since_good <= 1, "two NAKs without a good frame between"
+                if degraded:
+                    assert now - last_nak >= timing.nak_interval - 1e-9  # type: ignore[operator]
+                last_nak = now
+            elif item.message == GetStatus():
+                if degraded and link.degraded:
+                    assert now - last_resend >= timing.nak_interval - 1e-9  # type: ignore[operator]
+                last_resend = now
+        if good or part == "nak":
+            naks_since_good = 0
+        if not link.busy:
+            (command,) = device.hear(link.request(GetStatus(), now=now))
+            assert isinstance(command, Frame)
+
+
+NOISE_SAMPLE = {
+    "framing": bytes([0x02, 0x41, 0x10, 0x03, 0x02, 0x02, 0x10, 0x10, 0x03, 0x99] * 30),
+    "stx_flood": b"\x02" * 300,
+    "dle_flood": b"\x02" + b"\x10" * 300,
+    "etx_flood": b"\x03" * 300,
+    "truncated": b"".join(
+        encode_frame(1, n, 0x81, b"abc", True)[: 3 + n % 5] for n in range(1, 30)
+    ),
+    "bad_crc": b"".join(
+        encode_frame(1, n, 0x81, b"abc", True)[:-2] + b"\x00\x03" for n in range(1, 30)
+    ),
+    "random": bytes((n * 151 + 7) % 256 for n in range(300)),
+}
+
+
+@pytest.mark.parametrize("pattern", sorted(NOISE_SAMPLE))
+def test_a_link_that_stays_noisy_reports_degraded_then_goes_down_and_stays_silent(
+    pattern: str,
+) -> None:
+    timing = LinkTiming(degraded_errors=20, noisy_down_after=3.0, quiet_time=0.25)
+    link, device = HostLink(MESSAGES, timing=timing), Device()
+    reported: list[tuple[float, object]] = []
+    sent = b""
+    now = 0.0
+    while now < 4.0:
+        if not link.busy and not link.noisy:
+            sent += link.request(GetStatus(), now=now)
+        out, results = link.receive_data(NOISE_SAMPLE[pattern], now=now)
+        sent += out
+        out, timeouts = link.check_timeout(now)
+        sent += out
+        reported += [(now, r) for r in results + timeouts if isinstance(r, Degraded | TooNoisy)]
+        now += 0.02
+    kinds = [type(r) for _, r in reported]
+    assert kinds == [Degraded, TooNoisy], reported
+    assert reported[1][0] <= timing.noisy_down_after + 0.05
+    naks = naks_in(device, sent)
+    assert naks < 30, f"{naks} NAKs in 4 s of {pattern} noise"
+    # down for noise: not even an event is answered, nothing goes out
+    out, _ = link.receive_data(device.say(FaultRaised(1, 4), 3), now=now)
+    assert out == b"" and link.noisy
+
+
+def test_a_command_the_noise_spoils_on_a_degraded_link_takes_it_down_for_noise() -> None:
+    timing = LinkTiming(degraded_errors=5, reply_timeout=0.2, tries=2)
+    link = HostLink(MESSAGES, timing=timing)
+    link.request(GetStatus(), now=0.0)
+    results: list[object] = []
+    now = 0.0
+    while link.busy:
+        now += 0.01
+        _, found = link.receive_data(b"\x02\x01\x03", now=now)
+        _, timed = link.check_timeout(now)
+        results += found + timed
+    assert any(isinstance(r, Degraded) for r in results)
+    assert isinstance(results[-1], TooNoisy) and link.noisy
+    assert not any(isinstance(r, TimedOut) for r in results)
+
+
+def test_a_device_that_stops_answering_on_a_clean_line_still_times_out() -> None:
+    link = HostLink(MESSAGES, timing=TIMING)
+    link.request(GetStatus(), now=0.0)
+    results: list[object] = []
+    while link.busy:
+        assert link.deadline is not None
+        results += link.check_timeout(link.deadline)[1]
+    assert results == [TimedOut(1, GetStatus())] and not link.noisy
+
+
+def test_a_link_down_for_noise_comes_back_after_a_quiet_spell() -> None:
+    timing = LinkTiming(degraded_errors=5, noisy_down_after=1.0, quiet_time=0.25)
+    link, device = HostLink(MESSAGES, timing=timing), Device()
+    now = 0.0
+    while not link.noisy:
+        link.receive_data(b"\x02" + b"\x10" * 5 + b"\x03", now=now)
+        now += 0.01
+    link.reset(now=now + 1.0)  # the driver reopens the port a second later
+    assert not link.quiet(now + 1.2)  # nothing heard yet for a quiet spell since it opened
+    link.receive_data(b"\x02\x02\x41\x03", now=now + 1.2)  # the noise goes on
+    assert not link.quiet(now + 1.4)
+    assert link.quiet(now + 1.45) and not link.noisy and not link.degraded
+    (command,) = device.hear(link.request(Identify(), now=now + 1.5))
+    assert isinstance(command, Frame)
+    # a fresh start: the first damaged frame is NAKed at once, the answer taken
+    out, _ = link.receive_data(b"\x55", now=now + 1.501)
+    assert naks_in(device, out) == 1
+    _, results = link.receive_data(device.say(Ack(), command.seq), now=now + 1.502)
+    assert results == [Replied(command.seq, Ack())]
+
+
+def test_the_bare_protocol_rule_is_kept_when_hygiene_is_off() -> None:
+    # the benchmark's peer: every error NAKed, never degraded into silence
+    timing = LinkTiming(nak_interval=None, noisy_down_after=None)
+    link, device = HostLink(MESSAGES, timing=timing), Device()
+    out, _ = link.receive_data(b"\x55\x02\x41\x02\x42\x02\x43\x03", now=0.0)
+    assert naks_in(device, out) == 4  # the garbage and three frames cut short
+    assert link.counters.naks_withheld == 0
+
+
+def test_a_driver_on_a_noisy_line_reports_degraded_then_down_and_is_back_soon_after(
+    table: SimTable,
+) -> None:
+    """Through pyserial to a simulated shoe: the noise reaches the driver as bytes from its
+    port; the table sees LinkDegraded, then LinkDown("noisy") (it HOLDs), then LinkUp a quiet
+    spell after the noise ends, with no reconnect backoff to wait out."""
+    timing = LinkTiming(poll_interval=3600.0, reconnect_initial=0.5, noisy_down_after=3.0)
+
+    async def body() -> tuple[list[object], float, float]:
+        clock = ManualClock()
+        driver = driver_class("shoe_reader")(table.url("shoe_reader"), clock=clock, timing=timing)
+        assert await driver.start()
+        assert [type(e) for e in driver.pending_events()] == [LinkUp]
+        events: list[object] = []
+        while clock.now() < 4.0:
+            driver._on_data(NOISE_SAMPLE["framing"])
+            await clock.advance(0.02)
+            events += driver.pending_events()
+        noise_ended = clock.now()
+        assert not driver.link_up
+        while not driver.link_up and clock.now() < noise_ended + 5.0:
+            await clock.advance(0.01)
+        events += driver.pending_events()
+        await driver.status()  # it answers again
+        await driver.close()
+        return events, noise_ended, clock.now()
+
+    events, noise_ended, up_at = asyncio.run(body())
+    # (a sim:// port closed is a device switched off: it reports a restart after LinkUp)
+    assert [type(e) for e in events][:3] == [LinkDegraded, LinkDown, LinkUp]
+    down = events[1]
+    assert isinstance(down, LinkDown) and down.reason == "noisy"
+    assert up_at - noise_ended <= timing.quiet_time + timing.quiet_time / 5 + 0.02
+
+
+def test_a_line_noisy_in_bursts_is_reported_degraded_once_not_once_a_burst() -> None:
+    timing = LinkTiming(degraded_errors=20, quiet_time=0.25, noisy_down_after=3.0)
+    link = HostLink(MESSAGES, timing=timing)
+    reported = []
+    for burst in range(40):  # 40 bursts, 0.5 s apart: 20 s
+        _, results = link.receive_data(NOISE_SAMPLE["framing"], now=burst * 0.5)
+        reported += [r for r in results if isinstance(r, Degraded | TooNoisy)]
+    assert [type(r) for r in reported] == [Degraded, Degraded]  # at 0 s and at 10 s
+    assert not link.noisy  # each burst ends in a quiet spell: never down

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from drivers.crc import CHECK_INPUT, crc16, crc16_reference
-from drivers.dice_shaker import DICE_MESSAGES
+from drivers.dice_shaker.messages import DICE_MESSAGES
 from drivers.framing import Frame, FrameCodec, Role
 from drivers.messages import COMMON_MESSAGES, Message, message_set
-from drivers.shoe_reader import SHOE_MESSAGES
-from drivers.shuffler import SHUFFLER_MESSAGES
-from drivers.timer_bell import BELL_MESSAGES
+from drivers.shoe_reader.messages import SHOE_MESSAGES
+from drivers.shuffler.messages import SHUFFLER_MESSAGES
+from drivers.timer_bell.messages import BELL_MESSAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "docs" / "protocol.md", ROOT / "docs" / "protocol-shoe-bell.md"]

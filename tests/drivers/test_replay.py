@@ -34,16 +34,15 @@ from drivers.capture import (
     parse_capture_url,
     read_capture,
 )
-from drivers.clock import settle
-from drivers.dice_shaker import DiceShakerDriver
+from drivers.clock import MonotonicClock, settle
+from drivers.dice_shaker.driver import DiceShakerDriver
 from drivers.link import LinkTiming
 from drivers.registry import driver_class
 from drivers.replay import compare, describe_event, format_expected, replay, replay_file
 from drivers.replay import main as replay_main
-from drivers.shoe_reader import ShoeReaderDriver
-from drivers.shuffler import ShufflerDriver
-from drivers.timer_bell import TimerBellDriver
-from simulators.scheduler import LoopScheduler
+from drivers.shoe_reader.driver import ShoeReaderDriver
+from drivers.shuffler.driver import ShufflerDriver
+from drivers.timer_bell.driver import TimerBellDriver
 from simulators.shoe_reader import ShoeReaderModel
 from simulators.world import TableWorld, forget_world, get_world, standard_deck
 
@@ -303,7 +302,7 @@ def test_a_capture_of_a_real_pseudo_terminal(tmp_path: Path) -> None:
         loop = asyncio.get_running_loop()
         model = ShoeReaderModel(
             world=world,
-            scheduler=LoopScheduler(loop),
+            scheduler=MonotonicClock(loop),
             output=lambda data: os.write(master, data) and None,
         )
         loop.add_reader(master, lambda: model.receive_data(os.read(master, 4096)))

@@ -24,28 +24,29 @@ from drivers.base import (
     LinkLost,
     LinkUp,
 )
-from drivers.clock import ManualClock, settle
+from drivers.clock import ManualClock, MonotonicClock, settle
 from drivers.crc import crc16_reference
 from drivers.framing import ErrorKind, Frame, FrameCodec, ProtocolError, Role, encode_frame
 from drivers.link import LinkTiming
 from drivers.messages import Message
-from drivers.shoe_reader import (
-    Arm,
+from drivers.shoe_reader.driver import (
     CardDrawn,
+    CutCardReached,
+    HandOpened,
+    Misread,
+    ShoeReaderDriver,
+)
+from drivers.shoe_reader.messages import (
+    Arm,
     CardDrawnEvent,
     CutCardEvent,
-    CutCardReached,
     Disarm,
-    HandOpened,
     HandOpenedEvent,
-    Misread,
     MisreadEvent,
     ShoeMode,
-    ShoeReaderDriver,
     card_name,
 )
-from drivers.shuffler import ShuffleCompleted, ShufflerDriver
-from simulators.scheduler import LoopScheduler
+from drivers.shuffler.driver import ShuffleCompleted, ShufflerDriver
 from simulators.shoe_reader import ShoeReaderModel
 from simulators.world import Card, TableWorld, Tile, paigow_tiles
 
@@ -431,7 +432,7 @@ def test_over_a_pseudo_terminal(pty_pair: tuple[int, int, str]) -> None:
         loop = asyncio.get_running_loop()
         model = ShoeReaderModel(
             world=world,
-            scheduler=LoopScheduler(loop),
+            scheduler=MonotonicClock(loop),
             output=lambda data: os.write(master, data) and None,
         )
         loop.add_reader(master, lambda: model.receive_data(os.read(master, 4096)))

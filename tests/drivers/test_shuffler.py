@@ -27,7 +27,8 @@ from drivers.clock import ManualClock, settle
 from drivers.framing import Frame, FrameCodec, Role
 from drivers.link import LinkTiming
 from drivers.messages import GetStatus, Identify, Identity, NakReason, Status
-from drivers.shuffler import ShuffleCompleted, ShuffleDone, ShufflerDriver, StartShuffle
+from drivers.shuffler.driver import ShuffleCompleted, ShufflerDriver
+from drivers.shuffler.messages import ShuffleDone, StartShuffle
 from simulators.base import firmware_digest
 from simulators.shuffler import ShufflerModel
 

@@ -14,26 +14,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drivers.base import CommandRefused, DeviceFault, DriverEvent, FaultCleared, LinkUp
-from drivers.clock import ManualClock, settle
+from drivers.clock import ManualClock, MonotonicClock, settle
 from drivers.crc import crc16_reference
 from drivers.framing import ErrorKind, Frame, FrameCodec, ProtocolError, Role, encode_frame
 from drivers.link import LinkTiming
 from drivers.messages import Message
-from drivers.timer_bell import (
-    BellRang,
+from drivers.timer_bell.driver import BellRang, TimerBellDriver, TimerExpired, TimerWarning
+from drivers.timer_bell.messages import (
     BellRangEvent,
     CancelTimer,
     GetRemaining,
     Remaining,
     Ring,
     StartTimer,
-    TimerBellDriver,
-    TimerExpired,
     TimerExpiredEvent,
-    TimerWarning,
     TimerWarningEvent,
 )
-from simulators.scheduler import LoopScheduler
 from simulators.timer_bell import TimerBellModel
 from simulators.world import TableWorld
 
@@ -251,7 +247,7 @@ def test_over_a_pseudo_terminal(pty_pair: tuple[int, int, str]) -> None:
         loop = asyncio.get_running_loop()
         model = TimerBellModel(
             world=TableWorld("pty-bell"),
-            scheduler=LoopScheduler(loop),
+            scheduler=MonotonicClock(loop),
             output=lambda data: os.write(master, data) and None,
         )
         loop.add_reader(master, lambda: model.receive_data(os.read(master, 4096)))

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from drivers.clock import MonotonicClock
 from drivers.link import LinkTiming
-from drivers.shuffler import ShuffleCompleted, ShufflerDriver
+from drivers.shuffler.driver import ShuffleCompleted, ShufflerDriver
 from drivers.transport import FdTransport, ThreadTransport
 from simulators.pty_host import PtyHost
-from simulators.scheduler import LoopScheduler
 from simulators.shuffler import ShufflerModel
 from simulators.spec import SimSpec
 
@@ -58,7 +58,7 @@ def test_a_tcp_socket_like_a_serial_device_server(table: Any) -> None:
 
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             model = ShufflerModel(
-                world=table.world, scheduler=LoopScheduler(loop), output=writer.write, seed=2
+                world=table.world, scheduler=MonotonicClock(loop), output=writer.write, seed=2
             )
             models.append(model)
             while data := await reader.read(4096):

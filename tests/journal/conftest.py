@@ -7,7 +7,7 @@ import pytest
 
 from daemon.config import JournalConfig
 from daemon.journal import Journal
-from daemon.journal_format import journal_files
+from daemon.journal.format import journal_files
 
 # 2027-01-15T09:00:00Z: a fixed wall clock, so file names and timestamps are known.
 START_WALL = 1_800_003_600.0

@@ -23,7 +23,7 @@ from daemon.journal import (
     journal_logger,
     verify,
 )
-from daemon.journal_format import decode_line, encode_line, iso_utc
+from daemon.journal.format import decode_line, encode_line, iso_utc
 
 ReadAll = Callable[[Path], list[bytes]]
 

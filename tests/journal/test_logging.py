@@ -54,6 +54,21 @@ def test_tracebacks_are_structured_and_carry_no_locals() -> None:
     assert json.loads(text)["exception"][0]["exc_type"] == "RuntimeError"
 
 
+def test_console_tracebacks_are_plain_and_carry_no_locals() -> None:
+    # structlog's console renderer would use rich (installed here, with the test tools), which
+    # prints every frame's locals.
+    out = io.StringIO()
+    configure_logging("info", json=False, stream=out, cache=False)
+    secret = "token-456"  # noqa: S105 -- must not reach the log
+    try:
+        raise RuntimeError(len(secret))
+    except RuntimeError:
+        get_logger().exception("api.request_failed")
+    text = out.getvalue()
+    assert "Traceback (most recent call last)" in text and "RuntimeError: 9" in text
+    assert "token-456" not in text
+
+
 def test_console_format_and_bad_level() -> None:
     out = io.StringIO()
     configure_logging("warning", json=False, stream=out, cache=False)

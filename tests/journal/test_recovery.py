@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from daemon.journal import RECENT_RECORDS, JournalCorrupt, TornTail, replay, verify
-from daemon.journal_format import journal_files
+from daemon.journal.format import journal_files
 
 
 def test_replay_iterates_every_event_in_order_across_files(open_journal, journal_dir) -> None:
@@ -124,7 +124,15 @@ def test_replay_from_a_seq_still_checks_the_link_into_it(open_journal, journal_d
     del lines[3]  # seq 4 removed: counting lines now lands on the wrong one
     path.write_bytes(b"".join(lines))
     with pytest.raises(JournalCorrupt):
-        list(replay(journal_dir, from_seq=8))
+        list(replay(journal_dir, from_seq=5))  # in the first half: counted
+    # In the second half the line is found by its seq from the end: the right one, linked.
+    assert [r.seq for r in replay(journal_dir, from_seq=8)] == [8, 9, 10, 11]
+    at_eight = next(i for i, line in enumerate(lines) if line.startswith(b'{"seq":8,'))
+    changed = lines[at_eight].replace(b'"i":6', b'"i":60')
+    path.write_bytes(b"".join([*lines[:at_eight], changed, *lines[at_eight + 1 :]]))
+    with pytest.raises(JournalCorrupt, match="at byte"):
+        list(replay(journal_dir, from_seq=9))  # the link into seq 9 is checked
+    path.write_bytes(b"".join(lines))
     lines = path.read_bytes().splitlines(keepends=True)
     lines.insert(3, lines[2].replace(b'"i":1', b'"i":9'))  # seq 3 twice, one of them altered
     path.write_bytes(b"".join(lines))

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from daemon.journal import verify
-from daemon.journal_format import journal_files, line_hash
+from daemon.journal.format import journal_files, line_hash
 
 ReadAll = Callable[[Path], list[bytes]]
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from daemon.config import JournalConfig
 from daemon.journal import Journal, verify
-from daemon.journal_format import journal_files, line_hash
+from daemon.journal.format import journal_files, line_hash
 
 Entries = list[tuple[Path, bytes]]
 

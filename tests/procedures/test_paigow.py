@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from procedure_drive import (
     DEALER,
     Table,
@@ -18,6 +19,7 @@ from procedure_drive import (
 ART = "Portaria 15/90/M Art."
 
 
+@pytest.mark.article("15/90/M", "2(3)", "5(3)", "6(3)")
 def test_a_whole_round_is_settled_by_the_rules_engine() -> None:
     table = paigow_table()
     paigow_round(table)
@@ -36,6 +38,7 @@ def test_a_whole_round_is_settled_by_the_rules_engine() -> None:
     assert closed.commit
 
 
+@pytest.mark.article("15/90/M", "2(2)")
 def test_the_dice_total_names_the_first_hand_from_the_banker() -> None:
     table = paigow_table()
     paigow_round(table)
@@ -43,6 +46,7 @@ def test_the_dice_total_names_the_first_hand_from_the_banker() -> None:
     assert table.proc.snapshot()["first_hand"] == 1
 
 
+@pytest.mark.article("15/90/M", "2(6)", "2(7)", "2(8)", "5(3)")
 def test_bets_and_stacks_close_at_the_shake() -> None:
     table = paigow_table()
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
@@ -62,6 +66,7 @@ def test_bets_and_stacks_close_at_the_shake() -> None:
         assert outcome.violation.phase == "SHAKING"
 
 
+@pytest.mark.article("15/90/M", "2(2)", "5(3)")
 def test_only_the_banker_shakes_after_the_stake() -> None:
     table = paigow_table()
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
@@ -75,6 +80,7 @@ def test_only_the_banker_shakes_after_the_stake() -> None:
     table.ok("shake_dice", DEALER, {"player": "B"})
 
 
+@pytest.mark.article("15/90/M", "2(6)")
 def test_stacks_two_players_one_hand_then_the_banker() -> None:
     table = paigow_table()
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
@@ -91,6 +97,7 @@ def test_stacks_two_players_one_hand_then_the_banker() -> None:
     table.refused(move, DEALER, {"by": "banker", "player": "P2", "one_hand": True})
 
 
+@pytest.mark.article("15/90/M", "2(5)")
 def test_a_tilted_die_is_shaken_again_and_a_third_is_a_tilt() -> None:
     table = paigow_table()
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
@@ -110,6 +117,7 @@ def test_a_tilted_die_is_shaken_again_and_a_third_is_a_tilt() -> None:
     assert table.proc.snapshot()["dice"] is None
 
 
+@pytest.mark.article("15/90/M", "6(2)")
 def test_a_wrongly_set_hand_is_reset_by_the_croupier_before_settling() -> None:
     groups = next(g for seed in range(200) if bad_setting((g := tile_groups(seed))[1]) is not None)
     wrong = bad_setting(groups[1])
@@ -134,6 +142,7 @@ def test_a_wrongly_set_hand_is_reset_by_the_croupier_before_settling() -> None:
     table.ok("settle_round", DEALER)
 
 
+@pytest.mark.article("15/90/M", "4")
 def test_a_tile_dealt_face_up_stays_valid_and_is_journaled() -> None:
     table = paigow_table()
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
@@ -149,6 +158,7 @@ def test_a_tile_dealt_face_up_stays_valid_and_is_journaled() -> None:
     assert table.proc.snapshot()["face_up"] == [{"seat": 3, "tile": "6-6"}]
 
 
+@pytest.mark.article("15/90/M", "1(1)")
 def test_tiles_beyond_one_set_are_refused() -> None:
     table = paigow_table()
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
@@ -163,6 +173,7 @@ def test_tiles_beyond_one_set_are_refused() -> None:
     table.refused("set_hand", DEALER, {"seat": 3, "front": "1-2 2-4", "back": "1-1 1-1"})
 
 
+@pytest.mark.article("15/90/M", "3(2)", "5(1)", "5(2)", "5(4)")
 def test_the_bank_passes_after_two_rounds_unless_every_door_agrees() -> None:
     table = paigow_table()
     paigow_round(table, seed=0)
@@ -193,6 +204,7 @@ def test_the_bank_passes_after_two_rounds_unless_every_door_agrees() -> None:
     assert banker_door.violation is not None
 
 
+@pytest.mark.article("15/90/M", "1(1)", "2(4)", "3(1)")
 def test_four_hands_keep_the_other_half_for_the_next_round() -> None:
     table = paigow_table(hands=4)
     groups = tile_groups(3)

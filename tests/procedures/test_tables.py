@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from procedure_drive import Table, at_phase
 
-from daemon.config import load_config, parse_config
+from daemon.config import ConfigError, load_config, parse_config
 from daemon.procedures import build
 from daemon.procedures.base import HOUSE_FAULTS, Procedure
 from daemon.procedures.paigow import PaiGowProcedure
@@ -64,6 +64,8 @@ def test_the_tables_are_not_trivial() -> None:
 
 
 @pytest.mark.parametrize(("game", "phase", "action"), OUTSIDE)
+@pytest.mark.article("51/89/M", "2(a)", "2(c)", "2(d)")
+@pytest.mark.article("15/90/M", "2(7)", "6(1)")
 def test_a_trigger_outside_the_table_is_refused(
     game: str, phase: str, action: str, prefixes: dict[str, Any]
 ) -> None:
@@ -119,9 +121,25 @@ def test_build_gives_the_procedure_the_config_names() -> None:
         parse_config(
             {
                 "table": {"id": "T9", "game": "paigow", "paigow_hands": 4},
-                "devices": {"timer_bell": {"port": "sim://timer_bell"}},
+                "devices": {
+                    "dice_shaker": {"port": "sim://dice_shaker"},
+                    "timer_bell": {"port": "sim://timer_bell"},
+                },
             }
         )
     )
+    # The bell is no equipment of Pai Gow: the procedure checks only what it knows.
     assert isinstance(four, PaiGowProcedure)
-    assert (four.table_id, four.hands, four.devices) == ("T9", 4, ("dice_shaker", "timer_bell"))
+    assert (four.table_id, four.hands, four.devices) == ("T9", 4, ("dice_shaker",))
+    # A Thirteen table's bell is optional; the equipment Art. 1 names is not.
+    bell_less = {k: {"port": f"sim://{k}"} for k in ("shuffler", "shoe_reader", "dice_shaker")}
+    thirteen = build(parse_config({"table": {"id": "T1"}, "devices": bell_less}))
+    assert thirteen.devices == ("shuffler", "shoe_reader", "dice_shaker")
+    with pytest.raises(ConfigError, match=r"needs \[devices.dice_shaker\]"):
+        build(parse_config({"table": {"id": "T9", "game": "paigow"}, "devices": {}}))
+
+
+def test_the_daemon_and_the_tests_build_with_the_one_builder() -> None:
+    from daemon import table  # noqa: PLC0415 - only to compare
+
+    assert table.build_procedure is build

@@ -35,6 +35,7 @@ def article(table: Table, action: str, payload: dict[str, object] | None = None)
     return outcome.violation.article
 
 
+@pytest.mark.article("51/89/M", "2(b)", "5", "11")
 def test_a_whole_round_deals_13_to_each_seat_and_settles_by_the_rules_engine() -> None:
     table = thirteen_table()
     deck = shuffled_deck(7)
@@ -87,6 +88,7 @@ def test_commands_drive_the_devices() -> None:
     assert [(c.device, c.command) for c in shaken.commands] == [("dice_shaker", "shake")]
 
 
+@pytest.mark.article("51/89/M", "1(b)", "1(c)", "1(d)")
 def test_the_table_opens_only_with_every_device_identified_and_approved() -> None:
     table = Table(ThirteenProcedure())
     assert article(table, "open_table") == f"{ART} 1"
@@ -100,6 +102,7 @@ def test_the_table_opens_only_with_every_device_identified_and_approved() -> Non
 
 
 @pytest.mark.parametrize(("count", "mode"), [(51, "random"), (53, "random"), (52, "sort")])
+@pytest.mark.article("51/89/M", "1(a)", "2(a)")
 def test_a_wrong_count_or_mode_takes_the_deck_out_of_play(count: int, mode: str) -> None:
     table = thirteen_table()
     table.ok("confirm_hand_shuffle", DEALER)
@@ -112,6 +115,7 @@ def test_a_wrong_count_or_mode_takes_the_deck_out_of_play(count: int, mode: str)
     assert table.proc.phase == "HAND_SHUFFLE"
 
 
+@pytest.mark.article("51/89/M", "2(a)")
 def test_the_cut_is_one_hand_of_at_least_ten_by_a_player_or_else_the_dealer() -> None:
     table = thirteen_table()
     table.ok("confirm_hand_shuffle", DEALER)
@@ -127,6 +131,7 @@ def test_the_cut_is_one_hand_of_at_least_ten_by_a_player_or_else_the_dealer() ->
     table.ok(cut, DEALER, {"by": "dealer", "players_declined": True, "cards": 42, "one_hand": True})
 
 
+@pytest.mark.article("51/89/M", "2(b)", "2(c)", "3", "5", "11")
 def test_the_highest_seated_bettor_shakes_and_bets_close_at_the_shake() -> None:
     table = thirteen_table()
     thirteen_to_betting(table)
@@ -161,6 +166,7 @@ def test_the_highest_seated_bettor_shakes_and_bets_close_at_the_shake() -> None:
     )
 
 
+@pytest.mark.article("51/89/M", "1(c)", "2(c)")
 def test_an_invalid_dice_result_is_shaken_again_and_never_edited() -> None:
     table = thirteen_table()
     thirteen_to_betting(table)
@@ -229,6 +235,7 @@ def test_leaving_the_deal_disarms_the_shoe_reader() -> None:
     assert [(c.device, c.command) for c in last.commands] == [("shoe_reader", "disarm")]
 
 
+@pytest.mark.article("51/89/M", "1(a)", "4")
 def test_misreads_and_duplicates_tilt_and_face_up_cards_stay_valid() -> None:
     table = thirteen_table()
     thirteen_to_betting(table)
@@ -261,6 +268,7 @@ def test_misreads_and_duplicates_tilt_and_face_up_cards_stay_valid() -> None:
     assert table.proc.snapshot()["dealt"][1] == {"card": "Kd", "seat": second, "face_up": False}
 
 
+@pytest.mark.article("51/89/M", "2(c)", "4")
 def test_a_misdeal_is_corrected_in_order_or_voided_and_dealt_again() -> None:
     table = thirteen_table()
     deck = shuffled_deck(11)
@@ -286,6 +294,7 @@ def test_a_misdeal_is_corrected_in_order_or_voided_and_dealt_again() -> None:
     assert table.proc.phase == "BANKER_ARRANGING"
 
 
+@pytest.mark.article("51/89/M", "2(d)", "3")
 def test_the_banker_rearranges_until_the_opening_then_five_minutes_run() -> None:
     table = thirteen_table()
     thirteen_to_betting(table)
@@ -323,6 +332,7 @@ def test_the_banker_rearranges_until_the_opening_then_five_minutes_run() -> None
     assert Decimal(settled[2]["net"]) == -200
 
 
+@pytest.mark.article("51/89/M", "2(d)")
 def test_all_arranged_before_the_bell_stops_it() -> None:
     table = thirteen_table()
     thirteen_round(table, shuffled_deck(9))
@@ -338,6 +348,7 @@ def test_rulesets_without_a_banker_are_refused_at_start_up() -> None:
 
 
 @given(seed=st.integers(0, 10_000), total=st.integers(4, 24))
+@pytest.mark.article("51/89/M", "2(b)")
 def test_any_deck_and_any_dice_deal_every_card_once_in_the_engines_order(
     seed: int, total: int
 ) -> None:
@@ -374,6 +385,7 @@ def _misread_at_card_five(table: Table, deck: list[str]) -> None:
     assert [(c.command, dict(c.args)) for c in resumed.commands] == [("arm", {"cards": 47})]
 
 
+@pytest.mark.article("51/89/M", "4")
 def test_a_misread_card_entered_by_the_dealer_waits_for_a_supervisors_approval() -> None:
     """Art. 4 (the deal put right in its order) as a two-person step: the dealer enters the
     card the reader could not name, nothing changes until a supervisor approves it with a
@@ -428,6 +440,7 @@ def test_a_misread_card_entered_by_the_dealer_waits_for_a_supervisors_approval()
     assert [d["card"] for d in proc.snapshot()["dealt"]] == deck
 
 
+@pytest.mark.article("51/89/M", "4")
 def test_a_rejected_proposal_changes_nothing_and_reads_are_never_overridden() -> None:
     table = thirteen_table()
     deck = shuffled_deck(6)
@@ -450,6 +463,7 @@ def test_a_rejected_proposal_changes_nothing_and_reads_are_never_overridden() ->
     assert snap["override"] is None and snap["misread"] is None and snap["dealt"] == []
 
 
+@pytest.mark.article("51/89/M", "2(c)", "4")
 def test_no_override_exists_for_what_the_devices_read_or_the_regulation_forbids() -> None:
     """A card the reader named, the dice, a bet after the shake: nothing to propose."""
     table = thirteen_table()
@@ -514,6 +528,7 @@ def test_the_override_steps_are_offered_only_when_they_can_be_taken() -> None:
         ("0.05", 7, "3.34"),  # 1.43 * 7 / 3 = 3.33666...: 3.5 less 0.1633... -> 0.16
     ],
 )
+@pytest.mark.article("51/89/M", "11")
 def test_a_seats_net_is_money_to_the_step_the_commission_rounded_down(
     commission: str, amount: int, net: str
 ) -> None:

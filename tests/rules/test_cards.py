@@ -24,6 +24,7 @@ from daemon.rules.cards import (
 cards_lists = st.lists(st.sampled_from(DECK), max_size=20)
 
 
+@pytest.mark.article("51/89/M", "1(a)", "6")
 def test_the_deck_has_52_distinct_cards_13_ranks_by_4_suits() -> None:
     assert len(DECK) == 52
     assert len({str(card) for card in DECK}) == 52
@@ -97,6 +98,7 @@ def test_cards_pickle_to_the_same_singleton() -> None:
     assert pickle.loads(pickle.dumps(card)) is card  # noqa: S301 -- our own bytes, just made
 
 
+@pytest.mark.article("51/89/M", "1(a)")
 def test_require_distinct_names_the_duplicate() -> None:
     require_distinct(parse_cards("As Ks"))
     with pytest.raises(CardError, match="Ks appears twice"):
@@ -135,6 +137,7 @@ def test_the_rank_part_of_a_sum_names_the_ranks() -> None:
             assert parts.setdefault(part, ranks) == ranks
 
 
+@pytest.mark.article("003", "way 1 compare")
 def test_the_suit_part_of_a_sum_tells_a_flush_and_nothing_else() -> None:
     # Every mix of suits over five different ranks: flush exactly when SUIT_BITS are all clear.
     ranks = (14, 11, 8, 5, 2)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.rules.paigow_classes import (
+from daemon.rules.paigow.classes import (
     CLASS_BY_NAME,
     CLASSES,
     TABLE_II,
@@ -15,7 +15,7 @@ from daemon.rules.paigow_classes import (
     all_combinations,
     classify,
 )
-from daemon.rules.paigow_tiles import TILE_SET, Tile, parse_tiles
+from daemon.rules.paigow.tiles import TILE_SET, Tile, parse_tiles
 
 # Table II as the text prints it (002, 表II), spaces and all, to check the module's copy.
 TABLE_II_AS_PRINTED = """
@@ -41,6 +41,7 @@ MILITARY = {"杂九", "杂八", "杂七", "杂五"}
 CHICKENS = {"大鸡六", "细鸡"}
 
 
+@pytest.mark.article("15/90/M", "Table II")
 def test_module_copy_of_table_ii_is_the_text() -> None:
     printed = [" ".join(line.split()) for line in TABLE_II_AS_PRINTED if line.strip()]
     rows = " ".join(printed).replace("拧冧六 ", "拧冧六").replace("高脚七 ", "高脚七").split()
@@ -84,6 +85,7 @@ def _expected_row(a: Tile, b: Tile) -> str | None:
     return candidates[0] if candidates else None
 
 
+@pytest.mark.article("15/90/M", "7(1)", "Table II")
 def test_all_496_combinations_against_table_ii() -> None:
     combos = list(all_combinations())
     assert len(combos) == 496
@@ -99,12 +101,14 @@ def test_all_496_combinations_against_table_ii() -> None:
     assert set(rows_seen) == set(range(1, 112)), "every row of Table II is a real combination"
 
 
+@pytest.mark.article("15/90/M", "7(1)", "Table II")
 def test_classes_follow_table_ii_order_exactly() -> None:
     rows = [c.table_row for c in CLASSES if c.table_row is not None]
     assert rows == list(range(1, 112))
     assert [c.strength for c in CLASSES] == list(range(len(CLASSES), 0, -1))
 
 
+@pytest.mark.article("15/90/M", "7(2)")
 def test_omitted_classes_are_placed_by_art_7_2() -> None:
     omitted = [c.name for c in CLASSES if c.table_row is None]
     assert omitted == ["天牌五", "地牌五", "斧头四", "梅牌三", "红头三", "人牌一", "杂七密"]
@@ -156,6 +160,7 @@ def test_omitted_classes_are_placed_by_art_7_2() -> None:
         ("杂七 细鸡", "杂七密", None),
     ],
 )
+@pytest.mark.article("15/90/M", "Table II")
 def test_named_classes(tiles: str, name: str, row: int | None) -> None:
     a, b = parse_tiles(tiles)
     pair_class = classify(a, b)
@@ -163,6 +168,7 @@ def test_named_classes(tiles: str, name: str, row: int | None) -> None:
     assert classify(b, a) == pair_class
 
 
+@pytest.mark.article("15/90/M", "9(2)")
 def test_art_9_2_chickens_do_not_change_value() -> None:
     # 天 + 细鸡 would be 天牌八 if 细鸡 could count six; fixed at three it is 5 points.
     a, b = parse_tiles("天 细鸡")
@@ -172,6 +178,7 @@ def test_art_9_2_chickens_do_not_change_value() -> None:
     assert classify(c, d) > classify(a, b)
 
 
+@pytest.mark.article("15/90/M", "7(2)")
 def test_equal_points_and_larger_tile_are_one_class() -> None:
     # Art. 7(2) compares only the larger tile: 天+高脚七 and 天+杂七 tie.
     assert classify(*parse_tiles("天 高脚七")) == classify(*parse_tiles("天 杂七"))
@@ -206,6 +213,7 @@ def test_the_order_is_total_and_consistent(
 
 
 @given(pairs)
+@pytest.mark.article("15/90/M", "7(2)")
 def test_point_classes_agree_with_art_7_2(pair: tuple[Tile, Tile]) -> None:
     a, b = pair
     pair_class: PairClass = classify(a, b)
@@ -218,6 +226,7 @@ def test_point_classes_agree_with_art_7_2(pair: tuple[Tile, Tile]) -> None:
                 assert (other > pair_class) == (other_larger < larger)
 
 
+@pytest.mark.article("15/90/M", "7(2)")
 def test_art_7_2_nine_is_the_most_and_tens_are_dropped() -> None:
     points = [c.points for c in CLASSES if c.kind == "points" and c.points is not None]
     assert len(points) == sum(1 for c in CLASSES if c.kind == "points")

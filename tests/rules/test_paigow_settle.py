@@ -42,6 +42,7 @@ def money_balances(result: RoundSettlement) -> None:
     assert doors + bank + result.commission == 0
 
 
+@pytest.mark.article("15/90/M", "5(4)", "8")
 def test_within_the_stake_every_door_settles_in_full_with_5_percent() -> None:
     result = settle_round(BANKER, [Door(LOSE_1, 100), Door(LOSE_2, 60)], 1000)
     assert [(d.outcome, d.lost, d.limited) for d in result.doors] == [
@@ -55,6 +56,7 @@ def test_within_the_stake_every_door_settles_in_full_with_5_percent() -> None:
     money_balances(result)
 
 
+@pytest.mark.article("15/90/M", "5(3)")
 def test_art_5_3_the_banker_cannot_win_more_than_the_stake() -> None:
     # Collected counter-clockwise: 头门 pays in full, 二门 pays what is left of the 250 cap.
     result = settle_round(BANKER, [Door(LOSE_1, 200), Door(LOSE_2, 200), Door(LOSE_3, 50)], 250)
@@ -63,6 +65,7 @@ def test_art_5_3_the_banker_cannot_win_more_than_the_stake() -> None:
     money_balances(result)
 
 
+@pytest.mark.article("15/90/M", "5(3)")
 def test_art_5_3_the_banker_cannot_lose_more_than_the_stake() -> None:
     result = settle_round(WEAK_BANKER, [Door(WIN_1, 100), Door(WIN_2, 100), Door(WIN_3, 100)], 150)
     assert [(d.outcome, d.won, d.limited) for d in result.doors] == [
@@ -79,6 +82,7 @@ def test_art_5_3_the_banker_cannot_lose_more_than_the_stake() -> None:
     assert second_round_stake(result, added=300) == 300
 
 
+@pytest.mark.article("15/90/M", "2(3)", "5(3)")
 def test_collected_bets_pay_winners_before_the_stake_runs_out() -> None:
     banker, win, lose = hands("梅 梅", "长三 长三", "地 地", "天 天", "杂七 杂五", "娥 板凳")
     mixed = [Door(win, 300), Door(lose, 200)]
@@ -94,6 +98,7 @@ def test_collected_bets_pay_winners_before_the_stake_runs_out() -> None:
     money_balances(hand_by_hand)
 
 
+@pytest.mark.article("15/90/M", "6(2)")
 def test_art_6_2_a_door_set_wrongly_is_reset_before_comparing() -> None:
     # The door put 天天 in front of 人人; the croupier opens 人人 as the front.
     swapped = (LOSE_1[1], LOSE_1[0])
@@ -102,6 +107,7 @@ def test_art_6_2_a_door_set_wrongly_is_reset_before_comparing() -> None:
     assert result.doors[0].hand == LOSE_1
 
 
+@pytest.mark.article("15/90/M", "5(5)")
 def test_art_5_5_co_bankers_and_the_main_banker_first() -> None:
     doors = [Door(WIN_1, 300), Door(WIN_2, 300)]
     result = settle_round(
@@ -125,6 +131,7 @@ def test_art_5_5_co_bankers_and_the_main_banker_first() -> None:
     money_balances(winning)
 
 
+@pytest.mark.article("15/90/M", "5(5)")
 def test_art_5_5_a_co_banker_may_not_bet_on_a_door() -> None:
     with pytest.raises(ValueError, match=r"Art\. 5\(5\)"):
         settle_round(
@@ -135,6 +142,7 @@ def test_art_5_5_a_co_banker_may_not_bet_on_a_door() -> None:
         )
 
 
+@pytest.mark.article("15/90/M", "5(4)")
 def test_art_5_4_the_second_stake_may_grow_not_shrink() -> None:
     result = settle_round(BANKER, [Door(LOSE_1, 100)], 100)
     assert second_round_stake(result) == 195
@@ -174,6 +182,7 @@ def rounds(draw: st.DrawFn) -> tuple[Hand, list[Door], int, list[CoBanker], PaiG
 
 
 @given(rounds())
+@pytest.mark.article("15/90/M", "5(3)")
 def test_settlement_conserves_money_within_the_stake(
     round_: tuple[Hand, list[Door], int, list[CoBanker], PaiGowRules],
 ) -> None:
@@ -219,6 +228,7 @@ def test_settlement_is_antisymmetric_within_the_stake(
         assert forward.bank_result == -backward.bank_result
 
 
+@pytest.mark.article("15/90/M", "6(2)")
 def test_the_free_setting_house_compares_the_hand_as_split() -> None:
     banker, player = hands("梅 梅", "长三 长三", "天 人", "天 人")
     strict = settle_round(banker, [Door(player, 100)], 500)

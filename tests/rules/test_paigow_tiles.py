@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.rules.paigow_tiles import (
+from daemon.rules.paigow.tiles import (
     TABLE_I,
     TILE_SET,
     Tile,
@@ -17,6 +17,7 @@ from daemon.rules.paigow_tiles import (
 )
 
 
+@pytest.mark.article("15/90/M", "1(1)")
 def test_the_set_has_32_tiles_civil_twice_military_once() -> None:
     assert len(TILE_SET) == 32
     counts = Counter(TILE_SET)
@@ -25,6 +26,7 @@ def test_the_set_has_32_tiles_civil_twice_military_once() -> None:
     assert sum(tile.pips for tile in TILE_SET) == 227
 
 
+@pytest.mark.article("15/90/M", "Table I")
 def test_table_i_order_and_values() -> None:
     names = [name for name, _ in TABLE_I]
     assert names == [
@@ -39,6 +41,7 @@ def test_table_i_order_and_values() -> None:
         assert tile.rank == names.index(tile.name) + 1
 
 
+@pytest.mark.article("15/90/M", "9(2)")
 def test_art_9_2_split_chickens_count_six_and_three() -> None:
     big, small = parse_tiles("大鸡 细鸡")
     assert (big.pips, small.pips) == (6, 3)

@@ -8,10 +8,12 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.rules import cli, thirteen
+from daemon.rules import thirteen
+from daemon.rules.thirteen import cli
 
 
 def run(*args: str, lines: list[Any] | None = None, raw: bytes = b"") -> tuple[int, list[Any]]:
@@ -109,6 +111,7 @@ def test_settle_in_macau_and_with_a_named_rule_set_and_settings() -> None:
     assert out[10]["id"] == 9 and out[10]["commission"] == "0.02"  # 5 % of 0.5, rounded down
 
 
+@pytest.mark.article("003", "way 3 scoring", "way 3 home run")
 def test_settle_four_players_each_against_each() -> None:
     players = [
         ["Ac Ad Ah", "Kc Kd Kh Ks 2c", "Qs Js Ts 9s 8s"],

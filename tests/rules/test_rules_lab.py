@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from daemon.rules import cli, paigow, paigow_cli, thirteen
+from daemon.rules import paigow, thirteen
 from daemon.rules.cards import Card, parse_cards
-from daemon.rules.thirteen import RulesError, settle
+from daemon.rules.paigow import cli as paigow_cli
+from daemon.rules.thirteen import RulesError, cli, settle
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -31,6 +32,7 @@ SHOOTER = hand("9c 9d 9h", "3c 4d 5c 6d 7d", "2s 5s 6s 9s Qs")  # 冲三, a stra
 VICTIM = hand("Ks Qd 7c", "Ah Ad 3s 8s Tc", "Kh Kd Jc Js 4c")
 
 
+@pytest.mark.article("003", "way 3 shoot", "way 3 bonus")
 def test_shot_with_a_head_three_of_a_kind_pays_three_plus_one() -> None:
     result = settle(VICTIM, SHOOTER, "hk-points")
     assert [row.winner for row in result.rows] == ["player", "player", "player"]
@@ -60,6 +62,8 @@ SIX_PAIRS = hand("Kc 2c 2d", "3d 3h 4c 4h 5c", "5d 6c 6d 7d 7h")  # 六对半
         ("hk-points", None, "player", (3, 0), Decimal(3)),
     ],
 )
+@pytest.mark.article("51/89/M", "9 I")
+@pytest.mark.article("003", "way 1 specials", "way 2 specials")
 def test_side_by_side_a_q_k_a_head_run_against_a_plain_hand(
     name: str, special: str | None, outcome: str, units: tuple[int, int], net: Decimal
 ) -> None:
@@ -83,6 +87,8 @@ def test_side_by_side_a_q_k_a_head_run_against_a_plain_hand(
         ("hk-points", None, "banker", (0, 6), Decimal(-6)),
     ],
 )
+@pytest.mark.article("51/89/M", "9 I")
+@pytest.mark.article("003", "way 1 both special")
 def test_side_by_side_both_sides_special(
     name: str, player_special: str | None, outcome: str, units: tuple[int, int], net: Decimal
 ) -> None:
@@ -101,6 +107,7 @@ WINNER = hand("Ac Kh 2s", "Kc Ks 8d Jd Qs", "9s 9d 9c 3h 3s")
 BANKER = hand("2c 3d 5h", "7c 7d 9h Jc Qd", "Tc Td 4s 4h 8c")
 
 
+@pytest.mark.article("51/89/M", "11")
 def test_the_third_reading_of_art_11_half_a_bet_for_each_unit_won() -> None:
     rules = thirteen.ruleset("macau-1989", prize="half-units")
     result = settle(BANKER, WINNER, rules, bet=3)
@@ -112,6 +119,7 @@ def test_the_third_reading_of_art_11_half_a_bet_for_each_unit_won() -> None:
     assert lost.outcome == "banker" and lost.player_net == Decimal("-4.5")
 
 
+@pytest.mark.article("51/89/M", "11")
 def test_commission_is_rounded_down_to_a_hundredth_of_a_unit() -> None:
     rules = thirteen.ruleset("macau-1989", commission="0.025")
     result = settle(BANKER, WINNER, rules, bet=1)
@@ -165,9 +173,9 @@ def test_a_field_the_command_does_not_know_is_named(
 
 
 def test_paigow_outcome_shows_the_hands_as_opened_with_the_bankers_swap() -> None:
-    out = io.StringIO()
+    out = io.BytesIO()
     line = '{"banker": ["地 地", "长三 长三"], "player": ["人 人", "天 天"]}'
-    paigow_cli._stream(paigow_cli.HANDLERS["outcome"], paigow.MACAU_1990, [line.encode()], out)
+    paigow_cli.stream(paigow_cli.HANDLERS["outcome"], paigow.MACAU_1990, [line.encode()], out)
     reply = json.loads(out.getvalue())
     assert reply["outcome"] == "player" and reply["front"] == reply["back"] == "player"
     assert reply["banker"]["front"]["class"] == "长衫宝"  # opened smaller pair first
@@ -193,6 +201,7 @@ def test_docs_rules_md_lists_every_class_table_ii_omits() -> None:
 SIX_PAIRS_FOULED = hand("Ah Ad 7c", "Kh Kd Qs Qd Jc", "Jd Ts Tc 9s 9h")
 
 
+@pytest.mark.article("51/89/M", "7", "9 I")
 def test_a_house_may_let_a_foul_void_a_special_hand() -> None:
     assert thirteen.is_foul(*SIX_PAIRS_FOULED)
     assert thirteen.special_hand(*SIX_PAIRS_FOULED) == "六对半"
@@ -212,6 +221,7 @@ TIE_B = hand("Ac 4c 5s", "6s 7s 8d 9h Th", "2d 4d 9d Qd Kd")  # middles equal
 
 
 @pytest.mark.parametrize("tie_break", ["all-cards", "top-card"])
+@pytest.mark.article("003", "way 3 scoring")
 def test_points_scoring_ties_are_zero_and_seat_order_does_not_matter(tie_break: str) -> None:
     rules = thirteen.ruleset("hk-points", tie_break=tie_break)
     one, other = settle(TIE_A, TIE_B, rules), settle(TIE_B, TIE_A, rules)
@@ -241,6 +251,7 @@ def _numbered(text: str, start: str, end: str | None) -> list[str]:
     ]
 
 
+@pytest.mark.article("15/90/M", "Table I", "Table II")
 def test_table_i_and_table_ii_are_the_regulations_own() -> None:
     text = _seed("002")
     assert _numbered(text, "表I", "表II") == [name for name, _ in paigow.TABLE_I]
@@ -270,8 +281,8 @@ def test_table_i_and_table_ii_are_the_regulations_own() -> None:
 def test_paigow_a_field_the_command_does_not_know_is_named(
     command: str, line: str, field: str
 ) -> None:
-    out = io.StringIO()
-    status = paigow_cli._stream(
+    out = io.BytesIO()
+    status = paigow_cli.stream(
         paigow_cli.HANDLERS[command], paigow.MACAU_1990, [line.encode()], out
     )
     reply = json.loads(out.getvalue())
@@ -279,6 +290,7 @@ def test_paigow_a_field_the_command_does_not_know_is_named(
     assert "unknown field" in reply["error"] and repr(field) in reply["error"]
 
 
+@pytest.mark.article("003", "way 1 compare", "way 1 top card")
 def test_top_card_only_reads_the_first_compared_rank() -> None:
     rules = thirteen.ruleset("hk-common", tie_break="top-card")
     # Middles: a pair of kings with an ace kicker against kings with a queen: only the kings

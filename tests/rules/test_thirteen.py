@@ -36,16 +36,19 @@ BANKER = hand("2c 3d 5h", "7c 7d 9h Jc Qd", "Tc Td 4s 4h 8c")
 @pytest.mark.parametrize(
     ("total", "seat"), [(4, 3), (5, 0), (6, 1), (7, 2), (8, 3), (9, 0), (13, 0), (24, 3)]
 )
+@pytest.mark.article("51/89/M", "2(b)")
 def test_dice_count_from_the_banker_as_one_counter_clockwise(total: int, seat: int) -> None:
     assert thirteen.first_seat_from_dice(total) == seat
 
 
 @pytest.mark.parametrize("total", [3, 25, 0, True, 7.0])
+@pytest.mark.article("51/89/M", "2(b)")
 def test_a_total_four_dice_cannot_make_is_refused(total: object) -> None:
     with pytest.raises(RulesError):
         thirteen.first_seat_from_dice(total)  # type: ignore[arg-type]
 
 
+@pytest.mark.article("51/89/M", "2(b)")
 def test_the_deal_goes_one_card_at_a_time_counter_clockwise_to_13_each() -> None:
     order = thirteen.deal_order(2)
     assert order[:6] == [2, 3, 0, 1, 2, 3]
@@ -57,15 +60,19 @@ def test_the_deal_goes_one_card_at_a_time_counter_clockwise_to_13_each() -> None
 # --- fouls, Art. 7 ---------------------------------------------------------------------------
 
 
+@pytest.mark.article("51/89/M", "7")
 def test_a_head_larger_than_the_middle_is_a_foul() -> None:
     assert is_foul("Ah Ad 2c", "Kc Qd 9h 7c 5d", "Tc Td 4s 4h 8c")
     assert not is_foul("Kh Qd 2c", "Ac Ad 9h 7c 5d", "Tc Td 4s 4h 8c")
 
 
+@pytest.mark.article("51/89/M", "7")
 def test_a_middle_larger_than_the_tail_is_a_foul() -> None:
     assert is_foul("2c 3d 5h", "Tc Td 4s 4h 8c", "7c 7d 9h Jc Qd")
 
 
+@pytest.mark.article("51/89/M", "7")
+@pytest.mark.article("003", "way 1 foul")
 def test_equal_rows_are_not_a_foul_unless_the_setting_says_so() -> None:
     rows = hand("2c 3d 5h", "6c 7d 8h 9c Td", "6s 7s 8d 9h Th")  # two equal straights
     assert not is_foul(*rows)
@@ -73,6 +80,8 @@ def test_equal_rows_are_not_a_foul_unless_the_setting_says_so() -> None:
     assert is_foul(*rows, ruleset=strict)
 
 
+@pytest.mark.article("51/89/M", "7")
+@pytest.mark.article("003", "way 1 rows")
 def test_a_bad_arrangement_is_an_error_naming_it() -> None:
     with pytest.raises(CardError, match="the head has 3 cards, not 4"):
         is_foul("2c 3d 5h 6h", "6c 7d 8h 9c", "6s 7s 8d 9h Th")
@@ -81,12 +90,14 @@ def test_a_bad_arrangement_is_an_error_naming_it() -> None:
 
 
 @given(deals)
+@pytest.mark.article("51/89/M", "7")
 def test_a_foul_is_exactly_a_decreasing_pair_of_rows(deck: tuple[Card, ...]) -> None:
     head, middle, tail = split(deck)
     h, m, t = thirteen.rank(head), thirteen.rank(middle), thirteen.rank(tail)
     assert is_foul(head, middle, tail) == (h > m or m > t)
 
 
+@pytest.mark.article("51/89/M", "7")
 def test_a_player_foul_loses_the_bet_to_the_banker() -> None:
     player = hand("Ah Ad 2d", "Kc Qh 9d 7h 5c", "Ts Js Qs 3s 6s")
     result = settle(BANKER, player, bet=2)
@@ -95,6 +106,8 @@ def test_a_player_foul_loses_the_bet_to_the_banker() -> None:
     assert result.player_net == Decimal(-2)
 
 
+@pytest.mark.article("51/89/M", "7")
+@pytest.mark.article("003", "way 1 foul")
 def test_a_banker_foul_loses_every_row_and_a_double_foul_is_the_bankers() -> None:
     fouled_banker = hand("Ah Ad 2d", "Kc Qh 9d 7h 5c", "Ts Js Qs 3s 6s")
     assert settle(fouled_banker, BANKER).outcome == "player"
@@ -112,6 +125,7 @@ THREE_FLUSHES = hand("2h 7h 9h", "3s 5s 8s Ts Qs", "2d 4d 6d Jd Kd")
 THREE_RUNS = hand("Qh Kd Ac", "3s 4d 5c 6h 7s", "8d 9c Th Js Qs")
 
 
+@pytest.mark.article("51/89/M", "9 I")
 def test_the_fixed_combinations_of_art_9_i() -> None:
     assert special_hand(*DRAGON) == "一条龙"
     assert special_hand(*SIX_PAIRS) == "六对半"
@@ -120,6 +134,7 @@ def test_the_fixed_combinations_of_art_9_i() -> None:
     assert special_hand(*BANKER) is None
 
 
+@pytest.mark.article("51/89/M", "9 I")
 def test_three_runs_take_the_ace_low_in_the_head_but_not_around_the_corner() -> None:
     assert special_hand("As 2d 3c", "4h 5s 6d 7c 8h", "9s Td Jc Qh Kd") == "一条龙"
     assert special_hand("Ah 2d 3c", "4h 5s 6d 7c 8h", "9s 9d Th Js Qs") is None
@@ -127,6 +142,7 @@ def test_three_runs_take_the_ace_low_in_the_head_but_not_around_the_corner() -> 
     assert special_hand("Kh Ad 2c", "4h 5s 6d 7c 8h", "9s Td Jh Qs Kd") is None
 
 
+@pytest.mark.article("51/89/M", "9 I")
 def test_a_fixed_combination_wins_three_units_even_against_a_foul_or_better_rows() -> None:
     monster = hand("Kh Kd Kc", "5c 5d 5h 5s 2s", "9s Ts Js Qs Ks")  # rows a player cannot beat
     result = settle(monster, THREE_FLUSHES_AGAINST_MONSTER)
@@ -140,6 +156,8 @@ THREE_FLUSHES_AGAINST_MONSTER = hand("2h 7h 9h", "3c 6c 8c Tc Qc", "2d 4d 6d Jd 
 SIX_PAIRS_AGAINST_FOUL = hand("As Ac 9c", "Ks Kd Qs Qd Jc", "Js Th Ts 8s 8h")
 
 
+@pytest.mark.article("51/89/M", "9 I")
+@pytest.mark.article("003", "way 1 both special")
 def test_two_fixed_combinations_push_in_macau_and_the_banker_pays_in_hong_kong() -> None:
     banker = hand("Ac Ad 2s", "Kh Kc Qh Qc Jd", "Js Ts Td 9s 9h")  # 六对半
     player = hand("2h 7h 8h", "3c 4c 6c 8c Tc", "2d 4d 6d 7d Kd")  # 三花
@@ -153,6 +171,7 @@ def test_two_fixed_combinations_push_in_macau_and_the_banker_pays_in_hong_kong()
 # --- rows and units, Art. 8-10 ---------------------------------------------------------------
 
 
+@pytest.mark.article("51/89/M", "10")
 def test_jiagun_a_row_of_equal_hands_goes_to_the_banker() -> None:
     banker = hand("2c 3d 5h", "6c 7d 8h 9c Td", "Js Jd Jh Qs Qh")
     player = hand("2d 3c 5s", "6s 7s 8d 9h Th", "Ks Kd Kh Ac Ah")
@@ -174,6 +193,7 @@ def test_jiagun_a_row_of_equal_hands_goes_to_the_banker() -> None:
         (("2d 3h 5c", "5s 6s 7s 8h 9c", "Ks Kh Kd Ac Ah"), 2, 1),  # tail full house
     ],
 )
+@pytest.mark.article("51/89/M", "9 II")
 def test_the_units_a_winning_row_earns_art_9(
     player: tuple[str, str, str], row: int, units: int
 ) -> None:
@@ -182,6 +202,7 @@ def test_the_units_a_winning_row_earns_art_9(
     assert result.rows[row].winner == "player" and result.rows[row].units == units
 
 
+@pytest.mark.article("51/89/M", "8")
 def test_art_8_the_totals_decide_not_the_count_of_rows() -> None:
     banker = hand("2c 3d 5h", "7c 7d 9h Jc Qd", "4s 5s 6s 7s 8s")  # tail straight flush: 5
     player = hand("Ac Kd 2s", "Kc Ks 9c Jd Qs", "Tc Td Th 3h 3s")  # head 1, middle 1
@@ -195,6 +216,7 @@ def test_art_8_the_totals_decide_not_the_count_of_rows() -> None:
 WINNER = hand("Ac Kh 2s", "Kc Ks 8d Jd Qs", "9s 9d 9c 3h 3s")  # beats BANKER 1 + 1 + 1
 
 
+@pytest.mark.article("51/89/M", "11")
 def test_art_11_half_the_bet_less_2_percent_and_bets_of_1_to_3() -> None:
     player = WINNER
     result = settle(BANKER, player, bet=2)
@@ -209,6 +231,7 @@ def test_art_11_half_the_bet_less_2_percent_and_bets_of_1_to_3() -> None:
             settle(BANKER, player, bet=bet)
 
 
+@pytest.mark.article("51/89/M", "11")
 def test_the_units_reading_of_art_11_pays_the_difference() -> None:
     player = WINNER
     rules = thirteen.ruleset("macau-1989", prize="units")
@@ -217,6 +240,7 @@ def test_the_units_reading_of_art_11_pays_the_difference() -> None:
     assert result.prize == 9 and result.player_net == Decimal("8.82")
 
 
+@pytest.mark.article("51/89/M", "1(a)")
 def test_one_deck_deals_each_card_once() -> None:
     with pytest.raises(CardError, match="in both"):
         settle(BANKER, hand("2c 4d 6h", "8c 9d Th Jc Qh", "Kc Ks As Ad 3s"))
@@ -234,6 +258,7 @@ def test_unknown_rule_sets_and_settings_are_errors() -> None:
 # --- Hong Kong ways, 003 -----------------------------------------------------------------------
 
 
+@pytest.mark.article("003", "way 1 top card")
 def test_hk_common_top_card_only_gives_the_banker_a_tie_on_the_top_card() -> None:
     banker = hand("2c 3d 5h", "Ah 9h 7h 4h 3h", "Kc Kd Kh 4c 4d")
     player = hand("2d 3c 6h", "As Qs 7s 4s 3s", "Qc Qd Qh 6c 6s")
@@ -243,6 +268,7 @@ def test_hk_common_top_card_only_gives_the_banker_a_tie_on_the_top_card() -> Non
     assert settle(banker, player, top).rows[0].winner == "player"
 
 
+@pytest.mark.article("003", "way 1 specials")
 def test_hk_common_special_hands_and_their_units() -> None:
     assert special_hand(*DRAGON, ruleset="hk-common") == "杂龙"
     green = hand("As 2s 3s", "4s 5s 6s 7s 8s", "9s Ts Js Qs Ks")
@@ -271,6 +297,7 @@ BANKER_FOR_DRAGON = hand("2c 3d 5h", "7s 7d 9h Js Qd", "Tc Th 4s 4c 8c")
         (("As 2s 3s", "4s 5s 6s 7s 8s", "9s Ts Js Qs Ks"), "至尊清龙", 108),
     ],
 )
+@pytest.mark.article("003", "way 2 specials")
 def test_hk_extended_twelve_special_hands(
     rows: tuple[str, str, str], name: str, units: int
 ) -> None:
@@ -278,12 +305,14 @@ def test_hk_extended_twelve_special_hands(
     assert dict(thirteen.RULESETS["hk-extended"].specials)[name] == units
 
 
+@pytest.mark.article("003", "way 2 specials")
 def test_hk_extended_three_runs_exclude_q_k_a_in_the_head() -> None:
     rows = hand("Qh Kd Ac", "3s 4d 5c 6h 7s", "8d 9c Th Js Qs")
     assert special_hand(*rows, ruleset="hk-extended") is None
     assert special_hand(*rows, ruleset="hk-common") == "三顺"
 
 
+@pytest.mark.article("003", "way 2 odds")
 def test_hk_extended_lower_alternatives_are_a_setting() -> None:
     lower = thirteen.ruleset("hk-extended", units={"tail": {"four_of_a_kind": 3}})
     assert lower.row_units("tail", "four_of_a_kind") == 3
@@ -298,6 +327,7 @@ P2 = hand("2h 3s 4d", "5d 6h 7s 8c 9d", "Jh Th 8h 5h 4h")
 P3 = hand("As Jd 9h", "7d 7h 8d 5s 4s", "Tc Td 6d 6s 2s")
 
 
+@pytest.mark.article("003", "way 3 scoring", "way 3 bonus", "way 3 shoot", "way 3 home run")
 def test_hk_points_a_row_is_one_point_plus_the_bonus_and_shooting_all_is_a_home_run() -> None:
     pair = settle(P1, P0, "hk-points")
     assert [row.units for row in pair.rows] == [2, 4, 4]  # 冲三 +1, 中墩铁支 +3, 尾墩同花顺 +3
@@ -310,6 +340,7 @@ def test_hk_points_a_row_is_one_point_plus_the_bonus_and_shooting_all_is_a_home_
 
 
 @given(deals)
+@pytest.mark.article("003", "way 3 scoring")
 def test_hk_points_is_zero_sum_and_antisymmetric(deck: tuple[Card, ...]) -> None:
     hands = [split(deck[13 * i : 13 * i + 13]) for i in range(4)]
     table = thirteen.table_points(hands)
@@ -364,6 +395,8 @@ SIDE_PLAYER = hand("Ac 4c 5s", "6s 7s 8d 9h Th", "2d 4d 9d Qd Kd")
         ("hk-points", {}, "push", "push", (1, 1), 0),  # 平手0分
     ],
 )
+@pytest.mark.article("51/89/M", "10")
+@pytest.mark.article("003", "way 1 top card", "way 3 scoring")
 def test_the_rule_sets_side_by_side(
     *,
     name: str,
@@ -382,6 +415,7 @@ def test_the_rule_sets_side_by_side(
 @given(
     deals, st.sampled_from(["macau-1989", "hk-common", "hk-extended"]), st.sampled_from([1, 2, 3])
 )
+@pytest.mark.article("51/89/M", "11")
 def test_the_money_follows_the_outcome(deck: tuple[Card, ...], name: str, bet: int) -> None:
     banker, player = split(deck[:13]), split(deck[13:26])
     result = settle(banker, player, name, bet=bet)

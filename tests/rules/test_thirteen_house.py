@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.rules import thirteen, thirteen_house
+from daemon.rules import thirteen
 from daemon.rules.cards import DECK, Card, CardError, parse_cards
+from daemon.rules.thirteen import house as thirteen_house
 from daemon.rules.thirteen import house_way, is_foul, rank, special_hand
 
 Rows = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]

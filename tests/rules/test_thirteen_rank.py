@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from daemon.rules.cards import DECK, Card, CardError, parse_cards
 from daemon.rules.thirteen import rank
-from daemon.rules.thirteen_rank import CATEGORIES, HandRank, every_rank
+from daemon.rules.thirteen.ranking import CATEGORIES, HandRank, every_rank
 
 
 def r(text: str) -> HandRank:
@@ -69,6 +69,7 @@ rows = st.one_of(rows5, rows3)
 # --- the examples Art. 9 II gives, and its sentences -----------------------------------------
 
 
+@pytest.mark.article("51/89/M", "9 II")
 def test_the_examples_of_art_9_have_their_categories() -> None:
     assert r("As Ks Qs Js Ts").category == "royal_flush"  # 黄袍麒
     assert r("Ts 9s 8s 7s 6s").category == "straight_flush"  # 顺10
@@ -82,6 +83,7 @@ def test_the_examples_of_art_9_have_their_categories() -> None:
     assert r("Ah Td 7c 6s 5d").category == "high_card"
 
 
+@pytest.mark.article("51/89/M", "9 II")
 def test_the_categories_rank_in_the_order_of_art_9() -> None:
     ladder = [
         "Ah Td 7c 6s 5d",
@@ -101,53 +103,63 @@ def test_the_categories_rank_in_the_order_of_art_9() -> None:
     assert len(set(ranks)) == len(ranks)
 
 
+@pytest.mark.article("51/89/M", "9 II")
 def test_royal_flush_is_the_largest_five_of_one_suit_above_every_straight_flush() -> None:
     assert r("Ah Kh Qh Jh Th") > r("Ac 2c 3c 4c 5c") > r("Kd Qd Jd Td 9d")
     assert r("Ah Kh Qh Jh Th") == r("As Ks Qs Js Ts")
 
 
+@pytest.mark.article("51/89/M", "9 II")
 def test_a_2_3_4_5_is_the_largest_straight_flush_then_k_high_and_down() -> None:
     order = [r(t) for t in ("6s 5s 4s 3s 2s", "Qs Js Ts 9s 8s", "Ks Qs Js Ts 9s", "As 2s 3s 4s 5s")]
     assert order == sorted(order) and len(set(order)) == 4
 
 
+@pytest.mark.article("51/89/M", "9 II")
 def test_straights_a_high_then_a_2_3_4_5_second_then_k_high() -> None:
     broadway, wheel, king = r("Ah Kd Qs Jc Td"), r("Ah 2d 3s 4c 5d"), r("Kh Qd Js Tc 9d")
     assert broadway > wheel > king > r("6h 5d 4s 3c 2d")
     assert r("Ah 2d 3s 4c 5d").category == "straight"
 
 
+@pytest.mark.article("51/89/M", "9 II")
 def test_four_of_a_kind_ignores_the_single_card() -> None:
     assert r("Ah Ad Ac As 5d") == r("Ah Ad Ac As Kd")
     assert r("2h 2d 2c 2s 3d") > r("Kh Kd Kc Qs Qd")
 
 
+@pytest.mark.article("51/89/M", "9 II")
 def test_full_house_compares_the_three_and_ignores_the_pair() -> None:
     assert r("8h 8d 8c 5s 5d") == r("8h 8d 8c Ks Kd")
     assert r("9h 9d 9c 2s 2d") > r("8h 8d 8c As Ad")
 
 
+@pytest.mark.article("51/89/M", "9 II")
 def test_flush_compares_highest_card_then_the_next() -> None:
     assert r("Th 9h 8h 7h 5h") > r("Td 9d 8d 7d 4d") > r("Tc 9c 8c 6c 5c")
     assert r("Th 9h 8h 7h 5h") == r("Ts 9s 8s 7s 5s")
 
 
+@pytest.mark.article("51/89/M", "9 II")
 def test_three_of_a_kind_ignores_the_other_two() -> None:
     assert r("Kh Kd Kc 6s 5d") == r("Kh Kd Kc As Qd")
     assert r("Kh Kd Kc 2s 3d") > r("Qh Qd Qc As Kd")
 
 
+@pytest.mark.article("51/89/M", "9 II")
 def test_two_pair_higher_pair_then_lower_pair_then_the_odd_card() -> None:
     assert r("Th Td 6c 6s 5d") > r("Tc Ts 5c 5s Ad")
     assert r("Th Td 6c 6s 7d") > r("Tc Ts 6d 6h 5c")
     assert r("Jh Jd 2c 2s 3d") > r("Th Td 9c 9s Ad")
 
 
+@pytest.mark.article("51/89/M", "9 II")
 def test_one_pair_then_the_others_from_the_highest() -> None:
     assert r("Th Td 9c 7s 6d") > r("Tc Ts 9d 7h 5c") > r("Tc Ts 8d 7h 6c")
     assert r("Jh Jd 2c 3s 4d") > r("Th Td Ac Ks Qd")
 
 
+@pytest.mark.article("51/89/M", "6", "9 II")
 def test_high_card_from_the_highest() -> None:
     assert r("Ah Td 7c 6s 5d") > r("Ac Ts 7d 6h 4c") > r("Kc Qs Jd 9h 8c")
 
@@ -155,6 +167,8 @@ def test_high_card_from_the_highest() -> None:
 # --- the head -----------------------------------------------------------------------------
 
 
+@pytest.mark.article("51/89/M", "9 II")
+@pytest.mark.article("003", "way 1 head")
 def test_the_head_has_only_three_of_a_kind_one_pair_and_high_card() -> None:
     assert r("Kh Kd Kc").category == "three_of_a_kind"
     assert r("Kh Kd Ac").category == "one_pair"
@@ -162,6 +176,7 @@ def test_the_head_has_only_three_of_a_kind_one_pair_and_high_card() -> None:
     assert r("Ah 2d 3c").category == "high_card"
 
 
+@pytest.mark.article("51/89/M", "7")
 def test_head_and_five_card_rows_share_one_scale() -> None:
     assert r("Kh Kd Ac") < r("Ks Kc Ad 4c 3d")  # the missing cards count below a 2
     assert r("Ah Kd Qc") < r("As Ks Qd Jc 9d")
@@ -184,6 +199,7 @@ def test_every_rank_counts_the_distinct_classes() -> None:
 
 
 @given(rows, rows)
+@pytest.mark.article("51/89/M", "6", "9 II")
 def test_the_order_agrees_with_a_plain_reading_of_art_9(
     a: tuple[Card, ...], b: tuple[Card, ...]
 ) -> None:
@@ -255,6 +271,7 @@ def test_items_that_are_not_cards_are_errors() -> None:
 
 
 @given(rows5, rows5)
+@pytest.mark.article("51/89/M", "9 II")
 def test_where_art_9_agrees_with_ordinary_poker_treys_agrees(
     a: tuple[Card, ...], b: tuple[Card, ...]
 ) -> None:
@@ -285,6 +302,7 @@ def test_a_rank_prints_its_category_and_compared_ranks() -> None:
 # --- the card encoding (cards.py: a row's sum names its ranks and tells a flush) -------------
 
 
+@pytest.mark.article("51/89/M", "9 II")
 def test_every_five_card_hand_ranks_as_the_plain_reading_orders_it() -> None:
     """All 2,598,960 hands: equal plain keys give one rank, and ranks order as the keys do."""
     deck = sorted(DECK, key=lambda c: c.index)

@@ -75,19 +75,12 @@ EPOCH = 1_800_000_000.0
 def make_table(
     config: dict[str, Any], *, clock: ManualClock | None = None
 ) -> tuple[Table, TableConfig]:
-    """A table on `config`; with a manual clock, the wall clock moves with it (from EPOCH)."""
+    """A table on `config`; with a manual clock (its `wall_start` EPOCH, say), the table's time
+    and its journal's move with it."""
     parsed = parse_config(config)
     if clock is None:
         return Table(parsed, driver_clock=MonotonicClock()), parsed
-    return (
-        Table(
-            parsed,
-            clock=clock,
-            driver_clock=MonotonicClock(),
-            wall=lambda: EPOCH + clock.now(),
-        ),
-        parsed,
-    )
+    return Table(parsed, clock=clock, driver_clock=MonotonicClock()), parsed
 
 
 def journal_lines(directory: Path) -> list[dict[str, Any]]:

@@ -17,7 +17,8 @@ from daemon.procedures.thirteen import ThirteenProcedure, settle_thirteen
 from daemon.rules import thirteen as rules13
 from daemon.table import Table
 from drivers.clock import ManualClock
-from drivers.shuffler import ShuffleCompleted
+from drivers.events import LinkDegraded
+from drivers.shuffler.driver import ShuffleCompleted
 from simulators.world import Card, forget_world
 from tests.scenarios.scenario_support import (
     EPOCH,
@@ -129,6 +130,7 @@ def test_a_thirteen_round_end_to_end(tmp_path: Path) -> None:
         forget_world(key)
 
 
+@pytest.mark.article("15/90/M", "2(4)")
 def test_a_paigow_table_keeps_four_hands_for_the_next_round(tmp_path: Path) -> None:
     key, _ = new_world()
     config = table_config(tmp_path / "j", game="paigow", world=key, hands=4)
@@ -200,6 +202,7 @@ def test_the_shoe_taken_out_mid_deal_holds_and_the_deal_resumes_intact(tmp_path:
         forget_world(key)
 
 
+@pytest.mark.article("51/89/M", "1(a)", "2(a)")
 def test_a_wrong_count_takes_the_deck_out_of_play(tmp_path: Path) -> None:
     key, world = new_world()
     config = table_config(tmp_path / "j", world=key)
@@ -231,6 +234,7 @@ def test_a_wrong_count_takes_the_deck_out_of_play(tmp_path: Path) -> None:
         forget_world(key)
 
 
+@pytest.mark.article("51/89/M", "2(a)")
 def test_a_shuffle_is_judged_on_the_mode_its_result_reports(tmp_path: Path) -> None:
     """The mode comes from the result itself, not from a sort_mode fault that may not follow
     it (a fault the driver already knows latched is not reported again)."""
@@ -249,9 +253,8 @@ def test_a_shuffle_is_judged_on_the_mode_its_result_reports(tmp_path: Path) -> N
             proc = table.procedure
             assert proc.phase == "MACHINE_SHUFFLE"
             await until(table, table.quiet, "the shuffle started")
-            shuffler = table.drivers["shuffler"]
             result = ShuffleCompleted("shuffler", 52, 52, 0, 0, mode="mode_7")
-            await table._on_driver_event(shuffler, result, 0.0)
+            await table.devices.on_event("shuffler", result, 0.0)
             assert proc.phase == "TILT"
             assert proc.faults["shuffler"]["fault"] == "mode mode_7"
         finally:
@@ -414,10 +417,11 @@ def test_invalid_throws_are_shaken_again_and_the_third_tilts(tmp_path: Path) -> 
         forget_world(key)
 
 
+@pytest.mark.article("51/89/M", "2(d)")
 def test_the_bell_is_the_tables_clock_and_a_late_player_loses(tmp_path: Path) -> None:
     key, _ = new_world()
     config = table_config(tmp_path / "j", world=key)
-    clock = ManualClock(start=100.0)
+    clock = ManualClock(start=100.0, wall_start=EPOCH)
 
     async def main() -> None:
         table, _ = make_table(config, clock=clock)
@@ -459,7 +463,7 @@ def test_the_bell_is_the_tables_clock_and_a_late_player_loses(tmp_path: Path) ->
 def test_a_restart_comes_back_in_hold_with_the_round_and_the_timer(tmp_path: Path) -> None:
     key, _ = new_world()
     config = table_config(tmp_path / "j", world=key)
-    clock = ManualClock(start=100.0)
+    clock = ManualClock(start=100.0, wall_start=EPOCH)
 
     async def first() -> dict[str, Any]:
         table, _ = make_table(config, clock=clock)
@@ -546,6 +550,7 @@ def test_a_paigow_restart_keeps_the_bank_the_bets_and_the_dice(tmp_path: Path) -
         forget_world(key)
 
 
+@pytest.mark.article("51/89/M", "4")
 def test_a_misread_mid_deal_voids_the_deal_and_it_is_dealt_again_on_the_same_dice(
     tmp_path: Path,
 ) -> None:
@@ -587,6 +592,7 @@ def test_a_misread_mid_deal_voids_the_deal_and_it_is_dealt_again_on_the_same_dic
         forget_world(key)
 
 
+@pytest.mark.article("51/89/M", "4")
 def test_a_misread_card_entered_by_hand_and_approved_takes_its_place_in_the_deal(
     tmp_path: Path,
 ) -> None:
@@ -636,6 +642,7 @@ def test_a_misread_card_entered_by_hand_and_approved_takes_its_place_in_the_deal
         forget_world(key)
 
 
+@pytest.mark.article("15/90/M", "2(7)")
 def test_paigow_autoplay_attempts_a_bet_after_the_shake_and_it_is_refused(tmp_path: Path) -> None:
     """Art. 2(7): the bets close at the shake; the scripted dealer's attempt to raise a bet
     after it is refused and journaled, citing that article."""
@@ -701,3 +708,28 @@ def test_a_bad_read_tilts_once_and_the_supervisor_clears_at_the_first_try(
         asyncio.run(main())
     finally:
         forget_world(key)
+
+
+def test_a_noisy_line_is_journaled_as_degraded_and_play_goes_on(tmp_path: Path) -> None:
+    """The driver reports a noisy line before it gives up on it: the table journals it
+    (surveillance sees a cable going bad) and, the link still up, does not HOLD."""
+    key, _ = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> tuple[list[dict[str, Any]], str]:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            before = table.procedure.phase
+            await table.devices.on_event("shoe_reader", LinkDegraded("shoe_reader", 25, 0.4), 0.0)
+            assert table.procedure.phase == before
+            return journal_lines(tmp_path / "j"), before
+        finally:
+            await table.stop()
+            forget_world(key)
+
+    lines, _ = asyncio.run(main())
+    degraded = [r for r in lines if r["event"] == "device.link_degraded"]
+    assert len(degraded) == 1
+    assert degraded[0]["actor"] == "device:shoe_reader"
+    assert degraded[0]["payload"] == {"device": "shoe_reader", "errors": 25, "seconds": 0.4}

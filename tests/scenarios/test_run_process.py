@@ -40,10 +40,25 @@ def write_config(path: Path, journal: Path, **kwargs: object) -> Path:
     return path
 
 
+def imported(importtime_log: Path) -> set[str]:
+    """The modules a `python -X importtime` run imported, from its stderr."""
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in importtime_log.read_text().splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
 def test_autoplay_plays_the_rounds_and_prints_a_summary(tmp_path: Path) -> None:
     config = write_config(tmp_path / "t.toml", tmp_path / "j", durability="fsync")
-    run = tabled("run", "--config", str(config), "--autoplay", "6", "--seed", "5")
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "daemon", "run", "--config", str(config),
+         "--autoplay", "6", "--seed", "5"],
+        check=False, capture_output=True, text=True, timeout=60, env=ENV,
+    )  # fmt: skip
     assert run.returncode == 0, run.stderr
+    (tmp_path / "stderr.txt").write_text(run.stderr)
+    assert "daemon.autoplay" in imported(tmp_path / "stderr.txt")
     assert "autoplay: 6 round(s) of thirteen at table T09" in run.stdout
     assert "violations" in run.stdout and "faults" in run.stdout
     check = tabled("verify-log", str(tmp_path / "j"))
@@ -100,11 +115,14 @@ def test_sigterm_stops_cleanly_after_telling_systemd_and_feeding_its_watchdog(
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(address)
     notify.settimeout(30)
+    # -X importtime: every module the process imports is named on stderr (to a file: a pipe
+    # nobody reads would fill up).
+    stderr = (tmp_path / "stderr.txt").open("w")
     process = subprocess.Popen(
-        [*TABLED, "run", "--config", str(config)],
+        [sys.executable, "-X", "importtime", "-m", "daemon", "run", "--config", str(config)],
         env={**ENV, "NOTIFY_SOCKET": address, "WATCHDOG_USEC": "200000"},
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=stderr,
         text=True,
     )
     try:
@@ -120,6 +138,11 @@ def test_sigterm_stops_cleanly_after_telling_systemd_and_feeding_its_watchdog(
             process.kill()
             process.wait()
         notify.close()
+        stderr.close()
+    # The production daemon does not load the scripted players.
+    assert imported(tmp_path / "stderr.txt") & {"daemon.autoplay", "daemon.table"} == {
+        "daemon.table"
+    }
     events = [r["event"] for r in journal_lines(tmp_path / "j")]
     assert events[-1] == "table.stopped"
     assert "device.identified" in events

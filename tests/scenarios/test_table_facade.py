@@ -15,11 +15,12 @@ from daemon.api.facade import TableFacade
 from daemon.autoplay import Autoplay, InProcessControl
 from daemon.config import parse_config
 from daemon.table import JournalMismatch, Table, TableError
-from drivers.clock import MonotonicClock
+from drivers.clock import ManualClock, MonotonicClock
 from drivers.link import LinkTiming
-from drivers.timer_bell import TimerBellDriver
+from drivers.timer_bell.driver import TimerBellDriver
 from simulators.world import forget_world
 from tests.scenarios.scenario_support import (
+    EPOCH,
     journal_lines,
     make_table,
     new_world,
@@ -244,3 +245,30 @@ def test_a_failed_journal_stops_the_table_taking_inputs(tmp_path: Path) -> None:
         asyncio.run(main())
     finally:
         forget_world(key)
+
+
+def test_the_journal_keeps_the_tables_own_time(tmp_path: Path) -> None:
+    """The journal reads the clock the table was given: its timestamps and monotonic times move
+    with a manual clock, and a jump of the table's clock is not a wall-clock step."""
+    config = table_config(tmp_path / "j", world="unused")
+    clock = ManualClock(start=10.0, wall_start=EPOCH)
+
+    async def main() -> None:
+        table, _ = make_table(config, clock=clock)
+        await table.start(connect=False)
+        try:
+            await table.act("start_round", "D1", "dealer", {})  # refused: journaled now
+            await clock.advance(300.0)
+            await table.act("start_round", "D1", "dealer", {})  # and five minutes later
+        finally:
+            await table.stop()
+
+    asyncio.run(main())
+    lines = journal_lines(tmp_path / "j")
+    refused = [r for r in lines if r["event"] == "table.violation"]
+    assert len(refused) == 2
+    first, second = (datetime.fromisoformat(r["ts"]) for r in refused)
+    assert first == datetime.fromtimestamp(EPOCH + 10.0, UTC)
+    assert second - first == timedelta(seconds=300)
+    assert [r["mono"] for r in refused] == [10.0, 310.0]
+    assert "clock.wall_stepped" not in {r["event"] for r in lines}

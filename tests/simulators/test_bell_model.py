@@ -7,9 +7,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from drivers.clock import ManualClock
 from drivers.framing import Frame, FrameCodec, ProtocolError, Role
 from drivers.messages import Ack, FaultRaised, GetStatus, Message, Nak, NakReason, Status
-from drivers.timer_bell import (
+from drivers.timer_bell.messages import (
     BellRangEvent,
     CancelTimer,
     GetRemaining,
@@ -19,7 +20,6 @@ from drivers.timer_bell import (
     TimerExpiredEvent,
     TimerWarningEvent,
 )
-from simulators.scheduler import ManualScheduler
 from simulators.timer_bell import POWER_OUTAGE_SECONDS, TimerBellModel
 
 
@@ -27,7 +27,7 @@ class Host:
     """The host end written with the codec only; it ACKs every event it hears."""
 
     def __init__(self, table: Any, speed: float = 1.0, **kwargs: Any) -> None:
-        self.scheduler = ManualScheduler()
+        self.scheduler = ManualClock()
         self.codec = FrameCodec(Role.HOST, TimerBellModel.MESSAGES)
         self.heard: list[Frame | ProtocolError] = []
         self.model = TimerBellModel(
@@ -52,7 +52,7 @@ class Host:
 
     def advance(self, seconds: float) -> list[Message]:
         self.heard = []
-        self.scheduler.advance(seconds)
+        self.scheduler.tick(seconds)
         return self.messages()
 
 
@@ -151,10 +151,10 @@ def test_any_input_gives_only_good_frames_and_it_keeps_answering(
             assert not isinstance(item, ProtocolError), item
             frames.append(item)
 
-    scheduler = ManualScheduler()
+    scheduler = ManualClock()
     model = TimerBellModel(world=table.world, scheduler=scheduler, output=output, speed=1.0)
     for part in parts:
         model.receive_data(part)
-    scheduler.advance(wait)
+    scheduler.tick(wait)
     model.receive_data(FrameCodec(Role.HOST, TimerBellModel.MESSAGES).send(GetStatus(), 200, 1))
     assert any(f.seq == 200 and isinstance(f.message, Status) for f in frames)

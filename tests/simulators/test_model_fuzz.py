@@ -8,11 +8,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from drivers.clock import ManualClock
 from drivers.framing import Frame, FrameCodec, ProtocolError, Role
 from drivers.messages import GetStatus, Identify, Status
 from simulators.base import DeviceModel
 from simulators.dice_shaker import DiceShakerModel
-from simulators.scheduler import ManualScheduler
 from simulators.shuffler import ShufflerModel
 from simulators.world import TableWorld
 
@@ -42,7 +42,7 @@ def test_any_input_gives_only_good_frames_and_a_good_frame_after_it_is_answered(
             assert not isinstance(item, ProtocolError), item
             frames.append(item)
 
-    model = cls(world=world, scheduler=ManualScheduler(), output=output, seed=1)
+    model = cls(world=world, scheduler=ManualClock(), output=output, seed=1)
     for part in parts:
         model.receive_data(part)
     host = FrameCodec(Role.HOST, cls.MESSAGES)

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from drivers.clock import ManualClock
 from drivers.framing import Frame, FrameCodec, ProtocolError, Role
 from drivers.messages import Ack, GetStatus, Message, Nak, NakReason, Status
-from drivers.shoe_reader import (
+from drivers.shoe_reader.messages import (
     Arm,
     CardDrawnEvent,
     CutCardEvent,
@@ -22,7 +23,6 @@ from drivers.shoe_reader import (
     ShoeMode,
 )
 from simulators.base import UnknownFault
-from simulators.scheduler import ManualScheduler
 from simulators.shoe_reader import ShoeReaderModel
 from simulators.world import Card, TableWorld, Tile, paigow_tiles, standard_deck
 
@@ -31,7 +31,7 @@ class Host:
     """The host end written with the codec only; it ACKs every event it hears."""
 
     def __init__(self, table: Any, **kwargs: Any) -> None:
-        self.scheduler = ManualScheduler()
+        self.scheduler = ManualClock()
         self.codec = FrameCodec(Role.HOST, ShoeReaderModel.MESSAGES)
         self.heard: list[Frame | ProtocolError] = []
         self.ack = True
@@ -110,7 +110,7 @@ def test_an_unacknowledged_draw_is_resent_with_the_same_number(table: Any) -> No
     _, second = host.draw(table)
     assert second == []  # one event in flight at a time
     host.heard = []
-    host.scheduler.advance(ShoeReaderModel.EVENT_TIMEOUT)
+    host.scheduler.tick(ShoeReaderModel.EVENT_TIMEOUT)
     assert host.messages() == first
     host.ack = True
     (frame,) = [f for f in host.heard if isinstance(f, Frame)]
@@ -199,7 +199,7 @@ def test_any_input_and_draws_give_only_good_frames_and_it_keeps_answering(
             assert not isinstance(item, ProtocolError), item
             frames.append(item)
 
-    model = ShoeReaderModel(world=world, scheduler=ManualScheduler(), output=output, seed=1)
+    model = ShoeReaderModel(world=world, scheduler=ManualClock(), output=output, seed=1)
     for part in parts:
         if part == b"draw":
             world.dealer_draw()

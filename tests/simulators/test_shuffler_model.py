@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from drivers.clock import ManualClock
 from drivers.framing import Frame, FrameCodec, ProtocolError, Role
 from drivers.messages import Ack, FaultRaised, GetStatus, Identify, Message, Nak, NakReason
-from drivers.shuffler import ShuffleDone, StartShuffle
+from drivers.shuffler.messages import ShuffleDone, StartShuffle
 from simulators.base import UnknownFault
-from simulators.scheduler import ManualScheduler
 from simulators.shuffler import ShufflerModel, fisher_yates
 from simulators.spec import SimSpec, parse_sim_url
 from simulators.world import standard_deck
@@ -25,7 +25,7 @@ class Host:
     """The host end written with the codec only: what the model sends is decoded and kept."""
 
     def __init__(self, table: Any, speed: float = 0.0, **kwargs: Any) -> None:
-        self.scheduler = ManualScheduler()
+        self.scheduler = ManualClock()
         self.codec = FrameCodec(Role.HOST, ShufflerModel.MESSAGES)
         self.heard: list[Frame | ProtocolError] = []
         self.model = ShufflerModel(
@@ -50,7 +50,7 @@ def test_a_retransmitted_command_is_answered_again_but_not_acted_on_twice(table:
     assert host.model.counters["duplicates"] == 1
     assert host.send(StartShuffle(52), 6) == [Frame(1, 6, Nak(NakReason.BUSY))]
     host.heard = []
-    host.scheduler.advance(40.0)
+    host.scheduler.tick(40.0)
     assert [f.message for f in host.heard if isinstance(f, Frame)] == [ShuffleDone(1, 52, 0, 0, 0)]
     assert table.world.generation == 1  # one shuffle, not two
 
@@ -58,9 +58,9 @@ def test_a_retransmitted_command_is_answered_again_but_not_acted_on_twice(table:
 def test_a_shuffle_takes_its_time_scaled_by_speed(table: Any) -> None:
     host = Host(table, speed=0.5, seed=1)
     host.send(StartShuffle(52), 1)
-    host.scheduler.advance(19.9)
+    host.scheduler.tick(19.9)
     assert host.heard == [Frame(1, 1, Ack())]
-    host.scheduler.advance(0.1)
+    host.scheduler.tick(0.1)
     assert isinstance(host.heard[-1], Frame) and isinstance(host.heard[-1].message, ShuffleDone)
 
 
@@ -71,17 +71,17 @@ def test_an_event_is_resent_until_acked_then_the_next_one_goes(table: Any) -> No
     event = frames[1]
     assert isinstance(event, Frame) and event.message == FaultRaised(1, 4)
     host.heard = []
-    host.scheduler.advance(ShufflerModel.EVENT_TIMEOUT)
+    host.scheduler.tick(ShufflerModel.EVENT_TIMEOUT)
     assert host.heard == [event]  # resent, same SEQ and number
     assert host.send(Ack(), event.seq) == []
-    host.scheduler.advance(10 * ShufflerModel.EVENT_TIMEOUT)
+    host.scheduler.tick(10 * ShufflerModel.EVENT_TIMEOUT)
     assert host.heard == []
 
 
 def test_an_event_never_acked_is_dropped_after_its_tries_and_status_shows_it(table: Any) -> None:
     host = Host(table, seed=1, faults=["jam"])
     host.send(StartShuffle(52), 1)
-    host.scheduler.advance(10 * ShufflerModel.EVENT_TIMEOUT)
+    host.scheduler.tick(10 * ShufflerModel.EVENT_TIMEOUT)
     sent = [f for f in host.heard if isinstance(f, Frame) and f.message == FaultRaised(1, 4)]
     assert len(sent) == ShufflerModel.EVENT_TRIES  # the first transmission and the resends
     (status,) = host.send(GetStatus(), 2)

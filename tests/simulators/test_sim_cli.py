@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from drivers.base import DeviceFault, LinkDown, LinkLost, LinkUp
-from drivers.dice_shaker import DiceInvalid, DiceShakerDriver, DiceThrown
+from drivers.dice_shaker.driver import DiceInvalid, DiceShakerDriver, DiceThrown
 from drivers.link import LinkTiming
-from drivers.shuffler import ShuffleCompleted, ShufflerDriver
+from drivers.shuffler.driver import ShuffleCompleted, ShufflerDriver
 from simulators.base import firmware_digest
 from simulators.dice_shaker import DiceShakerModel
 from simulators.shuffler import ShufflerModel

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from drivers.shuffler import StartShuffle
+from drivers.clock import ManualClock
+from drivers.shuffler.messages import StartShuffle
 from simulators.control import MAX_LINE, handle_control, serve_control
-from simulators.scheduler import ManualScheduler
 from simulators.shuffler import ShufflerModel
 from simulators.world import Card, Tile, paigow_tiles, standard_deck
 
@@ -27,7 +27,7 @@ def test_the_deck_and_the_tiles() -> None:
 
 
 def test_the_shoe_deals_what_the_shuffler_shuffled_after_the_cut(table: Any) -> None:
-    model = ShufflerModel(world=table.world, scheduler=ManualScheduler(), output=lambda _: None)
+    model = ShufflerModel(world=table.world, scheduler=ManualClock(), output=lambda _: None)
     model.handle(StartShuffle(52))
     model._drain()
     shuffled = list(table.world.items)
@@ -41,7 +41,7 @@ def test_the_shoe_deals_what_the_shuffler_shuffled_after_the_cut(table: Any) -> 
 
 def test_control_requests(table: Any) -> None:
     world = table.world
-    ShufflerModel(world=world, scheduler=ManualScheduler(), output=lambda _: None)
+    ShufflerModel(world=world, scheduler=ManualClock(), output=lambda _: None)
     assert handle_control(world, {"op": "inject", "device": "shuffler", "fault": "lid_open"}) == {
         "ok": True
     }
@@ -73,7 +73,7 @@ def test_a_dealer_draw_goes_through_the_shoe_when_one_is_attached(table: Any) ->
 
 def test_the_control_socket_answers_every_line_even_a_bad_one(table: Any, tmp_path: Any) -> None:
     async def body() -> None:
-        ShufflerModel(world=table.world, scheduler=ManualScheduler(), output=lambda _: None)
+        ShufflerModel(world=table.world, scheduler=ManualClock(), output=lambda _: None)
         control = await serve_control(table.world, tmp_path / "control.sock")
         reader, writer = await asyncio.open_unix_connection(str(tmp_path / "control.sock"))
         writer.write(b'{"op": "state"}\nnot json\n' + b"x" * (MAX_LINE + 10) + b"\n")

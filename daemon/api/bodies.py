@@ -1,0 +1,91 @@
+"""The documented shapes of the API's requests and answers (also what schemathesis checks
+responses against). Each action's payload model is built from its game's declaration
+(`daemon.api.models`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import Request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from daemon.api.errors import ApiError
+
+
+class ActRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    payload: dict[str, Any] = Field(
+        default_factory=dict, description="the action's parameters (see GET /api/actions)"
+    )
+    reason: str | None = Field(
+        default=None, max_length=500, description="required for supervisor actions; journaled"
+    )
+    request_id: str | None = Field(
+        default=None,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_-]+$",
+        description="repeat a request safely: the same id from the same person returns the "
+        "first answer instead of acting twice",
+    )
+
+
+class ActResult(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    accepted: bool
+    action: str
+    actor: str
+
+
+class Refusal(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    error: str
+    message: str
+    violation: dict[str, Any]
+
+
+class StateBody(BaseModel):
+    actor: str
+    role: str
+    state: dict[str, Any]
+    legal: list[str]
+
+
+class ActionsBody(BaseModel):
+    legal: list[str]
+    catalog: list[dict[str, Any]]
+    console_idle_seconds: int = Field(description="the console signs out after this idle time")
+
+
+class DevicesBody(BaseModel):
+    devices: list[dict[str, Any]]
+
+
+class JournalBody(BaseModel):
+    events: list[dict[str, Any]]
+
+
+class HealthBody(BaseModel):
+    status: str
+    version: str
+
+
+async def read_act_request(request: Request) -> ActRequest:
+    raw = await request.body()
+    if not raw.strip():
+        return ActRequest()
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ApiError(400, "malformed_json", f"body is not JSON: {exc}") from None
+    except RecursionError:
+        raise ApiError(400, "malformed_json", "body is nested too deeply to read") from None
+    if not isinstance(data, dict):
+        raise ApiError(422, "invalid_input", "body: expected a JSON object")
+    try:
+        return ActRequest.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
+        ]
+        raise ApiError(422, "invalid_input", "; ".join(problems)) from None

@@ -1,0 +1,41 @@
+"""What every route shares for one app: the table, the token gate, the answers kept for repeated
+requests, how long the console may stay idle (the doors, `daemon.api.doors`, check Host and
+Origin before any route runs). `create_app` puts one `AppContext` on
+`app.state`; a route reaches it through its request or socket (`context(...)`)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.requests import HTTPConnection
+
+from daemon.api.facade import TableFacade
+from daemon.api.gate import Gate
+from daemon.api.tokens import TokenStore
+
+IDEMPOTENCY_CACHE = 512
+
+
+@dataclass
+class AppContext:
+    table: TableFacade
+    gate: Gate
+    tokens: TokenStore
+    configured_table_id: str | None = None
+    # The console signs out after this many seconds without input (`[api] console_idle_seconds`).
+    console_idle_seconds: int = 600
+    # (actor, request_id) -> (the request: action, payload, reason; status; answer)
+    answered: OrderedDict[tuple[str, str], tuple[str, int, dict[str, Any]]] = field(
+        default_factory=OrderedDict
+    )
+
+    def table_id(self) -> str:
+        return self.configured_table_id or str(self.table.snapshot().get("table", "")) or "unknown"
+
+
+def context(connection: HTTPConnection) -> AppContext:
+    """The app's shared context, from a request or a WebSocket."""
+    ctx: AppContext = connection.app.state.context
+    return ctx

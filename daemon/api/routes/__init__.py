@@ -1,0 +1,1 @@
+"""The API's routers, one job each: the public pages, reads, actions, the push feed."""

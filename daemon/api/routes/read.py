@@ -1,0 +1,96 @@
+"""Reads, open to every role: the table now, the actions, the devices, the journal."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+import anyio
+import structlog
+from fastapi import APIRouter, Query, Request
+
+from daemon.api.bodies import ActionsBody, DevicesBody, JournalBody, StateBody
+from daemon.api.context import context
+from daemon.api.errors import AUTH_ERRORS, ApiError, ErrorBody
+from daemon.api.gate import Who
+from daemon.api.models import catalog_entry
+
+log = structlog.get_logger("tabled.api")
+
+router = APIRouter()
+
+
+@router.get("/api/state", response_model=StateBody, responses=AUTH_ERRORS, tags=["read"])
+async def state(request: Request, who: Who) -> StateBody:
+    """The table now and the actions legal for the caller's role."""
+    table = context(request).table
+    return StateBody(
+        actor=who.actor,
+        role=who.role,
+        state=table.snapshot(),
+        legal=table.legal_actions(who.role),
+    )
+
+
+@router.get("/api/actions", response_model=ActionsBody, responses=AUTH_ERRORS, tags=["read"])
+async def actions(request: Request, who: Who) -> ActionsBody:
+    """Every action the table knows (with parameters and labels) and those legal now."""
+    ctx = context(request)
+    table = ctx.table
+    return ActionsBody(
+        legal=table.legal_actions(who.role),
+        catalog=[catalog_entry(s) for s in table.actions()],
+        console_idle_seconds=ctx.console_idle_seconds,
+    )
+
+
+@router.get("/api/devices", response_model=DevicesBody, responses=AUTH_ERRORS, tags=["read"])
+async def devices(request: Request, who: Who) -> DevicesBody:
+    """Each device: link, identity, approval, open fault."""
+    table = context(request).table
+    return DevicesBody(devices=table.device_status())
+
+
+@router.get(
+    "/api/journal",
+    response_model=JournalBody,
+    responses={
+        **AUTH_ERRORS,
+        422: {"model": ErrorBody},
+        503: {"model": ErrorBody, "description": "the journal's files could not be read"},
+    },
+    tags=["read"],
+)
+async def journal(
+    *,
+    request: Request,
+    who: Who,
+    round: Annotated[str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")] = None,
+    event: Annotated[
+        str | None, Query(max_length=64, pattern=r"^[a-z0-9_]+(\.[a-z0-9_]*)*$")
+    ] = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> JournalBody:
+    """Journal events by round, event name (or a prefix ending in "."), time window."""
+    table = context(request).table
+    for name, when in (("since", since), ("until", until)):
+        if when is not None and when.utcoffset() is None:
+            raise ApiError(422, "invalid_input", f"{name}: give a timezone (e.g. +08:00 or Z)")
+    # The journal is read from its files: off the table's event loop.
+    try:
+        events = await anyio.to_thread.run_sync(
+            lambda: table.journal_query(
+                round=round, event=event, since=since, until=until, limit=limit
+            )
+        )
+    except Exception as exc:
+        # A file changed, removed or unreadable: surveillance must hear it, in words.
+        log.error("api.journal_unreadable", error=repr(exc))
+        raise ApiError(
+            503,
+            "journal_unreadable",
+            f"the journal could not be read: {exc} (IT: run `tabled verify-log` on it)",
+        ) from exc
+    return JournalBody(events=events)

@@ -1,0 +1,174 @@
+"""The scripted dealer of a Thirteen Cards round, with its players' bets, cut and arrangements."""
+
+from __future__ import annotations
+
+from daemon.autoplay.base import ARRANGEMENT_SECONDS, PLAYERS, AutoplayError
+from daemon.autoplay.faults import FaultInjection
+from daemon.autoplay.players import foul_rows, house_way13, rows_payload
+from daemon.procedures.thirteen import ThirteenProcedure
+from drivers.shoe_reader.messages import card_name
+
+
+class ThirteenDealer(FaultInjection):
+    async def _thirteen_step(self, phase: str) -> None:
+        proc: ThirteenProcedure = self.proc
+        if phase == "EQUIPMENT_CHECK":
+            await self.wait(
+                lambda: all(d in proc.identified for d in proc.devices), "devices identified"
+            )
+            await self.act("open_table")
+        elif phase == "HAND_SHUFFLE":
+            await self.strike("shuffle")
+            await self.act("confirm_hand_shuffle")
+        elif phase == "MACHINE_SHUFFLE":
+            await self.wait(lambda: proc.phase != "MACHINE_SHUFFLE", "the shuffler's count")
+        elif phase == "CUT":
+            cards = self.rng.randint(10, 42)
+            if self.plan.violations:
+                await self.attempt(
+                    "confirm_cut",
+                    {"by": "player", "player": "P1", "cards": 6, "one_hand": True},
+                    "short cut",
+                )
+            if self.rng.random() < 0.2:
+                cut = {"by": "dealer", "players_declined": True, "cards": cards, "one_hand": True}
+            else:
+                cut = {"by": "player", "player": self.rng.choice(PLAYERS), "cards": cards}
+                cut["one_hand"] = True
+            await self.act("confirm_cut", cut)
+        elif phase == "SHOE_LOADING":
+            await self.act("load_shoe")
+        elif phase == "BETTING":
+            await self._thirteen_bets(proc)
+        elif phase == "SHAKING":
+            await self.wait(lambda: proc.phase != "SHAKING", "the dice")
+        elif phase == "DEALING":
+            await self._thirteen_deal(proc)
+        elif phase == "BANKER_ARRANGING":
+            await self.act("arrange_banker", rows_payload(house_way13(proc.seat_cards(0))))
+        elif phase == "BANKER_ARRANGED":
+            await self.act("open_banker")
+        elif phase == "PLAYERS_ARRANGING":
+            await self._thirteen_arrangements(proc)
+        elif phase == "SETTLING":
+            await self.act("settle_round")
+            for entry in proc.settlement or []:
+                if entry.get("late"):
+                    self.summary.hands["late at the bell"] += 1
+                elif (entry.get("rules") or {}).get("foul"):
+                    self.summary.hands["foul"] += 1
+                self.summary.outcomes[str(entry.get("outcome"))] += 1
+            self._settled = True
+        elif phase == "ROUND_OVER":
+            await self.act("start_round")
+        else:
+            raise AutoplayError(f"no script for phase {phase}")
+
+    async def _thirteen_bets(self, proc: ThirteenProcedure) -> None:
+        if not proc.bets:
+            await self.strike("betting")
+            if self.proc.phase != "BETTING":
+                return
+            players = self.rng.sample(PLAYERS, self.rng.randint(1, 4))
+            units = sorted(proc.units or (1, 2, 3))
+            for player in players:
+                unit = self.rng.choice(units)
+                bet = {
+                    "player": player,
+                    "seat": self.rng.randint(1, 3),
+                    "amount": unit * self.rng.choice((100, 200, 500)),
+                    "units": unit,
+                    "seated": self.rng.random() < 0.8,
+                }
+                await self.act("place_bet", bet)
+                if self.proc.phase != "BETTING":
+                    return
+        if self.plan.violations:
+            await self.attempt(
+                "place_bet",
+                {"player": "P9", "seat": 0, "amount": 100, "units": 1, "seated": True},
+                "bet on the banker's seat",
+            )
+            highest = proc.highest_bettor()
+            other = next(p for p in (*PLAYERS, "P9") if p != highest)
+            await self.attempt("shake_dice", {"player": other}, "dice shaken by another player")
+        await self.strike("shake")
+        if self.proc.phase == "BETTING":
+            await self.act("shake_dice", {"player": proc.highest_bettor()})
+
+    async def _thirteen_deal(self, proc: ThirteenProcedure) -> None:
+        if self._untrusted_deal:
+            # A card went past the reader unread: the deal cannot be put right (Art. 4).
+            self._untrusted_deal = False
+            await self.act("void_deal", {"reason": "a card was misread"}, role="supervisor")
+            self.summary.voided += 1
+            return
+        if proc.misread is not None and self._misread_card is not None:
+            # The dealer shows the card the reader missed and enters it; the pit approves.
+            card, self._misread_card = self._misread_card, None
+            await self.act("propose_card", {"card": card, "note": "autoplay: shown face up"})
+            await self.act(
+                "approve_override",
+                {"reason": "autoplay: the card checked on camera"},
+                role="supervisor",
+            )
+            self.summary.supervisor["approve_override"] += 1
+        if self.plan.violations and proc.bets:
+            bet = dict(proc.bets[0])
+            await self.attempt(
+                "place_bet",
+                {k: bet[k] for k in ("player", "seat", "amount", "units", "seated")},
+                "bet after the dice",
+            )
+            await self.attempt(
+                "withdraw_bet",
+                {"player": bet["player"], "seat": bet["seat"]},
+                "bet withdrawn after the dice",
+            )
+        # The dealer draws only once the reader is armed (the table arms it on entering DEALING
+        # and again when a held deal resumes); a card drawn before is out of phase.
+        await self.wait(self.table.quiet, "the shoe reader armed")
+        strike_at = self.rng.randint(5, 45)
+        while proc.phase == "DEALING":
+            if len(proc.dealt) >= strike_at:
+                await self.strike("deal")
+            count = len(proc.dealt)
+            reply = await self.control_request({"op": "draw"})
+            if reply.get("reader") in ("shoe_removed", "blocked", "empty"):
+                await self.wait(lambda: proc.phase != "DEALING", "the shoe's fault")
+                return
+            if reply.get("reader") == "misread":
+                # The card the dealer holds up (the simulator says what it was).
+                drawn = reply.get("drawn")
+                self._misread_card = (
+                    card_name(int(drawn["rank"]), int(drawn["suit"]))
+                    if isinstance(drawn, dict) and "rank" in drawn
+                    else None
+                )
+                await self.wait(lambda: proc.phase != "DEALING", "the misread")
+                return
+            await self.wait(
+                lambda n=count: proc.phase != "DEALING" or len(proc.dealt) > n,  # type: ignore[misc]
+                "the card read",
+            )
+
+    async def _thirteen_arrangements(self, proc: ThirteenProcedure) -> None:
+        seats = [s for s in proc.played_seats() if s not in proc.arrangements]
+        late = self.rng.choice(seats) if self.plan.late and seats else None
+        for seat in seats:
+            if seat == late:
+                continue
+            cards = proc.seat_cards(seat)
+            rows = foul_rows(cards) if self.plan.foul and seat == seats[0] else house_way13(cards)
+            await self.act("enter_arrangement", {"seat": seat, **rows_payload(rows)})
+        if late is not None and proc.phase == "PLAYERS_ARRANGING":
+            if self.clock is None:
+                raise AutoplayError("a late player needs a SimulationClock to jump the timer")
+            self.clock.jump(ARRANGEMENT_SECONDS)
+            await self.wait(lambda: proc.phase != "PLAYERS_ARRANGING", "the bell")
+            if self.plan.violations:
+                await self.attempt(
+                    "enter_arrangement",
+                    {"seat": late, **rows_payload(house_way13(proc.seat_cards(late)))},
+                    "arrangement after the bell",
+                )

@@ -1,0 +1,35 @@
+"""The checkpoint codec: a procedure's state as JSON, exact on the way back (tuples and dicts
+with integer keys are tagged), for the runtime's checkpoints (docs/table.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_TUPLE, _KEYED = "__tuple__", "__keyed__"
+
+
+def encode(value: Any) -> Any:
+    """JSON-able, and exact on the way back: tuples and dicts with int keys are tagged."""
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value) and _TUPLE not in value and _KEYED not in value:
+            return {k: encode(v) for k, v in value.items()}
+        return {_KEYED: [[encode(k), encode(v)] for k, v in value.items()]}
+    if isinstance(value, tuple):
+        return {_TUPLE: [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TypeError(f"{type(value).__name__} is not checkpointable")
+
+
+def decode(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {_TUPLE}:
+            return tuple(decode(v) for v in value[_TUPLE])
+        if set(value) == {_KEYED}:
+            return {decode(k): decode(v) for k, v in value[_KEYED]}
+        return {k: decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    return value

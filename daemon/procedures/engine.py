@@ -1,0 +1,417 @@
+"""The shared shape of a game procedure: phases, actions, refusals, HOLD and TILT.
+
+A procedure is a pure `transitions` state machine that the table runtime feeds with inputs:
+operator actions (dealer, supervisor), device facts (device) and timer facts (system). It does
+no I/O. Each input returns an `Outcome`: accepted or refused, the journal events to append (each
+marked when it is a commit point), and the device commands to issue. Every refused input is a
+procedure violation that cites the article it breaks; an unknown action, a wrong role, an action
+out of phase and a malformed payload are all refused the same way, never raised.
+
+Recovery is by replay. Every change of state comes from an accepted input, time comes only in
+the input's `now`, and a refused input changes nothing: feeding the accepted inputs of a journal
+to a fresh procedure of the same configuration reproduces the same `snapshot()`.
+
+HOLD and TILT are two phases reachable from every other one. TILT is a device fault (jam, wrong
+card count, misread, invalid dice more than twice in a row); HOLD is a door, lid or shoe open,
+or a link lost. Both remember the phase they suspended. A device reports healthy
+(`device_healthy`), then only a supervisor clears (`clear_hold`, `clear_tilt`) to resume that
+exact phase, or voids the round (`void_round`). A link lost mid-round is a HOLD like any other:
+the restored link only marks the device healthy; the table moves again only when a supervisor
+clears it, and that is journaled (`table.resumed`).
+
+Actors are written `role` or `role:id` (`dealer:D17`, `device:shoe_reader`, `system`,
+`supervisor:S03`); the role decides which actions the actor may send.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar
+
+from transitions import EventData, Machine
+
+from daemon.procedures import checkpoint as codec
+from daemon.procedures.common import HOUSE_FAULTS, HOUSE_ROLES
+from daemon.procedures.payload import Refused, check_params
+from daemon.procedures.records import Fault
+from daemon.procedures.spec import Action
+
+
+@dataclass(frozen=True)
+class Violation:
+    actor: str
+    action: str
+    phase: str
+    article: str
+    reason: str
+
+    def as_payload(self) -> dict[str, Any]:
+        return {
+            "actor": self.actor,
+            "action": self.action,
+            "phase": self.phase,
+            "article": self.article,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class JournalEvent:
+    name: str
+    payload: Mapping[str, Any]
+    commit: bool
+
+
+@dataclass(frozen=True)
+class DeviceCommand:
+    device: str
+    command: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input as the runtime journals it, so that recovery can feed it again."""
+
+    action: str
+    actor: str
+    payload: Mapping[str, Any]
+    now: float
+
+    def as_payload(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "actor": self.actor,
+            "payload": copy.deepcopy(dict(self.payload)),
+            "now": self.now,
+        }
+
+    @classmethod
+    def from_payload(cls, data: Mapping[str, Any]) -> Input:
+        return cls(
+            action=str(data["action"]),
+            actor=str(data["actor"]),
+            payload=dict(data.get("payload") or {}),
+            now=float(data["now"]),
+        )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    accepted: bool
+    phase: str
+    violation: Violation | None
+    events: tuple[JournalEvent, ...]
+    commands: tuple[DeviceCommand, ...]
+
+
+def role_of(actor: str) -> str:
+    return actor.split(":", 1)[0]
+
+
+def _person(actor: str) -> str | None:
+    """The person behind `role:id`, or None when the actor names no one."""
+    return actor.split(":", 1)[1] if ":" in actor else None
+
+
+_PAIRS: dict[type[Engine], frozenset[tuple[str, str]]] = {}
+_CERTAIN: dict[type[Engine], frozenset[tuple[str, str]]] = {}
+
+
+class Engine:
+    """The engine of a game's procedure: admission, the machine, events and commands.
+
+    The layers above it add one job each: `faults.WithFaults` (HOLD and TILT),
+    `overrides.WithOverrides` (two-person steps) and `base.Procedure` (equipment, bets, dice);
+    each game's procedure derives from `base.Procedure`.
+
+    A subclass defines `Phase` (an Enum with HOLD and TILT), `TRANSITIONS` (transition dicts),
+    `ACTIONS` (name -> Action), and for each action an optional `_check_<action>(payload, now)`
+    that raises `Refused`, and `_apply_<action>(payload, now)` that changes state and emits
+    events and commands. Conditions in `TRANSITIONS` read the state after `_apply_`.
+    """
+
+    GAME: ClassVar[str]
+    REGULATION: ClassVar[str]
+    Phase: ClassVar[type[Enum]]
+    TRANSITIONS: ClassVar[list[dict[str, Any]]]
+    ACTIONS: ClassVar[Mapping[str, Action]]
+    INITIAL: ClassVar[Enum]
+
+    state: Enum
+
+    def __init__(self, table_id: str = "T01") -> None:
+        self.table_id = table_id
+        self.round_id = 0
+        self.suspended: str | None = None
+        self.resume_to: str | None = None
+        self.faults: dict[str, Fault] = {}
+        self.invalid_shakes = 0
+        self._events: list[JournalEvent] = []
+        self._commands: list[DeviceCommand] = []
+        self._fired = False
+        self._input: Input | None = None
+        self._target: str | None = None
+        self.machine = Machine(
+            model=self,
+            states=list(type(self).Phase),
+            transitions=type(self).TRANSITIONS,
+            initial=type(self).INITIAL,
+            auto_transitions=False,
+            queued=True,
+            send_event=True,
+            after_state_change="_mark_fired",
+        )
+
+    # ---- the runtime's API -------------------------------------------------------------------
+
+    @property
+    def phase(self) -> str:
+        return self.state.name
+
+    def handle(self, action: str, actor: str, payload: Mapping[str, Any], now: float) -> Outcome:
+        """Feed one input; a refused input changes nothing and returns its violation."""
+        phase = self.phase
+        try:
+            self._admit(action, actor, payload, now)
+        except Refused as refusal:
+            return self._refuse(action, actor, phase, refusal)
+        # Validated: the action is legal here and its payload is good. Where an unconditional
+        # row of the table leads out of this phase, a transition is certain; where every row is
+        # conditional (a clear, a void), the conditions read the state the action makes, so the
+        # round is kept as it was and taken back whole if none holds: refused, nothing changed.
+        kept = None if (phase, action) in type(self).certain_pairs() else self.checkpoint()
+        self._events, self._commands = [], []
+        self._input = Input(action, actor, dict(payload), now)
+        self._fired = False
+        try:
+            getattr(self, f"_apply_{action}", self._apply_nothing)(payload, now)
+            self.machine.events[action].trigger(self)
+        except BaseException:
+            if kept is not None:
+                self._take_back(kept)
+            raise
+        if not self._fired:
+            if kept is None:
+                raise RuntimeError(f"{action} from {phase}: its unconditional row did not fire")
+            self._take_back(kept)
+            spec = type(self).ACTIONS[action]
+            reason = f"{action} from {phase}: no transition applies to the round as it stands"
+            return self._refuse(action, actor, phase, Refused(spec.article, reason))
+        if self.phase != phase:
+            self._on_enter(phase, now)
+        outcome = Outcome(True, self.phase, None, tuple(self._events), tuple(self._commands))
+        self._events, self._commands, self._input = [], [], None
+        return outcome
+
+    def legal_actions(self, role: str) -> list[str]:
+        """The actions this role may send now (their payload still checked): those the
+        transition table allows in the current phase, less those whose `_ready_<action>()`
+        hook says the round's state leaves nothing to take (no misread card, no proposal)."""
+        triggers = set(self.machine.get_triggers(self.phase))
+        return [
+            name
+            for name, spec in type(self).ACTIONS.items()
+            if name in triggers and role in spec.roles and self.ready(name)
+        ]
+
+    def ready(self, action: str) -> bool:
+        """Whether the round's state lets `action` be taken, its phase aside; an action without
+        a `_ready_<action>` hook always can. Not offered means refused: the action's check
+        refuses it in the same state."""
+        hook: Callable[[], bool] | None = getattr(self, f"_ready_{action}", None)
+        return hook is None or hook()
+
+    # ---- checkpoints ---------------------------------------------------------------------------
+
+    # Attributes that come from the configuration, not from play: a checkpoint records them
+    # and refuses to restore into a procedure configured otherwise.
+    CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id",)
+    # The state of play each layer keeps, by name: what a checkpoint records and restores (a
+    # test proves nothing else of the procedure's is state). The engine's own, then the game's.
+    ENGINE_STATE: ClassVar[tuple[str, ...]] = (
+        "round_id",
+        "suspended",
+        "resume_to",
+        "faults",
+        "invalid_shakes",
+    )
+    STATE: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def state_names(cls) -> tuple[str, ...]:
+        return cls.ENGINE_STATE + cls.STATE
+
+    def checkpoint(self) -> dict[str, Any]:
+        """The procedure's whole restorable state, JSON-able: `restore` on a fresh procedure of
+        the same configuration gives one that answers every later input as this one does."""
+        config = {k: codec.encode(getattr(self, k)) for k in type(self).CONFIG_ATTRS}
+        state = {k: codec.encode(getattr(self, k)) for k in type(self).state_names()}
+        return {"game": type(self).GAME, "phase": self.phase, "config": config, "state": state}
+
+    def restore(self, checkpoint: Mapping[str, Any]) -> None:
+        """Take the state of `checkpoint()`; ValueError if it is another game or configuration,
+        or does not hold exactly the state this procedure keeps."""
+        if checkpoint.get("game") != type(self).GAME:
+            raise ValueError(f"a checkpoint of {checkpoint.get('game')!r}, not {type(self).GAME}")
+        config = {k: codec.encode(getattr(self, k)) for k in type(self).CONFIG_ATTRS}
+        if checkpoint.get("config") != config:
+            raise ValueError(f"a checkpoint of {checkpoint.get('config')}, not of {config}")
+        phase = type(self).Phase[str(checkpoint["phase"])]
+        state = dict(checkpoint["state"])
+        names = type(self).state_names()
+        if set(state) != set(names):
+            odd = sorted(set(state) ^ set(names))
+            raise ValueError(f"a checkpoint whose state does not match this procedure's: {odd}")
+        for key in names:
+            setattr(self, key, codec.decode(state[key]))
+        self.machine.set_state(phase)
+
+    @classmethod
+    def machine_data(cls) -> tuple[list[Enum], list[dict[str, Any]], Enum]:
+        """States, transitions and initial state: what both the procedure and diagrams use."""
+        return list(cls.Phase), cls.TRANSITIONS, cls.INITIAL
+
+    @classmethod
+    def transition_pairs(cls) -> frozenset[tuple[str, str]]:
+        """Every (phase name, trigger) that the transition table allows."""
+        cached = _PAIRS.get(cls)
+        if cached is None:
+            pairs: set[tuple[str, str]] = set()
+            for row in cls.TRANSITIONS:
+                sources = row["source"] if isinstance(row["source"], list) else [row["source"]]
+                pairs |= {(s.name, row["trigger"]) for s in sources}
+            cached = _PAIRS[cls] = frozenset(pairs)
+        return cached
+
+    @classmethod
+    def certain_pairs(cls) -> frozenset[tuple[str, str]]:
+        """Every (phase name, trigger) with a row that has no condition: it always fires."""
+        cached = _CERTAIN.get(cls)
+        if cached is None:
+            pairs: set[tuple[str, str]] = set()
+            for row in cls.TRANSITIONS:
+                if row.get("conditions") or row.get("unless"):
+                    continue
+                sources = row["source"] if isinstance(row["source"], list) else [row["source"]]
+                pairs |= {(s.name, row["trigger"]) for s in sources}
+            cached = _CERTAIN[cls] = frozenset(pairs)
+        return cached
+
+    def _take_back(self, kept: Mapping[str, Any]) -> None:
+        """Undo an input that did not go through: the round as `checkpoint()` kept it."""
+        self.restore(kept)
+        self._events, self._commands, self._input, self._target = [], [], None, None
+
+    # ---- subclass hooks ----------------------------------------------------------------------
+
+    def _game_snapshot(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _closed_refusal(self, action: str) -> Refused | None:
+        """The refusal of an action out of phase when a rule stronger than the phase forbids
+        it (a bet after the shake breaks the closing of the bets, in HOLD as anywhere)."""
+        return None
+
+    def _on_enter(self, previous: str, now: float) -> None:
+        """Effects of entering a phase (timers, device commands); after the transition."""
+
+    def _on_suspend(self, now: float) -> None:
+        """The round is suspended in HOLD or TILT (e.g. pause the arrangement timer)."""
+
+    def _on_resume(self, phase: str, now: float) -> None:
+        """The round resumes in the phase it was suspended in."""
+
+    def _on_redirect(self, target: str, now: float) -> None:
+        """The round resumes elsewhere than where it stopped (a deck taken out of play)."""
+
+    def _on_void(self, now: float) -> None:
+        """The round is void: what the game returns and clears."""
+
+    # ---- internals ---------------------------------------------------------------------------
+
+    def _mark_fired(self, event: EventData) -> None:
+        self._fired = True
+
+    def _apply_nothing(self, payload: Mapping[str, Any], now: float) -> None:
+        pass
+
+    _admitting: str | None = None
+
+    def _admit(self, action: str, actor: str, payload: Mapping[str, Any], now: float) -> None:
+        self._admitting = actor
+        try:
+            self._admit_checked(action, actor, payload, now)
+        finally:
+            self._admitting = None
+
+    def _admit_checked(
+        self, action: str, actor: str, payload: Mapping[str, Any], now: float
+    ) -> None:
+        spec = type(self).ACTIONS.get(action)
+        if spec is None:
+            raise Refused(HOUSE_ROLES, f"unknown action {action!r} for {type(self).GAME}")
+        if not isinstance(actor, str) or not actor:
+            raise Refused(HOUSE_ROLES, "the input names no actor")
+        if not isinstance(now, (int, float)) or not math.isfinite(now):
+            raise Refused(HOUSE_ROLES, "the input carries no valid time")
+        if not isinstance(payload, Mapping):
+            raise Refused(spec.article, "the payload must be a mapping")
+        role = role_of(actor)
+        if role not in spec.roles:
+            raise Refused(
+                HOUSE_ROLES, f"{action} is for {', '.join(sorted(spec.roles))}, not {role!r}"
+            )
+        if (self.phase, action) not in type(self).transition_pairs():
+            closed = self._closed_refusal(action)
+            if closed is not None:
+                raise closed
+            if self.phase in ("HOLD", "TILT"):
+                raise Refused(
+                    HOUSE_FAULTS,
+                    f"the table is in {self.phase} ({self._fault_summary()}); "
+                    f"{action} waits for a supervisor to clear it",
+                )
+            raise Refused(spec.article, f"{action} is not allowed in phase {self.phase}")
+        check_params(spec, payload)
+        check: Callable[[Mapping[str, Any], float], None] | None = getattr(
+            self, f"_check_{action}", None
+        )
+        if check is not None:
+            try:
+                check(payload, now)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise Refused(spec.article, f"malformed payload: {exc}") from None
+
+    def _refuse(self, action: str, actor: str, phase: str, refusal: Refused) -> Outcome:
+        violation = Violation(actor, action, phase, refusal.article, refusal.reason)
+        event = JournalEvent(
+            "table.violation", {"round": self.round_id, **violation.as_payload()}, True
+        )
+        return Outcome(False, self.phase, violation, (event,), ())
+
+    def _fault_summary(self) -> str:
+        return ", ".join(f"{d}: {f['fault']}" for d, f in sorted(self.faults.items())) or "no fault"
+
+    def emit(self, name: str, **payload: Any) -> None:
+        """A journal event of the input being handled; a commit point when its action is."""
+        actor, commit = "system", True
+        if self._input is not None:
+            actor, commit = self._input.actor, type(self).ACTIONS[self._input.action].commit
+        self._events.append(
+            JournalEvent(name, {"round": self.round_id, "actor": actor, **payload}, commit)
+        )
+
+    def command(self, device: str, command: str, **args: Any) -> None:
+        self._commands.append(DeviceCommand(device, command, args))
+
+
+def replay(procedure: Engine, inputs: Iterable[Input]) -> Engine:
+    """Feed journaled inputs to a fresh procedure: how the runtime recovers a round."""
+    for item in inputs:
+        procedure.handle(item.action, item.actor, item.payload, item.now)
+    return procedure

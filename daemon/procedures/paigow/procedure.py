@@ -1,0 +1,479 @@
+"""The procedure that plays Taiwan Pai Gow: `PaiGowProcedure`, the code each action runs.
+
+The legal procedure it follows, article by article, is told in `daemon/procedures/paigow/game.py`
+(with the game's phases, actions and transition table).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Any, ClassVar
+
+from daemon.procedures.base import Procedure
+from daemon.procedures.paigow.game import (
+    ACTIONS,
+    ART_1,
+    ART_2_2,
+    ART_2_5,
+    ART_2_6,
+    ART_2_7,
+    ART_3_2,
+    ART_4,
+    ART_5_1,
+    ART_5_2,
+    ART_5_3,
+    ART_5_4,
+    ART_6_1,
+    ART_6_2,
+    BET_ACTIONS,
+    DEVICES,
+    MAX_STACK_MOVERS,
+    REGULATION,
+    ROUNDS_PER_BANK,
+    TRANSITIONS,
+    P,
+    Phase,
+)
+from daemon.procedures.paigow.settle import settle_paigow, wrongly_set
+from daemon.procedures.payload import Refused, dice_reading, integer, need
+from daemon.procedures.records import FaceUp, Reset, Setting, StackMove
+from daemon.procedures.spec import Action
+from daemon.rules import paigow
+from daemon.rules.paigow.tiles import (
+    TILE_SET,
+    TileParseError,
+    format_tiles,
+    parse_deal,
+    parse_tiles,
+)
+
+# The names of the round's state (`STATE`), a line of them at a time.
+_STATE = (
+    "identified opened banker banker_seat bank_rounds bank_limit declined last_banker "
+    "bettors_seen min_stake tiles_kept_for_next used_tiles set_number new_sets "
+    "stack_moves bets bet_seq stake bets_closed dice shakes first_hand face_up "
+    "settings wrongly_set resets opened_hands settlement extension_consents"
+)
+
+
+class PaiGowProcedure(Procedure):
+    GAME: ClassVar[str] = "paigow"
+    REGULATION: ClassVar[str] = REGULATION
+    Phase: ClassVar[type[Enum]] = Phase
+    TRANSITIONS: ClassVar[list[dict[str, Any]]] = TRANSITIONS
+    ACTIONS: ClassVar[Mapping[str, Action]] = ACTIONS
+    INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
+    CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id", "hands", "ruleset", "devices")
+    EQUIPMENT_ARTICLE: ClassVar[str] = ART_1
+    # The state of play a checkpoint records (besides the engine's), by name.
+    STATE: ClassVar[tuple[str, ...]] = tuple(_STATE.split())
+    BET_ACTIONS: ClassVar[tuple[str, ...]] = BET_ACTIONS
+    BETS_CLOSED_ARTICLE: ClassVar[str] = ART_2_7
+    SEAT_NAME: ClassVar[str] = "door"
+
+    def __init__(
+        self,
+        table_id: str = "T01",
+        hands: int = 8,
+        ruleset: str = "macau-1990",
+        devices: Sequence[str] = DEVICES,
+    ) -> None:
+        if hands not in (4, 8):
+            raise ValueError(f"{hands} hands: Art. 2(4) allows 8 or 4")
+        self.hands = hands
+        paigow.ruleset(ruleset)  # an unknown rule set stops the table at start-up
+        self.ruleset = ruleset
+        self.devices = tuple(devices)
+        self.identified: dict[str, dict[str, Any]] = {}
+        self.opened = False
+        # The bank (Art. 5): who holds it, for how many rounds, and who has ever bet.
+        self.banker: str | None = None
+        self.banker_seat: int | None = None
+        self.bank_rounds = 0
+        self.bank_limit = ROUNDS_PER_BANK
+        self.declined: list[str] = []
+        self.last_banker: str | None = None
+        self.bettors_seen: list[str] = []
+        self.min_stake = 0
+        # Art. 2(4) with four hands: the tiles used by the first half of a shuffled set.
+        self.tiles_kept_for_next = False
+        self.used_tiles: list[str] = []
+        self.set_number = 0
+        self.new_sets = 0
+        self._new_round_state()
+        super().__init__(table_id)
+
+    def _new_round_state(self) -> None:
+        self.stack_moves: list[StackMove] = []
+        self.bets: list[dict[str, Any]] = []
+        self.bet_seq = 0
+        self.stake: int | None = None
+        self.bets_closed = False
+        self.dice: list[int] | None = None
+        self.shakes: list[dict[str, Any]] = []
+        self.first_hand: int | None = None
+        self.face_up: list[FaceUp] = []
+        self.settings: dict[int, Setting] = {}
+        self.wrongly_set: list[int] = []
+        self.resets: list[Reset] = []
+        self.opened_hands = False
+        self.settlement: dict[str, Any] | None = None
+        self.extension_consents: list[int] = []
+
+    # ---- conditions -------------------------------------------------------------------------
+
+    def tiles_kept(self, event: object) -> bool:
+        return self.tiles_kept_for_next
+
+    def all_set(self, event: object) -> bool:
+        return all(seat in self.settings for seat in self.played_seats())
+
+    def bank_over(self, event: object) -> bool:
+        return self.banker is None
+
+    def no_banker(self, event: object) -> bool:
+        return self.opened and self.banker is None
+
+    def table_open(self, event: object) -> bool:
+        return self.opened and self.banker is not None
+
+    # ---- seats ------------------------------------------------------------------------------
+
+    def holder(self, seat: int) -> str | None:
+        """Art. 3(2): the largest bettor on a door holds and sets its tiles (ties: first bet)."""
+        on_seat = [b for b in self.bets if b["seat"] == seat]
+        if not on_seat:
+            return None
+        return str(max(on_seat, key=lambda b: (b["amount"], -b["seq"]))["player"])
+
+    def _seat(self, payload: Mapping[str, Any], key: str, article: str) -> int:
+        seat = integer(payload, key, article, 0, self.hands - 1)
+        if seat == self.banker_seat:
+            raise Refused(article, f"door {seat} is the banker's")
+        return seat
+
+    # ---- equipment and the bank -------------------------------------------------------------
+
+    def _opened(self) -> dict[str, Any]:
+        return {"hands": self.hands}
+
+    def _check_take_bank(self, payload: Mapping[str, Any], now: float) -> None:
+        player = payload["player"]
+        integer(payload, "seat", ART_5_1, 0, self.hands - 1)  # four hands: doors 0-3
+        if player == self.last_banker:
+            raise Refused(ART_5_1, f"{player} has just held the bank its rounds; it passes on")
+        if self.declined and player not in self.bettors_seen:
+            raise Refused(
+                ART_5_2, f"the bank passes only to a player who has bet; {player} has not"
+            )
+
+    def _apply_take_bank(self, payload: Mapping[str, Any], now: float) -> None:
+        self.banker, self.banker_seat = payload["player"], payload["seat"]
+        self.bank_rounds, self.bank_limit, self.declined = 0, ROUNDS_PER_BANK, []
+        self.min_stake = 0
+        self.round_id += 1
+        self._new_round_state()
+        self.emit("bank.taken", player=self.banker, seat=self.banker_seat)
+
+    def _apply_decline_bank(self, payload: Mapping[str, Any], now: float) -> None:
+        self.declined.append(payload["player"])
+        self.emit("bank.declined", player=payload["player"])
+
+    # ---- shuffle, stacks, bets, stake -------------------------------------------------------
+
+    def _apply_confirm_tile_shuffle(self, payload: Mapping[str, Any], now: float) -> None:
+        new_set = payload.get("new_set", False)
+        self.set_number += 1
+        self.new_sets += int(new_set)
+        self.used_tiles = []
+        self.emit("tiles.shuffled", new_set=new_set)
+
+    def _check_move_stacks(self, payload: Mapping[str, Any], now: float) -> None:
+        by, player = payload["by"], payload["player"]
+        if not payload["one_hand"]:
+            raise Refused(ART_2_6, "the stacks are moved with one hand only")
+        banker_moved = any(m["by"] == "banker" for m in self.stack_moves)
+        if by == "banker":
+            if player != self.banker:
+                raise Refused(ART_2_6, f"{player} is not the banker")
+        else:
+            if player == self.banker:
+                raise Refused(ART_2_6, "the banker moves as the banker, after the players")
+            if banker_moved:
+                raise Refused(ART_2_6, "the banker has moved the stacks; players may not now")
+            movers = {m["player"] for m in self.stack_moves if m["by"] == "player"}
+            if player not in movers and len(movers) >= MAX_STACK_MOVERS:
+                raise Refused(ART_2_6, "only two players may move the stacks")
+
+    def _apply_move_stacks(self, payload: Mapping[str, Any], now: float) -> None:
+        move: StackMove = {"by": payload["by"], "player": payload["player"]}
+        self.stack_moves.append(move)
+        self.emit("stacks.moved", **move)
+
+    def _check_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        if payload["player"] == self.banker:
+            raise Refused(ART_3_2, "the banker does not bet on a door")
+        self._seat(payload, "seat", ART_3_2)
+
+    def _apply_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        old = self._find_bet(payload["player"], payload["seat"])
+        if old is not None:
+            self.bets.remove(old)
+        self.bet_seq += 1
+        bet = {
+            "seq": self.bet_seq,
+            "player": payload["player"],
+            "seat": payload["seat"],
+            "amount": payload["amount"],
+        }
+        self.bets.append(bet)
+        if bet["player"] not in self.bettors_seen:
+            self.bettors_seen.append(bet["player"])
+        self.emit("bet.placed", replaced=old is not None, **bet)
+
+    def _check_place_stake(self, payload: Mapping[str, Any], now: float) -> None:
+        if payload["amount"] < self.min_stake:
+            raise Refused(
+                ART_5_4,
+                f"the stake carries the first round's winnings: at least {self.min_stake}",
+            )
+
+    def _apply_place_stake(self, payload: Mapping[str, Any], now: float) -> None:
+        self.stake = payload["amount"]
+        self.emit("stake.placed", player=self.banker, amount=self.stake)
+
+    def _check_shake_dice(self, payload: Mapping[str, Any], now: float) -> None:
+        if payload["player"] != self.banker:
+            raise Refused(ART_2_2, f"the banker ({self.banker}) shakes; nobody for him")
+        if self.stake is None:
+            raise Refused(ART_5_3, "the banker's stake is placed before the shake")
+        if not self.bets:
+            raise Refused(ART_2_7, "the players' bets are placed before the shake; there is none")
+
+    def _apply_shake_dice(self, payload: Mapping[str, Any], now: float) -> None:
+        self.bets_closed = True
+        self.invalid_shakes = 0
+        self.emit(
+            "bets.closed",
+            bets=copy.deepcopy(self.bets),
+            stake=self.stake,
+            holders={str(s): self.holder(s) for s in self.played_seats()},
+        )
+        self.command("dice_shaker", "shake")
+
+    def _check_dice_landed(self, payload: Mapping[str, Any], now: float) -> None:
+        dice_reading(payload, ART_2_2, ART_2_5)
+
+    def _dice_counted(self, dice: list[int]) -> dict[str, Any]:
+        # Art. 2(5): an invalid throw never gets here; the banker has shaken again.
+        offset = paigow.first_hand_from_dice(sum(dice), self.hands)
+        self.first_hand = (self._banker_seat() + offset) % self.hands
+        return {"first_hand": self.first_hand}
+
+    def _check_tile_face_up(self, payload: Mapping[str, Any], now: float) -> None:
+        self._seat_any(payload)
+        try:
+            tiles = parse_tiles(payload["tile"])
+        except TileParseError as exc:
+            raise Refused(ART_4, str(exc)) from None
+        if len(tiles) != 1:
+            raise Refused(ART_4, "name one tile")
+
+    def _seat_any(self, payload: Mapping[str, Any]) -> int:
+        return integer(payload, "seat", ART_4, 0, self.hands - 1)
+
+    def _apply_tile_face_up(self, payload: Mapping[str, Any], now: float) -> None:
+        tile = str(parse_tiles(payload["tile"])[0])
+        self.face_up.append({"seat": payload["seat"], "tile": tile})
+        self.emit("tile.face_up", seat=payload["seat"], tile=tile)
+
+    def _apply_confirm_deal(self, payload: Mapping[str, Any], now: float) -> None:
+        self.emit("tiles.dealt", hands=self.hands, first_hand=self.first_hand)
+
+    # ---- setting and opening ----------------------------------------------------------------
+
+    def _setting(self, payload: Mapping[str, Any], seat: int, article: str) -> Setting:
+        raws = [str(payload[key]) for key in ("front", "back")]  # strings: the declared params
+        try:
+            # One deal, not two parses: a name shared by two faces (杂九 is 4-5 or 3-6) must
+            # resolve to both faces when it stands once in front and once behind.
+            pairs = parse_deal([str(raw) for raw in raws])
+        except TileParseError as exc:
+            raise Refused(article, str(exc)) from None
+        for key, tiles in zip(("front", "back"), pairs, strict=True):
+            if len(tiles) != 2:
+                raise Refused(article, f"{key} must be two tiles, not {len(tiles)}")
+        front, back = (format_tiles(tiles).split() for tiles in pairs)
+        setting: Setting = {"front": front, "back": back}
+        others = [t for s, h in self.settings.items() if s != seat for t in h["front"] + h["back"]]
+        _check_in_set([*self.used_tiles, *others, *setting["front"], *setting["back"]], article)
+        return setting
+
+    def _check_set_hand(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = self._seat(payload, "seat", ART_6_1)
+        if seat not in self.played_seats():
+            raise Refused(ART_6_1, f"no bet on door {seat}: its tiles are not played")
+        if seat in self.settings:
+            raise Refused(ART_6_1, f"door {seat} has set its hand")
+        self._setting(payload, seat, ART_6_1)
+
+    def _apply_set_hand(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = payload["seat"]
+        self.settings[seat] = self._setting(payload, seat, ART_6_1)
+        self.emit("hand.set", seat=seat, holder=self.holder(seat), **self.settings[seat])
+
+    def _check_set_banker(self, payload: Mapping[str, Any], now: float) -> None:
+        self._setting(payload, self._banker_seat(), ART_6_1)
+
+    def _banker_seat(self) -> int:
+        return need(self.banker_seat)
+
+    def _apply_set_banker(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = self._banker_seat()
+        self.settings[seat] = self._setting(payload, seat, ART_6_1)
+        self.emit("hand.set", seat=seat, holder=self.banker, banker=True, **self.settings[seat])
+
+    def _apply_open_hands(self, payload: Mapping[str, Any], now: float) -> None:
+        self.opened_hands = True
+        self.wrongly_set = [s for s in self.played_seats() if wrongly_set(self.settings[s])]
+        self.emit("hands.opened", wrongly_set=self.wrongly_set)
+
+    def _check_reset_hand(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = self._seat(payload, "seat", ART_6_2)
+        if seat not in self.wrongly_set:
+            raise Refused(ART_6_2, f"door {seat} is set as the rule asks; it is not re-set")
+        setting = self._setting(payload, seat, ART_6_2)
+        if sorted(setting["front"] + setting["back"]) != sorted(
+            self.settings[seat]["front"] + self.settings[seat]["back"]
+        ):
+            raise Refused(ART_6_2, "a re-set uses the same four tiles")
+        if wrongly_set(setting):
+            raise Refused(ART_6_2, "the re-set hand must put the larger pair behind")
+
+    def _apply_reset_hand(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = payload["seat"]
+        before = self.settings[seat]
+        self.settings[seat] = self._setting(payload, seat, ART_6_2)
+        self.wrongly_set.remove(seat)
+        self.resets.append({"seat": seat, "before": before, "after": self.settings[seat]})
+        self.emit("hand.reset", seat=seat, before=before, **self.settings[seat])
+
+    def _check_settle_round(self, payload: Mapping[str, Any], now: float) -> None:
+        if self.wrongly_set:
+            raise Refused(ART_6_2, f"doors {self.wrongly_set} must be re-set by the croupier")
+
+    def _apply_settle_round(self, payload: Mapping[str, Any], now: float) -> None:
+        stake = need(self.stake)
+        self.settlement = settle_paigow(
+            self.settings,
+            self.bets,
+            banker_seat=self._banker_seat(),
+            total=sum(need(self.dice)),
+            hands=self.hands,
+            stake=stake,
+            ruleset=self.ruleset,
+        )
+        self.bank_rounds += 1
+        # Art. 5(4): the next round's stake is at least what this one left on the layout (the
+        # winnings join the stake); it may grow, never shrink.
+        self.min_stake = max(int(self.settlement["banker_carried"]), 0)
+        if self.hands == 4 and not self.tiles_kept_for_next:
+            self.used_tiles = [t for h in self.settings.values() for t in h["front"] + h["back"]]
+            self.tiles_kept_for_next = True
+            self.emit("tiles.shown_face_up", tiles=self.used_tiles)
+        else:
+            self.tiles_kept_for_next = False
+        self.emit("round.settled", settlement=copy.deepcopy(self.settlement))
+
+    def _check_extend_bank(self, payload: Mapping[str, Any], now: float) -> None:
+        consents = payload["consents"]
+        if self.bank_rounds < self.bank_limit:
+            raise Refused(ART_5_1, "the bank has rounds left; there is nothing to extend")
+        missing = sorted(set(self.played_seats()) - set(consents))
+        if missing:
+            raise Refused(ART_5_1, f"every door must agree; doors {missing} have not")
+
+    def _apply_extend_bank(self, payload: Mapping[str, Any], now: float) -> None:
+        self.bank_limit += 1
+        self.emit("bank.extended", consents=sorted(payload["consents"]), limit=self.bank_limit)
+
+    def _apply_next_round(self, payload: Mapping[str, Any], now: float) -> None:
+        if self.bank_rounds >= self.bank_limit:
+            self.emit("bank.passed", player=self.banker, rounds=self.bank_rounds)
+            self.last_banker, self.banker, self.banker_seat = self.banker, None, None
+            self.min_stake = 0
+            self._new_round_state()
+            return
+        self.round_id += 1
+        self._new_round_state()
+        self.emit("round.started", banker=self.banker, min_stake=self.min_stake)
+
+    # ---- HOLD, TILT, void -------------------------------------------------------------------
+
+    def _on_resume(self, phase: str, now: float) -> None:
+        # The result may have been lost while held: the banker's shake is asked for again.
+        if phase == P.SHAKING.name:
+            self.command("dice_shaker", "shake")
+
+    def _on_void(self, now: float) -> None:
+        if self.opened and self.banker is not None:
+            self.emit("bets.returned", bets=copy.deepcopy(self.bets), stake=self.stake)
+            self.round_id += 1
+            # A void round does not count toward the bank's two (Art. 5(1) counts rounds played).
+            self._new_round_state()
+            self.tiles_kept_for_next, self.used_tiles = False, []
+
+    def _game_snapshot(self) -> dict[str, Any]:
+        seats = []
+        for seat in range(self.hands):
+            seats.append(
+                {
+                    "seat": seat,
+                    "banker": seat == self.banker_seat,
+                    "holder": self.banker if seat == self.banker_seat else self.holder(seat),
+                    "setting": copy.deepcopy(self.settings.get(seat)),
+                    "wrongly_set": seat in self.wrongly_set,
+                }
+            )
+        return {
+            "hands": self.hands,
+            "ruleset": self.ruleset,
+            "devices": copy.deepcopy(self.identified),
+            "opened": self.opened,
+            "banker": self.banker,
+            "banker_seat": self.banker_seat,
+            "bank_rounds": self.bank_rounds,
+            "bank_limit": self.bank_limit,
+            "declined": list(self.declined),
+            "last_banker": self.last_banker,
+            "bettors_seen": list(self.bettors_seen),
+            "min_stake": self.min_stake,
+            "stake": self.stake,
+            "set_number": self.set_number,
+            "new_sets": self.new_sets,
+            "tiles_kept": self.tiles_kept_for_next,
+            "used_tiles": list(self.used_tiles),
+            "stack_moves": copy.deepcopy(self.stack_moves),
+            "bets": copy.deepcopy(self.bets),
+            "bets_closed": self.bets_closed,
+            "dice": self.dice,
+            "shakes": copy.deepcopy(self.shakes),
+            "first_hand": self.first_hand,
+            "face_up": copy.deepcopy(self.face_up),
+            "seats": seats,
+            "opened_hands": self.opened_hands,
+            "resets": copy.deepcopy(self.resets),
+            "settlement": copy.deepcopy(self.settlement),
+        }
+
+
+def _check_in_set(tiles: Sequence[str], article: str) -> None:
+    """The tiles named so far fit in one 32-tile set (with the used half of a 4-hand set)."""
+    available = Counter(str(t) for t in TILE_SET)
+    named = Counter(tiles)
+    over = sorted(t for t, n in named.items() if n > available[t])
+    if over:
+        raise Refused(article, f"one set holds fewer of {', '.join(over)} than were named")

@@ -1,0 +1,81 @@
+"""The records a round keeps, typed. They stay plain dicts at run time (TypedDict), so the
+snapshot, the journal events and the checkpoints keep their shape, and strict mypy checks every
+key the procedure reads or writes."""
+
+from __future__ import annotations
+
+from typing import Literal, NotRequired, TypedDict
+
+
+class Fault(TypedDict):
+    """An open fault of a device (or `table` after a restart), until a supervisor clears it."""
+
+    fault: str
+    kind: Literal["hold", "tilt"]
+    healthy: bool
+    since: float
+
+
+class Shuffle(TypedDict):
+    """The shuffler's report (Thirteen Art. 2(a)); `good` is a random shuffle of 52."""
+
+    count: int
+    mode: str
+    good: bool
+
+
+class Cut(TypedDict):
+    by: str
+    player: str | None
+    cards: int
+
+
+class Entered(TypedDict):
+    by: str
+    approved_by: str
+
+
+class DealtCard(TypedDict):
+    """One card the shoe reader read (or a supervisor approved), in the order dealt."""
+
+    card: str
+    seat: int
+    face_up: bool
+    entered: NotRequired[Entered]
+
+
+class Misread(TypedDict):
+    """The card the reader could not name: its place in the deal, until it is entered."""
+
+    index: int
+    seat: int
+    read: str | None
+
+
+class StackMove(TypedDict):
+    """A move of the Pai Gow stacks before the dice (Art. 2(6)): by a player or the banker."""
+
+    by: str
+    player: str
+
+
+class FaceUp(TypedDict):
+    """A Pai Gow tile dealt face up (Art. 4): it stays valid and is journaled."""
+
+    seat: int
+    tile: str
+
+
+class Setting(TypedDict):
+    """A Pai Gow hand set as two pairs (Art. 6(1)), each as the tiles' names."""
+
+    front: list[str]
+    back: list[str]
+
+
+class Reset(TypedDict):
+    """The croupier's re-set of a wrongly set hand (Art. 6(2))."""
+
+    seat: int
+    before: Setting
+    after: Setting

@@ -1,0 +1,513 @@
+"""The procedure that plays Thirteen cards: `ThirteenProcedure`, the code each action runs.
+
+The legal procedure it follows, article by article, is told in `daemon/procedures/thirteen/game.py`
+(with the game's phases, actions and transition table).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Any, ClassVar
+
+from daemon.procedures.base import Procedure
+from daemon.procedures.payload import Refused, dice_reading, flag, integer, need, text
+from daemon.procedures.records import Cut, DealtCard, Entered, Misread, Shuffle
+from daemon.procedures.spec import Action
+from daemon.procedures.thirteen.game import (
+    ACTIONS,
+    ARRANGEMENT_SECONDS,
+    ART_1,
+    ART_2A,
+    ART_2B,
+    ART_2C,
+    ART_2D,
+    ART_3,
+    ART_4,
+    ART_7,
+    ART_11,
+    BANKER_SEAT,
+    BET_ACTIONS,
+    DECK,
+    DEVICES,
+    REGULATION,
+    ROW_SIZES,
+    ROWS,
+    SEATS,
+    TRANSITIONS,
+    P,
+    Phase,
+)
+from daemon.procedures.thirteen.settle import highest_bettor, holder, settle_thirteen
+from daemon.rules import thirteen as rules13
+from daemon.rules.cards import CardError, parse_card
+
+# The names of the round's state (`STATE`), a line of them at a time.
+_STATE = (
+    "identified opened shuffle cut bets bet_seq bets_closed shooter dice shakes "
+    "first_seat order dealt voided_deals misread override redealing arrangements "
+    "banker_opened deadline timer_remaining late settlement"
+)
+
+
+class ThirteenProcedure(Procedure):
+    GAME: ClassVar[str] = "thirteen"
+    REGULATION: ClassVar[str] = REGULATION
+    Phase: ClassVar[type[Enum]] = Phase
+    TRANSITIONS: ClassVar[list[dict[str, Any]]] = TRANSITIONS
+    ACTIONS: ClassVar[Mapping[str, Action]] = ACTIONS
+    INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
+    CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id", "ruleset", "units", "devices")
+    EQUIPMENT_ARTICLE: ClassVar[str] = ART_1
+    # The state of play a checkpoint records (besides the engine's), by name.
+    STATE: ClassVar[tuple[str, ...]] = tuple(_STATE.split())
+    BET_ACTIONS: ClassVar[tuple[str, ...]] = BET_ACTIONS
+    BETS_CLOSED_ARTICLE: ClassVar[str] = ART_2C
+
+    def __init__(
+        self,
+        table_id: str = "T01",
+        ruleset: str = "macau-1989",
+        devices: Sequence[str] = DEVICES,
+    ) -> None:
+        rules = rules13.ruleset(ruleset)
+        if rules.scoring != "banker":
+            raise ValueError(f"{ruleset} has no banker; this procedure plays against the banker")
+        self.ruleset = ruleset
+        self.units = rules.bets
+        self.devices = tuple(devices)
+        self.identified: dict[str, dict[str, Any]] = {}
+        self.opened = False
+        self._new_round_state()
+        super().__init__(table_id)
+
+    def _new_round_state(self) -> None:
+        self.shuffle: Shuffle | None = None
+        self.cut: Cut | None = None
+        self.bets: list[dict[str, Any]] = []
+        self.bet_seq = 0
+        self.bets_closed = False
+        self.shooter: str | None = None
+        self.dice: list[int] | None = None
+        self.shakes: list[dict[str, Any]] = []
+        self.first_seat: int | None = None
+        self.order: list[int] = []
+        self.dealt: list[DealtCard] = []
+        self.voided_deals: list[list[DealtCard]] = []
+        # The card the reader could not name (its place in the deal) until it is entered.
+        self.misread: Misread | None = None
+        self.override: dict[str, Any] | None = None
+        self.redealing = False
+        self.arrangements: dict[int, dict[str, list[str]]] = {}
+        self.banker_opened = False
+        self.deadline: float | None = None
+        self.timer_remaining: float | None = None
+        self.late: list[int] = []
+        self.settlement: list[dict[str, Any]] | None = None
+
+    # ---- conditions (read after the action's effects) ---------------------------------------
+
+    def shuffle_good(self, event: object) -> bool:
+        return self.shuffle is not None and self.shuffle["good"]
+
+    def redeal(self, event: object) -> bool:
+        return self.redealing
+
+    def shoe_faulted(self, event: object) -> bool:
+        return "shoe_reader" in self.faults
+
+    def deal_complete(self, event: object) -> bool:
+        return len(self.dealt) == DECK
+
+    def all_arranged(self, event: object) -> bool:
+        return all(seat in self.arrangements for seat in self.played_seats())
+
+    def table_open(self, event: object) -> bool:
+        return self.opened
+
+    # ---- seats and bets ---------------------------------------------------------------------
+
+    def holder(self, seat: int) -> str | None:
+        return holder(self.bets, seat)
+
+    def highest_bettor(self) -> str | None:
+        return highest_bettor(self.bets)
+
+    def seat_cards(self, seat: int) -> list[str]:
+        return [d["card"] for d in self.dealt if d["seat"] == seat]
+
+    # ---- equipment --------------------------------------------------------------------------
+
+    def _opened(self) -> dict[str, Any]:
+        self.round_id = 1
+        return {}
+
+    # ---- shuffle, cut, shoe -----------------------------------------------------------------
+
+    def _apply_confirm_hand_shuffle(self, payload: Mapping[str, Any], now: float) -> None:
+        self.emit("deck.hand_shuffled")
+        # Only a random shuffle is ever asked for (no sort or sequence mode reaches a live game).
+        self.command("shuffler", "shuffle", mode="random")
+
+    def _check_shuffle_completed(self, payload: Mapping[str, Any], now: float) -> None:
+        integer(payload, "count", ART_2A, 0)
+        mode = payload.get("mode", "random")
+        if not isinstance(mode, str):
+            raise Refused(ART_2A, "mode must be a string")
+
+    def _apply_shuffle_completed(self, payload: Mapping[str, Any], now: float) -> None:
+        count, mode = payload["count"], payload.get("mode", "random")
+        good = count == DECK and mode == "random"
+        self.shuffle = {"count": count, "mode": mode, "good": good}
+        self.emit("deck.machine_shuffled", count=count, mode=mode)
+        if not good:
+            fault = f"count {count}" if count != DECK else f"mode {mode}"
+            # The deck is out of play: clearing the TILT starts again from the hand shuffle.
+            self.tilt("shuffler", fault, now, resume_to=P.HAND_SHUFFLE.name)
+
+    def _check_confirm_cut(self, payload: Mapping[str, Any], now: float) -> None:
+        # Kinds and bounds (by, cards 10..42) are the declared parameters' (game.py).
+        if payload["by"] == "player":
+            if "player" not in payload:
+                raise Refused(ART_2A, "player must be a non-empty string")
+        elif not payload.get("players_declined", False):
+            raise Refused(ART_2A, "the dealer cuts only when no player will")
+        if not payload["one_hand"]:
+            raise Refused(ART_2A, "the cut is made with one hand only")
+
+    def _apply_confirm_cut(self, payload: Mapping[str, Any], now: float) -> None:
+        self.cut = {
+            "by": payload["by"],
+            "player": payload.get("player"),
+            "cards": payload["cards"],
+        }
+        self.emit("deck.cut", **self.cut)
+
+    def _apply_load_shoe(self, payload: Mapping[str, Any], now: float) -> None:
+        self.emit("shoe.loaded", redeal=self.redealing)
+        self.command("shoe_reader", "arm", cards=DECK)
+
+    # ---- bets -------------------------------------------------------------------------------
+
+    def _seat(self, payload: Mapping[str, Any], key: str, article: str) -> int:
+        # The declared parameter bounds it to the players' seats 1-3 (seat 0 is the banker's).
+        return int(payload[key])
+
+    def _check_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        units = payload["units"]
+        if self.units is not None and units not in self.units:
+            raise Refused(ART_11, f"a bet is {', '.join(map(str, self.units))} units, not {units}")
+
+    def _apply_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        old = self._find_bet(payload["player"], payload["seat"])
+        if old is not None:
+            self.bets.remove(old)
+        self.bet_seq += 1
+        bet = {
+            "seq": self.bet_seq,
+            "player": payload["player"],
+            "seat": payload["seat"],
+            "amount": payload["amount"],
+            "units": payload["units"],
+            "seated": payload["seated"],
+        }
+        self.bets.append(bet)
+        self.emit("bet.placed", replaced=old is not None, **bet)
+
+    # ---- dice -------------------------------------------------------------------------------
+
+    def _check_shake_dice(self, payload: Mapping[str, Any], now: float) -> None:
+        player = payload["player"]
+        highest = self.highest_bettor()
+        if highest is None:
+            raise Refused(ART_2B, "no bets: the highest bettor shakes, and there is none")
+        if player != highest:
+            raise Refused(ART_2B, f"{highest} is the highest bettor and shakes, not {player}")
+
+    def _apply_shake_dice(self, payload: Mapping[str, Any], now: float) -> None:
+        self.bets_closed = True
+        self.shooter = payload["player"]
+        self.invalid_shakes = 0
+        self.emit(
+            "bets.closed",
+            bets=copy.deepcopy(self.bets),
+            holders={str(s): self.holder(s) for s in self.played_seats()},
+        )
+        self.command("dice_shaker", "shake")
+
+    def _check_dice_landed(self, payload: Mapping[str, Any], now: float) -> None:
+        dice_reading(payload, ART_2B, ART_2B)
+
+    def _dice_counted(self, dice: list[int]) -> dict[str, Any]:
+        self._set_deal_order()
+        return {"first_seat": self.first_seat}
+
+    def _set_deal_order(self) -> None:
+        self.first_seat = rules13.first_seat_from_dice(sum(need(self.dice)))
+        self.order = rules13.deal_order(self.first_seat)
+
+    # ---- the deal ---------------------------------------------------------------------------
+
+    def _check_card_read(self, payload: Mapping[str, Any], now: float) -> None:
+        # A misread: a card went past the reader unread (the wire names none).
+        if flag(payload, "misread", ART_2B, False):
+            if payload.get("card") is not None:
+                raise Refused(ART_2B, "a misread names no card")
+        elif not isinstance(payload.get("card"), str):
+            raise Refused(ART_2B, "card must be a string")
+        if self.override is not None:
+            raise Refused(
+                ART_4, f"card #{self.override['index']} waits for a supervisor's decision"
+            )
+        flag(payload, "face_up", ART_4, False)
+        if "index" in payload:
+            integer(payload, "index", ART_2B, 1)
+
+    def _apply_card_read(self, payload: Mapping[str, Any], now: float) -> None:
+        raw = payload.get("card")
+        card = None if raw is None else _card_name(raw)
+        if card is None:
+            due = len(self.dealt) + 1
+            if payload.get("index", due) == due and self.misread is None:
+                # Its place is known: the dealer may enter it by hand once the reader is
+                # healthy, and a supervisor approve it (Art. 4: the deal is put right in order).
+                self.misread = {"index": due, "seat": self.order[due - 1], "read": raw}
+            self.tilt("shoe_reader", "misread" if raw is None else f"misread {raw!r}", now)
+            return
+        if any(d["card"] == card for d in self.dealt):
+            self.tilt("shoe_reader", f"duplicate card {card}", now)
+            return
+        index = len(self.dealt)
+        # The reader numbers its reads: a gap means a card drawn whose read was lost, so the
+        # seats of every later card would be wrong.
+        if payload.get("index", index + 1) != index + 1:
+            self.tilt("shoe_reader", f"read #{payload['index']} where #{index + 1} was due", now)
+            return
+        seat = self.order[index]
+        face_up = payload.get("face_up", False)
+        self.dealt.append({"card": card, "seat": seat, "face_up": face_up})
+        # Art. 4: a card dealt face up stays valid; it is journaled as such.
+        self.emit("card.dealt", card=card, seat=seat, index=index + 1, face_up=face_up)
+
+    def _check_correct_misdeal(self, payload: Mapping[str, Any], now: float) -> None:
+        dealt = {d["card"] for d in self.dealt}
+        for raw in payload["cards"]:
+            card = _card_name(raw)
+            if card not in dealt:
+                raise Refused(ART_4, f"{raw!r} has not been dealt")
+
+    def _apply_correct_misdeal(self, payload: Mapping[str, Any], now: float) -> None:
+        fixed = [d for d in self.dealt if d["card"] in {_card_name(c) for c in payload["cards"]}]
+        # The reader's order is the normal order: the cards are moved to the seats recorded.
+        self.emit("deal.corrected", cards=[{"card": d["card"], "seat": d["seat"]} for d in fixed])
+
+    def _ready_propose_card(self) -> bool:
+        return self.misread is not None and self.override is None
+
+    def _check_propose_card(self, payload: Mapping[str, Any], now: float) -> None:
+        raw = payload["card"]
+        if self.misread is None:
+            # Only what the reader could not name is entered by hand: a card it read stands.
+            raise Refused(ART_4, "no misread card is waiting: the reader's reads are not edited")
+        if self.override is not None:
+            raise Refused(ART_4, "a proposal is already pending a supervisor's decision")
+        card = _card_name(raw)
+        if card is None:
+            raise Refused(ART_4, f"{raw!r} is not one card")
+        if any(d["card"] == card for d in self.dealt):
+            raise Refused(ART_4, f"{card} has already been dealt")
+
+    def _apply_propose_card(self, payload: Mapping[str, Any], now: float) -> None:
+        misread = need(self.misread)
+        self.propose(
+            "enter_card",
+            ART_4,
+            now,
+            card=_card_name(payload["card"]),
+            index=misread["index"],
+            seat=misread["seat"],
+            read=misread["read"],
+            note=payload.get("note"),
+        )
+
+    def _check_override(self, pending: Mapping[str, Any], now: float) -> None:
+        if len(self.dealt) + 1 != pending["index"]:
+            raise Refused(ART_4, f"card #{pending['index']} is no longer the one due")
+        if any(d["card"] == pending["card"] for d in self.dealt):
+            raise Refused(ART_4, f"{pending['card']} has already been dealt")
+
+    def _apply_override(self, pending: Mapping[str, Any], now: float) -> None:
+        card, seat, index = pending["card"], pending["seat"], pending["index"]
+        self.misread = None
+        entered: Entered = {"by": pending["proposed_by"], "approved_by": need(self._input).actor}
+        self.dealt.append({"card": card, "seat": seat, "face_up": False, "entered": entered})
+        self.emit("card.dealt", card=card, seat=seat, index=index, face_up=False, entered=entered)
+
+    def _check_void_deal(self, payload: Mapping[str, Any], now: float) -> None:
+        text(payload, "reason", ART_4)
+
+    def _apply_void_deal(self, payload: Mapping[str, Any], now: float) -> None:
+        self.voided_deals.append(copy.deepcopy(self.dealt))
+        self.emit("deal.voided", reason=payload["reason"], cards=[d["card"] for d in self.dealt])
+        self.dealt, self.arrangements, self.banker_opened = [], {}, False
+        self.misread, self.override = None, None
+        self.shuffle, self.cut = None, None
+        self.redealing = True
+
+    # ---- arrangements -----------------------------------------------------------------------
+
+    def _rows(self, payload: Mapping[str, Any], seat: int, article: str) -> dict[str, list[str]]:
+        rows: dict[str, list[str]] = {}
+        for row in ROWS:
+            # A list of strings of the row's size: the declared parameter (game.py).
+            names = [_card_name(c) for c in payload[row]]
+            if any(n is None for n in names) or len(names) != ROW_SIZES[row]:
+                raise Refused(ART_7, f"{row} must be {ROW_SIZES[row]} cards")
+            rows[row] = [str(n) for n in names]
+        cards = sorted(c for row in ROWS for c in rows[row])
+        if cards != sorted(self.seat_cards(seat)):
+            raise Refused(article, f"the arrangement is not the 13 cards dealt to seat {seat}")
+        return rows
+
+    def _check_arrange_banker(self, payload: Mapping[str, Any], now: float) -> None:
+        self._rows(payload, BANKER_SEAT, ART_2D)
+
+    def _apply_arrange_banker(self, payload: Mapping[str, Any], now: float) -> None:
+        rows = self._rows(payload, BANKER_SEAT, ART_2D)
+        again = BANKER_SEAT in self.arrangements
+        self.arrangements[BANKER_SEAT] = rows
+        self.emit("arrangement.banker", rearranged=again, **rows)
+
+    def _apply_open_banker(self, payload: Mapping[str, Any], now: float) -> None:
+        self.banker_opened = True
+        self.deadline = now + ARRANGEMENT_SECONDS
+        self.emit("banker.opened", deadline=self.deadline, **self.arrangements[BANKER_SEAT])
+        self.command("timer_bell", "start", seconds=ARRANGEMENT_SECONDS)
+
+    def _check_enter_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = payload["seat"]
+        if seat not in self.played_seats():
+            raise Refused(ART_3, f"no bet on seat {seat}: its cards are not played")
+        if seat in self.arrangements:
+            raise Refused(ART_2D, f"seat {seat} has already placed its arrangement")
+        if now >= need(self.deadline):
+            raise Refused(ART_2D, "the five minutes are over: a player not done loses")
+        self._rows(payload, seat, ART_2D)
+
+    def _apply_enter_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = payload["seat"]
+        self.arrangements[seat] = self._rows(payload, seat, ART_2D)
+        self.emit(
+            "arrangement.entered", seat=seat, holder=self.holder(seat), **self.arrangements[seat]
+        )
+
+    def _check_timer_expired(self, payload: Mapping[str, Any], now: float) -> None:
+        if now < need(self.deadline):
+            raise Refused(ART_2D, f"the five minutes end at {self.deadline}, not yet at {now}")
+
+    def _apply_timer_expired(self, payload: Mapping[str, Any], now: float) -> None:
+        self.late = [s for s in self.played_seats() if s not in self.arrangements]
+        self.emit("timer.expired", deadline=self.deadline, late=self.late)
+        # The table's clock is the authority: the bell is told to ring even if it already has.
+        self.command("timer_bell", "ring")
+
+    # ---- settlement -------------------------------------------------------------------------
+
+    def _apply_settle_round(self, payload: Mapping[str, Any], now: float) -> None:
+        self.settlement = settle_thirteen(self.arrangements, self.bets, self.late, self.ruleset)
+        self.emit("round.settled", settlement=copy.deepcopy(self.settlement))
+
+    def _apply_start_round(self, payload: Mapping[str, Any], now: float) -> None:
+        self.round_id += 1
+        self._new_round_state()
+        self.emit("round.started")
+
+    # ---- entering phases, HOLD and TILT -----------------------------------------------------
+
+    def _on_enter(self, previous: str, now: float) -> None:
+        if previous == P.DEALING.name:
+            # The reader is armed only while dealing is allowed: a card drawn after the deal,
+            # or while the table is held, is out of phase.
+            self.command("shoe_reader", "disarm")
+        if self.phase == P.SETTLING.name:
+            if not self.late:
+                self.command("timer_bell", "stop")  # every seat done before the bell
+            self.deadline = None
+
+    def _on_suspend(self, now: float) -> None:
+        # The five minutes do not run while the table is held: the players cannot act.
+        if self.deadline is not None and self.phase == P.PLAYERS_ARRANGING.name:
+            self.timer_remaining = max(self.deadline - now, 0.0)
+            self.deadline = None
+            self.command("timer_bell", "stop")
+
+    def _on_resume(self, phase: str, now: float) -> None:
+        if self.timer_remaining is not None:
+            self.deadline = now + self.timer_remaining
+            self.command("timer_bell", "start", seconds=self.timer_remaining)
+            self.timer_remaining = None
+        # A device whose answer the phase waits for may have lost it while the table was held:
+        # it is asked again. Its answer is read fresh (a shuffle counted again, dice shaken
+        # again), never re-entered by hand; a stale answer arriving later is out of phase.
+        if phase == P.MACHINE_SHUFFLE.name:
+            self.command("shuffler", "shuffle", mode="random")
+        elif phase == P.SHAKING.name:
+            self.command("dice_shaker", "shake")
+        elif phase == P.DEALING.name:
+            # A misread card has left the shoe too: it is not in the cards left to draw.
+            drawn = len(self.dealt) + (self.misread is not None)
+            self.command("shoe_reader", "arm", cards=DECK - drawn)
+
+    def _on_redirect(self, target: str, now: float) -> None:
+        if target == P.HAND_SHUFFLE.name:
+            self.shuffle, self.cut = None, None
+
+    def _on_void(self, now: float) -> None:
+        if self.opened:
+            self.emit("bets.returned", bets=copy.deepcopy(self.bets))
+            self.round_id += 1
+            self._new_round_state()
+
+    def _game_snapshot(self) -> dict[str, Any]:
+        seats = []
+        for seat in range(SEATS):
+            seats.append(
+                {
+                    "seat": seat,
+                    "banker": seat == BANKER_SEAT,
+                    "holder": None if seat == BANKER_SEAT else self.holder(seat),
+                    "cards": self.seat_cards(seat),
+                    "arrangement": copy.deepcopy(self.arrangements.get(seat)),
+                    "late": seat in self.late,
+                }
+            )
+        return {
+            "ruleset": self.ruleset,
+            "devices": copy.deepcopy(self.identified),
+            "opened": self.opened,
+            "shuffle": copy.deepcopy(self.shuffle),
+            "cut": copy.deepcopy(self.cut),
+            "bets": copy.deepcopy(self.bets),
+            "bets_closed": self.bets_closed,
+            "shooter": self.shooter,
+            "dice": self.dice,
+            "shakes": copy.deepcopy(self.shakes),
+            "first_seat": self.first_seat,
+            "dealt": copy.deepcopy(self.dealt),
+            "voided_deals": copy.deepcopy(self.voided_deals),
+            "misread": copy.deepcopy(self.misread),
+            "redealing": self.redealing,
+            "seats": seats,
+            "banker_opened": self.banker_opened,
+            "timer": {"deadline": self.deadline, "paused_remaining": self.timer_remaining},
+            "settlement": copy.deepcopy(self.settlement),
+        }
+
+
+def _card_name(raw: str) -> str | None:
+    """The rules engine's name of one card, or None when `raw` is not exactly one card."""
+    try:
+        return str(parse_card(raw))
+    except CardError:
+        return None

@@ -1,0 +1,463 @@
+"""Thirteen cards: fouls (Art. 7), fixed combinations (Art. 9 I), the settlement of a hand
+(Art. 8-11) and of an hk-points table, and the house way's entry point.
+
+The package's docstring (`daemon.rules.thirteen`) lists the articles and where each lives.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_DOWN, Decimal
+from fractions import Fraction
+from typing import Literal
+
+from daemon.rules.cards import SUIT_CHARS, Card, CardError, format_cards, parse_cards
+from daemon.rules.thirteen.deal import SEATS
+from daemon.rules.thirteen.ranking import CATEGORIES, HandRank, rank
+from daemon.rules.thirteen.rulesets import ROWS, RulesError, RuleSet, ruleset
+
+Side = Literal["banker", "player"]
+Row = Sequence[Card] | str
+Hand = tuple[Row, Row, Row]
+Arrangement = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]
+# Art. 11's commission is rounded down to a hundredth of a unit, in the player's favour (the
+# text gives no rule; with whole bets and the 2 % of the text it is always exact).
+MONEY_STEP = Decimal("0.01")
+
+
+# --- arrangements ---------------------------------------------------------------------------
+
+
+def _rows(
+    head: Sequence[Card] | str, middle: Sequence[Card] | str, tail: Sequence[Card] | str
+) -> Arrangement:
+    rows: list[tuple[Card, ...]] = []
+    for name, row, size in (("head", head, 3), ("middle", middle, 5), ("tail", tail, 5)):
+        cards = parse_cards(row) if isinstance(row, str) else tuple(row)
+        for card in cards:
+            if not isinstance(card, Card):
+                raise CardError(f"{name}: not a card: {card!r}")
+        if len(cards) != size:
+            raise CardError(f"the {name} has {size} cards, not {len(cards)}")
+        rows.append(cards)
+    seen: set[Card] = set()
+    for card in (*rows[0], *rows[1], *rows[2]):
+        if card in seen:
+            raise CardError(f"{card} appears twice in one hand")
+        seen.add(card)
+    return rows[0], rows[1], rows[2]
+
+
+def _ranks(rows: Arrangement) -> tuple[HandRank, HandRank, HandRank]:
+    return rank(rows[0]), rank(rows[1]), rank(rows[2])
+
+
+def _foul(ranks: tuple[HandRank, HandRank, HandRank], rules: RuleSet) -> bool:
+    head, middle, tail = ranks
+    if rules.equal_rows_foul:
+        return not (head < middle < tail)
+    return head > middle or middle > tail
+
+
+def is_foul(
+    head: Sequence[Card] | str,
+    middle: Sequence[Card] | str,
+    tail: Sequence[Card] | str,
+    ruleset: str | RuleSet = "macau-1989",
+) -> bool:
+    """Whether the rows break Art. 7 (摆乌龙): a row larger than the row after it.
+
+    The foul rule compares by every card whatever the rule set's tie-break: the tie-break
+    option of 003 is how a row is compared with the banker's, not how a hand is set.
+    """
+    return _foul(_ranks(_rows(head, middle, tail)), _ruleset(ruleset))
+
+
+def _ruleset(name: str | RuleSet) -> RuleSet:
+    return name if isinstance(name, RuleSet) else ruleset(name)
+
+
+# --- special hands (Art. 9 I; 003 报到) -------------------------------------------------------
+
+_FIVE_RUNS = frozenset({"straight", "straight_flush", "royal_flush"})
+_FIVE_FLUSHES = frozenset({"flush", "straight_flush", "royal_flush"})
+
+
+def _head_run(head: Sequence[Card], excluded: frozenset[frozenset[int]]) -> bool:
+    ranks = frozenset(card.rank for card in head)
+    if len(ranks) != 3 or ranks in excluded:
+        return False
+    if ranks == frozenset({14, 2, 3}):  # the ace as 1, as Art. 9 II.6 lets it in A-2-3-4-5
+        return True
+    return max(ranks) - min(ranks) == 2
+
+
+def _suited(cards: Sequence[Card]) -> bool:
+    return len({card.suit for card in cards}) == 1
+
+
+def _special_names(rows: Arrangement, ranks: Sequence[HandRank], rules: RuleSet) -> list[str]:
+    """Every special hand of ``rules`` that this arrangement holds."""
+    head, middle, tail = rows
+    cards = (*head, *middle, *tail)
+    counts = Counter(card.rank for card in cards)
+    distinct = len(counts) == 13
+    suits = {card.suit for card in cards}
+    three_flushes = _suited(head) and all(r.category in _FIVE_FLUSHES for r in ranks[1:])
+    three_runs = _head_run(head, rules.excluded_head_runs) and all(
+        r.category in _FIVE_RUNS for r in ranks[1:]
+    )
+    held = {
+        "一条龙": distinct,
+        "杂龙": distinct,
+        "青龙": distinct and len(suits) == 1,
+        "至尊清龙": distinct and len(suits) == 1,
+        "六对半": sum(n // 2 for n in counts.values()) == 6,
+        "三花": three_flushes,
+        "三同花": three_flushes,
+        "三顺": three_runs,
+        "三顺子": three_runs,
+        "四套三条": sum(1 for n in counts.values() if n >= 3) == 4,
+        "凑一色": suits <= {"s", "c"} or suits <= {"h", "d"},
+        "全小": max(counts) <= 8,
+        "全大": min(counts) >= 8,
+        "三分天下": sum(1 for n in counts.values() if n == 4) == 3,
+        "三同花顺": three_runs
+        and _suited(head)
+        and all(r.category != "straight" for r in ranks[1:]),
+        "十二皇族": min(counts) >= 11,
+    }
+    return [name for name, _ in rules.specials if held[name]]
+
+
+def _best_special(
+    rows: Arrangement, ranks: Sequence[HandRank], rules: RuleSet
+) -> tuple[str, int] | None:
+    units = dict(rules.specials)
+    best: tuple[str, int] | None = None
+    for name in _special_names(rows, ranks, rules):
+        if best is None or units[name] > best[1]:
+            best = (name, units[name])
+    return best
+
+
+def special_hand(
+    head: Sequence[Card] | str,
+    middle: Sequence[Card] | str,
+    tail: Sequence[Card] | str,
+    ruleset: str | RuleSet = "macau-1989",
+) -> str | None:
+    """The special hand (fixed combination, 报到) the arrangement holds, or None.
+
+    When several qualify, the one worth the most units; among equals, the first the text
+    lists. 三花 and 三顺 are judged on the rows as set: the player declares them by setting
+    them (Art. 9 I: "三道中每道...").
+    """
+    rows = _rows(head, middle, tail)
+    found = _best_special(rows, _ranks(rows), _ruleset(ruleset))
+    return None if found is None else found[0]
+
+
+# --- settlement (Art. 8-11) -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RowResult:
+    """One row compared: who takes it and the units (points) it is worth."""
+
+    row: str
+    winner: str  # "banker" | "player" | "push"
+    units: int
+    banker_rank: HandRank
+    player_rank: HandRank
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """A player's hand settled against the banker's (or, for ``hk-points``, two players').
+
+    ``player_net`` is the player's money for ``bet``: the prize less the commission on a win,
+    minus the loss on a loss, zero on a push. ``rows`` is empty when a special hand or a
+    double foul decides the hand without comparing rows.
+    """
+
+    ruleset: str
+    rows: tuple[RowResult, ...]
+    banker_units: int
+    player_units: int
+    outcome: str  # "banker" | "player" | "push"
+    foul: str | None  # "banker" | "player" | "both" | None
+    special: str | None  # the special hand that decided the hand
+    banker_special: str | None
+    player_special: str | None
+    shot: str | None  # hk-points 打枪: the side that won all three rows
+    bet: int
+    prize: Decimal
+    commission: Decimal
+    player_net: Decimal
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "ruleset": self.ruleset,
+            "outcome": self.outcome,
+            "banker_units": self.banker_units,
+            "player_units": self.player_units,
+            "rows": [
+                {
+                    "row": r.row,
+                    "winner": r.winner,
+                    "units": r.units,
+                    "banker": r.banker_rank.category,
+                    "player": r.player_rank.category,
+                }
+                for r in self.rows
+            ],
+            "foul": self.foul,
+            "special": self.special,
+            "banker_special": self.banker_special,
+            "player_special": self.player_special,
+            "shot": self.shot,
+            "bet": self.bet,
+            "prize": money_text(self.prize),
+            "commission": money_text(self.commission),
+            "player_net": money_text(self.player_net),
+        }
+
+
+def money_text(amount: Decimal) -> str:
+    """An amount as plain decimal text without trailing zeros: "0.49", "30", "-4.5"."""
+    text = f"{amount.normalize():f}"
+    return "0" if text == "-0" else text
+
+
+def _compare(banker: HandRank, player: HandRank, rules: RuleSet) -> int:
+    """> 0 when the banker's row is larger, < 0 when the player's, 0 when equal."""
+    if rules.tie_break == "top-card":
+        b = (CATEGORIES.index(banker.category), banker.top)
+        p = (CATEGORIES.index(player.category), player.top)
+        return (b > p) - (b < p)
+    return (banker > player) - (banker < player)
+
+
+def _row_results(
+    banker: Sequence[HandRank],
+    player: Sequence[HandRank],
+    rules: RuleSet,
+    foul: str | None,
+) -> tuple[RowResult, ...]:
+    results = []
+    for row, b, p in zip(ROWS, banker, player, strict=True):
+        if foul == "player":
+            order = 1
+        elif foul == "banker":
+            order = -1
+        else:
+            order = _compare(b, p, rules)
+            # 003 binds the top-card comparison to its tie rule: "倘若相同，一律由莊家勝". With
+            # points scoring there is no banker: a tie is 平手, 0 (003 third way, 算分 5).
+            to_banker = rules.row_tie == "banker" or rules.tie_break == "top-card"
+            if order == 0 and to_banker and rules.scoring == "banker":
+                order = 1
+        if order == 0:
+            results.append(RowResult(row, "push", 0, b, p))
+            continue
+        winner, hand = ("banker", b) if order > 0 else ("player", p)
+        worth = rules.row_units(row, hand.category)
+        if rules.scoring == "points":
+            worth = 1 + rules.bonus[row].get(hand.category, 0)
+        results.append(RowResult(row, winner, worth, b, p))
+    return tuple(results)
+
+
+def _check_bet(bet: int, rules: RuleSet) -> None:
+    if isinstance(bet, bool) or not isinstance(bet, int) or bet < 1:
+        raise RulesError(f"a bet is a positive whole number of units, not {bet!r}")
+    if rules.bets is not None and bet not in rules.bets:
+        allowed = ", ".join(map(str, rules.bets))
+        raise RulesError(f"{rules.name} takes bets of {allowed} units, not {bet}")
+
+
+def settle(
+    banker: Hand,
+    player: Hand,
+    ruleset: str | RuleSet = "macau-1989",
+    bet: int = 1,
+) -> Settlement:
+    """Settle ``player``'s (head, middle, tail) against ``banker``'s (Art. 7-11)."""
+    rules = _ruleset(ruleset)
+    _check_bet(bet, rules)
+    b_rows, p_rows = _rows(*banker), _rows(*player)
+    both = set(b_rows[0] + b_rows[1] + b_rows[2]) & set(p_rows[0] + p_rows[1] + p_rows[2])
+    if both:
+        # Listed by suit (c d h s), then rank: the order the message has always had.
+        listed = sorted(both, key=lambda card: (SUIT_CHARS.index(card.suit), card.rank))
+        raise CardError(f"one deck deals each card once: {format_cards(listed)} in both")
+    b_ranks, p_ranks = _ranks(b_rows), _ranks(p_rows)
+    b_foul, p_foul = _foul(b_ranks, rules), _foul(p_ranks, rules)
+    voids = rules.foul_voids_special
+    b_special = None if voids and b_foul else _best_special(b_rows, b_ranks, rules)
+    p_special = None if voids and p_foul else _best_special(p_rows, p_ranks, rules)
+    foul = {(True, True): "both", (True, False): "banker", (False, True): "player"}.get(
+        (b_foul, p_foul)
+    )
+    rows: tuple[RowResult, ...] = ()
+    special: str | None = None
+    shot: str | None = None
+    b_units = p_units = 0
+    if b_special or p_special:
+        foul = None if (b_special and p_special) else foul
+        if b_special and p_special:
+            if rules.both_special == "banker-pays":
+                special, p_units = p_special
+            elif rules.both_special == "larger-wins" and b_special[1] != p_special[1]:
+                if b_special[1] > p_special[1]:
+                    special, b_units = b_special
+                else:
+                    special, p_units = p_special
+        elif p_special:
+            special, p_units = p_special
+        elif b_special:
+            special, b_units = b_special
+    elif foul == "both" and rules.both_foul == "push":
+        pass
+    else:
+        side = "player" if foul == "both" else foul  # Art. 7: the seat's foul loses to the banker
+        rows = _row_results(b_ranks, p_ranks, rules, side)
+        b_units = sum(r.units for r in rows if r.winner == "banker")
+        p_units = sum(r.units for r in rows if r.winner == "player")
+        winners = {r.winner for r in rows}
+        if rules.scoring == "points" and len(winners) == 1 and winners != {"push"}:
+            shot = winners.pop()
+            b_units *= rules.shoot_multiplier
+            p_units *= rules.shoot_multiplier
+    outcome = "player" if p_units > b_units else "banker" if b_units > p_units else "push"
+    if foul == "both" and rules.both_foul == "banker" and not (b_special or p_special):
+        outcome = "banker"
+    prize, commission, net = _money(outcome, p_units - b_units, bet, rules)
+    return Settlement(
+        ruleset=rules.name,
+        rows=rows,
+        banker_units=b_units,
+        player_units=p_units,
+        outcome=outcome,
+        foul=foul,
+        special=special,
+        banker_special=b_special[0] if b_special else None,
+        player_special=p_special[0] if p_special else None,
+        shot=shot,
+        bet=bet,
+        prize=prize,
+        commission=commission,
+        player_net=net,
+    )
+
+
+def _money(
+    outcome: str, difference: int, bet: int, rules: RuleSet
+) -> tuple[Decimal, Decimal, Decimal]:
+    zero = Decimal(0)
+    if outcome == "push":
+        return zero, zero, zero
+    if rules.prize == "half-bet":
+        if outcome == "banker":
+            return zero, zero, Decimal(-bet)
+        prize = Decimal(bet) / 2
+    else:
+        prize = Decimal(difference * bet)
+        if rules.prize == "half-units":
+            prize /= 2
+        if outcome == "banker":
+            return zero, zero, prize
+    commission = (prize * rules.commission).quantize(MONEY_STEP, rounding=ROUND_DOWN)
+    return prize, commission, prize - commission
+
+
+# --- four players each against each (003 third way) -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Table:
+    """A round of ``hk-points``: each seat's points, who shot whom, the home run (全垒打)."""
+
+    points: tuple[Fraction, ...]
+    pairs: dict[tuple[int, int], Settlement]  # (i, j), i < j: i as "banker", j as "player"
+    shots: tuple[tuple[int, int], ...]  # (shooter, shot)
+    home_run: int | None
+
+
+def table_points(hands: Sequence[Hand], ruleset: str | RuleSet = "hk-points") -> Table:
+    """Score every seat against every other seat (003 third way, 算分 5, 打槍, 全壘打)."""
+    rules = _ruleset(ruleset)
+    if rules.scoring != "points":
+        raise RulesError(f"{rules.name} settles against the banker; use settle()")
+    if not 2 <= len(hands) <= SEATS:
+        raise RulesError(f"2 to 4 seats play, not {len(hands)}")
+    seats = len(hands)
+    owed = [[Fraction(0)] * seats for _ in range(seats)]  # owed[i][j]: points i takes from j
+    pairs: dict[tuple[int, int], Settlement] = {}
+    shots: list[tuple[int, int]] = []
+    for i in range(seats):
+        for j in range(i + 1, seats):
+            result = settle(hands[i], hands[j], rules)
+            pairs[(i, j)] = result
+            owed[i][j] = Fraction(result.banker_units - result.player_units)
+            owed[j][i] = -owed[i][j]
+            if result.shot == "banker":
+                shots.append((i, j))
+            elif result.shot == "player":
+                shots.append((j, i))
+    home_run = None
+    if seats == SEATS:
+        for i in range(seats):
+            if sum(1 for shooter, _ in shots if shooter == i) == seats - 1:
+                home_run = i
+                gain = rules.home_run_multiplier * sum(owed[i], Fraction(0))
+                for j in range(seats):
+                    if j != i:
+                        owed[i][j] = gain / (seats - 1)
+                        owed[j][i] = -owed[i][j]
+    points = tuple(sum(owed[i], Fraction(0)) for i in range(seats))
+    return Table(points=points, pairs=pairs, shots=tuple(shots), home_run=home_run)
+
+
+# --- house way ------------------------------------------------------------------------------
+
+# Special hands that hold or not depending on how the cards are set.
+_SET_DEPENDENT = frozenset({"三花", "三同花", "三顺", "三顺子", "三同花顺"})
+
+
+def house_way(cards13: Sequence[Card] | str, ruleset: str | RuleSet = "macau-1989") -> Arrangement:
+    """The banker's (head, middle, tail) for 13 cards; never a foul.
+
+    The objective (documented in ``house`` and docs/rules.md): a special hand that
+    depends on the setting when the rule set pays it, else the split maximising the summed
+    probabilities of each row beating a random row, ties to the larger tail, middle, head.
+    """
+    # Imported here: its tables cost ~0.1 s and only the house way needs them.
+    from daemon.rules.thirteen import house as thirteen_house  # noqa: PLC0415
+
+    rules = _ruleset(ruleset)
+    units = dict(rules.specials)
+    cards = parse_cards(cards13) if isinstance(cards13, str) else tuple(cards13)
+    special_units = None
+
+    def fixed() -> int:
+        """The units of the special hand the cards hold however set (asked only when needed)."""
+        arbitrary = (tuple(cards[:3]), tuple(cards[3:8]), tuple(cards[8:]))
+        held = _special_names(arbitrary, _ranks(arbitrary), rules)
+        return max((units[n] for n in held if n not in _SET_DEPENDENT), default=0)
+
+    if len(cards) == 13 and _SET_DEPENDENT & units.keys():
+
+        def special_units(arrangement: Arrangement) -> int:
+            # Every setting-dependent special hand has a suited head (三花, 三同花, 三同花顺) or
+            # a head run (三顺, 三顺子, 三同花顺): without either, none is held.
+            head = arrangement[0]
+            if not (_suited(head) or _head_run(head, rules.excluded_head_runs)):
+                return 0
+            held = _special_names(arrangement, _ranks(arrangement), rules)
+            return max((units[n] for n in held if n in _SET_DEPENDENT), default=0)
+
+    return thirteen_house.house_way(cards, rules.equal_rows_foul, special_units, fixed)

@@ -1,0 +1,79 @@
+"""What the table runtime's modules share: its errors, what became of an input, its counters,
+the journal events it writes, and the phases it looks at."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from daemon.procedures.base import Input, Outcome, Procedure
+
+INPUT_EVENT = "table.input"
+CHECKPOINT_EVENT = "table.checkpoint"
+
+
+class TableError(Exception):
+    """The table cannot take inputs (closed, or its journal failed)."""
+
+
+class JournalMismatch(TableError):
+    """The journal belongs to another game or table configuration."""
+
+
+@dataclass(frozen=True)
+class Fed:
+    """What became of one input, once durable."""
+
+    outcome: Outcome
+    seq: int  # the seq of the input's last journal line (its commit point)
+    input: Input
+
+    @property
+    def accepted(self) -> bool:
+        return self.outcome.accepted
+
+
+@dataclass
+class TableStats:
+    """Counters over this process's life (the journal holds the full history)."""
+
+    inputs: int = 0
+    rounds_settled: int = 0
+    violations_by_article: Counter[str] = field(default_factory=Counter)
+    faults_by_device: Counter[str] = field(default_factory=Counter)
+    settlements: list[dict[str, Any]] = field(default_factory=list)
+    replayed: int = 0
+
+
+@dataclass(frozen=True)
+class RuntimePhases:
+    """The phases the runtime itself looks at, as members of the procedure's own `Phase` enum
+    (every game has them): a KeyError at start names a game that lacks one."""
+
+    equipment_check: Enum
+    round_over: Enum
+    hold: Enum
+    tilt: Enum
+
+    @classmethod
+    def of(cls, procedure: Procedure) -> RuntimePhases:
+        phase = type(procedure).Phase
+        return cls(phase["EQUIPMENT_CHECK"], phase["ROUND_OVER"], phase["HOLD"], phase["TILT"])
+
+    @property
+    def checkpoint(self) -> frozenset[Enum]:
+        """A checkpoint is journaled when a round ends (its settlement done): a restart restores
+        the last one and replays only the inputs after it."""
+        return frozenset({self.round_over})
+
+    @property
+    def idle(self) -> frozenset[Enum]:
+        """Outside a round: a device restart there loses nothing the round needs, so it is
+        journaled and does not TILT."""
+        return frozenset({self.equipment_check, self.round_over})
+
+    @property
+    def suspended(self) -> frozenset[Enum]:
+        return frozenset({self.hold, self.tilt})

@@ -1,0 +1,337 @@
+"""The table's devices: each configured device's driver and adapter, the pump that turns its
+events into procedure inputs from `device:<name>`, and the queue that turns the procedure's
+commands into driver calls (issued once the input that caused them is durable).
+
+What an event means and how a command is sent is the device's adapter's
+(`drivers/<device>/adapter.py`, looked up by device kind); this module names no device class.
+It keeps what needs the table's own state: a link up (identify at the equipment check, or check
+the identity did not change), a door closed or a fault cleared (the device is healthy again
+only when it says so), a device restarted (a TILT in a round), a command refused or lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from daemon.api.metrics import LatencyHistogram
+from daemon.journal import JournalError
+from daemon.procedures.base import DeviceCommand
+from daemon.table.common import Fed, TableError
+from drivers.adapter import DeviceAdapter, ProcedureInput
+from drivers.base import DeviceDriver
+from drivers.events import (
+    CommandRefused,
+    DeviceError,
+    DeviceRestarted,
+    DoorChanged,
+    DriverEvent,
+    FaultCleared,
+    LinkDegraded,
+    LinkDown,
+    LinkLost,
+    LinkUp,
+    NotApproved,
+)
+from drivers.registry import adapter_class, driver_class
+
+if TYPE_CHECKING:
+    from daemon.table.runtime import Table
+
+IDENTITY_FIELDS = ("make", "model", "serial", "firmware", "firmware_hash")
+
+
+def identity_of(driver: DeviceDriver) -> dict[str, Any]:
+    """The device's identity as `device_identified` carries it (and the API shows it)."""
+    identity = driver.identity
+    if identity is None:
+        return {"device": driver.name, "approved": False}
+    return {
+        "device": driver.name,
+        # No approved list configured (None) is journaled as such and admitted; a list that
+        # does not name the build (False) keeps the device out of play.
+        "approved": driver.approved is not False,
+        "approval": {True: "listed", False: "not listed", None: "no list configured"}[
+            driver.approved
+        ],
+        "make": identity.make,
+        "model": identity.model,
+        "serial": identity.serial,
+        "firmware": identity.firmware,
+        "firmware_hash": identity.firmware_hash.hex(),
+    }
+
+
+class DeviceHost:
+    """The drivers and adapters of one table, and the tasks that run them."""
+
+    def __init__(self, table: Table, drivers: Mapping[str, DeviceDriver] | None = None) -> None:
+        self.table = table
+        self.drivers: dict[str, DeviceDriver] = dict(drivers or {})
+        self.adapters: dict[str, DeviceAdapter] = {}
+        self.missing: dict[str, str] = {}
+        self.round_trips: dict[str, LatencyHistogram] = {}
+        self._commands: dict[str, asyncio.Queue[DeviceCommand]] = {}
+        self._busy: dict[str, int] = {}
+        self._tilt = table.phases.tilt.name
+
+    # ---- life cycle -------------------------------------------------------------------------
+
+    def build(self) -> None:
+        """A driver for each enabled device (unless one was given), its adapter and its
+        command queue. The queues exist before the devices connect, so what the recovery asks
+        of a device (pause the bell) waits for its link instead of being dropped."""
+        table = self.table
+        for name, device in sorted(table.config.devices.items()):
+            if not device.enabled or name in self.drivers:
+                continue
+            try:
+                cls = driver_class(name)
+            except LookupError as exc:
+                self.missing[name] = str(exc)
+                table.log.error("table.driver_missing", device=name, error=str(exc))
+                continue
+            self.drivers[name] = cls.from_config(device, clock=table.driver_clock)
+        actions = frozenset(type(table.procedure).ACTIONS)
+        for name, driver in self.drivers.items():
+            self.adapters[name] = adapter_class(name)(driver, actions)
+            self._commands[name] = asyncio.Queue()
+            self._busy[name] = 0
+            # Every exchange is sampled (status polls too, about one a second per device), not
+            # only the few commands of a round.
+            histogram = self.round_trips.setdefault(name, LatencyHistogram())
+            driver.link.on_round_trip = histogram.observe
+
+    async def connect(self) -> None:
+        for name, driver in self.drivers.items():
+            self.table.spawn(self._pump_events(name, driver))
+            self.table.spawn(self._run_commands(name, driver))
+        # Connecting is concurrent: a device that does not answer does not delay the others.
+        await asyncio.gather(*(driver.start() for driver in self.drivers.values()))
+
+    async def close(self) -> None:
+        for driver in self.drivers.values():
+            with contextlib.suppress(Exception):
+                await driver.close()
+
+    # ---- inputs -----------------------------------------------------------------------------
+
+    async def _input(
+        self, driver: DeviceDriver, action: str, payload: Mapping[str, Any], received: float | None
+    ) -> Fed | None:
+        table = self.table
+        if not table.running:
+            return None
+        try:
+            return await table.feed(action, f"device:{driver.name}", payload, received=received)
+        except TableError:
+            return None
+
+    async def _take(
+        self, driver: DeviceDriver, item: ProcedureInput, received: float | None = None
+    ) -> Fed | None:
+        """Feed an adapter's input and tell the adapter what became of it."""
+        fed = await self._input(driver, item.action, item.payload, received)
+        tilted = (
+            fed is not None and fed.accepted and fed.outcome.phase == self.table.phases.tilt.name
+        )
+        self.adapters[driver.name].taken(item, tilted)
+        return fed
+
+    async def _pump_events(self, name: str, driver: DeviceDriver) -> None:
+        receive_time = self.table.receive_time
+        while True:
+            event = await driver.next_event()
+            received = time.perf_counter() if receive_time is None else receive_time(event)
+            try:
+                await self.on_event(name, event, received)
+            except TableError:
+                return
+            except Exception as exc:
+                # A device fact the table cannot take must not silence the device's later ones.
+                self.table.log.exception("table.device_event_failed", device=name, error=repr(exc))
+
+    async def on_event(self, name: str, event: DriverEvent, received: float) -> None:
+        """One driver event of device `name`, as the table takes it."""
+        driver = self.drivers[name]
+        if isinstance(event, LinkUp):
+            await self._on_link_up(driver)
+        elif (isinstance(event, DoorChanged) and not event.open) or isinstance(event, FaultCleared):
+            await self.maybe_healthy(driver)
+        elif isinstance(event, DeviceRestarted):
+            await self._on_restarted(driver, received)
+        elif isinstance(event, LinkDegraded):
+            await self._on_degraded(driver, event)
+        else:
+            item = self.adapters[name].input_for(event)
+            if item is None:
+                self.table.log.info("table.device_event_ignored", device=name, fact=repr(event))
+                return
+            # A link lost has no frame of its own to time.
+            await self._take(driver, item, None if isinstance(event, LinkDown) else received)
+
+    async def _on_degraded(self, driver: DeviceDriver, event: LinkDegraded) -> None:
+        """A noisy line, still up: journaled (the driver says it at most once every 10 s), so
+        surveillance sees a cable going bad before it goes down and HOLDs the table."""
+        table = self.table
+        journal = table.journal
+        if journal is None or not table.running:
+            return
+        try:
+            await journal.append_async(
+                "device.link_degraded",
+                actor=f"device:{driver.name}",
+                round_id=table.procedure.round_id,
+                payload={
+                    "device": driver.name,
+                    "errors": event.errors,
+                    "seconds": round(event.seconds, 3),
+                },
+                commit=True,
+            )
+        except JournalError as exc:
+            table.fail(f"journal: {exc}")
+
+    async def _on_restarted(self, driver: DeviceDriver, received: float) -> None:
+        """The device powered up since it was last read: what it held for the round (an armed
+        shoe, the bell's countdown, a shuffle under way) is gone. Journaled always; in a round,
+        a TILT, so a supervisor looks before play goes on (clearing resumes the phase, which
+        gives the device its command again)."""
+        table = self.table
+        journal = table.journal
+        if journal is None or not table.running:
+            return
+        name = driver.name
+        procedure = table.procedure
+        in_round = table.round_in_play()
+        try:
+            await journal.append_async(
+                "device.restarted",
+                actor=f"device:{name}",
+                round_id=procedure.round_id,
+                payload={"device": name, "phase": procedure.phase, "in_round": in_round},
+                commit=True,
+            )
+        except JournalError as exc:
+            table.fail(f"journal: {exc}")
+            return
+        if in_round:
+            fault = {"device": name, "fault": "restarted"}
+            await self._input(driver, "fault_reported", fault, received)
+
+    async def _on_link_up(self, driver: DeviceDriver) -> None:
+        name = driver.name
+        procedure = self.table.procedure
+        known = getattr(procedure, "identified", {}).get(name)
+        if known is None:
+            if procedure.state is self.table.phases.equipment_check and name in getattr(
+                procedure, "devices", ()
+            ):
+                await self._input(driver, "device_identified", identity_of(driver), None)
+            return
+        now = identity_of(driver)
+        changed = [k for k in IDENTITY_FIELDS if known.get(k) != now[k]]
+        if changed:
+            fault = f"identity changed ({', '.join(changed)})"
+            await self._input(driver, "fault_reported", {"device": name, "fault": fault}, None)
+            return
+        await self.maybe_healthy(driver)
+
+    def identify_pending(self) -> None:
+        """Back at the equipment check: identify the connected devices not yet identified."""
+        procedure = self.table.procedure
+        identified = getattr(procedure, "identified", {})
+        devices = getattr(procedure, "devices", ())
+        for name, driver in self.drivers.items():
+            if name in devices and name not in identified and driver.link_up:
+                identity = identity_of(driver)
+                self.table.spawn(self._input(driver, "device_identified", identity, None))
+
+    # ---- health -----------------------------------------------------------------------------
+
+    async def maybe_healthy(self, driver: DeviceDriver) -> bool:
+        """Feed `device_healthy` when the procedure holds a fault for the device and the device
+        itself reports none (no latched fault, no door open, link up)."""
+        faults = self.table.procedure.faults
+        fault = faults.get(driver.name)
+        if fault is None or fault.get("healthy") or not driver.link_up:
+            return False
+        try:
+            status = await driver.status()
+        except DeviceError:
+            return False
+        if status.faults or status.doors_open or status.powered_up:
+            # Powered up: a restart no poll had seen yet, which the driver reports now as an
+            # event of its own (a TILT in a round): not healthy before that is taken.
+            return False
+        fault = self.table.procedure.faults.get(driver.name)
+        if fault is None or fault.get("healthy"):
+            return False
+        fed = await self._input(driver, "device_healthy", {"device": driver.name}, None)
+        return fed is not None and fed.accepted
+
+    async def refresh_health(self) -> None:
+        """Ask every device the procedure holds a fault for to clear what no longer has a
+        cause, and take its word when it reports healthy (what a supervisor does before
+        clearing a HOLD or TILT)."""
+        for name, fault in list(self.table.procedure.faults.items()):
+            driver = self.drivers.get(name)
+            if driver is None or fault.get("healthy") or not driver.link_up:
+                continue
+            with contextlib.suppress(DeviceError):
+                await driver.clear_faults()
+            await self.maybe_healthy(driver)
+
+    # ---- commands ---------------------------------------------------------------------------
+
+    def queue(self, command: DeviceCommand) -> None:
+        queue = self._commands.get(command.device)
+        if queue is None:
+            self.table.log.warning(
+                "table.command_without_device", device=command.device, command=command.command
+            )
+            return
+        self._busy[command.device] += 1
+        queue.put_nowait(command)
+
+    def quiet(self) -> bool:
+        """No device command is waiting to be sent or answered."""
+        return not any(self._busy.values())
+
+    async def _run_commands(self, name: str, driver: DeviceDriver) -> None:
+        queue = self._commands[name]
+        while True:
+            command = await queue.get()
+            try:
+                await self._command(driver, command)
+            finally:
+                self._busy[name] -= 1
+                await self.table.notify()
+
+    async def _command(self, driver: DeviceDriver, command: DeviceCommand) -> None:
+        name = driver.name
+        self.table.log.info(
+            "table.device_command", device=name, command=command.command, **command.args
+        )
+        try:
+            await self.adapters[name].send(command.command, command.args)
+        except CommandRefused as exc:
+            if exc.reason_name == "door_open":
+                fault = {"device": name, "fault": "door open"}
+                await self._input(driver, "door_opened", fault, None)
+            else:
+                fault = {"device": name, "fault": f"{command.command} refused: {exc.reason_name}"}
+                await self._input(driver, "fault_reported", fault, None)
+        except LinkLost:
+            fault_held = self.table.procedure.faults.get(name)
+            if fault_held is None or fault_held.get("fault") != "link lost":
+                await self._input(driver, "link_lost", {"device": name}, None)
+        except NotApproved:
+            fault = {"device": name, "fault": "firmware not approved"}
+            await self._input(driver, "fault_reported", fault, None)
+        except (DeviceError, TypeError) as exc:
+            fault = {"device": name, "fault": f"{command.command} failed: {exc}"}
+            await self._input(driver, "fault_reported", fault, None)

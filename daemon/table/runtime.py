@@ -1,0 +1,421 @@
+"""The table runtime's core: inputs -> procedure -> journal -> commands.
+
+`Table.feed` hands one input to the procedure, journals its outcome and, once that is durable,
+queues the procedure's device commands (`daemon.table.devices`). Every accepted input is
+journaled as `table.input` (the replay record: action, actor, payload and the table time it
+carried), followed by the procedure's own events; the last line of the group is the commit
+point, so `feed` returns only when the whole group is on disk. A refused input is journaled as
+the procedure's `table.violation` and changes nothing. The input that ends a round also
+journals a `table.checkpoint` (`daemon.table.recovery`).
+
+Table time (the `now` every input carries, and the deadlines the procedure keeps) is the wall
+clock read once at start, then advanced by the table's clock, and never earlier than the last
+journaled input: a deadline written before a restart keeps its meaning after it, and a wall
+clock stepped during a run does not move a timer. The journal reads the same clock pair (the
+table's wall clock and its monotonic clock), so its timestamps are the table's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from daemon.api.metrics import LatencyHistogram
+from daemon.config import JournalConfig, TableConfig
+from daemon.journal import Journal, JournalError, Record
+from daemon.procedures.base import Input
+from daemon.table.builder import build_procedure
+from daemon.table.common import (
+    CHECKPOINT_EVENT,
+    INPUT_EVENT,
+    Fed,
+    RuntimePhases,
+    TableError,
+    TableStats,
+)
+from daemon.table.devices import DeviceHost
+from daemon.table.facade import OperatorFacade
+from daemon.table.recovery import checkpoint_payload, recover
+from drivers.base import DeviceDriver
+from drivers.clock import Clock, MonotonicClock, TimerHandle
+from drivers.events import DriverEvent
+
+log = structlog.get_logger("tabled.table")
+
+RECENT_VIOLATIONS = 50
+
+# One journal line of an input's group: (event, actor, round, payload).
+Line = tuple[str, str, Any, Mapping[str, Any]]
+
+
+class Table(OperatorFacade):
+    """One running table; implements `daemon.api.facade.TableFacade`."""
+
+    # Where a commit point's fdatasync runs. On the loop (the default): no thread hand-off
+    # between a device frame and its event durable, which under load cost more than the
+    # fdatasync itself (bench_table, sim:// fsync: p99 480-556 us on the loop against
+    # 984-1,110 us through a worker thread); the loop waits one fdatasync per input, which
+    # inputs, serialised through the procedure, wait for anyway. False: in a worker thread,
+    # the loop free while the disk works (a disk that stalls for seconds).
+    commit_on_loop: bool = True
+
+    def __init__(
+        self,
+        config: TableConfig,
+        *,
+        journal_dir: Path | None = None,
+        clock: Clock | None = None,
+        driver_clock: Clock | None = None,
+        wall: Callable[[], float] | None = None,
+        drivers: Mapping[str, DeviceDriver] | None = None,
+    ) -> None:
+        """`clock` is the table's (inputs' time, the five-minute deadline, the journal's
+        monotonic time); `driver_clock` times the links (replies, polling, reconnection) and
+        defaults to the same clock. A simulation may jump the table's clock over five minutes;
+        the links keep real time. `wall` is the wall clock that goes with `clock` (by default
+        the clock's own `wall`)."""
+        self.config = config
+        if journal_dir is not None:
+            config_journal = config.journal
+            self.journal_config = JournalConfig(
+                dir=journal_dir,
+                durability=config_journal.durability,
+                rotate_bytes=config_journal.rotate_bytes,
+                rotate_daily=config_journal.rotate_daily,
+            )
+        else:
+            self.journal_config = config.journal
+        self.clock: Clock = clock or MonotonicClock()
+        self.driver_clock: Clock = driver_clock or self.clock
+        self._wall = wall or self.clock.wall
+        self.procedure = build_procedure(config)
+        self.phases = RuntimePhases.of(self.procedure)
+        self.journal: Journal | None = None
+        self.devices = DeviceHost(self, drivers)
+        # The same objects as the device host's, for callers that read them off the table.
+        self.drivers = self.devices.drivers
+        self.missing_drivers = self.devices.missing
+        self.round_trips = self.devices.round_trips
+        self.stats = TableStats()
+        self.violations: deque[dict[str, Any]] = deque(maxlen=RECENT_VIOLATIONS)
+        self.fsync = LatencyHistogram()
+        self.frame_to_durable = LatencyHistogram()
+        # Called with each input once durable, and when its device frame arrived (or None).
+        self.on_durable: Callable[[Fed, float | None], None] | None = None
+        # When a device event's frame arrived (perf_counter); by default, when the table took
+        # the event from its driver. A benchmark that timestamps frames sets it.
+        self.receive_time: Callable[[DriverEvent], float] | None = None
+        self._offset = 0.0
+        self._last_now = 0.0
+        self._timer: TimerHandle | None = None
+        self._timer_deadline: float | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._changed: asyncio.Condition | None = None
+        self._closing = False
+        # Accepted inputs in the journal (checkpoints record it), and the last checkpoint's seq.
+        # `use_checkpoint` False replays every input (a cross-check, or a benchmark's baseline).
+        self.use_checkpoint = True
+        self._inputs = 0
+        self.checkpoint_seq: int | None = None
+        self.failure: str | None = None
+        # Set when the table can take no more inputs (its journal failed): the daemon exits
+        # so that its supervisor (systemd) restarts it into recovery.
+        self.failed: asyncio.Event | None = None
+        self.log = log.bind(table=config.table_id, game=config.game)
+
+    @property
+    def running(self) -> bool:
+        """The table takes inputs: started, not closing, its journal working."""
+        return self.journal is not None and not self._closing and self.failure is None
+
+    # ---- life cycle -------------------------------------------------------------------------
+
+    async def start(self, *, connect: bool = True) -> None:
+        """Open the journal, replay it, then connect the devices."""
+        self._changed = asyncio.Condition()
+        self.failed = asyncio.Event()
+        self.journal = Journal.open(
+            self.journal_config,
+            self.config.table_id,
+            wall=self._wall,
+            monotonic=self.clock.now,
+            on_sync=self.fsync.observe,
+        )
+        try:
+            recovered = recover(
+                self.journal,
+                self.journal_config.dir,
+                self.config.game,
+                self.procedure,
+                lambda: build_procedure(self.config),
+                use_checkpoint=self.use_checkpoint,
+                log=self.log,
+            )
+        except BaseException:
+            self.journal.close()
+            self.journal = None
+            raise
+        self.procedure = recovered.procedure
+        self._inputs = inputs = recovered.inputs
+        self._last_now = max(self._last_now, recovered.last_now)
+        self.checkpoint_seq = recovered.checkpoint_seq
+        self.stats.replayed += recovered.replayed
+        self._offset = self._wall() - self.clock.now()
+        if self.now() < self._last_now:
+            self._offset += self._last_now - self.now()
+        self._append_sync(
+            "table.started",
+            "system",
+            {
+                "game": self.config.game,
+                "ruleset": self.config.ruleset,
+                "hands": self.config.paigow_hands if self.config.game == "paigow" else None,
+                "devices": {n: d.port for n, d in sorted(self.config.devices.items())},
+                "config": self.config.source,
+                "replayed_inputs": inputs,
+                "checkpoint_seq": self.checkpoint_seq,
+                "replayed_after_checkpoint": self.stats.replayed,
+                "phase": self.procedure.phase,
+            },
+        )
+        self.devices.build()
+        if inputs:
+            fed = await self.feed("recovered", "system", {})
+            # What the restart rebuilt, for auditors (and for the tests that kill the daemon).
+            self._append_sync(
+                "table.recovery",
+                "system",
+                {"replayed_inputs": inputs, "seq": fed.seq, "snapshot": self.procedure.snapshot()},
+            )
+        self._sync_timer()
+        if connect:
+            await self.devices.connect()
+
+    async def stop(self) -> None:
+        """Close the drivers, then the journal (flushed and durable)."""
+        self._closing = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.devices.close()
+        if self.journal is not None:
+            with contextlib.suppress(JournalError):
+                self._append_sync("table.stopped", "system", {"phase": self.procedure.phase})
+            self.journal.close()
+
+    def _journal(self) -> Journal:
+        if self.journal is None:
+            raise TableError("the table has not started")
+        return self.journal
+
+    def spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.log.error("table.task_failed", error=repr(task.exception()))
+
+    def fail(self, reason: str) -> None:
+        """The table can take no more inputs (its journal failed)."""
+        if self.failure is None:
+            self.failure = reason
+            self.log.critical("table.failed", reason=reason)
+            if self.failed is not None:
+                self.failed.set()
+
+    # ---- time -------------------------------------------------------------------------------
+
+    def now(self) -> float:
+        """Table time: wall-anchored, monotonic within a run, never before the journal's."""
+        return self._offset + self.clock.now()
+
+    def _sync_timer(self) -> None:
+        deadline = getattr(self.procedure, "deadline", None)
+        if deadline == self._timer_deadline:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._timer_deadline = deadline
+        if deadline is not None and not self._closing:
+            self._timer = self.clock.call_at(deadline - self._offset, self._timer_fired)
+
+    def _timer_fired(self) -> None:
+        self._timer = None
+        deadline = self._timer_deadline
+        self._timer_deadline = None
+        if deadline is None or self._closing:
+            return
+        # The table's clock is the authority: the input carries the deadline it reached.
+        now = max(self.now(), deadline)
+        self.spawn(self.feed("timer_expired", "system", {}, now=now))
+
+    def round_in_play(self) -> bool:
+        """A round is under way (suspended in HOLD or TILT counts as the phase it left)."""
+        procedure, phases = self.procedure, self.phases
+        name = procedure.phase
+        if procedure.state in phases.suspended and procedure.suspended is not None:
+            name = procedure.suspended
+        return name not in {phase.name for phase in phases.idle}
+
+    # ---- inputs -----------------------------------------------------------------------------
+
+    async def feed(
+        self,
+        action: str,
+        actor: str,
+        payload: Mapping[str, Any],
+        *,
+        now: float | None = None,
+        received: float | None = None,
+    ) -> Fed:
+        """Hand one input to the procedure and journal its outcome; returns once durable.
+
+        Between the procedure's decision and the journal staging its lines there is no await,
+        so the journal's order is the order the procedure saw, whatever runs concurrently.
+        """
+        journal = self.journal
+        if journal is None or self._closing or self.failure is not None:
+            raise TableError(self.failure or "the table is not running")
+        when = self.now() if now is None else now
+        when = max(when, self._last_now)
+        procedure = self.procedure
+        before = procedure.state
+        outcome = procedure.handle(action, actor, payload, when)
+        item = Input(action, actor, dict(payload), when)
+        lines: list[Line] = []
+        if outcome.accepted:
+            self._last_now = when
+            # The replay record: the line is encoded as it is staged, so the payload needs no
+            # copy of its own (Input.as_payload would deep-copy it).
+            replay = {"action": action, "actor": actor, "payload": item.payload, "now": when}
+            lines.append((INPUT_EVENT, actor, procedure.round_id, replay))
+        for event in outcome.events:
+            lines.append(
+                (
+                    event.name,
+                    str(event.payload.get("actor", actor)),
+                    event.payload.get("round", procedure.round_id),
+                    event.payload,
+                )
+            )
+        if outcome.accepted:
+            self._inputs += 1
+            checkpoints = self.phases.checkpoint
+            if procedure.state in checkpoints and before not in checkpoints:
+                checkpoint = checkpoint_payload(procedure, self._inputs, when)
+                lines.append((CHECKPOINT_EVENT, "system", procedure.round_id, checkpoint))
+        try:
+            record = await self._append_group(journal, lines)
+        except JournalError as exc:
+            self.fail(f"journal: {exc}")
+            raise TableError(self.failure or str(exc)) from exc
+        fed = Fed(outcome, record.seq, item)
+        self._after(fed, before)
+        if received is not None:
+            self.frame_to_durable.observe(time.perf_counter() - received)
+        if self.on_durable is not None:
+            self.on_durable(fed, received)
+        await self.notify()
+        return fed
+
+    async def _append_group(self, journal: Journal, lines: list[Line]) -> Record:
+        *head, last = lines
+        for event, actor, round_id, payload in head:
+            journal.append(event, actor=actor, round_id=round_id, payload=payload, commit=False)
+        event, actor, round_id, payload = last
+        if self.journal_config.durability == "none" or self.commit_on_loop:
+            # No disk wait to take off the loop: a thread hop would only add latency.
+            return journal.append(
+                event, actor=actor, round_id=round_id, payload=payload, commit=True
+            )
+        return await journal.append_async(
+            event, actor=actor, round_id=round_id, payload=payload, commit=True
+        )
+
+    def _append_sync(self, event: str, actor: str, payload: Mapping[str, Any]) -> Record:
+        return self._journal().append(
+            event, actor=actor, round_id=self.procedure.round_id, payload=payload, commit=True
+        )
+
+    def _after(self, fed: Fed, before: Enum) -> None:
+        """Bookkeeping and device commands of a durable input."""
+        outcome = fed.outcome
+        self.stats.inputs += 1
+        for event in outcome.events:
+            if event.name == "table.violation":
+                article = str(event.payload.get("article", ""))
+                self.stats.violations_by_article[article] += 1
+                self.violations.append(
+                    {
+                        "seq": fed.seq,
+                        "article": article,
+                        "action": event.payload.get("action"),
+                        "actor": event.payload.get("actor"),
+                        "phase": event.payload.get("phase"),
+                        "reason": event.payload.get("reason"),
+                    }
+                )
+                self.log.warning(
+                    "table.violation",
+                    **{k: v for k, v in event.payload.items() if k not in ("event", "level")},
+                )
+            elif event.name in ("table.tilted", "table.held"):
+                self.stats.faults_by_device[str(event.payload.get("device"))] += 1
+            elif event.name == "round.settled":
+                self.stats.rounds_settled += 1
+                self.stats.settlements.append(
+                    {"round": event.payload.get("round"), **dict(event.payload)}
+                )
+        if not outcome.accepted:
+            return
+        self._sync_timer()
+        for command in outcome.commands:
+            self.devices.queue(command)
+        equipment_check = self.phases.equipment_check
+        if before is not equipment_check and self.procedure.state is equipment_check:
+            # Back at the equipment check (a restart held before opening, then cleared):
+            # devices already connected are identified again, as at a first connection.
+            self.devices.identify_pending()
+
+    # ---- waiting (autoplay, tests) ----------------------------------------------------------
+
+    async def notify(self) -> None:
+        """Wake whoever waits for the table to change (`wait_for`)."""
+        if self._changed is not None:
+            async with self._changed:
+                self._changed.notify_all()
+
+    def quiet(self) -> bool:
+        """No device command is waiting to be sent or answered."""
+        return self.devices.quiet()
+
+    async def refresh_health(self) -> None:
+        await self.devices.refresh_health()
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
+        """Wait until `predicate()` holds after some input; False after `timeout` seconds."""
+        if self._changed is None:
+            raise TableError("the table has not started")
+        try:
+            async with self._changed:
+                await asyncio.wait_for(self._changed.wait_for(predicate), timeout)
+        except TimeoutError:
+            return predicate()
+        return True
