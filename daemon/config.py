@@ -40,6 +40,12 @@ from daemon.shipper.config import TOKEN_PATTERN, FeedConfig
 DEVICE_NAMES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")
 BAUDRATES = (9600, 19200, 38400, 57600, 115200)  # the range the devices' RS-232 links use
 GAMES = ("thirteen", "paigow")
+# A DNS name or an IP address (IPv6 with or without brackets), no scheme, port or path.
+_HOST_NAME = re.compile(
+    r"^(\[[0-9A-Fa-f:.]+\]"  # [IPv6]
+    r"|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*"  # IPv6
+    r"|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)$"  # a DNS name or IPv4
+)
 # The equipment each game's regulation names (Thirteen Art. 1: shuffler, shoe, dice; Pai Gow:
 # the dice): a table without one of them enabled does not start.
 REQUIRED_DEVICES = {
@@ -133,8 +139,22 @@ class ApiConfig:
     # Browser origins besides the console's own that may open the push feed, e.g. a
     # surveillance page on another host: "https://surveillance.example".
     allowed_origins: tuple[StrictStr, ...] = ()
+    # Names besides the loopback ones and `listen`'s host that the API answers to (its Host
+    # header), e.g. "table07.pit.casino.example"; any other name is refused (DNS rebinding).
+    # Lower case, an IPv6 address without its brackets; no scheme, no port.
+    allowed_hosts: tuple[StrictStr, ...] = ()
+    # TLS served by the daemon itself (PEM files, both or neither); required to listen beyond
+    # loopback unless `plain_http_behind_proxy` says a TLS-terminating proxy on the PC is in front.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    plain_http_behind_proxy: StrictBool = False
+    # The console signs its person out after this long without a touch or a key: longer than
+    # the five-minute arrangement, so a dealer waiting on the players is not signed out at the bell.
+    console_idle_seconds: StrictInt = 600
 
     _tokens_file = field_validator("tokens_file")(_relative_to_base)
+    _tls_cert = field_validator("tls_cert")(_relative_to_base)
+    _tls_key = field_validator("tls_key")(_relative_to_base)
 
     @field_validator("listen")
     @classmethod
@@ -149,6 +169,27 @@ class ApiConfig:
             if not origin.startswith(("http://", "https://")):
                 raise ValueError(f"{origin!r} is not an http(s):// origin")
         return tuple(origin.rstrip("/") for origin in value)
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for host in value:
+            if not _HOST_NAME.match(host):
+                raise ValueError(f"{host!r} is not a host name or IP address (no scheme, no port)")
+        return tuple(host.lower().strip("[]") for host in value)
+
+    @field_validator("console_idle_seconds")
+    @classmethod
+    def _idle(cls, value: int) -> int:
+        if not 1 <= value <= 86400:
+            raise ValueError(f"{value} is outside 1..86400")
+        return value
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> ApiConfig:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("tls_cert: set both tls_cert and tls_key, or neither")
+        return self
 
 
 def _rulesets(game: str) -> dict[str, str]:

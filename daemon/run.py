@@ -93,6 +93,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"tabled run: {exc}", file=sys.stderr)
         return 2
+    if args.http is not None:
+        # The API's doors (TLS beyond loopback, a private tokens file): before the table starts.
+        from daemon.api.doors import serving_problem  # noqa: PLC0415 - only when serving
+
+        problem = serving_problem(config.api, args.http or config.api.listen)
+        if problem:
+            print(
+                f"tabled run: --http {args.http or config.api.listen}: {problem}", file=sys.stderr
+            )
+            return 2
     if args.seed is not None:
         config = seeded(config, args.seed)
     try:
@@ -133,14 +143,14 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
         try:
             app = with_feed(create_app(table, config), feed)
             server = ApiServer(app, args.http or config.api.listen)
-            host, port = server.bind()
+            url = server.url()
         except (ValueError, OSError) as exc:
             print(f"tabled run: --http {args.http}: {exc}", file=sys.stderr)
             await table.stop()
             await stop_feed(feed)
             return 2
         serving = asyncio.ensure_future(server.serve())
-        print(json.dumps({"http": f"http://{host}:{port}"}), flush=True)
+        print(json.dumps({"http": url}), flush=True)
 
     if args.trace:
         table.on_durable = _trace

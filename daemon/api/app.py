@@ -1,9 +1,11 @@
 """The operator API: a small factory that puts FastAPI's routers over a `TableFacade`.
 
 Every `/api` call carries `Authorization: Bearer TOKEN`; the token names the person (the actor
-journaled with whatever they do) and their role (`gate`). Reads are open to every role
+journaled with whatever they do) and their role (`gate`). Before anything else, the doors
+(`doors`) refuse a Host name that is not this table's (421) and a push feed opened by another
+site's page (`Origin`), and count what is refused for its form. Reads are open to every role
 (`routes.read`), actions to the roles their `ActionSpec` names, never to surveillance
-(`routes.act`, which fixes the order of checks: size, token, role, name, body). The push feed
+(`routes.act`, which fixes the order of checks: Host, size, token, role, name, body). The push feed
 is `routes.push`; the console page, health and metrics are `routes.public`. Each action's
 payload is checked by a model built from its game's declaration (`models`), and
 `/openapi.json` documents each of them.
@@ -21,15 +23,12 @@ from fastapi import FastAPI
 
 from daemon import __version__
 from daemon.api.context import AppContext
+from daemon.api.doors import install as install_doors
 from daemon.api.errors import install_handlers
 from daemon.api.facade import TableFacade
-from daemon.api.gate import Gate
 from daemon.api.middleware import BodyLimit, Revalidated
 from daemon.api.models import payload_schemas
-from daemon.api.ratelimit import AuthFailureLimiter
 from daemon.api.routes import act, public, push, read
-from daemon.api.routes.push import origin_key
-from daemon.api.tokens import TokenStore
 from daemon.config import ApiConfig, TableConfig
 
 MAX_BODY_BYTES = 64 * 1024
@@ -56,12 +55,6 @@ def create_app(
     origins, besides the console's own, that may open the push WebSocket.
     """
     api_config = config.api if isinstance(config, TableConfig) else config
-    if allowed_origins is None:
-        allowed_origins = getattr(api_config, "allowed_origins", None) or ()
-    tokens = TokenStore(api_config.tokens_file)
-    limiter = AuthFailureLimiter(
-        clock, max_failures=auth_max_failures, window=auth_window, lockout=auth_lockout
-    )
     app = FastAPI(
         title="tabled operator API",
         version=__version__,
@@ -77,14 +70,23 @@ def create_app(
     )
     app.add_middleware(BodyLimit, limit=max_body)
     app.mount("/static", Revalidated(directory=str(STATIC)), name="static")
-    gate = Gate(table, tokens, limiter, auth_max_failures, auth_lockout)
-    app.state.gate = gate
+    # Host and Origin allow-lists, bad-token budgets, refusal summaries: daemon.api.doors.
+    gate = install_doors(
+        app,
+        api_config,
+        table.journal_security,
+        clock=clock,
+        allowed_origins=allowed_origins,
+        auth_max_failures=auth_max_failures,
+        auth_window=auth_window,
+        auth_lockout=auth_lockout,
+    )
     app.state.context = AppContext(
         table=table,
         gate=gate,
-        tokens=tokens,
+        tokens=gate.tokens,
         configured_table_id=config.table_id if isinstance(config, TableConfig) else None,
-        other_origins=frozenset(origin_key(o) for o in allowed_origins),
+        console_idle_seconds=api_config.console_idle_seconds,
     )
     install_handlers(app)
     for routes in (public, read, act, push):

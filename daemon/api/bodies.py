@@ -54,6 +54,7 @@ class StateBody(BaseModel):
 class ActionsBody(BaseModel):
     legal: list[str]
     catalog: list[dict[str, Any]]
+    console_idle_seconds: int = Field(description="the console signs out after this idle time")
 
 
 class DevicesBody(BaseModel):

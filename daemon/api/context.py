@@ -1,5 +1,6 @@
 """What every route shares for one app: the table, the token gate, the answers kept for repeated
-requests, the browser origins the push feed accepts. `create_app` puts one `AppContext` on
+requests, how long the console may stay idle (the doors, `daemon.api.doors`, check Host and
+Origin before any route runs). `create_app` puts one `AppContext` on
 `app.state`; a route reaches it through its request or socket (`context(...)`)."""
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ class AppContext:
     gate: Gate
     tokens: TokenStore
     configured_table_id: str | None = None
-    # Browser origins, besides the console's own, that may open the push feed (normalised).
-    other_origins: frozenset[str] = frozenset()
+    # The console signs out after this many seconds without input (`[api] console_idle_seconds`).
+    console_idle_seconds: int = 600
     # (actor, request_id) -> (the request: action, payload, reason; status; answer)
     answered: OrderedDict[tuple[str, str], tuple[str, int, dict[str, Any]]] = field(
         default_factory=OrderedDict

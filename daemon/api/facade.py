@@ -189,7 +189,7 @@ class TableFacade(Protocol):
         ...
 
     async def journal_security(self, event: str, payload: dict[str, Any]) -> None:
-        """Journal an API security fact (`api.auth_failed`, `api.auth_rate_limited`,
+        """Journal an API security fact (`api.auth_refused` and `api.input_refused` summaries,
         `api.forbidden`) with the table's actor "api"."""
         ...
 

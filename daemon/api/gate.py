@@ -1,9 +1,26 @@
-"""Who is asking: the bearer token checked against the tokens file, with the bad-token lockout,
-as a FastAPI dependency (`Who`) and for the push feed's first message."""
+"""The API's gate: who is calling (token -> person), the bad-token budgets, and the journal's
+record of what was refused at the door. `Who` is the FastAPI dependency that names the caller;
+the push feed calls `Gate.authenticate` with its first message's token.
+
+A refused request is a fact surveillance must see, but not one durable journal line each: a
+flood of bad tokens or garbage bodies would otherwise fill the table PC's disk with commits.
+`RefusalLog` journals the first refusal of a quiet spell at once (so a single guess is on record
+before its 401 is sent), then one summary line per `interval` while refusals keep coming: how
+many, why, from which clients, which token fingerprints (never a token) and which clients were
+locked out. A spell ends when an interval passes with no refusal.
+
+    api.auth_refused   bad tokens, lockouts, requests refused while locked out
+    api.input_refused  requests refused before the API looked at them: a Host or Origin not
+                       this table's, a body that is not JSON, unknown fields, unknown paths
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import structlog
@@ -11,32 +28,201 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPBearer
 
 from daemon.api.errors import ApiError
-from daemon.api.facade import TableFacade
 from daemon.api.ratelimit import AuthFailureLimiter
 from daemon.api.tokens import Principal, TokenStore, fingerprint
 
 log = structlog.get_logger("tabled.api")
 
+Journal = Callable[[str, dict[str, Any]], Awaitable[None]]
 
-class Gate:
-    """Token checks and the bad-token lockout for one app."""
+AUTH_REFUSED = "api.auth_refused"
+INPUT_REFUSED = "api.input_refused"
+SUMMARY_INTERVAL = 60.0
+# How many distinct clients, fingerprints or paths a summary names (the rest are counted).
+NAMED = 20
+# How many distinct keys a tally remembers between summaries, so a flood of distinct clients or
+# paths cannot grow memory without bound.
+REMEMBERED = 1000
+
+
+@dataclass
+class _Tally:
+    count: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+    clients: Counter[str] = field(default_factory=Counter)
+    details: Counter[str] = field(default_factory=Counter)
+    locked: list[str] = field(default_factory=list)
+    on_guard: bool = False
+    due: float | None = None  # when the open spell's next summary is due; None: quiet
+
+    def add(self, reason: str, client: str, detail: str | None) -> None:
+        self.count += 1
+        self.reasons[reason] += 1
+        _bounded_add(self.clients, client)
+        if detail is not None:
+            _bounded_add(self.details, detail)
+
+    def summary(self, detail_name: str, interval: float) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "refused": self.count,
+            "interval_s": interval,
+            "by_reason": dict(sorted(self.reasons.items())),
+            "clients": dict(self.clients.most_common(NAMED)),
+            "distinct_clients": len(self.clients),
+            detail_name: dict(self.details.most_common(NAMED)),
+        }
+        if self.locked:
+            out["locked_out"] = sorted(set(self.locked))[:NAMED]
+        if self.on_guard:
+            out["global_budget_spent"] = True
+        return out
+
+    def clear(self) -> None:
+        self.count = 0
+        self.reasons.clear()
+        self.clients.clear()
+        self.details.clear()
+        self.locked.clear()
+        self.on_guard = False
+
+
+def _bounded_add(counter: Counter[str], key: str) -> None:
+    if key in counter or len(counter) < REMEMBERED:
+        counter[key] += 1
+    else:
+        counter["(others)"] += 1
+
+
+class RefusalLog:
+    """Refusals journaled as rate-limited summaries (module docstring)."""
 
     def __init__(
         self,
-        table: TableFacade,
+        journal: Journal,
+        clock: Callable[[], float],
+        *,
+        interval: float = SUMMARY_INTERVAL,
+    ) -> None:
+        self.journal, self.clock, self.interval = journal, clock, interval
+        self._tallies = {AUTH_REFUSED: _Tally(), INPUT_REFUSED: _Tally()}
+        self._details = {AUTH_REFUSED: "fingerprints", INPUT_REFUSED: "paths"}
+        self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def auth(
+        self,
+        reason: str,
+        client: str,
+        token: str | None = None,
+        locked: Sequence[str] = (),
+        *,
+        on_guard: bool = False,
+    ) -> None:
+        """A token refused (`bad_token`) or a request refused while locked out; `locked` are
+        the clients this refusal locked out, `on_guard` whether the global budget is spent."""
+        tally = self._tallies[AUTH_REFUSED]
+        tally.locked.extend(locked)
+        tally.on_guard = tally.on_guard or on_guard
+        await self._note(
+            AUTH_REFUSED, reason, client, None if token is None else fingerprint(token)
+        )
+
+    async def input(self, reason: str, client: str, path: str) -> None:
+        """A request refused for its form: Host, Origin, body, fields, path."""
+        await self._note(INPUT_REFUSED, reason, client, path[:100])
+
+    async def _note(self, event: str, reason: str, client: str, detail: str | None) -> None:
+        tally = self._tallies[event]
+        tally.add(reason, client, detail)
+        now = self.clock()
+        if tally.due is None:
+            # The first refusal of a quiet spell: on record before the answer is sent.
+            tally.due = now + self.interval
+            await self._flush(event)
+            self._arm()
+        elif now >= tally.due:
+            await self.flush_due()
+
+    async def flush_due(self) -> None:
+        """Journal each spell's summary whose interval has passed; end the spells that saw no
+        refusal in their last interval."""
+        now = self.clock()
+        for event, tally in self._tallies.items():
+            if tally.due is None or now < tally.due:
+                continue
+            if tally.count:
+                tally.due = now + self.interval
+                await self._flush(event)
+            else:
+                tally.due = None
+        self._arm()
+
+    async def close(self) -> None:
+        """Journal whatever is counted and not yet on record (the daemon is stopping)."""
+        self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        for event, tally in self._tallies.items():
+            if tally.count:
+                await self._flush(event)
+            tally.due = None
+
+    async def _flush(self, event: str) -> None:
+        tally = self._tallies[event]
+        payload = tally.summary(self._details[event], self.interval)
+        tally.clear()
+        log.warning(event, **payload)
+        try:
+            await self.journal(event, payload)
+        except Exception as exc:
+            # The journal is failing (the table says so on its own); the refusal is still
+            # answered, and its summary stays in the operational log above.
+            log.error("api.refusals_not_journaled", event=event, error=repr(exc))
+
+    def _arm(self) -> None:
+        """A real-time timer, so that the last summary of a spell is journaled even when no
+        further refusal comes to trigger it."""
+        if self._closed or self._timer is not None:
+            return
+        if all(t.due is None for t in self._tallies.values()):
+            return
+        loop = asyncio.get_running_loop()
+
+        def fire() -> None:
+            self._timer = None
+            task = loop.create_task(self._tick())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+        self._timer = loop.call_later(self.interval, fire)
+
+    async def _tick(self) -> None:
+        # On the real clock the interval has passed; on a test's manual clock it may not have,
+        # and then only the next refusal (or close) writes the summary.
+        with contextlib.suppress(Exception):
+            await self.flush_due()
+
+
+class Gate:
+    """Token checks, the bad-token budgets and the record of refusals for one app."""
+
+    def __init__(
+        self,
         tokens: TokenStore,
         limiter: AuthFailureLimiter,
-        max_failures: int,
-        lockout: float,
+        refusals: RefusalLog,
     ) -> None:
-        self.table, self.tokens, self.limiter = table, tokens, limiter
-        self.max_failures, self.lockout = max_failures, lockout
+        self.tokens, self.limiter, self.refusals = tokens, limiter, refusals
+        # What was refused, by reason, since start: `tabled_api_refused_total{reason}`.
         self.refused: Counter[str] = Counter()
 
     async def authenticate(self, token: str | None, client: str) -> Principal:
         wait = self.limiter.retry_after(client)
         if wait > 0 and token:
             self.refused["rate_limited"] += 1
+            await self.refusals.auth("rate_limited", client, on_guard=self.limiter.on_guard())
             raise ApiError(
                 429,
                 "rate_limited",
@@ -55,15 +241,17 @@ class Gate:
         if principal is not None:
             return principal
         self.refused["bad_token"] += 1
-        tag = fingerprint(token)
-        log.warning("api.auth_failed", client=client, token_fingerprint=tag)
-        await self.table.journal_security("api.auth_failed", {"client": client, "token": tag})
-        if self.limiter.failed(client):
-            log.warning("api.auth_rate_limited", client=client, lockout_s=self.lockout)
-            await self.table.journal_security(
-                "api.auth_rate_limited",
-                {"client": client, "failures": self.max_failures, "lockout_s": self.lockout},
+        locked = self.limiter.failed(client)
+        if locked:
+            log.warning(
+                "api.auth_locked_out",
+                clients=locked[:NAMED],
+                lockout_s=self.limiter.lockout,
+                on_guard=self.limiter.on_guard(),
             )
+        await self.refusals.auth(
+            "bad_token", client, token, locked, on_guard=self.limiter.on_guard()
+        )
         raise ApiError(401, "unauthorized", "token not recognised", {"WWW-Authenticate": "Bearer"})
 
 

@@ -2,12 +2,15 @@
 
 `tabled run` owns the process (its signals, its shutdown order, the systemd notifications), so
 uvicorn here installs no signal handlers: the daemon calls `stop()` when it is time.
+
+The socket is served as the app's doors say (`daemon.api.doors`): TLS with `[api] tls_cert` and
+`tls_key`; beyond loopback only with TLS or the named opt-out `plain_http_behind_proxy`, which is
+logged and journaled at every start.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import socket
 from collections.abc import Iterator
 
@@ -15,18 +18,13 @@ import structlog
 import uvicorn
 from fastapi import FastAPI
 
+from daemon.api.doors import DoorsPolicy, is_loopback, tls_problem
+from daemon.api.gate import Gate
 from daemon.config import parse_listen
 
+__all__ = ["ApiServer", "is_loopback", "parse_listen"]
+
 log = structlog.get_logger("tabled.api")
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class _QuietServer(uvicorn.Server):
@@ -41,6 +39,17 @@ class ApiServer:
     def __init__(self, app: FastAPI, listen: str, *, log_level: str = "warning") -> None:
         self.host, port = parse_listen(listen)
         self._requested_port = port
+        doors: DoorsPolicy = getattr(app.state, "doors", None) or DoorsPolicy()
+        self._doors, self._gate = doors, getattr(app.state, "gate", None)
+        problem = tls_problem(doors.tls_cert, doors.tls_key)
+        if problem:
+            raise ValueError(problem)
+        if not (is_loopback(self.host) or doors.tls or doors.plain_http_behind_proxy):
+            raise ValueError(
+                f"{listen} is beyond loopback: serve TLS ([api] tls_cert, tls_key) or set "
+                "[api] plain_http_behind_proxy = true behind a TLS-terminating proxy"
+            )
+        doors.serving_at(self.host)
         self._server = _QuietServer(
             uvicorn.Config(
                 app,
@@ -49,6 +58,8 @@ class ApiServer:
                 lifespan="off",
                 ws_max_size=64 * 1024,
                 server_header=False,
+                ssl_certfile=doors.tls_cert,
+                ssl_keyfile=doors.tls_key,
             )
         )
         self._socket: socket.socket | None = None
@@ -68,9 +79,16 @@ class ApiServer:
             sock.listen(128)
             sock.set_inheritable(True)
             self._socket = sock
-            if not is_loopback(self.host):
-                log.warning("api.listening_beyond_localhost", host=self.host)
         return self._socket
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self._doors.tls else "http"
+
+    def url(self) -> str:
+        """Where the API is served, e.g. `https://10.0.7.21:8700` (binds if not yet bound)."""
+        host, port = self.bind()
+        return f"{self.scheme}://{'[' + host + ']' if ':' in host else host}:{port}"
 
     @property
     def started(self) -> bool:
@@ -80,8 +98,23 @@ class ApiServer:
         """Serve until `stop()`; returns once open connections are closed."""
         sock = self._bound()
         host, port = sock.getsockname()[:2]
-        log.info("api.listening", host=host, port=port)
-        await self._server.serve(sockets=[sock])
+        names = sorted(self._doors.hosts)
+        log.info("api.listening", host=host, port=port, tls=self._doors.tls, host_names=names)
+        if self._doors.plain_http_behind_proxy and not self._doors.tls:
+            # The opt-out, said loudly at every start (wherever it listens: the key says a TLS
+            # proxy is the way in): in the operational log and in the table's journal.
+            fact = {"host": host, "port": port, "host_names": names}
+            log.warning("api.plain_http_behind_proxy", **fact)
+            if self._doors.journal is not None:
+                await self._doors.journal("api.plain_http_behind_proxy", fact)
+        try:
+            await self._server.serve(sockets=[sock])
+        finally:
+            if isinstance(self._gate, Gate):
+                # What was refused since the last summary goes on record before the journal
+                # closes.
+                with contextlib.suppress(Exception):
+                    await self._gate.refusals.close()
 
     def stop(self) -> None:
         self._server.should_exit = True

@@ -10,6 +10,10 @@ Tokens are 256-bit random strings made by `tabled token`, so a plain SHA-256 is 
 file useless to whoever reads it: a slow password hash only protects guessable secrets, and would
 put a key-derivation delay in front of every request the dealer's touch screen makes. The file is
 re-read when it changes, so adding or disabling a person needs no restart.
+
+The file must be private to the daemon's user (mode 0600): whoever can read it learns who holds
+which role, and whoever can write it can give themselves one. A file that group or others may
+read or write is refused, at start and at every reload, with the `chmod` that fixes it.
 """
 
 from __future__ import annotations
@@ -38,7 +42,36 @@ _ACTOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 
 
 class TokenFileError(ValueError):
-    """The tokens file is malformed; the message names the entry and the key."""
+    """The tokens file is malformed or not private; the message names the entry and the key,
+    or the mode and the command that fixes it."""
+
+
+def mode_problem(path: Path, mode: int) -> str | None:
+    """Why a tokens file with this `st_mode` must not be used; None when it is private."""
+    if mode & 0o077 == 0:
+        return None
+    return (
+        f"{path}: mode {mode & 0o777:04o} lets group or others read or write the tokens file; "
+        f"it must be private to the daemon's user: chmod 600 {path}"
+    )
+
+
+def check_tokens_file(path: Path | None) -> str | None:
+    """What stops the tokens file being used at start (its mode, its content), in words; None
+    when it is usable or absent (a missing file is reported by `TokenStore`, not refused: the
+    first `tabled token --append` creates it)."""
+    if path is None:
+        return None
+    try:
+        problem = mode_problem(path, path.stat().st_mode)
+        if problem:
+            return problem
+        parse_tokens(path.read_text(encoding="utf-8"), str(path))
+    except FileNotFoundError:
+        return None
+    except (TokenFileError, OSError, UnicodeDecodeError) as exc:
+        return str(exc)
+    return None
 
 
 @dataclass(frozen=True)
@@ -112,7 +145,7 @@ class TokenStore:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: tuple[int, int, int] | None = None
         self._by_hash: dict[str, Principal] = {}
         self.last_error: str | None = None
         self._reload()
@@ -131,11 +164,14 @@ class TokenStore:
             self._stamp, self._by_hash = None, {}
             self.last_error = f"{self.path}: no such tokens file"
             return
-        stamp = (st.st_mtime_ns, st.st_size)
+        stamp = (st.st_mtime_ns, st.st_size, st.st_mode)
         if stamp == self._stamp:
             return
         self._stamp = stamp
         try:
+            problem = mode_problem(self.path, st.st_mode)
+            if problem:
+                raise TokenFileError(problem)
             self._by_hash = parse_tokens(self.path.read_text(encoding="utf-8"), str(self.path))
             self.last_error = None
             log.info("api.tokens_loaded", path=str(self.path), people=len(self._by_hash))
@@ -177,6 +213,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.append is not None:
         existing = args.append.read_text(encoding="utf-8") if args.append.exists() else ""
         try:
+            if args.append.exists():
+                problem = mode_problem(args.append, args.append.stat().st_mode)
+                if problem:
+                    raise TokenFileError(problem)
             parse_tokens(existing + "\n" + entry, str(args.append))
         except TokenFileError as exc:
             print(f"tabled token: {exc}", file=sys.stderr)

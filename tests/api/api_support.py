@@ -20,6 +20,7 @@ def write_tokens(path: Path) -> Path:
         "\n".join(token_entry(actor, role, token) for role, (actor, token) in TOKENS.items()),
         encoding="utf-8",
     )
+    path.chmod(0o600)  # the daemon refuses a tokens file others may read
     return path
 
 

@@ -40,9 +40,9 @@ def test_reads_need_a_valid_token_and_a_bad_one_is_journaled_without_the_token(
 
     r = client.get("/api/state", headers={"Authorization": "Bearer not-a-token"})
     assert r.status_code == 401
-    [failure] = events(table, "api.auth_failed")
+    [failure] = events(table, "api.auth_refused")
     assert failure["actor"] == "api"
-    assert failure["payload"]["token"] == fingerprint("not-a-token")
+    assert failure["payload"]["fingerprints"] == {fingerprint("not-a-token"): 1}
     assert "not-a-token" not in str(failure)
 
     r = client.get("/api/state", headers={"Authorization": "Basic abc"})
@@ -227,7 +227,10 @@ def test_bad_input_gets_a_4xx_naming_the_problem_and_changes_nothing(  # noqa: P
     assert r.status_code == status, r.text
     assert r.json()["error"] == error
     assert words in r.json()["message"]
-    assert table.journal == journal_before
+    # Nothing changed; the refusal itself is on record, in a rate-limited summary.
+    refusals = [e for e in table.journal if e["event"] == "api.input_refused"]
+    assert [e for e in table.journal if e not in refusals] == journal_before
+    assert [e["payload"]["paths"] for e in refusals] == [{f"/api/actions/{path}": 1}]
     assert table.acts == acts_before
 
 
@@ -255,12 +258,15 @@ def test_repeated_bad_tokens_are_rate_limited_for_every_token_and_journaled(
     assert int(r.headers["Retry-After"]) > 0
     assert act(client, "open_round").status_code == 429
     assert table.acts == []
-    [limited] = events(table, "api.auth_rate_limited")
-    assert limited["payload"]["client"] == "testclient"
-    assert len(events(table, "api.auth_failed")) == 10
+    # The first bad token is on record at once; the rest wait for the minute's summary.
+    assert len(events(table, "api.auth_refused")) == 1
 
     clock.advance(61)
     assert client.get("/api/state", headers=auth("dealer")).status_code == 200
+    assert client.get("/api/state", headers=bad).status_code == 401
+    _first, summary = events(table, "api.auth_refused")
+    assert summary["payload"]["by_reason"] == {"bad_token": 10, "rate_limited": 2}
+    assert summary["payload"]["locked_out"] == ["testclient"]
 
 
 def test_a_repeated_request_id_acts_once(client: TestClient, table: FakeTable) -> None:

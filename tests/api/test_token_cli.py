@@ -50,7 +50,20 @@ def test_an_unwritable_tokens_file_is_a_clear_error_and_leaves_nothing(tmp_path:
 def test_a_malformed_tokens_file_is_refused_not_extended(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens.toml"
     tokens.write_text("[[token]]\nactor = 'x'\n")
+    tokens.chmod(0o600)
     result = tabled_token("lei.dealer", "dealer", "--append", str(tokens))
     assert result.returncode == 1
     assert "token[0]" in result.stderr
     assert tokens.read_text() == "[[token]]\nactor = 'x'\n"
+
+
+def test_a_tokens_file_others_may_read_is_not_extended(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.toml"
+    tabled_token("lei.dealer", "dealer", "--append", str(tokens))
+    tokens.chmod(0o644)
+    before = tokens.read_text()
+    result = tabled_token("wong.pit", "supervisor", "--append", str(tokens))
+    assert result.returncode == 1
+    assert f"chmod 600 {tokens}" in result.stderr
+    assert result.stdout == ""  # no token handed out that the daemon would never accept
+    assert tokens.read_text() == before

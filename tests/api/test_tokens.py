@@ -84,6 +84,7 @@ def test_disabled_tokens_are_refused_and_a_broken_file_keeps_the_last_good_set(
 ) -> None:
     file = tmp_path / "tokens.toml"
     file.write_text(token_entry("a", "dealer", "token-a") + token_entry("b", "admin", "token-b"))
+    file.chmod(0o600)
     store = TokenStore(file)
     assert store.lookup("token-a") is not None
     file.write_text(token_entry("a", "dealer", "token-a") + "disabled = true\n")

@@ -160,6 +160,7 @@ def test_the_api_serves_the_real_table(tmp_path: Path) -> None:
             for actor, role, secret in (("D1", "dealer", token), ("S1", "supervisor", boss))
         )
     )
+    tokens.chmod(0o600)  # the daemon refuses a tokens file others may read
     data = table_config(tmp_path / "j")
     data["api"] = {"tokens_file": str(tokens)}
     config = tmp_path / "t.toml"

@@ -41,6 +41,7 @@ def test_health_metrics_and_status_follow_the_broker(
     tokens = tmp_path / "tokens.toml"
     digest = hashlib.sha256(TOKEN.encode()).hexdigest()
     tokens.write_text(f'[[token]]\nactor = "D1"\nrole = "dealer"\nhash = "sha256:{digest}"\n')
+    tokens.chmod(0o600)  # the daemon refuses a tokens file others can read
     feed = {"servers": [nats_server.url], "connect_timeout_seconds": 0.5,
             "backoff_max_seconds": 0.2, "ack_timeout_seconds": 1.0}  # fmt: skip
     config = write_table_config(tmp_path / "t.toml", tmp_path / "j", feed=feed, tokens=tokens)

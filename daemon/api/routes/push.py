@@ -1,8 +1,8 @@
 """The push feed: `/api/events` sends each journal event as it becomes durable, then the state.
 
 Its first client message is `{"token": ..., "after": SEQ or null}`, so the token never appears
-in a URL (and so in no access log). A browser says which page opened the socket (`Origin`):
-only the console's own origin, or one in `allowed_origins`, may push.
+in a URL (and so in no access log). Its Host and the page that opened it (`Origin`) were checked
+at the doors (`daemon.api.doors`): only the console's own origin, or one in `allowed_origins`.
 """
 
 from __future__ import annotations
@@ -12,18 +12,14 @@ import contextlib
 import json
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
-import structlog
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from daemon.api.context import context
 from daemon.api.errors import ApiError
 from daemon.api.facade import TableFacade
 from daemon.api.tokens import Principal
-
-log = structlog.get_logger("tabled.api")
 
 WS_AUTH_TIMEOUT = 10.0
 
@@ -33,32 +29,9 @@ router = APIRouter()
 @router.websocket("/api/events")
 async def events(ws: WebSocket) -> None:
     ctx = context(ws)
-    table, tokens, refused, other_origins = (
-        ctx.table,
-        ctx.tokens,
-        ctx.gate.refused,
-        ctx.other_origins,
-    )
+    table, tokens = ctx.table, ctx.tokens
     await ws.accept()
     client = ws.client.host if ws.client else "unknown"
-    origin = ws.headers.get("origin")
-    if (
-        origin is not None
-        and not _same_origin(ws, origin)
-        and (origin_key(origin) not in other_origins)
-    ):
-        refused["forbidden_origin"] += 1
-        log.warning("api.ws_origin_refused", client=client, origin=origin[:200])
-        await ws.send_json(
-            {
-                "type": "error",
-                "error": "forbidden_origin",
-                "message": f"origin {origin[:200]!r} may not open this feed; "
-                "serve the console from this daemon or list the origin in allowed_origins",
-            }
-        )
-        await ws.close(4403)
-        return
     try:
         raw = await asyncio.wait_for(ws.receive_text(), WS_AUTH_TIMEOUT)
     except (TimeoutError, WebSocketDisconnect):
@@ -87,21 +60,6 @@ async def events(ws: WebSocket) -> None:
         await ws.close(4429 if exc.status == 429 else 4401)
         return
     await _push(ws, table, who, after, lambda: tokens.lookup(token) == who)
-
-
-def origin_key(origin: str) -> str:
-    return origin.strip().rstrip("/").lower()
-
-
-def _same_origin(ws: WebSocket, origin: str) -> bool:
-    """Whether `origin` names the host (and port) the socket was opened on: the console's own
-    page. The scheme is not compared, so the console behind a TLS reverse proxy that passes
-    the Host header on (https outside, http to the daemon) is still its own origin."""
-    host = ws.headers.get("host")
-    if not host:
-        return False
-    parts = urlsplit(origin_key(origin))
-    return parts.scheme in ("http", "https") and parts.netloc == host.strip().lower()
 
 
 async def _push(

@@ -35,9 +35,12 @@ async def state(request: Request, who: Who) -> StateBody:
 @router.get("/api/actions", response_model=ActionsBody, responses=AUTH_ERRORS, tags=["read"])
 async def actions(request: Request, who: Who) -> ActionsBody:
     """Every action the table knows (with parameters and labels) and those legal now."""
-    table = context(request).table
+    ctx = context(request)
+    table = ctx.table
     return ActionsBody(
-        legal=table.legal_actions(who.role), catalog=[catalog_entry(s) for s in table.actions()]
+        legal=table.legal_actions(who.role),
+        catalog=[catalog_entry(s) for s in table.actions()],
+        console_idle_seconds=ctx.console_idle_seconds,
     )
 
 

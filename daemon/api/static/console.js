@@ -31,8 +31,9 @@ const JOURNAL_SHOWN = 60;
 const MAX_CHOICES = 10;
 
 const $ = (id) => document.getElementById(id);
-const state = {
-  token: sessionStorage.getItem("tabled.token") || "",
+// What one person's session holds; signing out puts every key back to this.
+const freshState = () => ({
+  token: "",
   catalog: {},
   legal: [],
   snapshot: null,
@@ -51,7 +52,18 @@ const state = {
   stateSeq: 0,  // the last event seq seen when a pushed state was applied
   // Violations seen in the pushed journal, shown even before the table's state lists them.
   pushedViolations: [],
-};
+  // The console signs its person out after this long without a touch or a key (the daemon's
+  // `[api] console_idle_seconds`, learnt at sign-in).
+  idleSeconds: 600,
+  lastActivity: Date.now(),
+});
+const state = freshState();
+state.token = sessionStorage.getItem("tabled.token") || "";
+// Each sign-in and sign-out starts a new session; an answer that arrives for an older one
+// (a slow journal read, a state read) is dropped, so it never shows the previous person's view.
+let session = 0;
+// The parts of the page a session fills in, as they were before anyone signed in.
+const pristine = [];
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -90,8 +102,10 @@ function showLogin(message) {
 }
 
 async function signIn(token) {
+  const mine = ++session;
   state.token = token;
   const r = await api("/api/actions");
+  if (mine !== session) return;
   if (r.status !== 200) {
     state.token = "";
     sessionStorage.removeItem("tabled.token");
@@ -99,7 +113,10 @@ async function signIn(token) {
     return;
   }
   sessionStorage.setItem("tabled.token", token);
+  $("token").value = "";
   state.catalog = Object.fromEntries(r.body.catalog.map((spec) => [spec.name, spec]));
+  if (Number.isFinite(r.body.console_idle_seconds)) state.idleSeconds = r.body.console_idle_seconds;
+  state.lastActivity = Date.now();
   $("login").classList.add("hidden");
   $("console").classList.remove("hidden");
   $("logout").classList.remove("hidden");
@@ -108,7 +125,48 @@ async function signIn(token) {
   // (read beside the push connection, so a long journal never delays it).
   if (state.lastSeq === null) loadHistory();
   const s = await api("/api/state");
+  if (mine !== session) return;
   if (s.status === 200 && !state.wsLive) applyState(s.body.state, s.body.legal);
+}
+
+// Signing out (the button, or the idle timeout) leaves nothing of the person behind: not their
+// token (in the field, the tab's storage or the push connection), not their name in the header,
+// not the table as they saw it, the journal lines, an open form or a message. The next person
+// starts from the page as it was before anyone signed in.
+function signOut(message) {
+  session++;
+  sessionStorage.removeItem("tabled.token");
+  const ws = state.ws;
+  Object.assign(state, freshState());
+  if (ws) {
+    ws.onmessage = null;
+    ws.onclose = null;
+    ws.close();
+  }
+  for (const [node, copy] of pristine) {
+    const fresh = copy.cloneNode(true);
+    node.current.replaceWith(fresh);
+    node.current = fresh;
+  }
+  $("token").value = "";
+  $("idle-warning").classList.add("hidden");
+  setLink(false);
+  showLogin(message);
+}
+
+// Whoever is signed in has touched the screen or a key within the idle time, or is signed out.
+function checkIdle() {
+  if (!state.token || $("console").classList.contains("hidden")) return;
+  const idle = (Date.now() - state.lastActivity) / 1000;
+  const left = Math.ceil(state.idleSeconds - idle);
+  const warning = $("idle-warning");
+  if (left <= 0) {
+    signOut(`閒置 ${state.idleSeconds} 秒，已登出 · Signed out after ${state.idleSeconds} s idle`);
+    return;
+  }
+  const warn = left <= Math.min(30, Math.ceil(state.idleSeconds / 3));
+  warning.classList.toggle("hidden", !warn);
+  if (warn) warning.textContent = `${left} s · 觸摸以保持登入 touch to stay signed in`;
 }
 
 // --- the push connection ---
@@ -140,7 +198,7 @@ function connect() {
       addEvent(data.event);
     } else if (data.type === "error") {
       toast(data.message, true);
-      if (data.error === "unauthorized") { state.ws = null; showLogin(data.message); }
+      if (data.error === "unauthorized") signOut(data.message);
     }
   };
   ws.onclose = () => {
@@ -372,8 +430,9 @@ function eventNode(event) {
 }
 
 async function loadHistory() {
+  const mine = session;
   const r = await api("/api/journal?limit=" + JOURNAL_SHOWN);
-  if (r.status !== 200) return;
+  if (r.status !== 200 || mine !== session) return;
   const list = $("events");
   const shown = [...list.children].map((li) => Number(li.dataset.seq)).filter(Number.isFinite);
   // Only what is older than every event already pushed, newest first under them.
@@ -534,17 +593,18 @@ async function send(spec, payload, reason) {
       }
     } else {
       toast((r.body && r.body.message) || "HTTP " + r.status, true);
-      if (r.status === 401) showLogin(r.body && r.body.message);
+      if (r.status === 401) signOut(r.body && r.body.message);
     }
   } catch (err) {
     toast("網絡錯誤 network error: " + err, true);
   } finally {
     state.busy = false;
-    if (!state.wsLive) {
+    if (!state.wsLive && state.token) {
+      const mine = session;
       const s = await api("/api/state");
-      if (s.status === 200) applyState(s.body.state, s.body.legal);
+      if (s.status === 200 && mine === session) applyState(s.body.state, s.body.legal);
     }
-    renderActions();
+    if (state.token) renderActions();
   }
 }
 
@@ -608,16 +668,16 @@ document.addEventListener("DOMContentLoaded", () => {
     e.preventDefault();
     signIn($("token").value.trim());
   });
-  $("logout").addEventListener("click", () => {
-    sessionStorage.removeItem("tabled.token");
-    state.token = "";
-    const ws = state.ws;
-    state.ws = null;
-    state.wsLive = false;
-    if (ws) ws.close();
-    showLogin("");
-  });
-  setInterval(tick, 250);
+  for (const node of [$("console"), $("hold-banner"), $("actor"),
+    document.querySelector("#top .ident"), document.querySelector("#top .phase-box")]) {
+    pristine.push([{ current: node }, node.cloneNode(true)]);
+  }
+  $("logout").addEventListener("click", () => signOut(""));
+  for (const kind of ["pointerdown", "keydown", "touchstart", "wheel"]) {
+    document.addEventListener(kind, () => { state.lastActivity = Date.now(); },
+      { capture: true, passive: true });
+  }
+  setInterval(() => { tick(); checkIdle(); }, 250);
   if (state.token) signIn(state.token);
   else showLogin("");
 });
