@@ -246,17 +246,23 @@ async def report(store: Store, since: datetime, until: datetime) -> dict[str, li
 def report_csv(sections: dict[str, list[dict[str, Any]]]) -> str:
     """One CSV: a `section` column first, then each section's own columns under a header."""
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csv.writer(out, lineterminator="\n")
     for name, rows in sections.items():
         if not rows:
             writer.writerow([name])
             continue
         writer.writerow(["section", *rows[0].keys()])
         for row in rows:
-            writer.writerow(
-                [name, *(json.loads(dumps(v)) if isinstance(v, dict) else v for v in row.values())]
-            )
+            writer.writerow([name, *(_cell(v) for v in row.values())])
     return out.getvalue()
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict | list):
+        return dumps(value)
+    return value
 
 
 # --- the push hub ------------------------------------------------------------------------------
