@@ -1,6 +1,8 @@
 """The floor's JetStream consumer: pull a batch, commit it to PostgreSQL, then ack it.
 
-The consumer is durable (its name is `[floor] durable`) with explicit acks. The stream sequence
+The consumer is durable (its name is `[floor] durable`) and nothing is acked before its row is
+committed. Its ack policy is JetStream's "all": one ack after a batch commits acknowledges every
+message of the batch, instead of a thousand ack messages per batch. The stream sequence
 of the last committed message is written in the same transaction as the rows (`stream_cursor`),
 and at start the floor points its durable consumer at the message after it. So a floor killed
 between its commit and its acks resumes exactly where its database is, without waiting for the
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -46,6 +49,57 @@ class ConsumerStats:
     last_commit: float | None = None
     stream_pending: int | None = None
     started: float = field(default_factory=time.time)
+
+
+class _Puller:
+    """Pull requests on one inbox, messages gathered by a callback.
+
+    nats-py's `fetch` wakes a task per message; a callback that appends to a list costs a
+    fraction of that, which is most of the floor's time at 10,000 lines/s. A pull first asks
+    for what is there (`no_wait`: the messages, then a 408 or 404 that ends the request); when
+    nothing is, it waits for one message (`expires`) and then takes the rest without waiting,
+    so a quiet floor still sees a line one round trip after it arrives.
+    """
+
+    def __init__(self, nc: Any, stream: str, durable: str) -> None:
+        self.nc = nc
+        self.subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{durable}"
+        self.inbox = ""
+        self._msgs: list[Any] = []
+        self._want = 0
+        self._done = asyncio.Event()
+
+    async def start(self) -> _Puller:
+        self.inbox = self.nc.new_inbox()
+        await self.nc.subscribe(self.inbox, cb=self._on_msg)
+        return self
+
+    async def _on_msg(self, msg: Any) -> None:
+        status = msg.headers.get("Status") if msg.headers else None
+        if status is None:
+            self._msgs.append(msg)
+            if len(self._msgs) >= self._want:
+                self._done.set()
+        elif status != "100":  # not a heartbeat: 404, 408 or 409 ends the request
+            self._done.set()
+
+    async def _request(self, body: dict[str, Any], timeout: float) -> list[Any]:
+        self._msgs, self._want = [], int(body["batch"])
+        self._done.clear()
+        await self.nc.publish(self.subject, json.dumps(body).encode(), reply=self.inbox)
+        await asyncio.wait_for(self._done.wait(), timeout)
+        return self._msgs
+
+    async def fetch(self, batch: int, wait: float) -> list[Any]:
+        msgs = await self._request({"batch": batch, "no_wait": True}, 10.0)
+        if msgs:
+            return msgs
+        first = await self._request({"batch": 1, "expires": int(wait * 1e9)}, wait + 10.0)
+        if not first:
+            raise TimeoutError
+        if batch == 1:
+            return first
+        return first + await self._request({"batch": batch - 1, "no_wait": True}, 10.0)
 
 
 class Consumer:
@@ -121,14 +175,14 @@ class Consumer:
                     js_api.DeliverPolicy.BY_START_SEQUENCE if cursor else js_api.DeliverPolicy.ALL
                 ),
                 opt_start_seq=cursor + 1 if cursor else None,
-                ack_policy=js_api.AckPolicy.EXPLICIT,
+                ack_policy=js_api.AckPolicy.ALL,
                 ack_wait=self.ack_wait,
                 max_ack_pending=max(1000, cfg.batch * 4),
                 filter_subject=subjects[0],
             ),
         )
         log.info("floor.consuming", stream=cfg.stream, durable=cfg.durable, after=cursor)
-        return await js.pull_subscribe_bind(cfg.durable, cfg.stream)
+        return await _Puller(self._nc, cfg.stream, cfg.durable).start()
 
     async def _commit(self, batch: list[Incoming], stop: asyncio.Event) -> BatchResult | None:
         delay = 0.2
@@ -150,47 +204,67 @@ class Consumer:
         """Consume until `stop` is set."""
         delay = 0.2
         sub = None
-        while not stop.is_set():
-            try:
-                if self._nc is None:
-                    self._nc = await self._connect()
-                if sub is None:
-                    sub = await self._subscribe(self._nc.jetstream())
-                    delay = 0.2
+        ahead: asyncio.Task[Any] | None = None
+        try:
+            while not stop.is_set():
                 try:
-                    msgs = await sub.fetch(self.config.batch, timeout=1.0)
+                    if self._nc is None:
+                        self._nc = await self._connect()
+                    if sub is None:
+                        sub = await self._subscribe(self._nc.jetstream())
+                        delay = 0.2
+                    # The next batch is fetched while this one commits.
+                    msgs = await (ahead or self._fetch(sub))
+                    ahead = asyncio.ensure_future(self._fetch(sub))
                 except (TimeoutError, nats.errors.TimeoutError):
+                    ahead = None
                     continue
-            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-                log.warning("floor.database_unavailable", problem=str(exc).strip()[:300])
-                with contextlib.suppress(Exception):
-                    await self.store.close()
-            except Exception as exc:  # any broker trouble: back off and retry
-                self.stats.broker_errors += 1
-                log.warning("floor.broker_unavailable", problem=str(exc) or type(exc).__name__)
-                if self._nc is not None and self._nc.is_closed:
-                    self._nc, sub = None, None
-            else:
-                batch = [Incoming(m.subject, m.data, m.metadata.sequence.stream) for m in msgs]
-                result = await self._commit(batch, stop)
-                if result is None:
-                    return
-                for m in msgs:
+                except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                    log.warning("floor.database_unavailable", problem=str(exc).strip()[:300])
                     with contextlib.suppress(Exception):
-                        await m.ack()
-                self.stats.batches += 1
-                self.stats.lines += result.inserted
-                self.stats.duplicates += result.duplicates
-                self.stats.alerts += len(result.alerts)
-                self.stats.last_commit = time.time()
-                if msgs:
-                    self.stats.stream_pending = msgs[-1].metadata.num_pending
-                if self.on_commit is not None:
-                    await self.on_commit(result)
-                continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), delay)
-            delay = min(delay * 2, 2.0)
+                        await self.store.close()
+                except Exception as exc:  # any broker trouble: back off and retry
+                    ahead = None
+                    self.stats.broker_errors += 1
+                    log.warning("floor.broker_unavailable", problem=str(exc) or type(exc).__name__)
+                    if self._nc is not None and self._nc.is_closed:
+                        self._nc, sub = None, None
+                else:
+                    if not await self._handle(msgs, stop):
+                        return
+                    continue
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), delay)
+                delay = min(delay * 2, 2.0)
+        finally:
+            if ahead is not None:
+                ahead.cancel()
+                with contextlib.suppress(BaseException):
+                    await ahead
+
+    async def _fetch(self, sub: _Puller) -> list[Any]:
+        return await sub.fetch(self.config.batch, wait=1.0)
+
+    async def _handle(self, msgs: list[Any], stop: asyncio.Event) -> bool:
+        """Commit a batch, then ack it: False if the floor stopped before it could commit."""
+        last = msgs[-1].metadata
+        batch = [Incoming(m.subject, m.data) for m in msgs]
+        batch[-1] = Incoming(msgs[-1].subject, msgs[-1].data, last.sequence.stream)
+        result = await self._commit(batch, stop)
+        if result is None:
+            return False
+        # AckPolicy.ALL: acking the batch's last message acks every one before it.
+        with contextlib.suppress(Exception):
+            await msgs[-1].ack()
+        self.stats.batches += 1
+        self.stats.lines += result.inserted
+        self.stats.duplicates += result.duplicates
+        self.stats.alerts += len(result.alerts)
+        self.stats.last_commit = time.time()
+        self.stats.stream_pending = last.num_pending
+        if self.on_commit is not None:
+            await self.on_commit(result)
+        return True
 
     async def close(self) -> None:
         if self._nc is not None:

@@ -377,15 +377,20 @@ class Store:
             derived.fault_dicts(),
         )
         if table_updates:
-            async with conn.cursor() as cur:
-                await cur.executemany(
-                    "UPDATE floor_tables SET game = %s, phase = %s, state = %s, reason = %s, "
-                    "round = %s, last_seq = %s, head_hash = %s, contiguous_seq = %s, "
-                    "last_event = coalesce(%s, last_event), last_ts = coalesce(%s, last_ts), "
-                    "pending_overrides = %s, lines = lines + %s, received_at = now() "
-                    "WHERE table_id = %s",
-                    table_updates,
-                )
+            await conn.execute(
+                "UPDATE floor_tables t SET game = u.game, phase = u.phase, state = u.state, "
+                "reason = u.reason, round = u.round, last_seq = u.last_seq, "
+                "head_hash = u.head_hash, contiguous_seq = u.contiguous_seq, "
+                "last_event = coalesce(u.last_event, t.last_event), "
+                "last_ts = coalesce(u.last_ts, t.last_ts), "
+                "pending_overrides = u.pending, lines = t.lines + u.lines, received_at = now() "
+                "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+                "%s::bigint[], %s::bytea[], %s::bigint[], %s::text[], %s::timestamptz[], "
+                "%s::int[], %s::bigint[], %s::text[]) AS u(game, phase, state, reason, round, "
+                "last_seq, head_hash, contiguous_seq, last_event, last_ts, pending, lines, "
+                "table_id) WHERE t.table_id = u.table_id",
+                [list(column) for column in zip(*table_updates, strict=True)],
+            )
         for alert in alerts:
             cur = await conn.execute(
                 "INSERT INTO chain_alerts (table_id, seq, kind, expected_hash, actual_hash, "
@@ -613,21 +618,24 @@ class _Derived:
                     self.settlements,
                 )
             if self.rounds:
-                await cur.executemany(
+                # One statement for the batch's rounds (a batch of a busy floor touches
+                # hundreds), the rows passed as arrays.
+                rows = [
+                    (t, r, a[0], a[1], a[2], a[3] if a[4] else None, a[4] or "open", a[5])
+                    for (t, r), a in self.rounds.items()
+                ]
+                await cur.execute(
                     "INSERT INTO rounds AS r (table_id, round, first_seq, last_seq, started_at, "
-                    "ended_at, status, lines) VALUES (%s, %s, %s, %s, %s, "
-                    "CASE WHEN %s::text IS NULL THEN NULL ELSE %s::timestamptz END, "
-                    "coalesce(%s, 'open'), %s) ON CONFLICT (table_id, round) DO UPDATE SET "
+                    "ended_at, status, lines) SELECT * FROM unnest(%s::text[], %s::text[], "
+                    "%s::bigint[], %s::bigint[], %s::timestamptz[], %s::timestamptz[], "
+                    "%s::text[], %s::int[]) ON CONFLICT (table_id, round) DO UPDATE SET "
                     "first_seq = least(r.first_seq, excluded.first_seq), "
                     "last_seq = greatest(r.last_seq, excluded.last_seq), "
                     "started_at = least(r.started_at, excluded.started_at), "
                     "ended_at = coalesce(excluded.ended_at, r.ended_at), "
                     "status = CASE WHEN excluded.status = 'open' THEN r.status "
                     "ELSE excluded.status END, lines = r.lines + excluded.lines",
-                    [
-                        (t, r, a[0], a[1], a[2], a[4], a[3], a[4], a[5])
-                        for (t, r), a in self.rounds.items()
-                    ],
+                    [list(column) for column in zip(*rows, strict=True)],
                 )
 
     async def _fill_identities(
