@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from daemon import __version__
+from daemon.api.app import _origin_key, _same_origin
 from daemon.api.ratelimit import AuthFailureLimiter
 from daemon.api.tokens import FLOOR_ROLES, Principal, TokenStore, fingerprint
 from daemon.floor.config import FloorConfig
@@ -652,10 +653,29 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
             return Response(report_csv(sections), media_type="text/csv")
         return Response(dumps(sections), media_type="application/json")
 
+    other_origins = frozenset(_origin_key(o) for o in config.api.allowed_origins)
+
     @app.websocket("/api/feed")
     async def feed(ws: WebSocket) -> None:
         await ws.accept()
         client = ws.client.host if ws.client else "?"
+        origin = ws.headers.get("origin")
+        if (
+            origin is not None
+            and not _same_origin(ws, origin)
+            and _origin_key(origin) not in other_origins
+        ):
+            log.warning("floor.ws_origin_refused", client=client, origin=origin[:200])
+            await ws.send_json(
+                {
+                    "type": "error",
+                    "error": "forbidden_origin",
+                    "message": "serve the page from this floor or list the origin in "
+                    "[api] allowed_origins",
+                }
+            )
+            await ws.close(4403)
+            return
         try:
             hello = json.loads(await asyncio.wait_for(ws.receive_text(), WS_AUTH_TIMEOUT))
             token = hello.get("token") if isinstance(hello, dict) else None
@@ -674,39 +694,42 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
             await ws.send_json({"type": "error", "error": exc.error, "message": exc.message})
             await ws.close(4429 if exc.status == 429 else 4401)
             return
-        queue: asyncio.Queue[str | None] = asyncio.Queue(PUSH_QUEUE)
-        hub.queues.add(queue)
-        try:
-            await ws.send_json({"type": "hello", "actor": who.actor, "role": who.role})
-
-            async def drain_client() -> None:
-                with contextlib.suppress(WebSocketDisconnect):
-                    while True:
-                        await ws.receive_text()
-
-            reader = asyncio.create_task(drain_client())
-            try:
-                while not reader.done():
-                    getter = asyncio.ensure_future(queue.get())
-                    done, _ = await asyncio.wait(
-                        {getter, reader}, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    if getter not in done:
-                        getter.cancel()
-                        break
-                    text = getter.result()
-                    if text is None:
-                        await ws.close(4408)
-                        break
-                    await ws.send_text(text)
-            finally:
-                reader.cancel()
-        except (WebSocketDisconnect, RuntimeError):
-            pass
-        finally:
-            hub.queues.discard(queue)
+        await _pump(ws, hub, who)
 
     return app
+
+
+async def _pump(ws: WebSocket, hub: Hub, who: Principal) -> None:
+    """Send the hub's messages to one socket until it closes or falls behind."""
+    queue: asyncio.Queue[str | None] = asyncio.Queue(PUSH_QUEUE)
+    hub.queues.add(queue)
+    try:
+        await ws.send_json({"type": "hello", "actor": who.actor, "role": who.role})
+
+        async def drain_client() -> None:
+            with contextlib.suppress(WebSocketDisconnect):
+                while True:
+                    await ws.receive_text()
+
+        reader = asyncio.create_task(drain_client())
+        try:
+            while not reader.done():
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, reader}, return_when=asyncio.FIRST_COMPLETED)
+                if getter not in done:
+                    getter.cancel()
+                    break
+                text = getter.result()
+                if text is None:
+                    await ws.close(4408)
+                    break
+                await ws.send_text(text)
+        finally:
+            reader.cancel()
+    except (WebSocketDisconnect, RuntimeError):
+        pass
+    finally:
+        hub.queues.discard(queue)
 
 
 def _aware(value: datetime | None) -> datetime | None:

@@ -83,6 +83,10 @@ class _Puller:
         elif status != "100":  # not a heartbeat: 404, 408 or 409 ends the request
             self._done.set()
 
+    def abort(self) -> None:
+        """End the request in flight now (with what it has)."""
+        self._done.set()
+
     async def _request(self, body: dict[str, Any], timeout: float) -> list[Any]:
         self._msgs, self._want = [], int(body["batch"])
         self._done.clear()
@@ -115,10 +119,13 @@ class Consumer:
         self.ack_wait = ack_wait
         self.stats = ConsumerStats()
         self._nc: Any = None
+        self._puller: _Puller | None = None
 
     async def _connect(self) -> Any:
         async def disconnected() -> None:
             self.stats.connected = False
+            if self._puller is not None:
+                self._puller.abort()  # its pull request died with the connection
             log.warning("floor.broker_disconnected")
 
         async def reconnected() -> None:
@@ -182,7 +189,8 @@ class Consumer:
             ),
         )
         log.info("floor.consuming", stream=cfg.stream, durable=cfg.durable, after=cursor)
-        return await _Puller(self._nc, cfg.stream, cfg.durable).start()
+        self._puller = await _Puller(self._nc, cfg.stream, cfg.durable).start()
+        return self._puller
 
     async def _commit(self, batch: list[Incoming], stop: asyncio.Event) -> BatchResult | None:
         delay = 0.2

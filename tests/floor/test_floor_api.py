@@ -15,6 +15,7 @@ import httpx
 import nats
 import pytest
 import schemathesis
+import websockets
 from hypothesis import HealthCheck, settings
 
 from daemon.api.tokens import TokenStore, parse_tokens
@@ -198,3 +199,17 @@ def test_no_5xx(case: Any, floor: tuple[FloorEnv, FloorProcess]) -> None:
         headers={"Authorization": f"Bearer {env.tokens['audit']}"},
         checks=[schemathesis.checks.not_a_server_error],
     )
+
+
+def test_feed_refuses_another_sites_page(floor: tuple[FloorEnv, FloorProcess]) -> None:
+    env, process = floor
+    ws_url = process.url.replace("http://", "ws://") + "/api/feed"
+
+    async def hello(origin: str) -> dict[str, Any]:
+        async with websockets.connect(ws_url, origin=origin) as ws:  # type: ignore[arg-type]
+            await ws.send(json.dumps({"token": env.tokens["pit"]}))
+            answer: dict[str, Any] = json.loads(await ws.recv())
+            return answer
+
+    assert asyncio.run(hello("http://evil.example"))["error"] == "forbidden_origin"
+    assert asyncio.run(hello(process.url))["type"] == "hello"
