@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, settings
 from daemon.api.tokens import TokenStore, parse_tokens
 from daemon.floor.api import Hub, create_app
 from daemon.floor.config import FloorApi, FloorConfig
-from daemon.floor.localservers import NatsServer, PostgresCluster
+from daemon.floor.localservers import NatsServer, PostgresCluster, free_port
 from daemon.floor.store import Store
 from daemon.floor.synthetic import SyntheticTable, ensure_stream
 from tests.floor.floor_support import REPO, FloorEnv, FloorProcess, floor_config, write_tokens
@@ -213,3 +213,22 @@ def test_feed_refuses_another_sites_page(floor: tuple[FloorEnv, FloorProcess]) -
 
     assert asyncio.run(hello("http://evil.example"))["error"] == "forbidden_origin"
     assert asyncio.run(hello(process.url))["type"] == "hello"
+
+
+def test_bad_config_or_database_is_a_clear_message(tmp_path: Path) -> None:
+    def floor(config: str) -> subprocess.CompletedProcess[str]:
+        path = tmp_path / "floor.toml"
+        path.write_text(config)
+        return subprocess.run(
+            [sys.executable, "-m", "daemon", "floor", "--config", str(path)],
+            capture_output=True, text=True, check=False, cwd=REPO, timeout=60,
+        )  # fmt: skip
+
+    typo = floor("[floor]\nbatchsize = 5\n")
+    assert typo.returncode == 2 and "floor: unknown key(s) batchsize" in typo.stderr
+    wrong = floor('[floor]\ndatabase = "mysql://x"\n')
+    assert wrong.returncode == 2 and "postgresql://" in wrong.stderr
+    port = free_port()
+    down = floor(f'[floor]\ndatabase = "postgresql://floor@127.0.0.1:{port}/floor"\n')
+    assert down.returncode == 1 and f"127.0.0.1:{port}" in down.stderr
+    assert "Traceback" not in typo.stderr + wrong.stderr + down.stderr
