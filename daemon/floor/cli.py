@@ -94,7 +94,6 @@ def _run(argv: Sequence[str]) -> int:
     except ConfigError as exc:
         print(f"tabled floor: {exc}", file=sys.stderr)
         return 2
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
 
     async def main() -> int:
         stop = asyncio.Event()
@@ -154,6 +153,8 @@ def report_main(argv: Sequence[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    # stdout carries what a script reads (the URL, the report); the log goes to stderr.
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     if args[:1] == ["report"]:
         return report_main(args[1:])
     if args[:1] == ["demo"]:
