@@ -32,6 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "act": ("daemon.client:act_main", "ask the table to take a step, as the token's holder"),
     "journal": ("daemon.client:journal_main", "journal events by round, event or time; --follow"),
     "feed": ("daemon.shipper.cli", "the journal shipped to NATS JetStream: status, ship, replay"),
+    "floor": (
+        "daemon.floor.cli",
+        "the casino floor: every table's journal from JetStream into PostgreSQL, checked",
+    ),
     "token": (
         "daemon.api.tokens",
         "make an API token for a person: prints it once, stores its hash",

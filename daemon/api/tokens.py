@@ -2,7 +2,8 @@
 
     [[token]]
     actor = "chan.tai.man"      # journaled as the actor of everything done with this token
-    role = "dealer"             # dealer | supervisor | surveillance | admin
+    role = "dealer"             # dealer | supervisor | surveillance | admin (the table's)
+                                # pit | surveillance | audit | admin (the floor's)
     hash = "sha256:9f86d0..."   # printed by `tabled token`; the token itself is never stored
     # disabled = true           # keeps the entry for the record but refuses the token
 
@@ -26,7 +27,7 @@ import re
 import secrets
 import sys
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,8 @@ log = structlog.get_logger("tabled.api")
 
 HASH_PREFIX = "sha256:"
 TOKEN_BYTES = 32
+FLOOR_ROLES = ("pit", "surveillance", "audit", "admin")  # `tabled floor`'s readers
+ALL_ROLES = tuple(dict.fromkeys((*ROLES, *FLOOR_ROLES)))
 _ACTOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 
 
@@ -95,8 +98,12 @@ def new_token() -> str:
     return secrets.token_urlsafe(TOKEN_BYTES)
 
 
-def parse_tokens(text: str, source: str = "<tokens>") -> dict[str, Principal]:
-    """Map each enabled entry's hash to its principal. Refuses duplicates and unknown roles."""
+def parse_tokens(
+    text: str, source: str = "<tokens>", roles: Collection[str] = ROLES
+) -> dict[str, Principal]:
+    """Map each enabled entry's hash to its principal. Refuses duplicates and unknown roles;
+    an entry with a known role that is not one of `roles` (a floor role in a table's file, or
+    the reverse) is skipped, so one file can serve a table and the floor."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -118,8 +125,8 @@ def parse_tokens(text: str, source: str = "<tokens>") -> dict[str, Principal]:
         actor, role, digest = entry.get("actor"), entry.get("role"), entry.get("hash")
         if not isinstance(actor, str) or not _ACTOR.match(actor):
             raise TokenFileError(f"{where}.actor: expected a name like 'chan.tai.man'")
-        if role not in ROLES:
-            raise TokenFileError(f"{where}.role: {role!r} is not one of {', '.join(ROLES)}")
+        if role not in ALL_ROLES:
+            raise TokenFileError(f"{where}.role: {role!r} is not one of {', '.join(ALL_ROLES)}")
         if (
             not isinstance(digest, str)
             or not digest.startswith(HASH_PREFIX)
@@ -131,7 +138,7 @@ def parse_tokens(text: str, source: str = "<tokens>") -> dict[str, Principal]:
             raise TokenFileError(f"{where}.disabled: expected true or false")
         if digest in out:
             raise TokenFileError(f"{where}.hash: the same token is already given to another entry")
-        if not disabled:
+        if not disabled and role in roles:
             out[digest] = Principal(actor=actor, role=role)
     return out
 
@@ -143,8 +150,9 @@ class TokenStore:
     `last_error`), so a typo by an admin does not lock every dealer out mid-round.
     """
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, roles: Collection[str] = ROLES) -> None:
         self.path = path
+        self.roles = roles
         self._stamp: tuple[int, int, int] | None = None
         self._by_hash: dict[str, Principal] = {}
         self.last_error: str | None = None
@@ -172,7 +180,9 @@ class TokenStore:
             problem = mode_problem(self.path, st.st_mode)
             if problem:
                 raise TokenFileError(problem)
-            self._by_hash = parse_tokens(self.path.read_text(encoding="utf-8"), str(self.path))
+            self._by_hash = parse_tokens(
+                self.path.read_text(encoding="utf-8"), str(self.path), self.roles
+            )
             self.last_error = None
             log.info("api.tokens_loaded", path=str(self.path), people=len(self._by_hash))
         except (TokenFileError, OSError, UnicodeDecodeError) as exc:
@@ -201,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the person); only its hash goes into the tokens file.",
     )
     parser.add_argument("actor", help="the person, as journaled (e.g. chan.tai.man)")
-    parser.add_argument("role", choices=ROLES)
+    parser.add_argument("role", choices=ALL_ROLES)
     parser.add_argument(
         "--append", type=Path, metavar="FILE", help="append the hashed entry to this tokens file"
     )
@@ -217,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 problem = mode_problem(args.append, args.append.stat().st_mode)
                 if problem:
                     raise TokenFileError(problem)
-            parse_tokens(existing + "\n" + entry, str(args.append))
+            parse_tokens(existing + "\n" + entry, str(args.append), ALL_ROLES)
         except TokenFileError as exc:
             print(f"tabled token: {exc}", file=sys.stderr)
             return 1

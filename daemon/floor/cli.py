@@ -1,0 +1,168 @@
+"""`tabled floor`: run the floor; `tabled floor report`: the audit report of a period;
+`tabled floor demo`: nats-server, a throwaway PostgreSQL, three simulated tables and the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import psycopg
+import structlog
+
+from daemon.api.server import ApiServer
+from daemon.config import ConfigError
+from daemon.floor.api import Hub, create_app, report, report_csv
+from daemon.floor.config import FloorConfig, load_floor_config
+from daemon.floor.consumer import Consumer
+from daemon.floor.store import Store, dumps
+
+log = structlog.get_logger("tabled.floor")
+
+
+def _config(path: str | None, http: str | None) -> FloorConfig:
+    config = load_floor_config(path)
+    if http is not None:
+        config = replace(config, api=replace(config.api, listen=http))
+    return config
+
+
+async def serve(config: FloorConfig, stop: asyncio.Event, *, ack_wait: float = 30.0) -> int:
+    """Migrate, consume and serve until `stop` is set."""
+
+    store = Store(config.floor.database, config.floor.subject_prefix)
+    try:
+        await store.migrate()
+    except psycopg.Error as exc:
+        print(f"tabled floor: database {config.floor.database}: {exc}".strip(), file=sys.stderr)
+        return 1
+    hub = Hub()
+    consumer = Consumer(config.floor, store, hub.on_commit, ack_wait=ack_wait)
+    reader = Store(config.floor.database, config.floor.subject_prefix)
+
+    def health() -> dict[str, object]:
+        s = consumer.stats
+        return {"connected": s.connected, "lines": s.lines, "batches": s.batches}
+
+    app = create_app(reader, config, hub, health=health)
+    server = ApiServer(app, config.api.listen)
+    try:
+        host, port = server.bind()
+    except OSError as exc:
+        print(f"tabled floor: cannot listen on {config.api.listen}: {exc}", file=sys.stderr)
+        return 1
+    print(f"floor: http://{host}:{port}/", flush=True)
+    serving = asyncio.create_task(server.serve())
+    consuming = asyncio.create_task(consumer.run(stop))
+    try:
+        await stop.wait()
+    finally:
+        server.stop()
+        await consuming
+        await consumer.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(serving, 5)
+        await store.close()
+        await reader.close()
+    return 0
+
+
+def _run(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="tabled floor",
+        description="Consume every table's journal from JetStream into PostgreSQL, check each "
+        "table's hash chain, and serve the floor API and page. Subcommands: report, demo.",
+    )
+    parser.add_argument("--config", help="floor config (TOML with [floor], [api], [pits])")
+    parser.add_argument("--http", metavar="HOST:PORT", help="listen here (default: [api] listen)")
+    parser.add_argument(
+        "--ack-wait",
+        type=float,
+        default=30.0,
+        help="seconds before the broker redelivers an unacked message",
+    )
+    args = parser.parse_args(argv)
+    try:
+        config = _config(args.config, args.http)
+    except ConfigError as exc:
+        print(f"tabled floor: {exc}", file=sys.stderr)
+        return 2
+
+    async def main() -> int:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        return await serve(config, stop, ack_wait=args.ack_wait)
+
+    return asyncio.run(main())
+
+
+def _when(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO date or time") from None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def report_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="tabled floor report",
+        description="The audit report of a period, read from the floor's database: violations, "
+        "overrides, device faults, settlements, rounds and chain alerts.",
+    )
+    parser.add_argument("--config", help="floor config (its [floor] database is read)")
+    parser.add_argument("--since", type=_when, required=True, help="ISO time, inclusive")
+    parser.add_argument("--until", type=_when, required=True, help="ISO time, exclusive")
+    parser.add_argument("--format", choices=("json", "csv"), default="json")
+    args = parser.parse_args(argv)
+    if args.since >= args.until:
+        parser.error("--since must be before --until")
+    try:
+        config = load_floor_config(args.config)
+    except ConfigError as exc:
+        print(f"tabled floor report: {exc}", file=sys.stderr)
+        return 2
+
+    async def main() -> int:
+
+        store = Store(config.floor.database)
+        try:
+            sections = await report(store, args.since, args.until)
+        except psycopg.Error as exc:
+            print(f"tabled floor report: {exc}".strip(), file=sys.stderr)
+            return 1
+        finally:
+            await store.close()
+        if args.format == "csv":
+            sys.stdout.write(report_csv(sections))
+        else:
+            sys.stdout.write(json.dumps(json.loads(dumps(sections)), indent=1) + "\n")
+        return 0
+
+    return asyncio.run(main())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    # stdout carries what a script reads (the URL, the report); the log goes to stderr.
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+    if args[:1] == ["report"]:
+        return report_main(args[1:])
+    if args[:1] == ["demo"]:
+        from daemon.floor.demo import main as demo_main  # noqa: PLC0415 - only for the demo
+
+        return demo_main(args[1:])
+    return _run(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,234 @@
+"""The floor API over a real floor process: who may read what, bad input, redaction of rounds
+in play, malformed messages, the audit report (API and CLI), and schemathesis (no 5xx)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import nats
+import pytest
+import schemathesis
+import websockets
+from hypothesis import HealthCheck, settings
+
+from daemon.api.tokens import TokenStore, parse_tokens
+from daemon.floor.api import Hub, create_app
+from daemon.floor.config import FloorApi, FloorConfig
+from daemon.floor.localservers import NatsServer, PostgresCluster, free_port
+from daemon.floor.store import Store
+from daemon.floor.synthetic import SyntheticTable, ensure_stream
+from tests.floor.floor_support import REPO, FloorEnv, FloorProcess, floor_config, write_tokens
+
+OPEN_ROUND_LINES = 150 + 5 + 20  # start lines, one whole round, then 20 lines into round 2
+
+
+@pytest.fixture(scope="module")
+def floor(
+    pg: PostgresCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[FloorEnv, FloorProcess]]:
+    root = tmp_path_factory.mktemp("floor-api")
+    broker = NatsServer().start()
+    dsn = pg.create_database("floor_api")
+    tokens = write_tokens(root / "tokens.toml")
+    config = floor_config(root / "floor.toml", dsn, broker.url, root / "tokens.toml")
+    env = FloorEnv(pg, broker, dsn, root, tokens, config)
+    table = SyntheticTable("T01", seed=3, violation_share=1.0, tilt_share=0.0)
+    lines = table.lines(OPEN_ROUND_LINES)
+    process = env.start_floor()
+    asyncio.run(env.publish(lines))
+    asyncio.run(env.wait_committed(process, {"T01": OPEN_ROUND_LINES}))
+    try:
+        yield env, process
+    finally:
+        process.stop()
+        broker.destroy()
+
+
+def get(floor: FloorProcess, path: str, token: str | None = None, **params: Any) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.get(floor.url + path, params=params, headers=headers, timeout=30)
+
+
+def test_every_read_needs_a_floor_token(floor: tuple[FloorEnv, FloorProcess]) -> None:
+    env, process = floor
+    assert get(process, "/api/health").status_code == 200
+    for path in ("/api/tables", "/api/alerts", "/api/violations", "/api/tables/T01"):
+        assert get(process, path).status_code == 401
+        assert get(process, path, "not-a-token").status_code == 401
+        assert get(process, path, env.tokens["pit"]).status_code == 200
+    r = get(process, "/api/report", env.tokens["pit"], since="2000-01-01", until="2100-01-01")
+    assert r.status_code == 403 and r.json()["error"] == "forbidden"
+
+
+@pytest.mark.parametrize(
+    ("path", "params"),
+    [
+        ("/api/tables", {"state": "sideways"}),
+        ("/api/alerts", {"kind": "meteor"}),
+        ("/api/alerts", {"limit": "0"}),
+        ("/api/violations", {"since": "yesterday"}),
+        ("/api/violations", {"since": "2030-01-01", "until": "2020-01-01"}),
+        ("/api/tables/T01/events", {"limit": "100000"}),
+        ("/api/tables/bad%20id", {}),
+        ("/api/report", {"since": "2020-01-01"}),
+    ],
+)
+def test_bad_input_is_a_4xx_naming_it(
+    floor: tuple[FloorEnv, FloorProcess], path: str, params: dict[str, str]
+) -> None:
+    env, process = floor
+    r = get(process, path, env.tokens["audit"], **params)
+    assert 400 <= r.status_code < 500, (r.status_code, r.text)
+    assert r.json()["error"] in ("invalid_input", "not_found")
+
+
+def test_unknown_table_is_404(floor: tuple[FloorEnv, FloorProcess]) -> None:
+    env, process = floor
+    r = get(process, "/api/tables/T99", env.tokens["pit"])
+    assert r.status_code == 404 and "T99" in r.json()["message"]
+
+
+def test_cards_of_a_round_in_play_are_hidden_but_from_admin_and_audit(
+    floor: tuple[FloorEnv, FloorProcess],
+) -> None:
+    env, process = floor
+
+    def cards(role: str, round_: str) -> list[dict[str, Any]]:
+        events = get(
+            process, "/api/tables/T01/events", env.tokens[role], round=round_, limit=1000
+        ).json()
+        return [e for e in events if e["event"] == "card.dealt"]
+
+    for role in ("pit", "surveillance"):
+        open_round = cards(role, "2")
+        assert open_round and all(e["redacted"] and "card" not in e["payload"] for e in open_round)
+        assert all(e["line"] is None for e in open_round)
+        settled = cards(role, "1")
+        assert settled and all(not e["redacted"] and e["payload"]["card"] for e in settled)
+    for role in ("audit", "admin"):
+        open_round = cards(role, "2")
+        assert all(not e["redacted"] and e["payload"]["card"] for e in open_round)
+        assert all(json.loads(e["line"])["seq"] == e["seq"] for e in open_round)
+
+
+def test_malformed_messages_are_alerts_not_rows(floor: tuple[FloorEnv, FloorProcess]) -> None:
+    env, process = floor
+    other = SyntheticTable("T02", seed=9).lines(3)
+
+    async def ship() -> None:
+        nc = await nats.connect(env.broker.url)
+        js = nc.jetstream()
+        await ensure_stream(js)
+        await js.publish("tabled.T02.x", b"not json\n", headers={"Nats-Msg-Id": "junk:1"})
+        # A line that names another table than its subject.
+        await js.publish("tabled.T09.x", other[0], headers={"Nats-Msg-Id": "T09:1"})
+        for i, line in enumerate(other, 1):
+            await js.publish("tabled.T02.x", line, headers={"Nats-Msg-Id": f"T02:{i}"})
+        await nc.close()
+
+    asyncio.run(ship())
+    asyncio.run(env.wait_committed(process, {"T02": 3}))
+    alerts = get(process, "/api/alerts", env.tokens["surveillance"], kind="malformed").json()
+    assert {a["table"] for a in alerts} == {"T02", "T09"}
+    assert any("T01" not in a["details"]["problem"] for a in alerts)
+    assert env.psql("SELECT count(*) FROM journal_lines WHERE table_id = 'T02'") == [(3,)]
+
+
+def test_report_api_and_cli(floor: tuple[FloorEnv, FloorProcess]) -> None:
+    env, process = floor
+    span = {"since": "2000-01-01T00:00:00Z", "until": "2100-01-01T00:00:00Z"}
+    body = get(process, "/api/report", env.tokens["audit"], **span).json()
+    assert len(body["violations"]) == 2  # violation_share 1.0: one in each round so far
+    assert body["settlements"][0]["net"] == "95.00"
+    csv_text = get(process, "/api/report", env.tokens["admin"], format="csv", **span).text
+    assert csv_text.startswith("section,table,seq,ts") and "violations,T01" in csv_text
+    cli = [sys.executable, "-m", "daemon", "floor", "report", "--config", str(env.config),
+           "--since", span["since"], "--until", span["until"]]  # fmt: skip
+    out = subprocess.run(cli, capture_output=True, text=True, check=True, cwd=REPO).stdout
+    assert json.loads(out)["violations"] == body["violations"]
+    out = subprocess.run(
+        [*cli, "--format", "csv"], capture_output=True, text=True, check=True, cwd=REPO
+    ).stdout
+    assert out == csv_text
+    bad = subprocess.run(
+        [*cli[:-4], "--since", "2030-01-01", "--until", "2020-01-01"],
+        capture_output=True, text=True, check=False, cwd=REPO,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "--since must be before --until" in bad.stderr
+
+
+def test_floor_roles_from_the_token_cli(tmp_path: Path) -> None:
+    file = tmp_path / "tokens.toml"
+    tokens = {}
+    for name, role in (("ho.pit", "pit"), ("au.dit", "audit"), ("chan.dealer", "dealer")):
+        proc = subprocess.run(
+            [sys.executable, "-m", "daemon", "token", name, role, "--append", str(file)],
+            capture_output=True, text=True, check=True, cwd=REPO,
+        )  # fmt: skip
+        tokens[role] = proc.stdout.strip()
+    floor_store = TokenStore(file, ("pit", "surveillance", "audit", "admin"))
+    table_store = TokenStore(file)
+    assert floor_store.lookup(tokens["pit"]).role == "pit"  # type: ignore[union-attr]
+    assert floor_store.lookup(tokens["dealer"]) is None  # a dealer does not read the floor
+    assert table_store.lookup(tokens["pit"]) is None  # nor a pit token the table
+    assert table_store.lookup(tokens["dealer"]).role == "dealer"  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="croupier"):
+        parse_tokens('[[token]]\nactor = "x"\nrole = "croupier"\nhash = "sha256:' + "0" * 64 + '"')
+
+
+# schemathesis: the schema is drawn from the app at collection; the calls go to the real floor.
+_schema_app = create_app(
+    Store("postgresql:///unused"), FloorConfig(api=FloorApi(tokens_file=None)), Hub()
+)
+floor_schema = schemathesis.openapi.from_dict(_schema_app.openapi())
+
+
+@floor_schema.parametrize()
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+def test_no_5xx(case: Any, floor: tuple[FloorEnv, FloorProcess]) -> None:
+    env, process = floor
+    case.call_and_validate(
+        base_url=process.url,
+        headers={"Authorization": f"Bearer {env.tokens['audit']}"},
+        checks=[schemathesis.checks.not_a_server_error],
+    )
+
+
+def test_feed_refuses_another_sites_page(floor: tuple[FloorEnv, FloorProcess]) -> None:
+    env, process = floor
+    ws_url = process.url.replace("http://", "ws://") + "/api/feed"
+
+    async def hello(origin: str) -> dict[str, Any]:
+        async with websockets.connect(ws_url, origin=origin) as ws:  # type: ignore[arg-type]
+            await ws.send(json.dumps({"token": env.tokens["pit"]}))
+            answer: dict[str, Any] = json.loads(await ws.recv())
+            return answer
+
+    assert asyncio.run(hello("http://evil.example"))["error"] == "forbidden_origin"
+    assert asyncio.run(hello(process.url))["type"] == "hello"
+
+
+def test_bad_config_or_database_is_a_clear_message(tmp_path: Path) -> None:
+    def floor(config: str) -> subprocess.CompletedProcess[str]:
+        path = tmp_path / "floor.toml"
+        path.write_text(config)
+        return subprocess.run(
+            [sys.executable, "-m", "daemon", "floor", "--config", str(path)],
+            capture_output=True, text=True, check=False, cwd=REPO, timeout=60,
+        )  # fmt: skip
+
+    typo = floor("[floor]\nbatchsize = 5\n")
+    assert typo.returncode == 2 and "floor: unknown key(s) batchsize" in typo.stderr
+    wrong = floor('[floor]\ndatabase = "mysql://x"\n')
+    assert wrong.returncode == 2 and "postgresql://" in wrong.stderr
+    port = free_port()
+    down = floor(f'[floor]\ndatabase = "postgresql://floor@127.0.0.1:{port}/floor"\n')
+    assert down.returncode == 1 and f"127.0.0.1:{port}" in down.stderr
+    assert "Traceback" not in typo.stderr + wrong.stderr + down.stderr

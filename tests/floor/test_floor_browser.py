@@ -1,0 +1,117 @@
+"""The floor page in Debian's chromium (Playwright): tiles, live alerts, filters, drill-down
+with redaction, SVG charts; screenshots at 1920x1080 and 1280x800 in tests/artifacts/."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from daemon.floor.localservers import NatsServer, PostgresCluster
+from daemon.floor.synthetic import SyntheticTable, interleave
+from tests.floor.floor_support import FloorEnv, FloorProcess, floor_config, write_tokens
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists() and not os.environ.get("CI"),
+        reason="needs Debian's chromium at /usr/bin/chromium",
+    ),
+]
+
+TABLES = [f"T{i:02d}" for i in range(1, 13)]
+
+
+@pytest.fixture
+def floor(pg: PostgresCluster, tmp_path: Path) -> Iterator[tuple[FloorEnv, FloorProcess, Any]]:
+    broker = NatsServer().start()
+    dsn = pg.create_database("floor_page")
+    tokens = write_tokens(tmp_path / "tokens.toml")
+    config = floor_config(tmp_path / "floor.toml", dsn, broker.url, tmp_path / "tokens.toml")
+    env = FloorEnv(pg, broker, dsn, tmp_path, tokens, config)
+    tables = {
+        t: SyntheticTable(t, seed=i, lines_per_round=60, violation_share=0.5, tilt_share=0.3)
+        for i, t in enumerate(TABLES)
+    }
+    lines = {t: s.lines(60 * 4 + 20 + 7 * i) for i, (t, s) in enumerate(tables.items())}
+    lines["T05"] = lines["T05"][:100] + lines["T05"][101:]  # seq 101 withheld: a gap
+    process = env.start_floor()
+    asyncio.run(env.publish(interleave(list(lines.values()))))
+    asyncio.run(env.wait_committed(process, {t: len(x) for t, x in lines.items()}))
+    try:
+        yield env, process, tables
+    finally:
+        process.stop()
+        broker.destroy()
+
+
+def test_floor_page(floor: tuple[FloorEnv, FloorProcess, Any]) -> None:
+    env, process, tables = floor
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1920, "height": 1080})
+            page.goto(process.url + "/")
+            page.fill("#token", "wrong")
+            page.click("#login button[type=submit]")
+            expect(page.locator("#login-error")).to_contain_text("Token not recognised")
+            page.fill("#token", env.tokens["pit"])
+            page.click("#login button[type=submit]")
+            expect(page.locator("#link")).to_contain_text("live")
+            expect(page.locator(".tile")).to_have_count(len(TABLES))
+            expect(page.locator(".tile.chain-bad")).to_have_count(1)  # T05
+            expect(page.locator('.tile[data-table="T05"]')).to_contain_text("gap @101")
+            gap = page.locator("#alerts li.chain").first
+            expect(gap).to_contain_text("T05 seq 101")
+            expect(gap).to_contain_text("received ")
+            expect(page.locator("#alerts li.violation").first).to_contain_text("Portaria")
+            for chart in ("violations", "faults", "rounds"):
+                assert page.locator(f"#chart-{chart} svg rect").count() > 1
+            page.screenshot(path=str(ARTIFACTS / "floor-1920x1080.png"))
+
+            # Filters: pit B is T03 only (tests' config); the chain filter is T05 alone.
+            page.select_option("#f-pit", "Pit B")
+            expect(page.locator(".tile")).to_have_count(1)
+            page.select_option("#f-pit", "")
+            page.select_option("#f-state", "chain")
+            expect(page.locator(".tile")).to_have_count(1)
+            page.select_option("#f-state", "")
+
+            # Live: T07 skips a line; its tile turns red and the gap is listed, no reload.
+            t07 = tables["T07"]
+            more = t07.lines(3)[1:]
+            with ThreadPoolExecutor(1) as pool:  # Playwright's sync API owns this thread's loop
+                pool.submit(asyncio.run, env.publish(more)).result()
+            tile = page.locator('.tile[data-table="T07"]')
+            expect(tile).to_contain_text(f"seq {t07.seq}")
+            expect(tile).to_have_class(re.compile("chain-bad"))
+            expect(page.locator("#alerts li.chain").first).to_contain_text(f"T07 seq {t07.seq - 2}")
+
+            # Drill-down: the round in play's cards are hidden from the pit.
+            page.click('.tile[data-table="T02"]')
+            expect(page.locator("#drill")).to_be_visible()
+            expect(page.locator("#drill-events li.redacted").first).to_contain_text("hidden")
+            expect(page.locator("#drill-rounds li").first).to_contain_text("open")
+
+            page.set_viewport_size({"width": 1280, "height": 800})
+            page.screenshot(path=str(ARTIFACTS / "floor-drill-1280x800.png"))
+            page.click("#drill-close")
+            expect(page.locator(".tile")).to_have_count(len(TABLES))
+            # Nothing spills past the screen at the smaller size.
+            assert page.evaluate("document.documentElement.scrollHeight") <= 800
+            assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+            page.screenshot(path=str(ARTIFACTS / "floor-1280x800.png"))
+        finally:
+            browser.close()
