@@ -332,6 +332,9 @@ class Shipper:
         self._refused_unjournaled = 0
         self._probing = True
         self._unsent_since: float | None = None
+        # A line the broker answered with an error since the last (re)connection: the stream may
+        # hold later lines without it, so the next reconnect must not move the cursor over it.
+        self._broker_refused = False
 
     # -- the thread ----------------------------------------------------------------------
 
@@ -511,7 +514,17 @@ class Shipper:
         self._inflight.clear()
         self._sent_at.clear()
         self._done.clear()
-        self._resend = deque(pending[seq] for seq in sorted(pending))
+        # Only a run without a hole is resent from memory; from the first seq missing (or if the
+        # run does not end where the tail stands) the journal is read again: a line is never
+        # passed over because it was in neither place.
+        resend: deque[Line] = deque()
+        for seq in sorted(pending):
+            if seq != self._acked + 1 + len(resend):
+                break
+            resend.append(pending[seq])
+        self._resend = resend
+        if self._tail.next_seq != self._acked + 1 + len(resend):
+            self._tail_ready = False  # `_ensure_tail` seeks it to the line after the run
         self._probing = True
 
     def _head(self) -> int | None:
@@ -519,11 +532,17 @@ class Shipper:
 
     async def _reconcile(self, js: JetStreamContext) -> None:
         """Move the cursor up to the last line of this table the stream already holds."""
+        refused, self._broker_refused = self._broker_refused, False
         msg = await last_stored(js, self.feed, self.table_id)
         if msg is None:
             return
         seq = stored_seq(msg, self.table_id)
         if seq is None or seq <= self._acked:
+            return
+        if refused:
+            # The broker stores one connection's lines in order, so its last line of this table
+            # vouches for every line before it, unless it answered one of them with an error:
+            # then every unacknowledged line is resent (de-duplication drops what it holds).
             return
         head = self._head()
         line = None if head is not None and seq > head else JournalTail(self.dir).line_at(seq)
@@ -615,16 +634,22 @@ class Shipper:
         return not self._tail.has_more()
 
     async def _send(self, nc: Client, inbox: str, room: int) -> int:
+        # The connection is checked before a line is taken: a line taken from the resend queue
+        # or the tail is in flight from then on, else a failure here would lose it (the tail has
+        # passed it and `_requeue` would not know it).
+        if nc.is_closed or not nc.is_connected:
+            raise FeedError("the connection to the NATS server was lost")
+        now = time.monotonic()
         lines: list[Line] = []
         while self._resend and len(lines) < room:
-            lines.append(self._resend.popleft())
+            line = self._resend.popleft()
+            self._inflight[line.seq] = line
+            self._sent_at[line.seq] = now
+            lines.append(line)
         if len(lines) < room:
             lines.extend(self._tail.read(self._head(), room - len(lines)))
         if not lines:
             return 0
-        now = time.monotonic()
-        if nc.is_closed or not nc.is_connected:
-            raise FeedError("the connection to the NATS server was lost")
         # The HPUB frames of the whole batch are built here and handed to the client at once:
         # the client's per-message publish (header checks, one buffer append each) cost more
         # CPU than everything else the shipper does per line.
@@ -675,6 +700,7 @@ class Shipper:
             return
         status = (msg.headers or {}).get("Status")
         if status == "503":
+            self._broker_refused = True
             self._problem = FeedError(
                 f"no JetStream stream takes {self._prefix}{line.event} (is stream "
                 f"{self.feed.stream} there?)"
@@ -688,6 +714,7 @@ class Shipper:
             if error is None and "seq" in body:
                 self._done.add(seq)
             elif not isinstance(error, dict):
+                self._broker_refused = True
                 self._problem = FeedError(f"an answer that is not a JetStream ack: {data[:80]!r}")
             else:
                 code = error.get("err_code")
@@ -695,6 +722,7 @@ class Shipper:
                 if code in REFUSED_FOR_GOOD:
                     self._refuse(line, text)
                 else:
+                    self._broker_refused = True
                     self._problem = FeedError(f"JetStream refused {self.table_id}:{seq}: {text}")
 
     def _collect(self) -> None:

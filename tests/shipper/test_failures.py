@@ -14,7 +14,7 @@ from nats.js import api as js_api
 
 from daemon.journal import Journal, Record, Subscription
 from daemon.shipper.cli import replay
-from daemon.shipper.engine import Shipper
+from daemon.shipper.engine import FeedError, Shipper, connect
 from daemon.shipper.tail import line_seq
 from tests.shipper.support import (
     NatsServer,
@@ -101,12 +101,6 @@ def test_broker_down_then_back_the_table_plays_on(tmp_path: Path, nats_server: N
     assert_stream_is_journal(nats_server.url, "T01", tmp_path / "j")
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known defect, open in issue 11: after a broker restart mid-window the stream can "
-    "lack a run of lines (seen: 1777-1797 of 6503) while holding later ones, and the shipper's "
-    "reconnect moves its cursor to the stream's last line; fails in about 1 run of 3",
-)
 def test_broker_restarted_mid_publish(tmp_path: Path, nats_server: NatsServer) -> None:
     journal = make_journal(tmp_path / "j", "T01", 6000)
     acked = Acked()
@@ -245,3 +239,29 @@ def test_replay_fills_the_gap_of_a_refused_line_and_stores_nothing_twice(
     stored = stream_lines(nats_server.url, "T01")
     assert stored[-1] == big.line  # the gap filled, at the end of the stream
     assert sorted(stored, key=line_seq) == journal_lines(tmp_path / "j")
+
+
+def test_a_connection_lost_while_sending_loses_no_line(
+    tmp_path: Path, nats_server: NatsServer
+) -> None:
+    """The moment a broker restart hit in issue 11: the connection gone as a batch is taken."""
+    journal = make_journal(tmp_path / "j", "T01", 20)
+    shipper = Shipper(feed_config(nats_server), "T01", journal.dir, journal=journal)
+
+    async def send_on_a_lost_connection() -> None:
+        nc = await connect(shipper.feed, "T01")
+        await nc.close()
+        shipper._ensure_tail()
+        with pytest.raises(FeedError, match="connection to the NATS server was lost"):
+            await shipper._send(nc, nc.new_inbox(), 7)
+        shipper._requeue()
+
+    asyncio.run(send_on_a_lost_connection())
+    # Whatever was taken is sent again first, and the tail goes on right after it.
+    resend = [line.seq for line in shipper._resend]
+    shipper._ensure_tail()
+    assert resend + [line.seq for line in shipper._tail.read(None, 5)] == list(
+        range(1, len(resend) + 6)
+    )
+    shipper._tail.close()
+    journal.close()
