@@ -33,10 +33,10 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from daemon import __version__
-from daemon.api.doors import DoorsPolicy, _origin_key
+from daemon.api.doors import Doors, DoorsPolicy
+from daemon.api.gate import Gate, RefusalLog
 from daemon.api.ratelimit import AuthFailureLimiter
 from daemon.api.tokens import FLOOR_ROLES, Principal, TokenStore, fingerprint
-from daemon.config import parse_listen
 from daemon.floor.config import FloorConfig
 from daemon.floor.redact import sees_raw_lines, visible_payload
 from daemon.floor.store import BatchResult, Store, dumps
@@ -329,6 +329,11 @@ Since = Annotated[datetime | None, Query(description="ISO time, inclusive")]
 Until = Annotated[datetime | None, Query(description="ISO time, exclusive")]
 
 
+async def _log_refusal(event: str, fact: dict[str, Any]) -> None:
+    """Where the doors' refusal summaries go on the floor: its log (it keeps no journal)."""
+    log.warning(f"floor.{event}", **fact)
+
+
 def create_app(  # noqa: PLR0915 - the routes are closures over one store; one factory reads best
     store: Store,
     config: FloorConfig,
@@ -354,6 +359,14 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         redoc_url=None,
     )
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    # The table's doors (daemon.api.doors): the Host allow-list on HTTP and WebSocket (421), the
+    # push feed's Origin rule (403), and TLS or the proxy opt-out beyond loopback (ApiServer
+    # reads `app.state.doors`). The floor has no journal of its own: refusals go to the log.
+    doors = DoorsPolicy.from_config(config.api)
+    doors.journal = _log_refusal
+    gate = Gate(tokens, limiter, RefusalLog(_log_refusal, clock))
+    app.add_middleware(Doors, policy=doors, gate=gate)
+    app.state.doors, app.state.gate = doors, gate
 
     def authenticate(token: str | None, client: str) -> Principal:
         wait = limiter.retry_after(client)
@@ -654,29 +667,11 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
             return Response(report_csv(sections), media_type="text/csv")
         return Response(dumps(sections), media_type="application/json")
 
-    # The table's rule (daemon.api.doors): the page's own origin or one listed, never merely an
-    # Origin equal to the Host header the browser was sent to.
-    doors = DoorsPolicy(origins=frozenset(_origin_key(o) for o in config.api.allowed_origins))
-    with contextlib.suppress(ValueError):
-        doors.serving_at(parse_listen(config.api.listen)[0])
-
+    # Host and Origin were checked by the doors before this runs.
     @app.websocket("/api/feed")
     async def feed(ws: WebSocket) -> None:
         await ws.accept()
         client = ws.client.host if ws.client else "?"
-        origin = ws.headers.get("origin")
-        if not doors.origin_allowed(origin, ws.scope.get("server")):
-            log.warning("floor.ws_origin_refused", client=client, origin=(origin or "")[:200])
-            await ws.send_json(
-                {
-                    "type": "error",
-                    "error": "forbidden_origin",
-                    "message": "serve the page from this floor or list the origin in "
-                    "[api] allowed_origins",
-                }
-            )
-            await ws.close(4403)
-            return
         try:
             hello = json.loads(await asyncio.wait_for(ws.receive_text(), WS_AUTH_TIMEOUT))
             token = hello.get("token") if isinstance(hello, dict) else None

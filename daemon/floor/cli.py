@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 import psycopg
 import structlog
 
+from daemon.api.doors import serving_problem
 from daemon.api.server import ApiServer
 from daemon.config import ConfigError
 from daemon.floor.api import Hub, create_app, report, report_csv
@@ -54,11 +55,11 @@ async def serve(config: FloorConfig, stop: asyncio.Event, *, ack_wait: float = 3
     app = create_app(reader, config, hub, health=health)
     server = ApiServer(app, config.api.listen)
     try:
-        host, port = server.bind()
+        server.bind()
     except OSError as exc:
         print(f"tabled floor: cannot listen on {config.api.listen}: {exc}", file=sys.stderr)
         return 1
-    print(f"floor: http://{host}:{port}/", flush=True)
+    print(f"floor: {server.url()}/", flush=True)
     serving = asyncio.create_task(server.serve())
     consuming = asyncio.create_task(consumer.run(stop))
     try:
@@ -93,6 +94,11 @@ def _run(argv: Sequence[str]) -> int:
         config = _config(args.config, args.http)
     except ConfigError as exc:
         print(f"tabled floor: {exc}", file=sys.stderr)
+        return 2
+    # The table's doors: TLS beyond loopback, a private tokens file; before anything starts.
+    problem = serving_problem(config.api, config.api.listen)
+    if problem:
+        print(f"tabled floor: --http {config.api.listen}: {problem}", file=sys.stderr)
         return 2
 
     async def main() -> int:

@@ -11,11 +11,19 @@
     [api]
     listen = "127.0.0.1:8800"             # loopback unless said otherwise
     tokens_file = "floor-tokens.toml"     # `tabled token NAME pit --append floor-tokens.toml`
+    allowed_hosts = ["floor.pit.example"] # names besides loopback and `listen`'s host (Host header)
+    tls_cert = "floor.crt"                # TLS served by the floor itself (both or neither);
+    tls_key = "floor.key"                 #   required beyond loopback unless
+    plain_http_behind_proxy = false       #   a TLS-terminating proxy on this PC is in front
 
     [pits]
     "Pit A" = ["T01", "T02"]              # which tables the page groups and filters as a pit
 
 Unknown keys and wrong types are refused with the key named, like the table's config.
+
+`[api]` is the table's `ApiConfig` (daemon.config) with the floor's port: the same keys, checks
+and error wording, and the same doors (daemon.api.doors) serve it. Only the console's
+`console_idle_seconds` is not the floor's.
 """
 
 from __future__ import annotations
@@ -26,7 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daemon.config import ConfigError
+from pydantic import ConfigDict, StrictStr, TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass as config_dataclass
+
+from daemon.config import ApiConfig, ConfigError, _describe
 
 SUBJECT_TOKEN = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -41,11 +52,15 @@ class FloorSection:
     batch: int = 500
 
 
-@dataclass(frozen=True)
-class FloorApi:
-    listen: str = "127.0.0.1:8800"
-    tokens_file: Path | None = None
-    allowed_origins: tuple[str, ...] = ()
+@config_dataclass(frozen=True, config=ConfigDict(extra="forbid"))
+class FloorApi(ApiConfig):
+    """The table's `[api]` (listen, tokens_file, allowed_origins, allowed_hosts, tls_cert,
+    tls_key, plain_http_behind_proxy), listening on the floor's port by default."""
+
+    listen: StrictStr = "127.0.0.1:8800"
+
+
+_FLOOR_API = TypeAdapter(FloorApi)
 
 
 @dataclass(frozen=True)
@@ -103,19 +118,13 @@ def parse_floor_config(
     api_raw = data.pop("api", {})
     if not isinstance(api_raw, dict):
         raise ConfigError("[api] must be a table")
-    tokens = _take(api_raw, "tokens_file", str, "api", None)
-    origins = _take(api_raw, "allowed_origins", list, "api", [])
-    bad = [
-        o for o in origins if not isinstance(o, str) or not o.startswith(("http://", "https://"))
-    ]
-    if bad:
-        raise ConfigError(f"api.allowed_origins: {bad[0]!r} is not an http(s):// origin")
-    api = FloorApi(
-        listen=_take(api_raw, "listen", str, "api", "127.0.0.1:8800"),
-        tokens_file=None if tokens is None else base / tokens,
-        allowed_origins=tuple(o.rstrip("/") for o in origins),
-    )
-    _leftovers(api_raw, "api")
+    if "console_idle_seconds" in api_raw:
+        raise ConfigError("api.console_idle_seconds: unknown key (the console's, not the floor's)")
+    try:
+        api = _FLOOR_API.validate_python(api_raw, context={"base": base})
+    except ValidationError as exc:
+        problems = [_describe({**e, "loc": ("api", *e["loc"])}) for e in exc.errors()]
+        raise ConfigError("; ".join(problems)) from None
 
     pits_raw = data.pop("pits", {})
     if not isinstance(pits_raw, dict):

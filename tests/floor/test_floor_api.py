@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -216,6 +217,34 @@ def test_feed_refuses_another_sites_page(floor: tuple[FloorEnv, FloorProcess]) -
 
     assert asyncio.run(hello("http://evil.example"))["error"] == "forbidden_origin"
     assert asyncio.run(hello(process.url))["type"] == "hello"
+
+
+def test_a_name_not_the_floors_is_refused_on_http_and_websocket(
+    floor: tuple[FloorEnv, FloorProcess],
+) -> None:
+    """DNS rebinding: a page whose own name now resolves to the floor still sends that name."""
+    env, process = floor
+    rebound = {"Authorization": f"Bearer {env.tokens['audit']}", "Host": "rebind.example:8800"}
+    r = httpx.get(process.url + "/api/tables", headers=rebound, timeout=30)
+    assert r.status_code == 421 and r.json()["error"] == "forbidden_host"
+    assert "rebind.example" in r.json()["message"]
+    assert httpx.get(process.url + "/", headers={"Host": "rebind.example"}).status_code == 421
+    port = int(process.url.rsplit(":", 1)[1])
+
+    async def hello(name: str) -> tuple[dict[str, Any], int | None]:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        async with websockets.connect(f"ws://{name}:{port}/api/feed", sock=sock) as ws:
+            with contextlib.suppress(websockets.ConnectionClosed):  # the door may shut first
+                await ws.send(json.dumps({"token": env.tokens["pit"]}))
+            answer: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            if answer["type"] == "error":  # then the door closes
+                with contextlib.suppress(websockets.ConnectionClosed):
+                    await asyncio.wait_for(ws.recv(), 30)
+            return answer, ws.close_code
+
+    answer, code = asyncio.run(hello("rebind.example"))
+    assert (answer["error"], code) == ("forbidden_host", 4403)
+    assert asyncio.run(hello("localhost"))[0]["type"] == "hello"
 
 
 def test_bad_config_or_database_is_a_clear_message(tmp_path: Path) -> None:

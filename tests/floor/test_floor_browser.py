@@ -78,7 +78,8 @@ def test_floor_page(floor: tuple[FloorEnv, FloorProcess, Any]) -> None:
             expect(gap).to_contain_text("received ")
             expect(page.locator("#alerts li.violation").first).to_contain_text("Portaria")
             for chart in ("violations", "faults", "rounds"):
-                assert page.locator(f"#chart-{chart} svg rect").count() > 1
+                # At least two bars, waited for: the charts draw after their own fetch.
+                expect(page.locator(f"#chart-{chart} svg rect").nth(1)).to_be_attached()
             page.screenshot(path=str(ARTIFACTS / "floor-1920x1080.png"))
 
             # Filters: pit B is T03 only (tests' config); the chain filter is T05 alone.
