@@ -156,9 +156,11 @@ def tls_problem(cert: Path | None, key: Path | None) -> str | None:
     try:
         context.load_cert_chain(cert, key)
     except FileNotFoundError as exc:
-        return f"[api] tls_cert/tls_key: {exc.filename}: no such file"
+        # ssl does not always say which file (exc.filename is None): name the missing one.
+        missing = exc.filename or next((p for p in (cert, key) if not p.exists()), cert)
+        return f"[api] tls_cert/tls_key: {missing}: no such file"
     except PermissionError as exc:
-        return f"[api] tls_cert/tls_key: {exc.filename}: not readable by this user"
+        return f"[api] tls_cert/tls_key: {exc.filename or cert}: not readable by this user"
     except (ssl.SSLError, OSError) as exc:
         return (
             f"[api] tls_cert {cert} and tls_key {key} are not a PEM certificate and its key: {exc}"

@@ -328,7 +328,7 @@ def test_listening_beyond_loopback_needs_tls_or_the_named_opt_out(tmp_path: Path
     assert "\n" not in problem
     assert serving_problem(ApiConfig(plain_http_behind_proxy=True), "0.0.0.0:8700") is None
     missing = ApiConfig(tls_cert=tmp_path / "c.pem", tls_key=tmp_path / "k.pem")
-    assert "no such file" in str(serving_problem(missing, "0.0.0.0:8700"))
+    assert f"{tmp_path / 'c.pem'}: no such file" in str(serving_problem(missing, "0.0.0.0:8700"))
     (tmp_path / "c.pem").write_text("not a certificate")
     (tmp_path / "k.pem").write_text("not a key")
     assert "not a PEM certificate" in str(serving_problem(missing, "127.0.0.1:8700"))
