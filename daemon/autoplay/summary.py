@@ -10,6 +10,7 @@ that were late or foul) it counts itself as it plays.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 from collections.abc import Mapping
@@ -57,10 +58,12 @@ def read_table(table: Table) -> tuple[Counter[str], Counter[str], Counter[str], 
 
 
 def article_title(citation: str, width: int = 60) -> str:
-    """What an article says, shortened to `width` characters (the catalogue's gloss)."""
+    """What an article says, shortened to `width` characters (the catalogue's gloss; for a
+    paragraph the catalogue has only as a whole article, the article's). Empty for a rule of
+    tabled's own, whose citation already says it in words."""
     from daemon.trace.catalogue import BY_CITATION  # noqa: PLC0415 - only to print a summary
 
-    article = BY_CITATION.get(citation)
+    article = BY_CITATION.get(citation) or BY_CITATION.get(re.sub(r"\(\w+\)$", "", citation))
     if article is None:
         return ""
     gloss = article.gloss.split("; ")[0].rstrip(".")
