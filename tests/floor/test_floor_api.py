@@ -257,7 +257,7 @@ def test_bad_config_or_database_is_a_clear_message(tmp_path: Path) -> None:
         )  # fmt: skip
 
     typo = floor("[floor]\nbatchsize = 5\n")
-    assert typo.returncode == 2 and "floor: unknown key(s) batchsize" in typo.stderr
+    assert typo.returncode == 2 and "floor.batchsize: unknown key" in typo.stderr
     wrong = floor('[floor]\ndatabase = "mysql://x"\n')
     assert wrong.returncode == 2 and "postgresql://" in wrong.stderr
     port = free_port()
