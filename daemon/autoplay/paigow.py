@@ -142,7 +142,10 @@ class PaiGowDealer(FaultInjection):
         doors = proc.door_seats()
         for seat in [s for s in proc.opening_order() if s not in proc.settings]:
             tiles = self._hands[seat]
-            setting = bad_setting(tiles) if self.plan.foul and seat == doors[0] else None
+            # A foul round: the first door sets wrongly, and half the time the banker too (the
+            # rule set decides whether the croupier re-sets it, Art. 6(2)).
+            wrong = seat == doors[0] or (seat == proc.banker_seat and self.rng.random() < 0.5)
+            setting = bad_setting(tiles) if self.plan.foul and wrong else None
             await self.act("open_hand", {"seat": seat, **(setting or good_setting(tiles))})
 
     def _deal_tiles(self, proc: PaiGowProcedure) -> None:
