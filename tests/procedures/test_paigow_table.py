@@ -444,3 +444,33 @@ def test_a_replayed_round_with_every_new_step_reproduces_the_snapshot() -> None:
         replayed.handle(item.action, item.actor, dict(item.payload), item.now)
     assert replayed.snapshot() == table.proc.snapshot()
     assert device("dice_shaker") in {i.actor for i in table.inputs}
+
+
+@pytest.mark.article("15/90/M", "5(5)")
+def test_a_house_that_does_not_co_bank_refuses_the_house_share(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(paigow.RULESETS, "macau-1990", paigow.PaiGowRules(house_co_banks=False))
+    table = paigow_table()
+    table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
+    table.ok("confirm_tile_shuffle", DEALER)
+    house = table.refused("co_bank", DEALER, {"player": "house", "amount": 500, "house": True})
+    assert article(house) == f"{ART} 5(5)"
+    table.ok("co_bank", DEALER, {"player": "P7", "amount": 500})  # guests still may
+
+
+@pytest.mark.article("15/90/M", "4")
+def test_a_face_up_name_and_a_face_up_pip_of_one_name_both_find_their_tile() -> None:
+    table = paigow_table()
+    table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
+    table.ok("confirm_tile_shuffle", DEALER)
+    paigow_betting(table)
+    paigow_shake(table)  # 10: door 1 first
+    table.ok("tile_face_up", DEALER, {"seat": 1, "tile": "杂九"})  # either nine
+    table.ok("tile_face_up", DEALER, {"seat": 1, "tile": "4-5"})  # this very nine
+    paigow_deal(table)
+    paigow_set(table)
+    table.ok("open_hand", DEALER, {"seat": 0, "front": "1-1 1-1", "back": "6-6 6-6"})
+    one_nine = {"seat": 1, "front": "4-5 2-2", "back": "5-5 5-5"}
+    assert article(table.refused("open_hand", DEALER, one_nine)) == f"{ART} 4"
+    table.ok("open_hand", DEALER, {"seat": 1, "front": "4-5 3-6", "back": "5-5 5-5"})

@@ -594,7 +594,11 @@ def _check_face_up(face_up: Sequence[FaceUp], seat: int, hand: Sequence[str]) ->
     """Art. 4: a tile dealt face up at a door stays in play, so the hand opened there holds it
     (issue 9: a hand entered without it would put another tile in its place)."""
     left = list(hand)
-    for shown in (f for f in face_up if f["seat"] == seat):
+    # Faces named by pips first, so a name (杂九) does not take the face a pip entry needs.
+    shown_here = sorted(
+        (f for f in face_up if f["seat"] == seat), key=lambda f: bool(f.get("by_name"))
+    )
+    for shown in shown_here:
         names = [_name(t) for t in left]
         if shown.get("by_name") and _name(shown["tile"]) in names:
             left.pop(names.index(_name(shown["tile"])))
