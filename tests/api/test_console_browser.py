@@ -369,16 +369,22 @@ def test_a_pai_gow_round_shows_eight_hands_and_the_tiles(tmp_path: Path) -> None
             submit_form(page, "place_bet", {"player": "P1", "seat": "1", "amount": "100"})
             expect(page.locator(".seat[data-seat='1'] .bets")).to_contain_text("P1 100")
             submit_form(page, "place_stake", {"amount": "1000"})
+            page.click("[data-action=head_tiles_out]")
             submit_form(page, "shake_dice", {"player": "B"})
             expect(page.locator("#dice .die")).to_have_count(4)
             expect(phase).to_contain_text("Dealing")
-            page.click("[data-action=confirm_deal]")
-            submit_form(page, "set_hand", {"seat": "1", **setting(tiles[4:8])})
+            state = httpx.get(url + "/api/state", headers=auth("dealer")).json()["state"]
+            first = (state["dice_total"] - 1) % 8  # counted from the banker's door 0 as one
+            for turn in range(8):  # Art. 2(3): counter-clockwise from the door the dice name
+                submit_form(page, "deal_hand", {"seat": str((first + turn) % 8)})
+            expect(phase).to_contain_text("Setting")
+            submit_form(page, "set_hand", {"seat": "1"})  # face down: no tiles yet
+            page.click("[data-action=set_banker]")
+            submit_form(page, "open_hand", {"seat": "0", **setting(tiles[0:4])})
+            expect(page.locator(".seat[data-seat='0'] .card.tile")).to_have_count(4)
+            submit_form(page, "open_hand", {"seat": "1", **setting(tiles[4:8])})
             expect(page.locator(".seat[data-seat='1'] .card.tile")).to_have_count(4)
             expect(page.locator(".seat[data-seat='1'] .arrangement .row")).to_have_count(2)
-            submit_form(page, "set_banker", setting(tiles[0:4]))
-            expect(page.locator(".seat[data-seat='0'] .card.tile")).to_have_count(4)
-            page.click("[data-action=open_hands]")
             page.click("[data-action=settle_round]")
             expect(phase).to_contain_text("Round over")
             expect(page.locator(".seat[data-seat='1'] .settlement")).to_be_visible()
