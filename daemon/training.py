@@ -144,6 +144,7 @@ class Training:
                     "door": (
                         {
                             "label": _label(DOOR_NAMES, name),
+                            "condition": DOORS[name],
                             "open": DOORS[name] in now.get("conditions", []),
                         }
                         if name in DOORS
