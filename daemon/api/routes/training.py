@@ -48,10 +48,14 @@ class ConsoleBody(BaseModel):
     training: bool = Field(description="every device is simulated: a trainer may handle them")
 
 
-def _training(request: Request, role: str) -> Training:
+async def _training(request: Request, actor: str, role: str, op: str) -> Training:
+    table = context(request).table
     if role not in ROLES:
+        await table.journal_security(
+            "api.forbidden", {"actor": actor, "role": role, "action": f"training.{op}"}
+        )
         raise ApiError(403, "forbidden", f"training is for {' and '.join(ROLES)}; not {role}")
-    training = Training.of(context(request).table)
+    training = Training.of(table)
     if training is None:
         raise ApiError(404, "not_simulated", "this table's devices are real: no training mode")
     return training
@@ -82,7 +86,7 @@ async def console(request: Request, who: Who) -> ConsoleBody:
 )
 async def training_state(request: Request, who: Who) -> dict[str, Any]:
     """The simulated devices as a trainer sees them, and the controls each offers."""
-    return _training(request, who.role).describe()
+    return (await _training(request, who.actor, who.role, "state")).describe()
 
 
 @router.post(
@@ -103,7 +107,7 @@ async def control(
     `fault` or as it comes; with a fault and none waiting, arm the next one), `draw` (`fault`:
     face_up, misread, ...), `deal` (the whole round), `ring`, `door` (`open`), `power` (`on`),
     `by_hand` (`on`: shuffles and throws wait for the trainer), `inject` / `clear` a fault."""
-    training = _training(request, who.role)
+    training = await _training(request, who.actor, who.role, op)
     asked: dict[str, Any] = {"op": op}
     if body is not None:
         asked |= body.model_dump(exclude_none=True)
