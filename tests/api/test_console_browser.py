@@ -104,6 +104,7 @@ def test_a_whole_round_through_the_console(server: str) -> None:
             page.fill("#token", "wrong-token")
             page.click("#login button[type=submit]")
             expect(page.locator("#login-error")).to_contain_text("not recognised")
+            expect(page.locator("#login-error")).to_contain_text("令牌無效")
             page.fill("#token", TOKENS["dealer"][1])
             page.click("#login button[type=submit]")
             expect(page.locator("#link")).to_contain_text("live")

@@ -280,6 +280,8 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
             ]
             assert {c["actor"] for c in controls} == {"trainer:chan.trainer"}
             assert controls[1]["payload"]["fault"] == "wrong_count"
+            # The dealer's and the supervisor's pages never asked for the trainer's panel.
+            assert journal(tmp_path, "api.forbidden") == []
             assert errors == []
         finally:
             browser.close()

@@ -21,6 +21,7 @@ from fastapi.testclient import TestClient
 from training_support import ROOT, auth, tabled_run, write_people
 
 from daemon.api.app import create_app
+from daemon.api.routes.training import currency_of
 from daemon.config import ApiConfig, load_config
 from daemon.training import Training
 from drivers.clock import ManualClock
@@ -144,15 +145,28 @@ def test_training_exists_only_when_every_device_is_simulated(tmp_path: Path) -> 
     assert Training.of(object()) is None
 
 
+def test_the_currency_is_the_configs_and_mop_when_it_says_none() -> None:
+    class Config:
+        currency = "HKD"
+
+    class Table:
+        config = Config()
+
+    assert currency_of(Table()) == "HKD"
+    assert currency_of(object()) == "MOP"
+    assert currency_of(type("T", (), {"config": load_config(None)})()) == "MOP"
+
+
 def test_a_table_with_no_simulated_devices_has_no_training_routes(tmp_path: Path) -> None:
     tokens = write_people(tmp_path / "tokens.toml")
     client = TestClient(create_app(FakeTable(), ApiConfig(tokens_file=tokens)))
     assert client.get("/api/training", headers=auth("trainer")).status_code == 404
     r = client.post("/api/training/draw", headers=auth("admin"))
     assert r.status_code == 404 and r.json()["error"] == "not_simulated"
-    assert client.get("/api/console", headers=auth("dealer")).json() == {
+    assert client.get("/api/console", headers=auth("trainer")).json() == {
         "currency": "MOP",
         "training": False,
+        "trainer": False,
     }
     # Described for integrators: every control, the trainer's body.
     schema = client.get("/openapi.json").json()
@@ -181,10 +195,12 @@ def test_the_api_on_tabled_run_roles_refusals_and_the_journal(tmp_path: Path) ->
         shuffler = described["devices"][2]
         assert shuffler["door"]["label"]["en"] == "Lid"
         assert {"jam", "wrong_count", "sort_mode"} <= {f["fault"] for f in shuffler["faults"]}
-        assert httpx.get(url + "/api/console", headers=auth("dealer")).json() == {
-            "currency": "MOP",
-            "training": True,
-        }
+        for role, trainer in (("dealer", False), ("trainer", True), ("admin", True)):
+            assert httpx.get(url + "/api/console", headers=auth(role)).json() == {
+                "currency": "MOP",
+                "training": True,
+                "trainer": trainer,
+            }
         # Bad requests: clear answers, nothing done.
         assert train("dance").status_code == 422
         assert train("door", device="shuffler", open=True, colour="red").status_code == 422

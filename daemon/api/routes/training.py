@@ -46,6 +46,7 @@ class ControlRequest(BaseModel):
 class ConsoleBody(BaseModel):
     currency: str = Field(description="the table's currency, for the amounts the console shows")
     training: bool = Field(description="every device is simulated: a trainer may handle them")
+    trainer: bool = Field(description="the caller may handle them (the trainer or admin role)")
 
 
 async def _training(request: Request, actor: str, role: str, op: str) -> Training:
@@ -72,7 +73,10 @@ async def console(request: Request, who: Who) -> ConsoleBody:
     """What the console shows beside the table's state: the currency, and whether the table is
     in training mode (its devices all simulated)."""
     table = context(request).table
-    return ConsoleBody(currency=currency_of(table), training=Training.of(table) is not None)
+    training = Training.of(table) is not None
+    return ConsoleBody(
+        currency=currency_of(table), training=training, trainer=training and who.role in ROLES
+    )
 
 
 @router.get(

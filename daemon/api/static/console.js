@@ -841,8 +841,8 @@ async function loadConsole(mine) {
   if (typeof r.body.currency === "string" && r.body.currency) state.currency = r.body.currency;
   $("training-badge").classList.toggle("hidden", !r.body.training);
   if (state.snapshot) applyState(state.snapshot, state.legal);  // the amounts, in the currency
-  if (r.body.training) {
-    // The panel is the trainer's (and admin's): for others the API answers 403 and none shows.
+  if (r.body.trainer) {
+    // The panel is the trainer's (and admin's) only.
     state.training = true;
     refreshTraining();
   }
