@@ -238,6 +238,7 @@ def test_tabled_sim_serves_the_same_controls_on_its_socket(tmp_path: Path) -> No
             "--speed",
             "0",
             "--json",
+            "--by-hand",
             "--control",
             str(control),
         ],
@@ -259,6 +260,8 @@ def test_tabled_sim_serves_the_same_controls_on_its_socket(tmp_path: Path) -> No
                 reply: dict[str, Any] = json.loads(lines.readline())
                 return reply
 
+            assert ask({"op": "state"})["by_hand"] is True  # --by-hand
+            assert ask({"op": "by_hand", "on": False}) == {"ok": True}
             assert ask({"op": "by_hand", "on": True}) == {"ok": True}
             assert ask({"op": "door", "device": "dice_shaker", "open": True}) == {"ok": True}
             state = ask({"op": "state"})
