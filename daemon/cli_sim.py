@@ -115,6 +115,9 @@ def _config_text(config: TableConfig, devices: list[PtyDevice]) -> str:
     ]
     if config.game == "paigow":
         lines.append(f"paigow_hands = {config.paigow_hands}")
+    # The API's people, as in the config the simulators came from (`tabled token` makes them).
+    tokens = config.api.tokens_file or Path("var/tokens.toml")
+    lines += ["", "[api]", f"tokens_file = {json.dumps(str(tokens))}"]
     for device in devices:
         name = device.spec.device
         cls = model_class(name)

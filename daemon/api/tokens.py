@@ -77,6 +77,25 @@ def check_tokens_file(path: Path | None) -> str | None:
     return None
 
 
+def missing_tokens_notice(path: Path | None) -> str | None:
+    """What to say when the API serves without a tokens file: nobody can sign in yet, and the
+    command that makes the file. None when the file exists (its problems are `check_tokens_file`'s).
+    """
+    if path is None:
+        return (
+            "no tokens file is configured, so nobody can sign in: add tokens_file = "
+            '"var/tokens.toml" under [api] in the config, then make a token with '
+            "`tabled token NAME ROLE --append var/tokens.toml`"
+        )
+    if path.exists():
+        return None
+    return (
+        f"the tokens file {path} does not exist yet, so nobody can sign in until it does; "
+        f"`tabled token NAME ROLE --append {path}` creates it (mode 0600) with a first token, "
+        "and the running table reads it without a restart"
+    )
+
+
 @dataclass(frozen=True)
 class Principal:
     """Who is calling: the person (journaled as actor) and their role."""
@@ -162,13 +181,15 @@ class TokenStore:
         if self.path is None:
             if self.last_error is None:
                 self.last_error = "no tokens file configured ([api] tokens_file)"
-                log.warning("api.no_tokens_file", problem=self.last_error)
+                log.warning("api.no_tokens_file", problem=missing_tokens_notice(None))
             return
         try:
             st = self.path.stat()
         except FileNotFoundError:
-            if self._stamp is not None or self.last_error is None:
+            if self._stamp is not None:
                 log.error("api.tokens_unreadable", problem=f"{self.path}: no such tokens file")
+            elif self.last_error is None:  # not made yet: a warning that says how
+                log.warning("api.no_tokens_file", problem=missing_tokens_notice(self.path))
             self._stamp, self._by_hash = None, {}
             self.last_error = f"{self.path}: no such tokens file"
             return

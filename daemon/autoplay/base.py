@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.autoplay.control import AutoplayError, SimControl
+from daemon.autoplay.equipment import devices_down
 from daemon.autoplay.summary import Summary
 from daemon.table import Table
 from drivers.clock import SimulationClock
@@ -106,7 +107,11 @@ class Script:
 
     async def wait(self, predicate: Callable[[], bool], what: str) -> None:
         if not await self.table.wait_for(predicate, WAIT):
-            raise AutoplayError(f"waited {WAIT:.0f} s for {what}; phase {self.proc.phase}")
+            down = "; ".join(devices_down(self.table))
+            raise AutoplayError(
+                f"waited {WAIT:.0f} s for {what}; phase {self.proc.phase}"
+                + (f"; {down}" if down else "")
+            )
 
     async def control_request(self, request: dict[str, Any]) -> dict[str, Any]:
         reply = await self.control.request(request)

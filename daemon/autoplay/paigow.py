@@ -51,8 +51,6 @@ class PaiGowDealer(FaultInjection):
             await self.act("settle_round")
             if proc.resets:
                 self.summary.hands["re-set by the croupier"] += len(proc.resets)
-            for door in (proc.settlement or {}).get("doors", []):
-                self.summary.outcomes[str(door.get("outcome"))] += 1
             self._settled = True
         elif phase == "ROUND_OVER":
             if proc.bank_rounds >= proc.bank_limit and self.rng.random() < 0.2:

@@ -57,7 +57,6 @@ class ThirteenDealer(FaultInjection):
                     self.summary.hands["late at the bell"] += 1
                 elif (entry.get("rules") or {}).get("foul"):
                     self.summary.hands["foul"] += 1
-                self.summary.outcomes[str(entry.get("outcome"))] += 1
             self._settled = True
         elif phase == "ROUND_OVER":
             await self.act("start_round")

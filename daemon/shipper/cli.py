@@ -23,10 +23,11 @@ import contextlib
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from daemon.cli_progress import Progress
 from daemon.config import ConfigError, TableConfig, load_config
 from daemon.journal.format import (
     JournalCorrupt,
@@ -256,7 +257,10 @@ def _replay(args: argparse.Namespace) -> int:
     if last < args.first:
         print(f"nothing to replay: the journal (or the shipped part) ends at {last}")
         return EXIT_OK
-    result = asyncio.run(replay(feed, config.table_id, directory, args.first, last))
+    with Progress("feed replay", last - args.first + 1, unit=" lines") as bar:
+        result = asyncio.run(
+            replay(feed, config.table_id, directory, args.first, last, progress=bar.update)
+        )
     print(
         f"replayed {config.table_id} seq {args.first}..{last}: {result['stored']} stored, "
         f"{result['duplicates']} already in the stream, {result['refused']} refused"
@@ -292,7 +296,13 @@ async def stored_seqs(js: Any, feed: FeedConfig, table_id: str) -> set[int]:
 
 
 async def replay(
-    feed: FeedConfig, table_id: str, directory: Path, first: int, last: int
+    feed: FeedConfig,
+    table_id: str,
+    directory: Path,
+    first: int,
+    last: int,
+    *,
+    progress: Callable[[int], object] | None = None,
 ) -> dict[str, Any]:
     """Publish the lines `first`..`last` the stream does not hold, `feed.window` in flight.
 
@@ -344,6 +354,8 @@ async def replay(
                     result["duplicates"] += 1
                 else:
                     result["stored"] += 1
+            if progress is not None:
+                progress(tail.next_seq - first)  # lines of the range done
     finally:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(nc.close(), 2.0)
