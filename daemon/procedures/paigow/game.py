@@ -45,7 +45,12 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from daemon.procedures.common import common_actions, fault_transitions
+from daemon.procedures.common import (
+    HOUSE_VOID,
+    common_actions,
+    fault_transitions,
+    override_actions,
+)
 from daemon.procedures.spec import (
     Action,
     Game,
@@ -381,6 +386,7 @@ ACTIONS: dict[str, Action] = actions(
         label_zh="下一局",
         params={},
     ),
+    *override_actions(HOUSE_VOID),  # a void once tiles are known: two supervisors (H5)
     *common_actions(REGULATION),
 )
 
