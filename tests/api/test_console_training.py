@@ -335,6 +335,8 @@ def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
 
             trainer.check("#by-hand")
             expect(trainer.locator("#training-result")).to_contain_text("✓")
+            # Art. 5(3): the head tiles out first, then the dice.
+            dealer.click("#actions [data-action=head_tiles_out]")
             submit_form(dealer, "shake_dice", {"player": "B"})
             expect(trainer.locator("[data-status=dice_shaker]")).to_contain_text("waiting")
             sim(trainer, "shake:die_out_of_cup")
@@ -343,11 +345,18 @@ def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
             sim(trainer, "shake")
             expect(dealer.locator("#dice .die")).to_have_count(4)
             expect(phase).to_contain_text("Dealing")
-            dealer.click("#actions [data-action=confirm_deal]")
-            submit_form(dealer, "set_hand", {"seat": "1", **setting(tiles[4:8])})
+            # Art. 2(3): the stacks are dealt counter-clockwise from the door the dice name.
+            state = httpx.get(url + "/api/state", headers=auth("dealer")).json()["state"]
+            first = (state["dice_total"] - 1) % 8
+            for turn in range(8):
+                submit_form(dealer, "deal_hand", {"seat": str((first + turn) % 8)})
+            # Art. 6(1)-(2): the door sets face down, then the banker; the croupier opens the
+            # hands, the banker's first, and only then are the tiles known to the system.
+            submit_form(dealer, "set_hand", {"seat": "1"})
+            dealer.click("#actions [data-action=set_banker]")
+            submit_form(dealer, "open_hand", {"seat": "0", **setting(tiles[0:4])})
+            submit_form(dealer, "open_hand", {"seat": "1", **setting(tiles[4:8])})
             expect(dealer.locator(".seat[data-seat='1'] .card.tile")).to_have_count(4)
-            submit_form(dealer, "set_banker", setting(tiles[0:4]))
-            dealer.click("#actions [data-action=open_hands]")
             dealer.click("#actions [data-action=settle_round]")
             expect(phase).to_contain_text("Round over")
             expect(dealer.locator(".seat[data-seat='1'] .settlement")).to_contain_text("MOP")
