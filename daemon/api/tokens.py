@@ -2,7 +2,7 @@
 
     [[token]]
     actor = "chan.tai.man"      # journaled as the actor of everything done with this token
-    role = "dealer"             # dealer | supervisor | surveillance | admin (the table's)
+    role = "dealer"             # dealer | supervisor | surveillance | admin | trainer (the table's)
                                 # pit | surveillance | audit | admin (the floor's)
     hash = "sha256:9f86d0..."   # printed by `tabled token`; the token itself is never stored
     # disabled = true           # keeps the entry for the record but refuses the token

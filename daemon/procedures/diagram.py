@@ -34,6 +34,7 @@ FAULT_TRIGGERS = frozenset(
         "device_healthy",
         "clear_hold",
         "clear_tilt",
+        "hold_table",
         "void_round",
     }
 )

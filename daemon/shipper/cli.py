@@ -105,7 +105,7 @@ def file_report(directory: Path, cursor: int, head: int) -> list[dict[str, Any]]
 
 
 async def broker_report(feed: FeedConfig, table_id: str) -> dict[str, Any]:
-    from daemon.shipper.engine import (  # noqa: PLC0415 - nats only when asked
+    from daemon.shipper.broker import (  # noqa: PLC0415 - nats only when asked
         connect,
         describe,
         last_stored,
@@ -272,7 +272,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 async def stored_seqs(js: Any, feed: FeedConfig, table_id: str) -> set[int]:
     """The seqs of this table the stream holds (read from the headers only)."""
-    from daemon.shipper.engine import last_stored, stored_seq  # noqa: PLC0415
+    from daemon.shipper.broker import last_stored, stored_seq  # noqa: PLC0415
 
     if await last_stored(js, feed, table_id) is None:
         return set()
@@ -310,7 +310,7 @@ async def replay(
     even past the de-duplication window; JetStream's de-duplication covers a line shipped
     meanwhile by the daemon.
     """
-    from daemon.shipper.engine import (  # noqa: PLC0415
+    from daemon.shipper.broker import (  # noqa: PLC0415
         EXPECTED_STREAM,
         MSG_ID,
         SITE_HEADER,
@@ -381,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{name}: {exc}", file=sys.stderr)
         return EXIT_FEED
     except Exception as exc:
-        from daemon.shipper.engine import describe  # noqa: PLC0415
+        from daemon.shipper.broker import describe  # noqa: PLC0415
 
         print(f"{name}: {describe(exc)}", file=sys.stderr)
         return EXIT_FEED
