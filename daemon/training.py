@@ -190,13 +190,14 @@ class Training:
             device = "shoe_reader"
             if "count" not in asked:
                 asked["count"] = self._deal_count()
-                if asked["count"] < 1:
-                    return {"ok": False, "error": "the round has all its cards"}
         if asked.get("op") == "ring":
             device = "timer_bell"
         if device is not None and device not in self.devices:
-            return {"ok": False, "error": f"{device} is not at this table"}
-        reply = handle_control(self.world, asked)
+            reply: dict[str, Any] = {"ok": False, "error": f"{device} is not at this table"}
+        elif asked.get("op") == "deal" and asked.get("count", 1) < 1:
+            reply = {"ok": False, "error": "the round has all its cards"}
+        else:
+            reply = handle_control(self.world, asked)
         journaled = {**asked, "ok": reply.get("ok", False), "role": role}
         for key in ("error", "reader", "finished", "armed", "dealt"):
             if key in reply:

@@ -161,6 +161,12 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
             503,
         )
 
+    @app.exception_handler(psycopg.DataError)
+    async def _data(request: Request, exc: psycopg.DataError) -> JSONResponse:
+        # What PostgreSQL refuses as a value (a NUL in a text parameter): the caller's input.
+        problem = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else "invalid value"
+        return JSONResponse({"error": "invalid_input", "message": problem}, 422)
+
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = [

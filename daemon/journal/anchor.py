@@ -120,6 +120,19 @@ def _sign(key: bytes, body: bytes) -> str:
     return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
+def anchored_head(directory: Path) -> tuple[int, str] | None:
+    """The seq and hash the anchor vouches for, for `tabled verify-log` run as the daemon's user:
+    a journal re-chained after an edit is whole to its own hashes, but not to the anchor's head.
+    None when there is no anchor or its key cannot be read here; AnchorRefused when the anchor
+    is not the writer's."""
+    try:
+        key = load_key(directory, create=False)
+    except (OSError, JournalError):
+        return None
+    anchor = read_anchor(directory, key)
+    return None if anchor is None else (anchor.seq, anchor.hash)
+
+
 def read_anchor(directory: Path, key: bytes) -> Anchor | None:
     """The anchor, checked against its HMAC; None when there is none yet."""
     path = directory / ANCHOR_NAME

@@ -25,6 +25,23 @@ from daemon.procedures.engine import Engine
 from daemon.procedures.payload import Refused, text
 
 
+def shuffle_fault(
+    count: int, mode: str, foreign: int, unreadable: int, deck: int = 52
+) -> str | None:
+    """What is wrong with a shuffler's result, or None for a good one: the deck's count of known,
+    distinct, genuine cards in random mode (DOMAIN R1-R2). The count alone does not say it: a
+    foreign card counted among 52 is still a foreign card."""
+    if foreign:
+        return f"{foreign} foreign card(s)"
+    if unreadable:
+        return f"{unreadable} unreadable card(s)"
+    if count != deck:
+        return f"count {count}"
+    if mode != "random":
+        return f"mode {mode}"
+    return None
+
+
 class WithFaults(Engine):
     # A card fault the shoe reader reports of the deal (a card drawn out of phase or unread, a
     # second copy): a misdeal on record, which lets the deal be voided (Art. 4).

@@ -7,6 +7,11 @@ What an event means and how a command is sent is the device's adapter's
 It keeps what needs the table's own state: a link up (identify at the equipment check, or check
 the identity did not change), a door closed or a fault cleared (the device is healthy again
 only when it says so), a device restarted (a TILT in a round), a command refused or lost.
+
+A device whose identity is not the one the table opened with, or whose build the approved list
+does not name, is never reported healthy, whatever came before (a power cycle, a reconnection,
+a restart of the daemon): its fault cannot be cleared until the approved device is back
+(DOMAIN R4).
 """
 
 from __future__ import annotations
@@ -232,13 +237,28 @@ class DeviceHost:
             ):
                 await self._input(driver, "device_identified", identity_of(driver), None)
             return
-        now = identity_of(driver)
-        changed = [k for k in IDENTITY_FIELDS if known.get(k) != now[k]]
-        if changed:
-            fault = f"identity changed ({', '.join(changed)})"
-            await self._input(driver, "fault_reported", {"device": name, "fault": fault}, None)
+        problem = self.identity_problem(driver)
+        if problem is not None:
+            held = procedure.faults.get(name)
+            if held is None or held.get("fault") != problem or held.get("healthy"):
+                fault = {"device": name, "fault": problem}
+                await self._input(driver, "fault_reported", fault, None)
             return
         await self.maybe_healthy(driver)
+
+    def identity_problem(self, driver: DeviceDriver) -> str | None:
+        """Why the device now on the line is not the approved one the table opened with, or
+        None. Before the table identified it, only the approved list can say."""
+        if driver.identity is None:
+            return "identity not read"
+        if driver.approved is False:
+            return "firmware not approved"
+        known = getattr(self.table.procedure, "identified", {}).get(driver.name)
+        if known is None:
+            return None
+        now = identity_of(driver)
+        changed = [k for k in IDENTITY_FIELDS if known.get(k) != now[k]]
+        return f"identity changed ({', '.join(changed)})" if changed else None
 
     def identify_pending(self) -> None:
         """Back at the equipment check: identify the connected devices not yet identified."""
@@ -259,6 +279,8 @@ class DeviceHost:
         fault = faults.get(driver.name)
         if fault is None or fault.get("healthy") or not driver.link_up:
             return False
+        if self.identity_problem(driver) is not None:
+            return False  # never healthy: not the approved device the table opened with
         try:
             status = await driver.status()
         except DeviceError:

@@ -1,7 +1,13 @@
 """The shoe reader to the procedure: each card read (and each misread) is `card_read`; `arm`
 tells the reader whether the shoe is freshly loaded. A duplicate or a misread is reported twice
 by the reader (the draw itself, then a fault): when the procedure tilted on the draw, the fault
-that follows it is not fed again."""
+that follows it is not fed again.
+
+The cut card (the white card, Portaria 51/89/M Art. 1-2(a)) reached while the deal is under way
+means it was left among the cards: no card was dealt in its draw, so the deal's order stands,
+but the dealer must take it out and a supervisor look before the next card. It HOLDs the table
+like a shoe taken out (`door_opened`, journaled as `table.held` with where it came out); a
+supervisor's clear resumes the deal from the same next card (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from typing import Any, ClassVar
 
 from drivers.adapter import STANDARD_DECK, DeviceAdapter, ProcedureInput
 from drivers.events import DeviceFault, DriverEvent
-from drivers.shoe_reader.driver import CardDrawn, Misread, ShoeReaderDriver
+from drivers.shoe_reader.driver import CardDrawn, CutCardReached, Misread, ShoeReaderDriver
 
 
 class ShoeReaderAdapter(DeviceAdapter):
@@ -32,6 +38,9 @@ class ShoeReaderAdapter(DeviceAdapter):
             return ProcedureInput("card_read", card)
         if isinstance(event, Misread):
             return None
+        if isinstance(event, CutCardReached):
+            fault = f"cut card reached after {event.sequence} card(s)"
+            return ProcedureInput("door_opened", {"device": self.name, "fault": fault})
         return super().input_for(event)
 
     def fault_input(self, fault: DeviceFault) -> ProcedureInput | None:

@@ -198,6 +198,12 @@ def test_a_whole_round_through_the_console(server: str) -> None:
                 headers=auth("surveillance"),
             ).json()["events"]
             assert journal[0]["payload"]["reason"] == "jam cleared, 52 counted"
+            # A card the API hides (a marker, not a code) is drawn as its back.
+            drawn = page.evaluate(
+                "['AS', '10H', '6-6', 'hidden', null, {hidden: true}]"
+                ".map(c => cardNode(c).className)"
+            )
+            assert drawn == ["card", "card red", "card tile", "card back", "card back", "card back"]
             # The wrong token's 401 is the only failed request the page may have made.
             assert [e for e in errors if "status of 401" not in e] == []
         finally:
@@ -261,7 +267,7 @@ def test_a_tilt_mid_deal_on_the_real_table_and_who_signs_in_then(real_table: str
             supervisor = browser.new_page(viewport={"width": 1280, "height": 800})
             supervisor.goto(server + "/")
             sign_in(supervisor, "supervisor")
-            expect(supervisor.locator("#events")).to_contain_text("P1 bets 300 MOP on 1")
+            expect(supervisor.locator("#events")).to_contain_text("P1 bets 300 MOP on seat 1")
             expect(supervisor.locator("#events")).to_contain_text("TILT: shoe_reader")
             for button in ("#logout", "#link"):
                 assert supervisor.locator(button).bounding_box()["height"] < 45, button

@@ -365,13 +365,21 @@ def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
             trainer.screenshot(path=str(ARTIFACTS / "training-paigow-trainer.png"))
             no_overflow(dealer)
             no_overflow(trainer)
+            # No shoe at this table: nothing to handle there; refused, and journaled too.
+            no_shoe = httpx.post(
+                url + "/api/training/inject",
+                json={"device": "shoe_reader", "fault": "misread"},
+                headers=auth("trainer"),
+            )
+            assert no_shoe.status_code == 409 and "not at this table" in no_shoe.text
             controls = journal(tmp_path, "training.control")
-            assert [c["payload"]["op"] for c in controls] == [
-                "inject",
-                "clear",
-                "by_hand",
-                "shake",
-                "shake",
+            assert [(c["payload"]["op"], c["payload"]["ok"]) for c in controls] == [
+                ("inject", True),
+                ("clear", True),
+                ("by_hand", True),
+                ("shake", True),
+                ("shake", True),
+                ("inject", False),
             ]
             assert errors == []
         finally:

@@ -56,8 +56,15 @@ def test_the_summary_counts_each_bet_and_ends_at_the_journal_s_last_seq(
 
 def test_the_summary_names_each_article_with_what_it_says(tmp_path: Path) -> None:
     text, summary = _autoplay("thirteen", tmp_path / "j", "--violation-share", "1")
-    articles = summary["violations_by_article"]
-    assert isinstance(articles, dict) and articles
+    assert summary["violations_by_article"]
+    # Counted from the text run's own journal: two runs may differ by a violation a fault
+    # happened to provoke on a loaded machine.
+    articles = Counter(
+        r["payload"]["article"]
+        for r in journal_lines(tmp_path / "j")
+        if r["event"] == "table.violation" and r["payload"].get("article")
+    )
+    assert articles
     for article, count in articles.items():
         assert f"{count:>4}  {article}" in text
         if not article.startswith("Portaria "):

@@ -80,6 +80,8 @@ def test_every_read_needs_a_floor_token(floor: tuple[FloorEnv, FloorProcess]) ->
         ("/api/tables/T01/events", {"limit": "100000"}),
         ("/api/tables/bad%20id", {}),
         ("/api/report", {"since": "2020-01-01"}),
+        ("/api/faults", {"serial": "SN\x00"}),  # PostgreSQL refuses a NUL in text
+        ("/api/violations", {"dealer": "\x00"}),
     ],
 )
 def test_bad_input_is_a_4xx_naming_it(

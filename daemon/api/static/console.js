@@ -518,7 +518,8 @@ function eventSentence(event) {
       return [`故障停機：${p.device || ""}`, `TILT: ${p.device || ""} ${p.fault || p.reason || ""}`];
     case "table.held": return ["暫停", `HOLD: ${p.reason || ""}`];
     case "bet.placed":
-      return [`${who} 下注第${seat}門 ${money(p.amount)}`, `${who} bets ${money(p.amount)} on ${seat}`];
+      return [`${who} 下注第${seat}門 ${money(p.amount)}`,
+        `${who} bets ${money(p.amount)} on seat ${seat}`];
     case "bet.withdrawn": return [`${who} 撤注`, `${who} withdraws`];
     case "bet.moved": return [`${who} 移注`, `${who} moves a bet`];
     case "card.dealt":

@@ -12,6 +12,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from daemon.procedures.base import Procedure
+from daemon.procedures.faults import shuffle_fault
 from daemon.procedures.payload import Refused, dice_reading, flag, integer, need, text
 from daemon.procedures.records import Cut, DealtCard, Entered, Misread, Shuffle
 from daemon.procedures.spec import Action
@@ -155,14 +156,19 @@ class ThirteenProcedure(Procedure):
         mode = payload.get("mode", "random")
         if not isinstance(mode, str):
             raise Refused(ART_2A, "mode must be a string")
+        for kind in ("foreign", "unreadable"):
+            if kind in payload:
+                integer(payload, kind, ART_2A, 0)
 
     def _apply_shuffle_completed(self, payload: Mapping[str, Any], now: float) -> None:
         count, mode = payload["count"], payload.get("mode", "random")
-        good = count == DECK and mode == "random"
+        # A good shuffle is 52 known, distinct, genuine cards in random mode (R1-R2): a foreign
+        # card or one the machine could not read takes the deck out of play before any deal.
+        fault = shuffle_fault(count, mode, payload.get("foreign", 0), payload.get("unreadable", 0))
+        good = fault is None
         self.shuffle = {"count": count, "mode": mode, "good": good}
-        self.emit("deck.machine_shuffled", count=count, mode=mode)
-        if not good:
-            fault = f"count {count}" if count != DECK else f"mode {mode}"
+        self.emit("deck.machine_shuffled", count=count, mode=mode, **_odd_cards(payload))
+        if fault is not None:
             # The deck is out of play: clearing the TILT starts again from the hand shuffle.
             self.tilt("shuffler", fault, now, resume_to=P.HAND_SHUFFLE.name)
 
@@ -530,6 +536,10 @@ class ThirteenProcedure(Procedure):
             "timer": {"deadline": self.deadline, "paused_remaining": self.timer_remaining},
             "settlement": copy.deepcopy(self.settlement),
         }
+
+
+def _odd_cards(payload: Mapping[str, Any]) -> dict[str, int]:
+    return {k: payload[k] for k in ("foreign", "unreadable") if payload.get(k)}
 
 
 def _card_name(raw: str) -> str | None:
