@@ -158,8 +158,8 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:  # noqa: P
             await stop_feed(feed)
             return 2
         serving = asyncio.ensure_future(server.serve())
-        print(json.dumps({"http": url}), flush=True)
         address = publish(table.journal_config.dir, url)  # for `tabled status` and the others
+        print(json.dumps({"http": url}), flush=True)
 
     if args.trace:
         table.on_durable = _trace

@@ -82,8 +82,13 @@ def test_the_faults_played_are_matched_with_the_clears(tmp_path: Path) -> None:
     assert isinstance(played, dict) and sum(played.values()) == 3
     assert sum(summary["faults_by_device"].values()) == len(held) > 0  # type: ignore[union-attr]
     assert summary["cleared"] == len(held)
-    assert f"holds and tilts     {len(held)} (" in text
-    assert f"cleared             {len(held)} (" in text and "every one cleared" in text
+    # The text run is another run (a loaded machine may time a fault differently): its own
+    # journal says what its summary must.
+    text_held = [
+        r for r in journal_lines(tmp_path / "j") if r["event"] in ("table.held", "table.tilted")
+    ]
+    assert f"holds and tilts     {len(text_held)} (" in text
+    assert f"cleared             {len(text_held)} (" in text and "every one cleared" in text
 
 
 def test_a_device_that_never_comes_up_is_named_with_its_port(tmp_path: Path) -> None:
