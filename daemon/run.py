@@ -226,9 +226,7 @@ async def _autoplay(
         stopped.cancel()
         await control.close()
     if not play.done():
-        play.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await play
+        await _cancel(play)
         summary = player.finish()
         print("tabled run: stopped by a signal before the last round", file=sys.stderr)
         _print_summary(summary, args.json)
@@ -241,6 +239,16 @@ async def _autoplay(
         return 1
     _print_summary(summary, args.json)
     return 0
+
+
+async def _cancel(task: asyncio.Task[object]) -> None:
+    """Cancel `task` until it ends: a cancellation that meets a wait just as it completes
+    can be swallowed (asyncio.wait_for on Python 3.11), so one `cancel()` is not enough."""
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=0.05)
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        task.result()
 
 
 def _print_summary(summary: object, as_json: bool) -> None:

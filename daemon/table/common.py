@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
 from daemon.procedures.base import Input, Outcome, Procedure
 
@@ -43,7 +42,6 @@ class TableStats:
     rounds_settled: int = 0
     violations_by_article: Counter[str] = field(default_factory=Counter)
     faults_by_device: Counter[str] = field(default_factory=Counter)
-    settlements: list[dict[str, Any]] = field(default_factory=list)
     replayed: int = 0
 
 
