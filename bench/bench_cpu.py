@@ -114,17 +114,19 @@ async def exchange_cpu(config: TableConfig, exchanges: int) -> tuple[float, floa
     return cpu / exchanges, count.wire_seconds() / exchanges
 
 
-def start_cpu(workdir: Path) -> float:
-    """The process's CPU seconds when `tabled run` journals its first device input."""
+def start_cpu(journal: Path) -> float:
+    """The process's CPU seconds when `tabled run` journals its first device input (on a new
+    journal: a restarted table knows its devices already)."""
     tick = os.sysconf("SC_CLK_TCK")
     process = subprocess.Popen(
-        [sys.executable, "-m", "daemon", "run", "--trace", "--journal", str(workdir / "start")],
+        [sys.executable, "-m", "daemon", "run", "--trace", "--journal", str(journal)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:
         assert process.stdout is not None
-        while "device_" not in process.stdout.readline():
-            pass
+        while "device_" not in (line := process.stdout.readline()):
+            if not line:
+                raise RuntimeError("tabled run ended before its first device input")
         with open(f"/proc/{process.pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / tick
@@ -191,7 +193,7 @@ def main() -> int:
             return asyncio.run(exchange_cpu(config, args.exchanges))
 
         exchange, exchange_wire = with_sim(workdir, run_exchanges)  # type: ignore[misc]
-        start = min(start_cpu(workdir) for _ in range(3))
+        start = min(start_cpu(workdir / f"start-{n}") for n in range(3))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(
