@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import sys
@@ -106,13 +107,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.seed is not None:
         config = seeded(config, args.seed)
     try:
-        return asyncio.run(_run(config, args))
+        status = asyncio.run(_run(config, args))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         # Whoever read our output went away (`| head`); nothing more to say to them.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    _exit_now(status)
+    return status  # not reached
+
+
+def _exit_now(status: int) -> None:
+    """End the process: the table has stopped, its journal is closed and durable, the devices
+    and the API are closed. What is left, the interpreter freeing every object of a large heap
+    one by one, took most of the time from SIGTERM to exit on a loaded machine (1-1.5 s of
+    1.7 s); the kernel frees the memory at once."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    logging.shutdown()
+    os._exit(status)
 
 
 async def _run(config: TableConfig, args: argparse.Namespace) -> int:
