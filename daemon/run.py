@@ -19,13 +19,14 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from daemon import sdnotify
@@ -113,13 +114,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.seed is not None:
         config = seeded(config, args.seed)
     try:
-        return asyncio.run(_run(config, args))
+        status = asyncio.run(_run(config, args))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         # Whoever read our output went away (`| head`); nothing more to say to them.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    _exit_now(status)
+    return status  # not reached
+
+
+def _exit_now(status: int) -> None:
+    """End the process: the table has stopped, its journal is closed and durable, the devices
+    and the API are closed. What is left, the interpreter freeing every object of a large heap
+    one by one, took most of the time from SIGTERM to exit on a loaded machine (1-1.5 s of
+    1.7 s); the kernel frees the memory at once."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    logging.shutdown()
+    os._exit(status)
 
 
 async def _run(config: TableConfig, args: argparse.Namespace) -> int:  # noqa: PLR0915 - one process's start and stop order, read top to bottom
@@ -240,9 +255,7 @@ async def _autoplay(
         bar.close()  # before anything else is printed
         await control.close()
     if not play.done():
-        play.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await play
+        await _cancel(play)
         print("tabled run: stopped by a signal before the last round", file=sys.stderr)
         return 1, player.finish()
     try:
@@ -250,6 +263,16 @@ async def _autoplay(
     except (AutoplayError, TableError) as exc:
         print(f"tabled run: autoplay stopped: {exc}", file=sys.stderr)
         return 1, player.finish()
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    """Cancel `task` until it ends: a cancellation that meets a wait just as it completes
+    can be swallowed (asyncio.wait_for on Python 3.11), so one `cancel()` is not enough."""
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=0.05)
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        task.result()
 
 
 def _print_summary(summary: Summary, as_json: bool) -> None:

@@ -4,6 +4,7 @@ the journal events it writes, and the phases it looks at."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -41,9 +42,10 @@ class TableStats:
 
     inputs: int = 0
     rounds_settled: int = 0
+    # One entry per bet settled (banker, player, push, ...): counted, not kept (flat memory).
+    outcomes_per_bet: Counter[str] = field(default_factory=Counter)
     violations_by_article: Counter[str] = field(default_factory=Counter)
     faults_by_device: Counter[str] = field(default_factory=Counter)
-    settlements: list[dict[str, Any]] = field(default_factory=list)
     replayed: int = 0
 
 
@@ -77,3 +79,21 @@ class RuntimePhases:
     @property
     def suspended(self) -> frozenset[Enum]:
         return frozenset({self.hold, self.tilt})
+
+
+def bet_outcomes(settlement: Mapping[str, Any]) -> list[str]:
+    """The outcome of each bet a `round.settled` payload settles, one entry per bet.
+
+    Thirteen settles bet by bet (a list of entries); Pai Gow settles door by door, and a door
+    carries every bet placed on it (`bettors`), so a door with two bets counts twice.
+    """
+    settled = settlement.get("settlement")
+    if isinstance(settled, list):
+        return [str(entry.get("outcome")) for entry in settled]
+    if isinstance(settled, Mapping):
+        return [
+            str(door.get("outcome"))
+            for door in settled.get("doors", [])
+            for _bet in door.get("bettors") or [None]
+        ]
+    return []

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.autoplay.summary import article_title, bet_outcomes
+from daemon.autoplay.summary import article_title
+from daemon.table.common import bet_outcomes
 from daemon.trace.catalogue import BY_CITATION
 from tests.daemon.cli_support import REPO, journal_lines, tabled
 
