@@ -149,6 +149,10 @@ class Consumer:
         self.stats = ConsumerStats()
         self._nc: Any = None
         self._puller: _Puller | None = None
+        # Lines per fetch: `batch` when live, `catchup_batch` while the stream holds a backlog
+        # (the per-batch work, one statement per table touched, is then spread over more lines).
+        self._catchup = max(config.batch, config.catchup_batch)
+        self._size = config.batch
 
     async def _connect(self) -> Any:
         async def disconnected() -> None:
@@ -213,7 +217,7 @@ class Consumer:
                 opt_start_seq=cursor + 1 if cursor else None,
                 ack_policy=js_api.AckPolicy.ALL,
                 ack_wait=self.ack_wait,
-                max_ack_pending=max(1000, cfg.batch * 4),
+                max_ack_pending=max(1000, self._catchup * 4),
                 filter_subject=subjects[0],
             ),
         )
@@ -252,6 +256,8 @@ class Consumer:
                         delay = 0.2
                     # The next batch is fetched while this one commits.
                     msgs = await (ahead or self._fetch(sub))
+                    pending = Msg.Metadata._from_reply(msgs[-1].reply.decode()).num_pending
+                    self._size = self._catchup if pending >= self._catchup else self.config.batch
                     ahead = asyncio.ensure_future(self._fetch(sub))
                 except (TimeoutError, nats.errors.TimeoutError):
                     ahead = None
@@ -280,7 +286,7 @@ class Consumer:
                     await ahead
 
     async def _fetch(self, sub: _Puller) -> list[_Raw]:
-        return await sub.fetch(self.config.batch, wait=1.0)
+        return await sub.fetch(self._size, wait=1.0)
 
     async def _handle(self, msgs: list[_Raw], stop: asyncio.Event) -> bool:
         """Commit a batch, then ack it: False if the floor stopped before it could commit."""
