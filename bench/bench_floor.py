@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -78,6 +79,7 @@ class Floor:
         self.token = new_token()
         tokens = root / "tokens.toml"
         tokens.write_text(token_entry("bench", "admin", self.token))
+        tokens.chmod(0o600)  # the floor refuses a tokens file others can read
         self.config = root / "floor.toml"
         self.config.write_text(
             f'[floor]\nservers = ["{broker}"]\ndatabase = "{dsn}"\nbatch = 1000\n'
@@ -94,6 +96,12 @@ class Floor:
         )  # fmt: skip
         assert self.proc.stdout is not None
         assert self.proc.stdout.readline().startswith("floor: ")
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the floor process has used so far."""
+        assert self.proc is not None
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -166,10 +174,16 @@ async def backlog(broker: NatsServer, floor: Floor, tables: int, per_table: int)
     print(f"  published {len(lines):,} lines in {time.perf_counter() - t0:.1f} s (floor down)")
     floor.start()
     t0 = time.perf_counter()
+    cpu0 = floor.cpu_seconds()  # its start (imports, migrations): not the ingest's
     ws = await floor.feed()
     await wait_tables(ws, {s.table: per_table for s in sims}, {})
     elapsed = time.perf_counter() - t0
+    cpu = floor.cpu_seconds() - cpu0
     await ws.close()
+    print(
+        f"  the floor used {cpu:.1f} s of CPU for them ({cpu / len(lines) * 1e6:.0f} us a line, "
+        f"{len(lines) / cpu:,.0f} lines per CPU-second: its rate with a core to itself)"
+    )
     return len(lines) / elapsed
 
 

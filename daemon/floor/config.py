@@ -7,6 +7,7 @@
     durable = "floor"                     # the durable consumer's name (one per floor)
     database = "postgresql://floor@127.0.0.1:5432/floor"
     batch = 500                           # messages fetched and committed together
+    catchup_batch = 5000                  # the same while a backlog is unread (catching up)
 
     [api]
     listen = "127.0.0.1:8800"             # loopback unless said otherwise
@@ -60,6 +61,7 @@ class FloorSection:
     durable: StrictStr = "floor"
     database: StrictStr = "postgresql:///floor"
     batch: StrictInt = Field(default=500, ge=1, le=10_000)
+    catchup_batch: StrictInt = Field(default=5000, ge=1, le=10_000)
 
     @field_validator("servers", mode="before")
     @classmethod

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -54,6 +55,18 @@ class BatchResult:
     violations: list[dict[str, Any]] = field(default_factory=list)
     overrides: list[dict[str, Any]] = field(default_factory=list)
     faults: list[dict[str, Any]] = field(default_factory=list)
+
+
+HEX_DIGEST = re.compile(r"[0-9a-fA-F]{64}")  # goes into COPY as it is
+NULL = "\\N"  # COPY text format's NULL
+_COPY_SPECIAL = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _copy_text(value: str) -> str:
+    """A text value in COPY's text format (backslash, tab, newline and return escaped)."""
+    if "\\" in value or "\t" in value or "\n" in value or "\r" in value:
+        return value.translate(_COPY_SPECIAL)
+    return value
 
 
 def month_start(ts: datetime) -> datetime:
@@ -180,7 +193,8 @@ class Store:
         try:
             rec = decode_line(msg.data)
             ts = parse_ts(rec.ts)
-            bytes.fromhex(rec.prev)
+            if HEX_DIGEST.fullmatch(rec.prev) is None:
+                raise ValueError("prev is not a SHA-256 hex digest")
         except ValueError as exc:
             return (
                 None,
@@ -260,7 +274,7 @@ class Store:
                 (tables,),
             )
             heads = {row[0]: row for row in await cur.fetchall()}
-        lines_rows: list[tuple[Any, ...]] = []
+        copy_rows: list[str] = []
         derived = _Derived()
         table_updates: list[tuple[Any, ...]] = []
         filled_tables: list[str] = []
@@ -270,6 +284,7 @@ class Store:
             last_seq, head_hash, contiguous = int(head[1]), head[2], int(head[3])
             game, phase, state, reason, rnd, pending = head[4:10]
             custody = Custody(table, int(last_seq), head_hash.hex() if head_hash else None)
+            table_text = _copy_text(table)
             below = {r.seq for r, _ in recs if r.seq <= last_seq}
             if below:
                 wanted = sorted({s + d for s in below for d in (-1, 0, 1)} - {0})
@@ -291,18 +306,12 @@ class Store:
                     result.duplicates += verdict == "duplicate"
                     continue
                 inserted_here += 1
-                lines_rows.append(
-                    (
-                        table,
-                        rec.seq,
-                        ts,
-                        rec.event,
-                        _round_text(rec.round_id),
-                        rec.actor,
-                        bytes.fromhex(rec.hash),
-                        bytes.fromhex(rec.prev),
-                        rec.line,
-                    )
+                rnd_text = _round_text(rec.round_id)
+                copy_rows.append(
+                    f"{table_text}\t{rec.seq}\t{ts.isoformat()}\t{_copy_text(rec.event)}\t"
+                    f"{NULL if rnd_text is None else _copy_text(rnd_text)}\t"
+                    f"{_copy_text(rec.actor)}\t\\\\x{rec.hash}\t\\\\x{rec.prev}\t"
+                    f"\\\\x{rec.line.hex()}\n"
                 )
                 derived.add(rec, ts, self._devices)
                 if verdict == "new":
@@ -336,13 +345,14 @@ class Store:
                     table,
                 )
             )
-        if lines_rows:
+        if copy_rows:
+            # The rows are formatted here in COPY's text format and sent as one buffer: the
+            # hashes are already hex (bytea's input form), so nothing is converted twice.
             async with conn.cursor().copy(
                 "COPY journal_lines (table_id, seq, ts, event, round, actor, hash, prev, line) "
                 "FROM STDIN"
             ) as copy:
-                for row in lines_rows:
-                    await copy.write_row(row)
+                await copy.write("".join(copy_rows).encode())
         await derived.write(conn, self._devices)
         result.violations, result.overrides, result.faults = (
             derived.violation_dicts(),
