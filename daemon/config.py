@@ -320,6 +320,12 @@ def _check_stakes(config: TableConfig) -> None:
 
 def _check_rules(config: TableConfig) -> None:
     """[rules]: settings of the Thirteen rule set, each checked by the rules engine."""
+    if config.game == "thirteen" and not config.rules:
+        from daemon.rules.thirteen import RULESETS  # noqa: PLC0415 - only when validating
+
+        named = RULESETS[config.ruleset]
+        _check_points_stakes(config, named.scoring, named.stakes)
+        return
     if not config.rules:
         return
     if config.game != "thirteen":
@@ -327,9 +333,20 @@ def _check_rules(config: TableConfig) -> None:
     from daemon.rules.thirteen import RulesError, ruleset  # noqa: PLC0415 - only when validating
 
     try:
-        ruleset(config.ruleset, **config.rules)
+        rules = ruleset(config.ruleset, **config.rules)
     except RulesError as exc:
         raise ValueError(f"rules: {exc}") from None
+    _check_points_stakes(config, rules.scoring, rules.stakes)
+
+
+def _check_points_stakes(config: TableConfig, scoring: str, stakes: str) -> None:
+    """Money per point (003 way 3, 「1分×元」): a seat is taken with one unit, so a minimum
+    above it would refuse every seat."""
+    if scoring != "banker" and stakes == "per-point" and (config.min_bet or 0) > config.unit:
+        raise ValueError(
+            f"table.min_bet: {config.min_bet} is above one unit ({config.unit}); with money per "
+            "point a seat is taken with one unit"
+        )
 
 
 # The keys of `[table]`, and the file's sections besides it: every other field of TableConfig.

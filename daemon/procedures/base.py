@@ -111,6 +111,8 @@ class Procedure(WithOverrides):
             "faults": copy.deepcopy(self.faults),
             "invalid_shakes": self.invalid_shakes,
             "override": copy.deepcopy(self.override),
+            # The table's unit of money, currency and limits, for whoever shows an amount.
+            "stakes": None if self.stakes is None else self.stakes.as_dict(),
             **self._game_snapshot(),
         }
 

@@ -63,6 +63,10 @@ BAD = [
     ({"rules": {"equal_rows": True}}, "rules: unknown setting 'equal_rows'"),
     ({"rules": {"stakes": "jackpot"}}, "rules: setting stakes must be one of"),
     (
+        {"table": {"ruleset": "hk-points", "min_bet": 200}},
+        "table.min_bet: 200 is above one unit (100); with money per point",
+    ),
+    (
         {"table": {"game": "paigow", "ruleset": "macau-2024"}, "devices": THIRTEEN_DEVICES},
         "table.ruleset: 'macau-2024' is not a paigow rule set (known: macau-1990",
     ),

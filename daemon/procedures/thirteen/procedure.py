@@ -623,7 +623,6 @@ class ThirteenProcedure(Procedure):
         return {
             "ruleset": self.ruleset,
             "scoring": self._rules.scoring,
-            "stakes": self.stakes.as_dict(),
             "devices": copy.deepcopy(self.identified),
             "opened": self.opened,
             "shuffle": copy.deepcopy(self.shuffle),
