@@ -318,6 +318,11 @@ def test_without_a_banker_a_seat_is_one_players_and_two_seats_at_least_play() ->
     two = {**bet, "player": "B", "seat": 1, "units": 2}
     assert refused_article(table, "place_bet", two) == "003 way 3 stakes"
     table.ok("place_bet", DEALER, {**two, "units": 1})
+    # One seat a player: A cannot take seat 2 too, nor B move onto A's seat.
+    assert refused_article(table, "place_bet", {**bet, "seat": 2}) == "003 way 3 scoring"
+    move = {"player": "B", "from_seat": 1, "to_seat": 0}
+    assert refused_article(table, "move_bet", move) == "003 way 3 scoring"
+    table.ok("move_bet", DEALER, {**move, "to_seat": 3})
     table.ok("shake_dice", DEALER, {"player": "A"})
     # In a game with a banker, seat 0 is the banker's (Art. 3).
     macau = thirteen_table()

@@ -259,22 +259,29 @@ class ThirteenProcedure(Procedure):
         if self.units is not None and units not in self.units:
             raise Refused(ART_11, f"a bet is {', '.join(map(str, self.units))} units, not {units}")
         if not self.banker_game:
-            # Each against each: a seat is one player's score (003 way 3, 4人分別比牌).
-            other = next(
-                (
-                    b["player"]
-                    for b in self.bets
-                    if b["seat"] == seat and b["player"] != payload["player"]
-                ),
-                None,
-            )
-            if other is not None:
-                raise Refused(HK_SCORING, f"seat {seat} is {other}'s: one player a seat")
+            self._one_player_a_seat(payload["player"], seat)
             if self._rules.stakes == "per-point" and units != 1:
                 raise Refused(
                     HK_STAKES,
                     "money per point (1分×元): a seat is taken with one unit, the points pay",
                 )
+
+    def _one_player_a_seat(self, player: str, seat: int) -> None:
+        """Each against each, a seat is one player's score and a player plays one seat
+        (003 way 3, 4人分別比牌)."""
+        for bet in self.bets:
+            if bet["seat"] == seat and bet["player"] != player:
+                raise Refused(HK_SCORING, f"seat {seat} is {bet['player']}'s: one player a seat")
+            if bet["seat"] != seat and bet["player"] == player:
+                raise Refused(HK_SCORING, f"{player} plays seat {bet['seat']}: one seat a player")
+
+    def _check_move_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        super()._check_move_bet(payload, now)
+        if not self.banker_game:
+            target = self._seat(payload, "to_seat", ART_2C)
+            taken = next((b["player"] for b in self.bets if b["seat"] == target), None)
+            if taken is not None:
+                raise Refused(HK_SCORING, f"seat {target} is {taken}'s: one player a seat")
 
     def _apply_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
         old = self._find_bet(payload["player"], payload["seat"])
