@@ -53,7 +53,11 @@ def _usage() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in {"-h", "--help", "help"}:
+    if not args:
+        # No command is a mistake, not a question: the help on stderr, and the usage status.
+        print(_usage(), file=sys.stderr)
+        return 2
+    if args[0] in {"-h", "--help", "help"}:
         print(_usage())
         return 0
     if args[0] == "--version":

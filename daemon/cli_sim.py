@@ -4,6 +4,8 @@ One simulator per configured device; prints where each listens, one line per dev
 object with --json), then the control channel's socket, and runs until SIGINT or SIGTERM.
 `--write-config PATH` also writes a table config naming those ports (the simulators' builds
 approved), so `tabled run --config PATH` or `tabled devices --config PATH` can use them as is.
+With `--by-hand` the shuffler's shuffle and the shaker's throw wait for a person on the control
+channel, as in the console's training mode (docs/training.md).
 """
 
 from __future__ import annotations
@@ -51,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
         help="inject a fault at start (repeatable), e.g. dice_shaker:die_tilted",
     )
     parser.add_argument("--control", help="control socket path (default: in a temp dir)")
+    parser.add_argument(
+        "--by-hand",
+        action="store_true",
+        help="shuffles and throws wait for a person on the control channel "
+        '({"op": "shuffle"}, {"op": "shake"}; docs/training.md)',
+    )
     parser.add_argument(
         "--write-config",
         metavar="PATH",
@@ -107,6 +115,9 @@ def _config_text(config: TableConfig, devices: list[PtyDevice]) -> str:
     ]
     if config.game == "paigow":
         lines.append(f"paigow_hands = {config.paigow_hands}")
+    # The API's people, as in the config the simulators came from (`tabled token` makes them).
+    tokens = config.api.tokens_file or Path("var/tokens.toml")
+    lines += ["", "[api]", f"tokens_file = {json.dumps(str(tokens))}"]
     for device in devices:
         name = device.spec.device
         cls = model_class(name)
@@ -130,6 +141,7 @@ def _config_text(config: TableConfig, devices: list[PtyDevice]) -> str:
 async def _serve(args: argparse.Namespace, config: TableConfig, specs: list[SimSpec]) -> int:
     loop = asyncio.get_running_loop()
     world = get_world(config.table_id)
+    world.by_hand = args.by_hand
     host = PtyHost(loop)
     control_dir = None
     if args.control:

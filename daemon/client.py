@@ -48,9 +48,13 @@ def _exit_code(status: int) -> int:
 
 
 class Api:
-    def __init__(self, url: str, token: str | None) -> None:
+    def __init__(
+        self, url: str, token: str | None, token_source: str | None = None, found: str = ""
+    ) -> None:
         self.url = url.rstrip("/")
         self.token = token
+        self.token_source = token_source  # "$TABLED_TOKEN" or "--token-file F", for messages
+        self.found = found  # how the URL was found, for "cannot reach"
 
     def request(
         self, method: str, path: str, body: dict[str, Any] | None = None
@@ -73,7 +77,12 @@ class Api:
             return exc.code, content
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise ClientError(0, f"cannot reach {self.url}: {reason}") from None
+            found = f" ({self.found})" if self.found else ""
+            raise ClientError(
+                0,
+                f"cannot reach the table at {self.url}{found}: {reason}; is `tabled run --http` "
+                "running? --url or $TABLED_URL names another address",
+            ) from None
 
     def get(self, path: str, **query: Any) -> dict[str, Any]:
         params = {k: v for k, v in query.items() if v is not None}
@@ -81,8 +90,14 @@ class Api:
             path += "?" + urllib.parse.urlencode(params)
         status, content = self.request("GET", path)
         if status != 200:
-            raise ClientError(status, content.get("message", f"HTTP {status}"))
+            raise ClientError(status, self.refusal(status, content))
         return content
+
+    def refusal(self, status: int, content: dict[str, Any]) -> str:
+        """A refused request, in the command line's terms (daemon.cli_errors)."""
+        from daemon.cli_errors import cli_message  # noqa: PLC0415 - only on a refusal
+
+        return cli_message(status, content, self.token_source if self.token else None)
 
     def ws_url(self) -> str:
         parts = urllib.parse.urlsplit(self.url)
@@ -92,7 +107,15 @@ class Api:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--url", help="the API, e.g. http://127.0.0.1:8700 ($TABLED_URL)")
-    parser.add_argument("--config", type=Path, help="take the API address from this table config")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        help="find the table of this config: the address its running daemon published in its "
+        "journal folder, else its [api] listen",
+    )
+    parser.add_argument(
+        "--journal", type=Path, help="the running daemon's journal folder (if not the config's)"
+    )
     parser.add_argument(
         "--token-file", type=Path, help="read the token from this file (else $TABLED_TOKEN)"
     )
@@ -100,22 +123,28 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _api(args: argparse.Namespace) -> Api:
-    url = args.url or os.environ.get("TABLED_URL")
+    url, found = args.url, "--url"
+    if not url and os.environ.get("TABLED_URL"):
+        url, found = os.environ["TABLED_URL"], "$TABLED_URL"
     if not url:
-        from daemon.config import load_config, parse_listen  # noqa: PLC0415 - only without --url
+        from daemon.cli_address import find_url  # noqa: PLC0415 - only without --url
+        from daemon.config import ConfigError  # noqa: PLC0415
 
-        host, port = parse_listen(load_config(args.config).api.listen)
-        host = "127.0.0.1" if host in ("0.0.0.0", "") else host  # noqa: S104 - mapping, not binding
-        url = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
-    token = None
+        try:
+            url, found = find_url(args.config, args.journal)
+        except ConfigError as exc:
+            raise ClientError(-2, str(exc)) from None
+    token, source = None, None
     if args.token_file is not None:
+        source = f"--token-file {args.token_file}"
         try:
             token = args.token_file.read_text(encoding="utf-8").strip()
         except OSError as exc:
-            raise ClientError(-2, f"token file: {exc}") from None
+            raise ClientError(-2, f"--token-file {args.token_file}: {exc.strerror}") from None
     else:
+        source = "$TABLED_TOKEN"
         token = os.environ.get("TABLED_TOKEN", "").strip() or None
-    return Api(url, token)
+    return Api(url, token, source, found)
 
 
 def _run(work: Callable[[], int]) -> int:
@@ -262,6 +291,14 @@ def actions_help() -> str:
 
 def act_main(argv: Sequence[str] | None = None) -> int:
     """`tabled act ACTION [key=value ...]`: ask the table to take a step, as you."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if {"-h", "--help"} & set(words) and words and not words[0].startswith("-"):
+        from daemon.cli_act import action_help  # noqa: PLC0415 - only for ACTION --help
+
+        described = action_help(words[0])
+        if described is not None:
+            print(described)
+            return 0
     parser = argparse.ArgumentParser(
         prog="tabled act",
         description=act_main.__doc__,
@@ -302,7 +339,7 @@ def act_main(argv: Sequence[str] | None = None) -> int:
         elif status == 409:
             print(f"refused: {content.get('message')}", file=sys.stderr)
         else:
-            print(f"tabled: {content.get('message', f'HTTP {status}')}", file=sys.stderr)
+            print(f"tabled: {api.refusal(status, content)}", file=sys.stderr)
         return 0 if status == 200 else _exit_code(status)
 
     return _run(work)

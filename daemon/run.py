@@ -25,15 +25,21 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from daemon import sdnotify
+from daemon.cli_address import publish, withdraw
+from daemon.cli_progress import Progress
 from daemon.config import ConfigError, TableConfig, load_config
 from daemon.journal import JournalError, JournalLocked
 from daemon.logging import LEVELS, configure_logging, get_logger
 from daemon.shipper.runtime import start_feed, stop_feed, with_feed
 from daemon.table import Fed, Table, TableError
 from drivers.clock import MonotonicClock
+
+if TYPE_CHECKING:
+    from daemon.autoplay import Summary
 
 
 def parser() -> argparse.ArgumentParser:
@@ -94,15 +100,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tabled run: {exc}", file=sys.stderr)
         return 2
     if args.http is not None:
-        # The API's doors (TLS beyond loopback, a private tokens file): before the table starts.
-        from daemon.api.doors import serving_problem  # noqa: PLC0415 - only when serving
+        # The address and the API's doors: before the table starts or journals anything.
+        from daemon.cli_http import http_problem, http_warning  # noqa: PLC0415 - only when serving
 
-        problem = serving_problem(config.api, args.http or config.api.listen)
+        listen = args.http or config.api.listen
+        problem = http_problem(config.api, listen)
         if problem:
-            print(
-                f"tabled run: --http {args.http or config.api.listen}: {problem}", file=sys.stderr
-            )
+            print(f"tabled run: --http {listen}: {problem}", file=sys.stderr)
             return 2
+        if warning := http_warning(config.api):
+            print(f"tabled run: warning: {warning}", file=sys.stderr)
     if args.seed is not None:
         config = seeded(config, args.seed)
     try:
@@ -115,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-async def _run(config: TableConfig, args: argparse.Namespace) -> int:
+async def _run(config: TableConfig, args: argparse.Namespace) -> int:  # noqa: PLR0915 - one process's start and stop order, read top to bottom
     from drivers.clock import SimulationClock  # noqa: PLC0415 - only for autoplay
 
     loop = asyncio.get_running_loop()
@@ -136,6 +143,7 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
 
     server = None
     serving: asyncio.Task[None] | None = None
+    address: Path | None = None
     if args.http is not None:
         from daemon.api.app import create_app  # noqa: PLC0415 - FastAPI only when serving
         from daemon.api.server import ApiServer  # noqa: PLC0415
@@ -151,6 +159,7 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
             return 2
         serving = asyncio.ensure_future(server.serve())
         print(json.dumps({"http": url}), flush=True)
+        address = publish(table.journal_config.dir, url)  # for `tabled status` and the others
 
     if args.trace:
         table.on_durable = _trace
@@ -161,21 +170,24 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
         "table.running", table=config.table_id, game=config.game, phase=snapshot["phase"]
     )
 
-    status = 0
+    status, summary = 0, None
     try:
         if args.autoplay is not None:
-            status = await _autoplay(table, args, clock, stop)
+            status, summary = await _autoplay(table, args, clock, stop)
         else:
             status = await _until_stopped(table, stop)
     finally:
         sdnotify.stopping()
         watchdog.cancel()
+        withdraw(address)
         if server is not None and serving is not None:
             server.stop()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(serving, 5.0)
         await table.stop()
         await stop_feed(feed)  # after the table, so its last lines ship too
+    if summary is not None:  # once the table stopped: its last seq is what verify-log reports
+        _print_summary(summary.read(table), args.json)
     return status
 
 
@@ -200,14 +212,15 @@ async def _until_stopped(table: Table, stop: asyncio.Event) -> int:
 
 async def _autoplay(
     table: Table, args: argparse.Namespace, clock: object, stop: asyncio.Event
-) -> int:
+) -> tuple[int, Summary | None]:
     from daemon.autoplay import Autoplay, AutoplayError, SimulationClock, control_for  # noqa: PLC0415
 
     try:
         control = control_for(table, args.control)
     except AutoplayError as exc:
         print(f"tabled run: {exc}", file=sys.stderr)
-        return 1
+        return 1, None
+    bar = Progress(f"autoplay {table.config.game}", args.autoplay, unit=" rounds")
     player = Autoplay(
         table,
         control,
@@ -216,7 +229,7 @@ async def _autoplay(
         fault_share=args.fault_share,
         violation_share=args.violation_share,
         clock=clock if isinstance(clock, SimulationClock) else None,
-        progress=(lambda line: print(line, flush=True)) if args.progress else None,
+        progress=(lambda line: print(line, flush=True)) if args.progress else bar.advanced,
     )
     play = asyncio.ensure_future(player.run())
     stopped = asyncio.ensure_future(stop.wait())
@@ -224,30 +237,22 @@ async def _autoplay(
         await asyncio.wait({play, stopped}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         stopped.cancel()
+        bar.close()  # before anything else is printed
         await control.close()
     if not play.done():
         play.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await play
-        summary = player.finish()
         print("tabled run: stopped by a signal before the last round", file=sys.stderr)
-        _print_summary(summary, args.json)
-        return 1
+        return 1, player.finish()
     try:
-        summary = play.result()
+        return 0, play.result()
     except (AutoplayError, TableError) as exc:
         print(f"tabled run: autoplay stopped: {exc}", file=sys.stderr)
-        _print_summary(player.finish(), args.json)
-        return 1
-    _print_summary(summary, args.json)
-    return 0
+        return 1, player.finish()
 
 
-def _print_summary(summary: object, as_json: bool) -> None:
-    from daemon.autoplay import Summary  # noqa: PLC0415
-
-    if not isinstance(summary, Summary):
-        return
+def _print_summary(summary: Summary, as_json: bool) -> None:
     if as_json:
         print(json.dumps(summary.as_dict(), sort_keys=True), flush=True)
     else:

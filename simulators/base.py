@@ -370,6 +370,15 @@ class DeviceModel:
         else:
             self.scheduler.call_later(delay, lambda: self._locked(action, epoch))
 
+    def by_hand(self, finish: Callable[[], None]) -> bool:
+        """In a world operated by hand, hold `finish` (the end of a mechanical operation) for a
+        person to release, and say so; else False (the caller times it with `after`)."""
+        if not self.world.by_hand:
+            return False
+        epoch = self._epoch
+        self.world.hold(self.DEVICE, lambda: self._locked(finish, epoch))
+        return True
+
     def _if_epoch(self, action: Callable[[], None], epoch: int) -> None:
         if epoch == self._epoch:
             action()

@@ -1,7 +1,24 @@
 """The control channel of a simulated table: what a test, a trainer or a lab operator does to
 the simulated devices while they run (pull a die out of the cup, open the shuffler's lid, draw
 the next card). In process it is `handle_control(world, request)`; `tabled sim` serves it on a
-unix socket, one JSON object per line each way (docs/protocol.md, "Control channel")."""
+unix socket, one JSON object per line each way (docs/protocol.md, "Control channel"); the
+daemon's training mode (`daemon.training`) serves the same requests to the console and the API.
+
+What a person at the table handles (docs/training.md):
+
+    {"op": "shuffle"}                      the shuffler's waiting shuffle finishes
+    {"op": "shuffle", "fault": "jam"}      ... with a fault (or, none waiting: the next one)
+    {"op": "shake"} / {"op": "shake", "fault": "die_tilted" | "die_out_of_cup" | ...}
+    {"op": "draw"} / {"op": "draw", "fault": "face_up" | "misread" | ...}
+    {"op": "deal", "count": 52}            draw up to `count` cards, stopping at a bad read
+    {"op": "ring"}                         the bell's test button
+    {"op": "door", "device": D, "open": true}   the shuffler's lid, the shoe out of its base,
+                                           the shaker off its base
+    {"op": "power", "device": D, "on": false}   switch a device off (its port fails) and on
+    {"op": "by_hand", "on": true}          shuffles and throws wait for a person
+    {"op": "inject" | "clear", "device": D, "fault": F}, {"op": "unplug" | "plug", "device": D}
+    {"op": "state"}
+"""
 
 from __future__ import annotations
 
@@ -13,11 +30,29 @@ from typing import Any
 
 import structlog
 
-from simulators.base import UnknownFault
+from simulators.base import COMMON_CONDITIONS, UnknownFault
 from simulators.registry import model_class
 from simulators.world import TableWorld
 
 MAX_LINE = 64 * 1024
+DEAL_MAX = 64  # a deal request draws at most this many cards (a deck and a few cut cards)
+
+# The device each hand operation is done on.
+OPERATED = {"shuffle": "shuffler", "shake": "dice_shaker", "draw": "shoe_reader"}
+# The condition that is each device's door (lid) standing open.
+DOORS = {"shuffler": "lid_open", "shoe_reader": "shoe_removed", "dice_shaker": "shaker_detached"}
+OPS = "shuffle, shake, draw, deal, ring, door, power, by_hand, inject, clear, unplug, plug, state"
+
+
+def device_faults(device: str) -> dict[str, list[str]]:
+    """The faults a person can give `device`: one-shot (the next operation) and conditions
+    (until cleared); LookupError for a device no model simulates."""
+    cls = model_class(device)
+    return {
+        "one_shot": sorted(cls.ONE_SHOT),
+        "conditions": sorted((cls.CONDITIONS | COMMON_CONDITIONS) - {DOORS.get(device, "")}),
+        "door": [DOORS[device]] if device in DOORS else [],
+    }
 
 
 def handle_control(world: TableWorld, request: Any) -> dict[str, Any]:
@@ -36,19 +71,87 @@ def handle_control(world: TableWorld, request: Any) -> dict[str, Any]:
             else:
                 world.clear(device, fault)
             return {"ok": True}
-        if op in ("unplug", "plug"):
+        if op in ("unplug", "plug", "power"):
             if not isinstance(device, str):
                 return {"ok": False, "error": f"{op} needs 'device'"}
             model_class(device)  # a device name with a typo must not be "unplugged" silently
+            if op == "power":
+                on = request.get("on")
+                if not isinstance(on, bool):
+                    return {"ok": False, "error": "power needs 'on': true or false"}
+                op = "plug" if on else "unplug"
             (world.unplug if op == "unplug" else world.plug)(device)
             return {"ok": True}
-        if op == "draw":
-            return {"ok": True, **world.dealer_draw()}
+        if op in OPERATED:
+            return _operate(world, op, fault)
+        if op == "deal":
+            return _deal(world, request.get("count", 52))
+        if op == "ring":
+            world.ring()
+            return {"ok": True}
+        if op == "door":
+            is_open = request.get("open")
+            if not isinstance(device, str) or not isinstance(is_open, bool):
+                return {"ok": False, "error": "door needs 'device' and 'open': true or false"}
+            if device not in DOORS:
+                return {"ok": False, "error": f"{device} has no door ({', '.join(DOORS)} do)"}
+            (world.inject if is_open else world.clear)(device, DOORS[device])
+            return {"ok": True}
+        if op == "by_hand":
+            on = request.get("on")
+            if not isinstance(on, bool):
+                return {"ok": False, "error": "by_hand needs 'on': true or false"}
+            with world.lock:
+                world.by_hand = on
+                if not on:  # nobody will finish them now: let them finish as they are
+                    for name in list(world.describe()["waiting"]):
+                        world.release(name)
+            return {"ok": True}
         if op == "state":
             return {"ok": True, **world.describe()}
     except (LookupError, UnknownFault, ValueError) as exc:
         return {"ok": False, "error": str(exc)}
-    return {"ok": False, "error": f"unknown op {op!r} (inject, clear, unplug, plug, draw, state)"}
+    return {"ok": False, "error": f"unknown op {op!r} ({OPS})"}
+
+
+def _operate(world: TableWorld, op: str, fault: Any) -> dict[str, Any]:
+    """Shuffle, shake or draw, as the faults armed by then (and `fault`, if given) say."""
+    device = OPERATED[op]
+    one_shot = model_class(device).ONE_SHOT
+    if fault is not None and (not isinstance(fault, str) or fault not in one_shot):
+        known = ", ".join(sorted(one_shot))
+        return {"ok": False, "error": f"{op} takes a 'fault' of {known}, not {fault!r}"}
+    with world.lock:
+        if op == "draw":
+            if fault is not None:
+                world.inject(device, fault)
+            return {"ok": True, **world.dealer_draw()}
+        waiting = world.waiting(device)
+        if fault is None and not waiting:
+            return {
+                "ok": False,
+                "error": f"the {device} has nothing waiting to {op} (it waits for a person "
+                "only when the table is operated by hand)",
+            }
+        if fault is not None:
+            world.inject(device, fault)
+        if waiting:
+            world.release(device)
+        return {"ok": True, "finished": waiting, **({"armed": fault} if not waiting else {})}
+
+
+def _deal(world: TableWorld, count: Any) -> dict[str, Any]:
+    """Draw up to `count` cards, one after another, stopping at the first not read."""
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= DEAL_MAX:
+        return {"ok": False, "error": f"deal needs a 'count' of 1-{DEAL_MAX}"}
+    drawn = 0
+    last: dict[str, Any] = {}
+    for _ in range(count):
+        last = world.dealer_draw()
+        if last.get("drawn") is None or last.get("reader") not in ("read", None):
+            break
+        drawn += 1
+    return {"ok": True, "dealt": drawn, "last": last}
 
 
 class ControlServer:

@@ -2,6 +2,8 @@
 
 A shake takes SHAKE_SECONDS (times the speed factor), then the reader reports four dice rolled
 with the model's RNG (seeded: reproducible; unseeded: the system CSPRNG), or an invalid throw.
+In a world operated by hand (training) the throw waits for a person (`world.release`), and
+lands as the faults armed by then say.
 
 Faults: one-shot `die_tilted`, `dice_stacked`, `die_out_of_cup`, `short_shake`, `no_shake`
 (the next throw is invalid for that reason); conditions `reader_lost` (FAULT_RAISED, shakes
@@ -59,11 +61,16 @@ class DiceShakerModel(DeviceModel):
             if refusal is not None:
                 return Nak(refusal)
             self.busy = True
-            spoilt = next((name for name in _INVALID if self.take(name)), None)
+            if self.by_hand(lambda: self._land(self._spoilt())):
+                return Ack()  # a person throws (training): how it lands is decided then
+            spoilt = self._spoilt()
             seconds = SHAKE_SECONDS / 4 if spoilt == "short_shake" else SHAKE_SECONDS
             self.after(seconds, lambda: self._land(spoilt))
             return Ack()
         return super().handle(message)
+
+    def _spoilt(self) -> str | None:
+        return next((name for name in _INVALID if self.take(name)), None)
 
     def _land(self, spoilt: str | None) -> None:
         self.busy = False

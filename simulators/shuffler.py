@@ -3,7 +3,9 @@
 It takes the table world's cards, shuffles them by Fisher-Yates with a CSPRNG
 (`secrets.SystemRandom`) or, given a seed, with a seeded `random.Random` (reproducible runs),
 and after SHUFFLE_SECONDS (times the speed factor) reports SHUFFLE_DONE with the count. The
-shuffled order goes to the world, where the simulated shoe deals it; it is never sent.
+shuffled order goes to the world, where the simulated shoe deals it; it is never sent. In a
+world operated by hand (training) the shuffle waits for a person to run it (`world.release`),
+with the faults armed by then.
 
 Faults: one-shot `jam`, `wrong_count` (a card missing: 51), `foreign_card` (a card of another
 deck found and set aside), `unreadable_card` (one card set aside unread: 51), `power_lost`
@@ -69,6 +71,8 @@ class ShufflerModel(DeviceModel):
             if refusal is not None:
                 return Nak(refusal)
             self.busy = True
+            if self.by_hand(lambda: self._shuffled(message.expected)):
+                return Ack()  # a person runs it (training): its outcome is decided then
             if self.take("power_lost"):
                 self.after(SHUFFLE_SECONDS / 2, lambda: self.power_off(POWER_OUTAGE_SECONDS))
             elif self.take("jam"):
@@ -77,6 +81,15 @@ class ShufflerModel(DeviceModel):
                 self.after(SHUFFLE_SECONDS, lambda: self._finish(message.expected))
             return Ack()
         return super().handle(message)
+
+    def _shuffled(self, expected: int) -> None:
+        """A shuffle run by hand ends at once, as the faults armed by then say."""
+        if self.take("power_lost"):
+            self.power_off(POWER_OUTAGE_SECONDS)
+        elif self.take("jam"):
+            self._jam()
+        else:
+            self._finish(expected)
 
     def _jam(self) -> None:
         self.busy = False

@@ -116,6 +116,12 @@ class TimerBellModel(DeviceModel):
         self.rings += 1
         self.emit(lambda n: BellRangEvent(n, cause))
 
+    def test_ring(self) -> None:
+        """A person presses the bell's test button: it rings (a dead sounder faults)."""
+        with self.lock:
+            self.ring(RingCause.COMMAND)
+            self._drain()
+
     def active_causes(self) -> set[int]:
         return {BellFault.BELL_FAILED} if "bell_failed" in self.conditions else set()
 

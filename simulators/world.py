@@ -78,6 +78,10 @@ class TableWorld:
         self._kept: dict[str, tuple[frozenset[str], int]] = {}
         self._unplug_listeners: dict[str, dict[object, Callable[[], None]]] = {}
         self._draw_handler: Callable[[], dict[str, Any]] | None = None
+        # Operated by hand (training): the shuffler's shuffle and the shaker's throw wait for
+        # a person (`release`) instead of finishing on their own after the mechanical delay.
+        self.by_hand = False
+        self._held: dict[str, Callable[[], None]] = {}
 
     # --- the deck -------------------------------------------------------------------------
 
@@ -135,6 +139,26 @@ class TableWorld:
         with self.lock:
             if self.devices.get(name) is device:
                 del self.devices[name]
+                self._held.pop(name, None)  # switched off mid-operation: it never finishes
+
+    def hold(self, name: str, finish: Callable[[], None]) -> None:
+        """Device `name` started an operation that a person finishes (`release`)."""
+        with self.lock:
+            self._held[name] = finish
+
+    def waiting(self, name: str) -> bool:
+        """Device `name` has an operation waiting for a person."""
+        with self.lock:
+            return name in self._held
+
+    def release(self, name: str) -> bool:
+        """Finish the operation device `name` holds; False if it holds none."""
+        with self.lock:
+            finish = self._held.pop(name, None)
+            if finish is None:
+                return False
+            finish()
+            return True
 
     def keep(self, name: str, conditions: set[str] | frozenset[str], latched: int) -> None:
         """A device switched off: what it will still have when it is switched on again."""
@@ -181,6 +205,13 @@ class TableWorld:
             item = self.draw()
             return {"drawn": None if item is None else _describe_item(item), "reader": None}
 
+    def ring(self) -> None:
+        """A person presses the timer bell's test button."""
+        press = getattr(self._device("timer_bell"), "test_ring", None)
+        if press is None:
+            raise LookupError(f"the timer_bell at table {self.key} has no test button")
+        press()
+
     def inject(self, device: str, fault: str) -> None:
         self._device(device).inject(fault)
 
@@ -201,6 +232,8 @@ class TableWorld:
                 "world": self.key,
                 "generation": self.generation,
                 "remaining": len(self.items) - self.cursor,
+                "by_hand": self.by_hand,
+                "waiting": sorted(self._held),
                 "devices": {name: dev.describe() for name, dev in sorted(self.devices.items())},
             }
 

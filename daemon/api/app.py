@@ -28,7 +28,7 @@ from daemon.api.errors import install_handlers
 from daemon.api.facade import TableFacade
 from daemon.api.middleware import BodyLimit, Revalidated
 from daemon.api.models import payload_schemas
-from daemon.api.routes import act, public, push, read
+from daemon.api.routes import act, public, push, read, training
 from daemon.config import ApiConfig, TableConfig
 
 MAX_BODY_BYTES = 64 * 1024
@@ -89,7 +89,7 @@ def create_app(
         console_idle_seconds=api_config.console_idle_seconds,
     )
     install_handlers(app)
-    for routes in (public, read, act, push):
+    for routes in (public, read, act, push, training):
         app.include_router(routes.router)
     _document_actions(app, table)
     return app

@@ -55,6 +55,8 @@ WILDCARDS = ("", "0.0.0.0", "::")  # noqa: S104 - names of the wildcard address,
 # Answers refused for their form, counted and summarised on their way out.
 INPUT_STATUSES = {400: "malformed", 404: "not_found", 405: "method_not_allowed",
                   413: "body_too_large", 422: "invalid_input"}  # fmt: skip
+# An answer whose refusal the table journaled as a violation (daemon.api.routes.act).
+JOURNALED = b"x-tabled-journaled"
 WS_INVALID_INPUT = 4400
 WS_FORBIDDEN = 4403
 
@@ -234,6 +236,8 @@ class Doors:
             reason = None
             if kind == "http" and message["type"] == "http.response.start":
                 reason = INPUT_STATUSES.get(message["status"])
+                if any(k.lower() == JOURNALED for k, _ in message.get("headers", ())):
+                    reason = None  # a violation the table journaled itself, with its article
             elif message["type"] == "websocket.close" and message.get("code") == WS_INVALID_INPUT:
                 reason = "invalid_hello"
             if reason is not None:

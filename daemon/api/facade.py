@@ -19,8 +19,9 @@ from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from daemon.procedures.spec import Param
 
-ROLES = ("dealer", "supervisor", "surveillance", "admin")
-Role = Literal["dealer", "supervisor", "surveillance", "admin"]
+# trainer: handles the simulated devices of a table in training mode (daemon/training.py)
+ROLES = ("dealer", "supervisor", "surveillance", "admin", "trainer")
+Role = Literal["dealer", "supervisor", "surveillance", "admin", "trainer"]
 
 # One field of an action's payload, as the game declares it (daemon/procedures/spec.py): the
 # API builds its request models from these (daemon/api/models.py), the console its forms.

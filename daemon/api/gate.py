@@ -11,14 +11,23 @@ locked out. A spell ends when an interval passes with no refusal.
 
     api.auth_refused   bad tokens, lockouts, requests refused while locked out
     api.input_refused  requests refused before the API looked at them: a Host or Origin not
-                       this table's, a body that is not JSON, unknown fields, unknown paths
+                       this table's, a body that is not JSON, unknown fields, unknown paths;
+                       and a person's actions refused while their refusal budget is spent
+
+What the regulation forbids is another matter: an authenticated person's action the table
+refuses (a cut of 9 cards, a bet on the banker's seat) is a `table.violation` with its article,
+one durable line each, whichever layer catches it (`daemon.api.routes.act`). A person looping
+on refused actions could fill the disk that way, so each person has a budget of refused actions
+(`RefusalBudget`: `PER_PERSON` in `BUDGET_WINDOW` seconds); once it is spent, that person's
+actions are answered 429 without reaching the table and are counted in the summaries above
+until the window has passed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -205,6 +214,39 @@ class RefusalLog:
             await self.flush_due()
 
 
+PER_PERSON = 30
+BUDGET_WINDOW = 60.0
+
+
+class RefusalBudget:
+    """How many refused actions (each a durable `table.violation`) a person may cause in a
+    sliding window; the persons are those of the tokens file, so the map stays small."""
+
+    def __init__(
+        self, clock: Callable[[], float], *, limit: int = PER_PERSON, window: float = BUDGET_WINDOW
+    ) -> None:
+        self.clock, self.limit, self.window = clock, limit, window
+        self._refused: dict[str, deque[float]] = {}
+
+    def _recent(self, person: str) -> deque[float]:
+        times = self._refused.setdefault(person, deque())
+        horizon = self.clock() - self.window
+        while times and times[0] <= horizon:
+            times.popleft()
+        return times
+
+    def retry_after(self, person: str) -> float:
+        """Seconds until `person` may act again; 0 while the budget is not spent."""
+        times = self._recent(person)
+        if len(times) < self.limit:
+            return 0.0
+        return max(times[0] + self.window - self.clock(), 0.0)
+
+    def spend(self, person: str) -> None:
+        """One refused action of `person`'s was journaled."""
+        self._recent(person).append(self.clock())
+
+
 class Gate:
     """Token checks, the bad-token budgets and the record of refusals for one app."""
 
@@ -213,8 +255,10 @@ class Gate:
         tokens: TokenStore,
         limiter: AuthFailureLimiter,
         refusals: RefusalLog,
+        budget: RefusalBudget | None = None,
     ) -> None:
         self.tokens, self.limiter, self.refusals = tokens, limiter, refusals
+        self.budget = budget or RefusalBudget(refusals.clock)
         # What was refused, by reason, since start: `tabled_api_refused_total{reason}`.
         self.refused: Counter[str] = Counter()
 

@@ -2,7 +2,7 @@
 
     [[token]]
     actor = "chan.tai.man"      # journaled as the actor of everything done with this token
-    role = "dealer"             # dealer | supervisor | surveillance | admin (the table's)
+    role = "dealer"             # dealer | supervisor | surveillance | admin | trainer (the table's)
                                 # pit | surveillance | audit | admin (the floor's)
     hash = "sha256:9f86d0..."   # printed by `tabled token`; the token itself is never stored
     # disabled = true           # keeps the entry for the record but refuses the token
@@ -75,6 +75,25 @@ def check_tokens_file(path: Path | None) -> str | None:
     except (TokenFileError, OSError, UnicodeDecodeError) as exc:
         return str(exc)
     return None
+
+
+def missing_tokens_notice(path: Path | None) -> str | None:
+    """What to say when the API serves without a tokens file: nobody can sign in yet, and the
+    command that makes the file. None when the file exists (its problems are `check_tokens_file`'s).
+    """
+    if path is None:
+        return (
+            "no tokens file is configured, so nobody can sign in: add tokens_file = "
+            '"var/tokens.toml" under [api] in the config, then make a token with '
+            "`tabled token NAME ROLE --append var/tokens.toml`"
+        )
+    if path.exists():
+        return None
+    return (
+        f"the tokens file {path} does not exist yet, so nobody can sign in until it does; "
+        f"`tabled token NAME ROLE --append {path}` creates it (mode 0600) with a first token, "
+        "and the running table reads it without a restart"
+    )
 
 
 @dataclass(frozen=True)
@@ -162,13 +181,15 @@ class TokenStore:
         if self.path is None:
             if self.last_error is None:
                 self.last_error = "no tokens file configured ([api] tokens_file)"
-                log.warning("api.no_tokens_file", problem=self.last_error)
+                log.warning("api.no_tokens_file", problem=missing_tokens_notice(None))
             return
         try:
             st = self.path.stat()
         except FileNotFoundError:
-            if self._stamp is not None or self.last_error is None:
+            if self._stamp is not None:
                 log.error("api.tokens_unreadable", problem=f"{self.path}: no such tokens file")
+            elif self.last_error is None:  # not made yet: a warning that says how
+                log.warning("api.no_tokens_file", problem=missing_tokens_notice(self.path))
             self._stamp, self._by_hash = None, {}
             self.last_error = f"{self.path}: no such tokens file"
             return

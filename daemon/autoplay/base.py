@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.autoplay.control import AutoplayError, SimControl
+from daemon.autoplay.equipment import devices_down
 from daemon.autoplay.summary import Summary
 from daemon.table import Table
 from drivers.clock import SimulationClock
 
 DEALER = "D1"
 SUPERVISOR = "S1"
+SECOND_SUPERVISOR = "S2"  # approves what undoes a round once a card of it is known (H5)
 PLAYERS = ("P1", "P2", "P3", "P4", "P5", "P6")
 ARRANGEMENT_SECONDS = 300.0
 WAIT = 15.0  # real seconds a device may take to answer before the script gives up
@@ -97,6 +99,22 @@ class Script:
             raise AutoplayError(f"{action} refused in {self.proc.phase}: {result['violation']}")
         return result
 
+    async def void(self, action: str, reason: str) -> dict[str, Any]:
+        """`void_round` or `void_deal`: proposed by S1, approved by S2 when the table asks for
+        a second supervisor (a card of the round is known); the table's answer to the last."""
+        result = await self.table.act(action, SUPERVISOR, "supervisor", {"reason": reason})
+        if not result["accepted"]:
+            return result
+        self.summary.supervisor[action] += 1
+        pending = getattr(self.proc, "override", None)
+        if pending is None or pending.get("kind") != action:
+            return result
+        approval = {"reason": f"autoplay: {reason} (checked by a second supervisor)"}
+        result = await self.table.act("approve_override", SECOND_SUPERVISOR, "supervisor", approval)
+        if result["accepted"]:
+            self.summary.supervisor["approve_override"] += 1
+        return result
+
     async def attempt(self, action: str, payload: dict[str, Any], what: str) -> None:
         """An attempted violation: the table must refuse it (and journal it)."""
         result = await self.table.act(action, DEALER, "dealer", payload)
@@ -106,7 +124,11 @@ class Script:
 
     async def wait(self, predicate: Callable[[], bool], what: str) -> None:
         if not await self.table.wait_for(predicate, WAIT):
-            raise AutoplayError(f"waited {WAIT:.0f} s for {what}; phase {self.proc.phase}")
+            down = "; ".join(devices_down(self.table))
+            raise AutoplayError(
+                f"waited {WAIT:.0f} s for {what}; phase {self.proc.phase}"
+                + (f"; {down}" if down else "")
+            )
 
     async def control_request(self, request: dict[str, Any]) -> dict[str, Any]:
         reply = await self.control.request(request)

@@ -32,7 +32,7 @@ class FaultInjection(Script):
     """Injecting this round's fault."""
 
     async def inject(self, device: str, fault: str) -> None:
-        self.summary.injected[f"{device}:{fault}"] += 1
+        self.summary.played[f"{device}:{fault}"] += 1
         if fault == "unplug":
             await self.control_request({"op": "unplug", "device": device})
             self._conditions.append((device, "unplug"))

@@ -36,27 +36,26 @@ class PaiGowDealer(FaultInjection):
                     {"player": bet["player"], "seat": bet["seat"], "amount": bet["amount"] * 2},
                     "bet raised after the shake",
                 )
-            self._deal_tiles(proc)
-            await self.act("confirm_deal")
+            await self._paigow_deal(proc)
         elif phase == "SETTING":
-            await self._paigow_settings(proc)
+            # Art. 6(1): each door sets face down; the tiles wait for the croupier to open them.
+            for seat in [s for s in proc.played_seats() if s not in proc.set_seats]:
+                await self.act("set_hand", {"seat": seat})
         elif phase == "BANKER_SETTING":
-            seat = proc.banker_seat
-            await self.act("set_banker", good_setting(self._hands[int(seat or 0)]))
+            await self.act("set_banker")
         elif phase == "OPENING":
-            await self.act("open_hands")
+            await self._paigow_open(proc)
         elif phase == "OPENED":
             for seat in list(proc.wrongly_set):
                 await self.act("reset_hand", {"seat": seat, **good_setting(self._hands[seat])})
             await self.act("settle_round")
             if proc.resets:
                 self.summary.hands["re-set by the croupier"] += len(proc.resets)
-            for door in (proc.settlement or {}).get("doors", []):
-                self.summary.outcomes[str(door.get("outcome"))] += 1
             self._settled = True
         elif phase == "ROUND_OVER":
             if proc.bank_rounds >= proc.bank_limit and self.rng.random() < 0.2:
-                await self.act("extend_bank", {"consents": proc.played_seats()})
+                guests = sorted({str(b["player"]) for b in proc.bets})
+                await self.act("extend_bank", {"consents": guests})
             await self.act("next_round")
         else:
             raise AutoplayError(f"no script for phase {phase}")
@@ -101,12 +100,51 @@ class PaiGowDealer(FaultInjection):
                 )
             stake = max(proc.min_stake, self.rng.choice((1000, 2000, 5000)))
             await self.act("place_stake", {"amount": stake})
+        if not proc.co_bankers and self.rng.random() < 0.2:
+            # Art. 5(5): a guest who bets on no door, or the house, joins the bank.
+            idle = [p for p in PLAYERS if p != banker and all(b["player"] != p for b in proc.bets)]
+            house = self.rng.random() < 0.5 and paigow.ruleset(proc.ruleset).house_co_banks
+            await self.act(
+                "co_bank",
+                {
+                    "player": "house" if house or not idle else self.rng.choice(idle),
+                    "amount": self.rng.choice((500, 1000)),
+                    "house": house or not idle,
+                },
+            )
+        if not proc.head_out:
+            if self.plan.violations:
+                await self.attempt("shake_dice", {"player": banker}, "dice before the head tiles")
+            await self.act("head_tiles_out")
         if self.plan.violations:
             other = next(p for p in PLAYERS if p != banker)
             await self.attempt("shake_dice", {"player": other}, "dice shaken for the banker")
         await self.strike("shake")
         if self.proc.phase == "BETTING":
             await self.act("shake_dice", {"player": banker})
+
+    async def _paigow_deal(self, proc: PaiGowProcedure) -> None:
+        if not proc.dealt:
+            self._deal_tiles(proc)
+        order = proc.deal_order()
+        if self.plan.violations and not proc.dealt:
+            await self.attempt("deal_hand", {"seat": order[1]}, "a door dealt out of turn")
+        for seat in order[len(proc.dealt) :]:
+            if self.rng.random() < 0.05:
+                # Art. 4: a tile turned face up while dealing stays valid.
+                tile = self.rng.choice(self._hands[seat])
+                await self.act("tile_face_up", {"seat": seat, "tile": tile})
+            await self.act("deal_hand", {"seat": seat})
+
+    async def _paigow_open(self, proc: PaiGowProcedure) -> None:
+        doors = proc.door_seats()
+        for seat in [s for s in proc.opening_order() if s not in proc.settings]:
+            tiles = self._hands[seat]
+            # A foul round: the first door sets wrongly, and half the time the banker too (the
+            # rule set decides whether the croupier re-sets it, Art. 6(2)).
+            wrong = seat == doors[0] or (seat == proc.banker_seat and self.rng.random() < 0.5)
+            setting = bad_setting(tiles) if self.plan.foul and wrong else None
+            await self.act("open_hand", {"seat": seat, **(setting or good_setting(tiles))})
 
     def _deal_tiles(self, proc: PaiGowProcedure) -> None:
         if len(self._tiles) - self._tile_cursor < 4 * proc.hands:
@@ -121,10 +159,3 @@ class PaiGowDealer(FaultInjection):
             self._tile_cursor += 4
         if self._tile_cursor >= len(self._tiles):
             self._tile_cursor = 0
-
-    async def _paigow_settings(self, proc: PaiGowProcedure) -> None:
-        seats = [s for s in proc.played_seats() if s not in proc.settings]
-        for seat in seats:
-            tiles = self._hands[seat]
-            setting = bad_setting(tiles) if self.plan.foul and seat == seats[0] else None
-            await self.act("set_hand", {"seat": seat, **(setting or good_setting(tiles))})

@@ -4,7 +4,6 @@ supervisor stepping in whenever the table holds or tilts), and count it."""
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -42,14 +41,7 @@ class Autoplay(ThirteenDealer, PaiGowDealer, Supervisor):
         return self.finish()
 
     def finish(self) -> Summary:
-        stats = self.table.stats
-        self.summary.violations = Counter(stats.violations_by_article)
-        self.summary.faults = Counter(stats.faults_by_device)
-        journal = self.table.journal
-        self.summary.journal = str(self.table.journal_config.dir)
-        self.summary.durability = self.table.journal_config.durability
-        self.summary.last_seq = journal.last_seq if journal is not None else 0
-        return self.summary
+        return self.summary.read(self.table)
 
     def _plan(self) -> Plan:
         faults = THIRTEEN_FAULTS if self.table.config.game == "thirteen" else PAIGOW_FAULTS

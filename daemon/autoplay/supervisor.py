@@ -1,5 +1,6 @@
 """The pit supervisor: puts the devices right, waits for them to report healthy, then clears the
-HOLD or TILT (or voids the round when it cannot be cleared)."""
+HOLD or TILT (or voids the round when it cannot be cleared). Once a card of the round is known a
+void is two supervisors' (tabled H5): S1 proposes it, a second supervisor approves it."""
 
 from __future__ import annotations
 
@@ -37,22 +38,22 @@ class Supervisor(Script):
                 # lost) leaves a deal that cannot be put right in order: it is voided (Art. 4).
                 shoe = faults.get("shoe_reader")
                 if suspended == "DEALING" and shoe is not None and shoe.get("kind") == "tilt":
-                    # A misread card the dealer saw may be entered by hand instead (Art. 4,
-                    # the deal put right in order), if a supervisor approves it.
+                    # Voided only with a misdeal on record (Art. 4); a reader that was blocked
+                    # or restarted lost no card, and the deal goes on. A misread card the
+                    # dealer saw may be entered by hand instead (the deal put right in order),
+                    # if a supervisor approves it.
+                    voidable = "void_deal" in self.proc.legal_actions("supervisor")
                     entered = (
                         getattr(self.proc, "misread", None) is not None
                         and self._misread_card is not None
                         and self.rng.random() < self.entered_share
                     )
-                    self._untrusted_deal = not entered
+                    self._untrusted_deal = voidable and not entered
                     if not entered:
                         self._misread_card = None
                 return
             await self.table.wait_for(lambda: False, 0.05)
-        result = await self.table.act(
-            "void_round", SUPERVISOR, "supervisor", {"reason": "autoplay: cannot clear"}
-        )
+        result = await self.void("void_round", "autoplay: cannot clear")
         if not result["accepted"]:
             raise AutoplayError(f"the supervisor can neither clear nor void: {result}")
-        self.summary.supervisor["void_round"] += 1
         self.summary.voided += 1

@@ -77,7 +77,6 @@ class ThirteenDealer(FaultInjection):
                     self.summary.hands["late at the bell"] += 1
                 elif (entry.get("rules") or {}).get("foul"):
                     self.summary.hands["foul"] += 1
-                self.summary.outcomes[str(entry.get("outcome"))] += 1
             self._settled = True
         elif phase == "ROUND_OVER":
             await self.act("start_round")
@@ -157,7 +156,9 @@ class ThirteenDealer(FaultInjection):
         if self._untrusted_deal:
             # A card went past the reader unread: the deal cannot be put right (Art. 4).
             self._untrusted_deal = False
-            await self.act("void_deal", {"reason": "a card was misread"}, role="supervisor")
+            voided = await self.void("void_deal", "a card was misread")  # two supervisors
+            if not voided["accepted"]:
+                raise AutoplayError(f"void_deal refused: {voided['violation']}")
             self.summary.voided += 1
             return
         if proc.misread is not None and self._misread_card is not None:

@@ -19,7 +19,8 @@
     [pits]
     "Pit A" = ["T01", "T02"]              # which tables the page groups and filters as a pit
 
-Unknown keys and wrong types are refused with the key named, like the table's config.
+Unknown keys and wrong types are refused with the key named, like the table's config: the
+whole file is one pydantic model, and every mistake is said at once on one line.
 
 `[api]` is the table's `ApiConfig` (daemon.config) with the floor's port: the same keys, checks
 and error wording, and the same doors (daemon.api.doors) serve it. Only the console's
@@ -34,111 +35,121 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict, StrictStr, TypeAdapter, ValidationError
+from pydantic import (
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
 from pydantic.dataclasses import dataclass as config_dataclass
 
 from daemon.config import ApiConfig, ConfigError, _describe
 
 SUBJECT_TOKEN = re.compile(r"^[A-Za-z0-9_-]+$")
+_STRICT = ConfigDict(extra="forbid")  # strict types per field (StrictInt, StrictStr)
 
 
-@dataclass(frozen=True)
+@config_dataclass(frozen=True, config=_STRICT)
 class FloorSection:
-    servers: tuple[str, ...] = ("nats://127.0.0.1:4222",)
-    stream: str = "TABLED"
-    subject_prefix: str = "tabled"
-    durable: str = "floor"
-    database: str = "postgresql:///floor"
-    batch: int = 500
+    servers: tuple[StrictStr, ...] = ("nats://127.0.0.1:4222",)
+    stream: StrictStr = "TABLED"
+    subject_prefix: StrictStr = "tabled"
+    durable: StrictStr = "floor"
+    database: StrictStr = "postgresql:///floor"
+    batch: StrictInt = Field(default=500, ge=1, le=10_000)
+
+    @field_validator("servers", mode="before")
+    @classmethod
+    def _servers(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            value = tuple(value)
+        if not isinstance(value, tuple) or not value:
+            raise ValueError("expected a list of nats:// or tls:// URLs")
+        for url in value:
+            if not isinstance(url, str) or not url.startswith(("nats://", "tls://")):
+                raise ValueError(f"{url!r} is not a nats:// or tls:// URL")
+        return value
+
+    @field_validator("stream", "subject_prefix", "durable")
+    @classmethod
+    def _token(cls, value: str) -> str:
+        if not SUBJECT_TOKEN.match(value):
+            raise ValueError(f"{value!r}: letters, digits, _ and - only")
+        return value
+
+    @field_validator("database")
+    @classmethod
+    def _database(cls, value: str) -> str:
+        if not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("expected a postgresql:// URL")
+        return value
 
 
 @config_dataclass(frozen=True, config=ConfigDict(extra="forbid"))
 class FloorApi(ApiConfig):
     """The table's `[api]` (listen, tokens_file, allowed_origins, allowed_hosts, tls_cert,
-    tls_key, plain_http_behind_proxy), listening on the floor's port by default."""
+    tls_key, plain_http_behind_proxy), listening on the floor's port by default. Its checks are
+    the table's; `console_idle_seconds` is refused in the file (the console's, not the floor's)."""
 
     listen: StrictStr = "127.0.0.1:8800"
 
 
-_FLOOR_API = TypeAdapter(FloorApi)
-
-
 @dataclass(frozen=True)
 class FloorConfig:
+    """A floor's validated config (what the floor runs on)."""
+
     floor: FloorSection = field(default_factory=FloorSection)
     api: FloorApi = field(default_factory=FloorApi)
     pits: dict[str, str] = field(default_factory=dict)  # table id -> pit name
     source: str = "<defaults>"
 
 
-def _take(section: dict[str, Any], key: str, kind: type, where: str, default: Any) -> Any:
-    if key not in section:
-        return default
-    value = section.pop(key)
-    if (kind is int and isinstance(value, bool)) or not isinstance(value, kind):
-        raise ConfigError(f"{where}.{key}: expected {kind.__name__}, got {value!r}")
-    return value
+@config_dataclass(frozen=True, config=_STRICT)
+class _FloorFile:
+    """The file's shape, validated in one pass: every mistake is reported at once."""
+
+    floor: FloorSection = field(default_factory=FloorSection)
+    api: FloorApi = field(default_factory=FloorApi)
+    pits: dict[StrictStr, list[StrictStr]] = field(default_factory=dict)
+
+    @field_validator("pits")
+    @classmethod
+    def _each_table_once(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        seen: dict[str, str] = {}
+        for pit, tables in value.items():
+            for table in tables:
+                if table in seen:
+                    raise ValueError(f"{pit}: {table} is already in pit {seen[table]!r}")
+                seen[table] = pit
+        return value
 
 
-def _leftovers(section: dict[str, Any], where: str) -> None:
-    if section:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(section))}")
+_FLOOR = TypeAdapter(_FloorFile)
 
 
 def parse_floor_config(
     data: dict[str, Any], source: str = "<memory>", base: Path | None = None
 ) -> FloorConfig:
-    data = {k: dict(v) if isinstance(v, dict) else v for k, v in data.items()}
-    base = base or Path.cwd()
-    raw = data.pop("floor", {})
-    if not isinstance(raw, dict):
-        raise ConfigError("[floor] must be a table")
-    servers = _take(raw, "servers", list, "floor", ["nats://127.0.0.1:4222"])
-    if not servers or not all(
-        isinstance(s, str) and s.startswith(("nats://", "tls://")) for s in servers
-    ):
-        raise ConfigError("floor.servers: expected a list of nats:// or tls:// URLs")
-    floor = FloorSection(
-        servers=tuple(servers),
-        stream=_take(raw, "stream", str, "floor", "TABLED"),
-        subject_prefix=_take(raw, "subject_prefix", str, "floor", "tabled"),
-        durable=_take(raw, "durable", str, "floor", "floor"),
-        database=_take(raw, "database", str, "floor", "postgresql:///floor"),
-        batch=_take(raw, "batch", int, "floor", 500),
-    )
-    for key in ("stream", "subject_prefix", "durable"):
-        if not SUBJECT_TOKEN.match(getattr(floor, key)):
-            raise ConfigError(f"floor.{key}: letters, digits, _ and - only")
-    if not floor.database.startswith(("postgresql://", "postgres://")):
-        raise ConfigError("floor.database: expected a postgresql:// URL")
-    if not 1 <= floor.batch <= 10_000:
-        raise ConfigError(f"floor.batch: {floor.batch} is outside 1..10000")
-    _leftovers(raw, "floor")
-
-    api_raw = data.pop("api", {})
-    if not isinstance(api_raw, dict):
-        raise ConfigError("[api] must be a table")
-    if "console_idle_seconds" in api_raw:
-        raise ConfigError("api.console_idle_seconds: unknown key (the console's, not the floor's)")
+    """Validate a parsed floor file. Relative paths resolve against `base` (the file's folder)."""
+    unknown = [key for key in data if key not in ("floor", "api", "pits")]
+    if unknown:
+        raise ConfigError(
+            f"{source}: {', '.join(sorted(unknown))}: unknown key(s) (the file's sections: "
+            "floor, api, pits)"
+        )
+    if "console_idle_seconds" in (data.get("api") or {}):
+        raise ConfigError(
+            f"{source}: api.console_idle_seconds: unknown key (the console's, not the floor's)"
+        )
     try:
-        api = _FLOOR_API.validate_python(api_raw, context={"base": base})
+        file = _FLOOR.validate_python(data, context={"base": base or Path.cwd()})
     except ValidationError as exc:
-        problems = [_describe({**e, "loc": ("api", *e["loc"])}) for e in exc.errors()]
-        raise ConfigError("; ".join(problems)) from None
-
-    pits_raw = data.pop("pits", {})
-    if not isinstance(pits_raw, dict):
-        raise ConfigError("[pits] must be a table of pit = [table ids]")
-    pits: dict[str, str] = {}
-    for pit, tables in pits_raw.items():
-        if not isinstance(tables, list) or not all(isinstance(t, str) for t in tables):
-            raise ConfigError(f"pits.{pit}: expected a list of table ids")
-        for table in tables:
-            if table in pits:
-                raise ConfigError(f"pits.{pit}: {table} is already in pit {pits[table]!r}")
-            pits[table] = pit
-    _leftovers(data, "config")
-    return FloorConfig(floor=floor, api=api, pits=pits, source=source)
+        raise ConfigError(f"{source}: {'; '.join(_describe(e) for e in exc.errors())}") from None
+    pits = {table: pit for pit, tables in file.pits.items() for table in tables}
+    return FloorConfig(floor=file.floor, api=file.api, pits=pits, source=source)
 
 
 def load_floor_config(path: Path | str | None) -> FloorConfig:
@@ -150,6 +161,8 @@ def load_floor_config(path: Path | str | None) -> FloorConfig:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{file}: no such config file") from None
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read it: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
     return parse_floor_config(data, source=str(file), base=file.resolve().parent)

@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+from daemon.cli_progress import Progress
+from daemon.journal.format import journal_files
 from daemon.journal.verifier import TORN, VerifyResult, verify
 
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE, EXIT_TORN = 0, 1, 2, 3
@@ -74,7 +76,9 @@ def main(argv: list[str]) -> int:
         print(f"tabled verify-log: {path}: no such file or directory", file=sys.stderr)
         return EXIT_USAGE
     try:
-        result = verify(path, expect=expect)
+        files = journal_files(path) if path.is_dir() else [path]
+        with Progress("verify-log", sum(f.stat().st_size for f in files), unit=" bytes") as bar:
+            result = verify(path, expect=expect, progress=bar.advance)
     except OSError as exc:
         print(f"tabled verify-log: {exc}", file=sys.stderr)
         return EXIT_USAGE

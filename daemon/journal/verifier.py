@@ -19,7 +19,7 @@ the head (last seq and hash) with one recorded elsewhere, e.g. by the operator A
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,7 +158,11 @@ def _start(root: Path, files: list[Path], archived: bool) -> _Line:
 
 
 def verify(
-    path: Path | str, *, expect: tuple[int, str] | None = None, archived: bool = False
+    path: Path | str,
+    *,
+    expect: tuple[int, str] | None = None,
+    archived: bool = False,
+    progress: Callable[[int], object] | None = None,
 ) -> VerifyResult:
     """Check the chain of a journal directory (from seq 1) or of one journal file.
 
@@ -182,6 +186,8 @@ def verify(
             raw = next(raws, None)
             if raw is None:
                 return
+            if progress is not None:  # the bytes read, for `tabled verify-log`'s progress bar
+                progress(len(raw.data))
             if not raw.complete and raw.path == last_file:
                 torn = raw
                 return

@@ -5,12 +5,13 @@ regulation is silent (documented in docs/procedures.md). Data only: the code tha
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
 from transitions import EventData
 
+from daemon.procedures.payload import Refused
 from daemon.procedures.spec import Action
 
 HOUSE_FAULTS = "tabled H1 (faults disable play until a supervisor clears them)"
@@ -19,6 +20,37 @@ HOUSE_DICE = "tabled H3 (an invalid dice result is shaken again; the third in a 
 HOUSE_OVERRIDE = (
     "tabled H4 (an override is a dealer's proposal a supervisor decides, with a reason)"
 )
+HOUSE_VOID = (
+    "tabled H5 (once a card of the round is known, a void is one supervisor's proposal "
+    "and another's approval, each with a reason)"
+)
+HOUSE_DEVICE = "tabled H6 (a device reports only its own facts)"
+
+# The device whose result each device fact is (DOMAIN R4: a fact is taken only from the device
+# of that kind); the facts that name a device in their payload (`device`) must name the sender.
+DEVICE_OF_FACT: dict[str, str] = {
+    "shuffle_completed": "shuffler",
+    "dice_landed": "dice_shaker",
+    "card_read": "shoe_reader",
+}
+
+
+def check_device_fact(action: str, actor: str, payload: Mapping[str, Any]) -> None:
+    """Refuse a device fact that is not the sending device's own: `device:<name>` reports its
+    own results, its own faults and its own health, never another device's."""
+    _, _, name = actor.partition(":")
+    if not name:
+        raise Refused(HOUSE_DEVICE, f"a device fact names its device (device:<name>): {actor!r}")
+    kind = DEVICE_OF_FACT.get(action)
+    if kind is not None and name != kind:
+        raise Refused(HOUSE_DEVICE, f"{action} is the {kind}'s to report, not {name}'s", "device")
+    if isinstance(payload, Mapping) and "device" in payload and payload["device"] != name:
+        raise Refused(
+            HOUSE_DEVICE,
+            f"device:{name} reports for itself, not for {str(payload['device'])[:40]!r}",
+            "device",
+        )
+
 
 _DEVICE, _SUPERVISOR = frozenset({"device"}), frozenset({"supervisor"})
 
@@ -85,10 +117,20 @@ def common_actions(regulation: str) -> list[Action]:
             params={},
         ),
         Action(
-            "void_round",
+            "hold_table",
             _SUPERVISOR,
             HOUSE_FAULTS,
-            f"void the round in HOLD or TILT ({regulation})",
+            "a supervisor holds the table (an emergency, a dispute); any supervisor clears it",
+            label_en="Hold table",
+            label_zh="暫停賭枱",
+            params={},
+        ),
+        Action(
+            "void_round",
+            _SUPERVISOR,
+            HOUSE_VOID,
+            f"void the round in HOLD or TILT ({regulation}); once a card of it is known, a "
+            "proposal that a second supervisor approves",
             label_en="Void round",
             label_zh="作廢本局",
             params={},
@@ -103,7 +145,8 @@ def override_actions(article: str) -> list[Action]:
             "approve_override",
             _SUPERVISOR,
             article,
-            "approve the dealer's pending proposal (a reason is required)",
+            "approve the pending proposal (a dealer's correction, another supervisor's void; "
+            "a reason is required)",
             label_en="Approve override",
             label_zh="批准更正",
             params={},
@@ -112,7 +155,7 @@ def override_actions(article: str) -> list[Action]:
             "reject_override",
             _SUPERVISOR,
             article,
-            "reject the dealer's pending proposal (a reason is required)",
+            "reject the pending proposal (a reason is required)",
             label_en="Reject override",
             label_zh="駁回更正",
             params={},
@@ -123,7 +166,26 @@ def override_actions(article: str) -> list[Action]:
 # override kind -> (English, Chinese) of what the supervisor is asked to approve
 OVERRIDES: dict[str, tuple[str, str]] = {
     "enter_card": ("Enter card by hand", "人手輸入牌"),
+    "void_deal": ("Void the deal", "作廢此次發牌"),
+    "void_round": ("Void the round", "作廢本局"),
 }
+# The proposals that undo a round: a second, different supervisor approves them.
+VOIDS = frozenset({"void_deal", "void_round"})
+
+
+class _Decided:
+    """A transition condition: the void (`void_round`, or its approval) went the given way
+    (`VOIDED`: the round is void now; `PROPOSED`: it waits for a second supervisor)."""
+
+    def __init__(self, outcome: str) -> None:
+        self.outcome = outcome
+        self.__name__ = outcome.lower()
+
+    def __call__(self, event: EventData) -> bool:
+        return getattr(event.model, "_target", None) == self.outcome
+
+
+VOIDED, PROPOSED = _Decided("VOIDED"), _Decided("PROPOSED")
 
 
 class _ResumesTo:
@@ -158,14 +220,29 @@ def fault_transitions(
         {"trigger": "recovered", "source": tilt, "dest": tilt},
         {"trigger": "device_healthy", "source": hold, "dest": hold},
         {"trigger": "device_healthy", "source": tilt, "dest": tilt},
+        {"trigger": "hold_table", "source": ordinary, "dest": hold},
     ]
     for trigger, source in (("clear_hold", hold), ("clear_tilt", tilt)):
         rows += [
             {"trigger": trigger, "source": source, "dest": p, "conditions": _ResumesTo(p)}
             for p in ordinary
         ]
-    for dest, condition in restart:
-        rows.append(
-            {"trigger": "void_round", "source": [hold, tilt], "dest": dest, "conditions": condition}
-        )
+    # A void: at once when no card of the round is known, else a proposal that stays in HOLD or
+    # TILT until a second supervisor approves it (`approve_override`) or rejects it.
+    for trigger in ("void_round", "approve_override"):
+        for dest, condition in restart:
+            rows.append(
+                {
+                    "trigger": trigger,
+                    "source": [hold, tilt],
+                    "dest": dest,
+                    "conditions": [VOIDED, condition],
+                }
+            )
+    rows += [
+        {"trigger": "void_round", "source": hold, "dest": hold, "conditions": PROPOSED},
+        {"trigger": "void_round", "source": tilt, "dest": tilt, "conditions": PROPOSED},
+        {"trigger": "reject_override", "source": hold, "dest": hold},
+        {"trigger": "reject_override", "source": tilt, "dest": tilt},
+    ]
     return rows

@@ -34,6 +34,7 @@ FAULT_TRIGGERS = frozenset(
         "device_healthy",
         "clear_hold",
         "clear_tilt",
+        "hold_table",
         "void_round",
     }
 )
@@ -86,12 +87,72 @@ def mermaid(game: str, faults: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+EVERY_PHASE = "__every_phase"
+PHASE_HELD = "__phase_held"
+_RESUME = re.compile(r"^(\w+) \[resumes_to_(\w+)\]$")
+
+
+def portrait_edges(game: str) -> list[tuple[str, str, str]]:
+    """The machine's edges with HOLD and TILT folded for a page: the triggers that reach them
+    from every phase drawn once (from `EVERY_PHASE`), and each clear that resumes the phase held
+    drawn once (to `PHASE_HELD`). Every other edge is drawn as the machine has it."""
+    all_edges = edges(game)
+    phases = [n for n in states(game) if n not in FAULT_PHASES]
+    into: dict[str, dict[str, set[str]]] = {f: {} for f in FAULT_PHASES}
+    for source, dest, label in all_edges:
+        if dest in FAULT_PHASES and source not in FAULT_PHASES:
+            into[dest][source] = set(label.split(" | "))
+    common = {
+        fault: set.intersection(*(by.get(p, set()) for p in phases)) if phases else set()
+        for fault, by in into.items()
+    }
+    folded: list[tuple[str, str, str]] = []
+    resumed: dict[str, list[str]] = {}
+    for source, dest, label in all_edges:
+        triggers = label.split(" | ")
+        if dest in FAULT_PHASES and source not in FAULT_PHASES:
+            triggers = [t for t in triggers if t not in common[dest]]
+        elif source in FAULT_PHASES and dest not in FAULT_PHASES:
+            kept = []
+            for trigger in triggers:
+                match = _RESUME.match(trigger)
+                if match and match.group(2) == dest:
+                    resumed.setdefault(source, [])
+                    if match.group(1) not in resumed[source]:
+                        resumed[source].append(match.group(1))
+                else:
+                    kept.append(trigger)
+            triggers = kept
+        if triggers:
+            folded.append((source, dest, " | ".join(triggers)))
+    for fault in FAULT_PHASES:
+        if common.get(fault):
+            folded.append((EVERY_PHASE, fault, " | ".join(sorted(common[fault]))))
+        if resumed.get(fault):
+            folded.append((fault, PHASE_HELD, " | ".join(resumed[fault])))
+    return folded
+
+
 def dot(game: str, faults: bool = True) -> str:
+    """Graphviz source, drawn top to bottom to fit a portrait page: HOLD and TILT, reachable from
+    every phase, are folded (`portrait_edges`)."""
     cls = GAMES[game]
-    lines = [f'digraph "{game}" {{', "  rankdir=TB;", '  node [shape=box, style="rounded"];']
+    lines = [
+        f'digraph "{game}" {{',
+        # A4 inside its margins, taller than wide (docs/procedures.md): the layout is stretched
+        # to that aspect and scaled to fit the page.
+        '  rankdir=TB; nodesep=0.25; ranksep=0.35; ratio=1.6; size="7.5,10.6";',
+        '  node [shape=box, style="rounded", fontsize=11];',
+        "  edge [fontsize=9];",
+    ]
     lines += [f'  "{name}";' for name in states(game, faults)]
     lines.append(f'  "__start" [shape=point]; "__start" -> "{cls.INITIAL.name}";')
-    for source, dest, label in edges(game, faults):
+    drawn = portrait_edges(game) if faults else edges(game, faults)
+    if faults:
+        lines.append(f'  "{EVERY_PHASE}" [shape=plaintext, label="any phase"];')
+        lines.append(f'  "{PHASE_HELD}" [shape=plaintext, label="back to the phase held"];')
+        lines.append(f'  {{ rank=sink; "{PHASE_HELD}"; }}')
+    for source, dest, label in drawn:
         escaped = label.replace('"', '\\"').replace(" | ", "\\n")
         lines.append(f'  "{source}" -> "{dest}" [label="{escaped}"];')
     lines.append("}")
@@ -183,8 +244,10 @@ def render(game: str, fmt: str, faults: bool) -> bytes:
     program = shutil.which("dot")
     if program is None:
         raise RuntimeError(f"{fmt} needs Graphviz's `dot` on PATH; use mermaid or dot output")
+    # 150 dpi: the page's 7.5 inches are 1125 pixels, enough for the labels to be read.
+    resolution = ["-Gdpi=150"] if fmt == "png" else []
     result = subprocess.run(  # noqa: S603 - fixed argv: `dot` from PATH and a listed format
-        [program, f"-T{fmt}"], input=source.encode(), capture_output=True, check=True
+        [program, f"-T{fmt}", *resolution], input=source.encode(), capture_output=True, check=True
     )
     return result.stdout
 

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 from transitions import EventData, Machine
 
 from daemon.procedures import checkpoint as codec
-from daemon.procedures.common import HOUSE_FAULTS, HOUSE_ROLES
+from daemon.procedures.common import HOUSE_FAULTS, HOUSE_ROLES, check_device_fact
 from daemon.procedures.payload import Refused, check_params
 from daemon.procedures.records import Fault
 from daemon.procedures.spec import Action
@@ -48,15 +48,20 @@ class Violation:
     phase: str
     article: str
     reason: str
+    field: str | None = None  # the payload field whose value broke the article, when one did
 
     def as_payload(self) -> dict[str, Any]:
-        return {
+        out = {
             "actor": self.actor,
+            "role": role_of(self.actor),
             "action": self.action,
             "phase": self.phase,
             "article": self.article,
             "reason": self.reason,
         }
+        if self.field is not None:
+            out["field"] = self.field
+        return out
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,8 @@ class Engine:
         self.resume_to: str | None = None
         self.faults: dict[str, Fault] = {}
         self.invalid_shakes = 0
+        # A deal fault on record this round that the reader's record cannot put right.
+        self.misdeal: dict[str, Any] | None = None
         self._events: list[JournalEvent] = []
         self._commands: list[DeviceCommand] = []
         self._fired = False
@@ -187,7 +194,7 @@ class Engine:
         kept = None if (phase, action) in type(self).certain_pairs() else self.checkpoint()
         self._events, self._commands = [], []
         self._input = Input(action, actor, dict(payload), now)
-        self._fired = False
+        self._fired, self._target = False, None
         try:
             getattr(self, f"_apply_{action}", self._apply_nothing)(payload, now)
             self.machine.events[action].trigger(self)
@@ -239,12 +246,13 @@ class Engine:
         "resume_to",
         "faults",
         "invalid_shakes",
+        "misdeal",
     )
     STATE: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def state_names(cls) -> tuple[str, ...]:
-        return cls.ENGINE_STATE + cls.STATE
+        return tuple(dict.fromkeys(cls.ENGINE_STATE + cls.STATE))
 
     def checkpoint(self) -> dict[str, Any]:
         """The procedure's whole restorable state, JSON-able: `restore` on a fresh procedure of
@@ -312,6 +320,11 @@ class Engine:
     def _game_snapshot(self) -> dict[str, Any]:
         raise NotImplementedError
 
+    def _pending_refusal(self, action: str) -> Refused | None:
+        """The refusal of an action that a pending decision holds back (a void waiting for a
+        second supervisor), in any phase."""
+        return None
+
     def _closed_refusal(self, action: str) -> Refused | None:
         """The refusal of an action out of phase when a rule stronger than the phase forbids
         it (a bet after the shake breaks the closing of the bets, in HOLD as anywhere)."""
@@ -377,6 +390,11 @@ class Engine:
                     f"{action} waits for a supervisor to clear it",
                 )
             raise Refused(spec.article, f"{action} is not allowed in phase {self.phase}")
+        if role == "device":
+            check_device_fact(action, actor, payload)
+        pending = self._pending_refusal(action)
+        if pending is not None:
+            raise pending
         check_params(spec, payload)
         check: Callable[[Mapping[str, Any], float], None] | None = getattr(
             self, f"_check_{action}", None
@@ -388,7 +406,7 @@ class Engine:
                 raise Refused(spec.article, f"malformed payload: {exc}") from None
 
     def _refuse(self, action: str, actor: str, phase: str, refusal: Refused) -> Outcome:
-        violation = Violation(actor, action, phase, refusal.article, refusal.reason)
+        violation = Violation(actor, action, phase, refusal.article, refusal.reason, refusal.field)
         event = JournalEvent(
             "table.violation", {"round": self.round_id, **violation.as_payload()}, True
         )

@@ -5,20 +5,37 @@ HOLD is a door, lid or shoe open, or a link lost. Both remember the phase they s
 device reports healthy (`device_healthy`), then only a supervisor clears (`clear_hold`,
 `clear_tilt`) to resume that exact phase, or voids the round (`void_round`). The transitions
 are data (`common.fault_transitions`); this is the code each action runs.
+
+What one supervisor may do alone (tabled H5, docs/security.md): hold the table (`hold_table`:
+an emergency, a dispute, a suspicion; nothing is undone), clear a HOLD or TILT once the devices
+are healthy (the round resumes exactly where it stopped, or a deck out of play is replaced), and
+void a round of which no card is known yet (before the deal: the bets are returned, nobody has
+seen an outcome). Once a card of the round is known, a void is a proposal that a second, named
+supervisor approves (`daemon.procedures.overrides`); a settled round is never voided.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from daemon.procedures.common import HOUSE_FAULTS
+from daemon.procedures.common import HOUSE_FAULTS, HOUSE_VOID
 from daemon.procedures.engine import Engine
 from daemon.procedures.payload import Refused, text
 
 
 class WithFaults(Engine):
+    # A card fault the shoe reader reports of the deal (a card drawn out of phase or unread, a
+    # second copy): a misdeal on record, which lets the deal be voided (Art. 4).
+    DEAL_FAULTS: ClassVar[frozenset[tuple[str, str]]] = frozenset(
+        {
+            ("shoe_reader", "card_out_of_phase"),
+            ("shoe_reader", "misread"),
+            ("shoe_reader", "duplicate_card"),
+        }
+    )
+
     def _suspend(self, now: float) -> None:
         if self.suspended is None:
             self.suspended = self.phase
@@ -30,8 +47,18 @@ class WithFaults(Engine):
         text(payload, "fault", HOUSE_FAULTS)
 
     def _apply_fault_reported(self, payload: Mapping[str, Any], now: float) -> None:
+        if self._deal_fault(payload["device"], payload["fault"]):
+            self.misdeal = {"round": self.round_id, "fault": payload["fault"], "since": now}
         self._latch(payload["device"], payload["fault"], "tilt", now)
         self.emit("table.tilted", device=payload["device"], fault=payload["fault"])
+
+    def _deal_fault(self, device: str, fault: str) -> bool:
+        """A fault that leaves the deal under way without a record of where each card went: a
+        card fault of the reader's, or reader events lost (a read among them)."""
+        if self.phase != "DEALING":
+            return False
+        lost = device == "shoe_reader" and fault.endswith("event(s) missed")
+        return lost or (device, fault) in self.DEAL_FAULTS
 
     _check_door_opened = _check_fault_reported
 
@@ -56,9 +83,21 @@ class WithFaults(Engine):
         self._suspend(now)
         self.faults[device] = {"fault": fault, "kind": kind, "healthy": False, "since": now}
 
-    def tilt(self, device: str, fault: str, now: float, resume_to: str | None = None) -> None:
+    def tilt(
+        self,
+        device: str,
+        fault: str,
+        now: float,
+        resume_to: str | None = None,
+        *,
+        misdeal: bool = False,
+    ) -> None:
         """A fault found in a device's own fact (wrong count, misread): the caller's transition
-        must lead to TILT. `resume_to` overrides the phase a supervisor's clear returns to."""
+        must lead to TILT. `resume_to` overrides the phase a supervisor's clear returns to.
+        `misdeal`: the fault leaves a deal the reader's record cannot put right (a duplicate
+        card, a read lost), the misdeal on record that lets the deal be voided (Art. 4)."""
+        if misdeal:
+            self.misdeal = {"round": self.round_id, "fault": fault, "since": now}
         self._latch(device, fault, "tilt", now)
         if resume_to is not None:
             self.resume_to = resume_to
@@ -107,18 +146,52 @@ class WithFaults(Engine):
         else:
             self._on_redirect(str(target), now)
 
-    def _check_void_round(self, payload: Mapping[str, Any], now: float) -> None:
+    def _check_hold_table(self, payload: Mapping[str, Any], now: float) -> None:
+        text(payload, "reason", HOUSE_FAULTS)
+
+    def _apply_hold_table(self, payload: Mapping[str, Any], now: float) -> None:
+        # Nothing is broken and nothing is undone: the round stands still until a supervisor
+        # (this one or another) clears the HOLD, and resumes exactly where it stopped.
+        actor = self._input.actor if self._input is not None else "system"
+        self._suspend(now)
+        self.faults["table"] = {
+            "fault": f"held by {actor}: {payload['reason']}",
+            "kind": "hold",
+            "healthy": True,
+            "since": now,
+        }
+        reason = payload["reason"]
+        self.emit("table.held", device="table", fault="held by a supervisor", reason=reason)
+
+    def cards_known(self) -> bool:
+        """Whether a card (or tile) of the round may be known to someone at the table: from the
+        deal on, or once a deal of it was voided. Before that a void returns the bets and
+        nobody has seen an outcome."""
+        names = [p.name for p in type(self).Phase]
+        phase = self.suspended or self.phase
+        if getattr(self, "voided_deals", None):
+            return True
+        if "DEALING" not in names:
+            return True
+        return names.index(phase) >= names.index("DEALING")
+
+    def _check_void_round_now(self, payload: Mapping[str, Any]) -> None:
+        """What a void needs whoever decides it: healthy devices, a reason, an unsettled round."""
         sick = sorted(d for d, f in self.faults.items() if not f["healthy"])
         if sick:
             raise Refused(HOUSE_FAULTS, f"{', '.join(sick)} has not reported healthy")
         text(payload, "reason", HOUSE_FAULTS)
+        if self.suspended == "ROUND_OVER":
+            raise Refused(HOUSE_VOID, "the round is settled: a settled round is never voided")
 
-    def _apply_void_round(self, payload: Mapping[str, Any], now: float) -> None:
+    def _void_round(self, now: float, **decided: Any) -> None:
+        """The round is void: journaled with who decided it and why, then the game's reset."""
         self.emit(
             "round.voided",
-            reason=payload["reason"],
             suspended=self.suspended,
             faults=copy.deepcopy(self.faults),
+            **decided,
         )
         self.faults, self.suspended, self.resume_to = {}, None, None
+        self._target = "VOIDED"
         self._on_void(now)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from daemon.procedures.common import HOUSE_OVERRIDE
+from daemon.procedures.common import HOUSE_OVERRIDE, HOUSE_VOID, VOIDS
 from daemon.procedures.faults import WithFaults
 from daemon.procedures.payload import Refused, need, text
 
@@ -18,6 +18,15 @@ def _person(actor: str) -> str | None:
     return actor.split(":", 1)[1] if ":" in actor else None
 
 
+def _decided(pending: Mapping[str, Any]) -> dict[str, Any]:
+    """A pending proposal as its decision journals it: the proposer's reason (a void's) is
+    `proposal_reason`, beside the decider's own `reason`."""
+    out = {k: v for k, v in pending.items() if k not in ("since", "reason")}
+    if "reason" in pending:
+        out["proposal_reason"] = pending["reason"]
+    return out
+
+
 class WithOverrides(WithFaults):
     # A dealer proposes what a device could not provide, or a correction the regulation allows;
     # the table holds it pending and changes nothing until a supervisor approves it (or rejects
@@ -25,7 +34,36 @@ class WithOverrides(WithFaults):
     # `self.override` and applies an approved one in `_apply_override`. Nothing that breaks the
     # regulation is ever proposed: each proposal action checks its own article first.
 
+    #
+    # What undoes a round once a card of it is known (`void_deal`, `void_round`) goes the same
+    # way between two supervisors (tabled H5): one proposes it with a reason, a second, named
+    # supervisor approves it with a reason (or either rejects it... but not the proposer), and
+    # until then nothing of the round moves but the faults and the decision itself.
+
     override: dict[str, Any] | None = None
+    ENGINE_STATE: ClassVar[tuple[str, ...]] = (*WithFaults.ENGINE_STATE, "override")
+
+    def __init__(self, table_id: str = "T01") -> None:
+        self.override = None
+        super().__init__(table_id)
+
+    # What a pending void does not hold back: the faults (a door still opens), the decision,
+    # and clearing a HOLD or TILT (which lets a void proposed there lapse).
+    WHILE_VOID_PENDING: ClassVar[frozenset[str]] = frozenset(
+        {
+            "approve_override",
+            "reject_override",
+            "fault_reported",
+            "door_opened",
+            "link_lost",
+            "recovered",
+            "device_healthy",
+            "device_identified",
+            "clear_hold",
+            "clear_tilt",
+            "hold_table",
+        }
+    )
 
     def propose(self, kind: str, article: str, now: float, **details: Any) -> None:
         actor = self._input.actor if self._input is not None else "system"
@@ -46,15 +84,32 @@ class WithOverrides(WithFaults):
     def _check_decision(self, payload: Mapping[str, Any]) -> None:
         if self.override is None:
             raise Refused(HOUSE_OVERRIDE, "no proposal is pending a supervisor's decision")
-        text(payload, "reason", HOUSE_OVERRIDE)
+        void = self.override["kind"] in VOIDS
+        article = HOUSE_VOID if void else HOUSE_OVERRIDE
+        text(payload, "reason", article)
         # Two persons: whoever proposed does not decide, under whatever role they sign in.
         actor, proposer = self._admitting or "", str(self.override["proposed_by"])
         if actor == proposer or _person(actor) == _person(proposer) is not None:
-            raise Refused(HOUSE_OVERRIDE, "the one who proposes does not decide on it")
+            raise Refused(article, "the one who proposes does not decide on it")
+        if void and _person(actor) is None:
+            raise Refused(article, "a void is decided by a named supervisor (supervisor:<id>)")
 
     def _check_approve_override(self, payload: Mapping[str, Any], now: float) -> None:
         self._check_decision(payload)
-        self._check_override(need(self.override), now)
+        pending = need(self.override)
+        if pending["kind"] in VOIDS:
+            if pending.get("phase") != self.phase:
+                raise Refused(
+                    HOUSE_VOID,
+                    f"the {pending['kind']} was proposed in {pending.get('phase')}; the table is "
+                    f"in {self.phase}: it is approved where it was proposed",
+                )
+            if pending["kind"] == "void_round":
+                self._check_void_round_now(payload)
+            else:
+                self._check_void_deal_now(now)
+            return
+        self._check_override(pending, now)
 
     def _check_reject_override(self, payload: Mapping[str, Any], now: float) -> None:
         self._check_decision(payload)
@@ -62,12 +117,21 @@ class WithOverrides(WithFaults):
     def _apply_approve_override(self, payload: Mapping[str, Any], now: float) -> None:
         pending = need(self.override)
         self.override = None
-        self.emit(
-            "override.approved",
-            **{k: v for k, v in pending.items() if k != "since"},
-            approved_by=self._input.actor if self._input is not None else "system",
-            reason=payload["reason"],
-        )
+        approved_by = self._input.actor if self._input is not None else "system"
+        reason = payload["reason"]
+        self.emit("override.approved", **_decided(pending), approved_by=approved_by, reason=reason)
+        if pending["kind"] in VOIDS:
+            decided = {
+                "reason": pending["reason"],
+                "proposed_by": pending["proposed_by"],
+                "approved_by": approved_by,
+                "approval_reason": payload["reason"],
+            }
+            if pending["kind"] == "void_round":
+                self._void_round(now, **decided)
+            else:
+                self._void_deal(now, **decided)
+            return
         self._apply_override(pending, now)
 
     def _apply_reject_override(self, payload: Mapping[str, Any], now: float) -> None:
@@ -75,10 +139,66 @@ class WithOverrides(WithFaults):
         self.override = None
         self.emit(
             "override.rejected",
-            **{k: v for k, v in pending.items() if k != "since"},
+            **_decided(pending),
             rejected_by=self._input.actor if self._input is not None else "system",
             reason=payload["reason"],
         )
+
+    # ---- voids -------------------------------------------------------------------------------
+
+    def _pending_refusal(self, action: str) -> Refused | None:
+        pending = self.override
+        if pending is None or pending["kind"] not in VOIDS:
+            return None
+        if action in self.WHILE_VOID_PENDING:
+            return None
+        what = "deal" if pending["kind"] == "void_deal" else "round"
+        return Refused(
+            HOUSE_VOID,
+            f"a void of the {what} proposed by {pending['proposed_by']} waits for a second "
+            f"supervisor: {action} waits for the decision",
+        )
+
+    def _ready_void_round(self) -> bool:
+        return self.override is None
+
+    def _check_void_round(self, payload: Mapping[str, Any], now: float) -> None:
+        self._check_void_round_now(payload)
+        if self.override is not None:
+            raise Refused(
+                HOUSE_VOID, f"a {self.override['kind']} proposal is pending: decide on it first"
+            )
+
+    def _apply_void_round(self, payload: Mapping[str, Any], now: float) -> None:
+        actor = self._input.actor if self._input is not None else "system"
+        if not self.cards_known():
+            # Nothing of the round is known to anyone: one supervisor voids it (H5).
+            self._void_round(now, reason=payload["reason"], decided_by=actor)
+            return
+        self.propose(
+            "void_round",
+            HOUSE_VOID,
+            now,
+            reason=payload["reason"],
+            phase=self.phase,
+            suspended=self.suspended,
+        )
+        self._target = "PROPOSED"
+
+    def _check_void_deal_now(self, now: float) -> None:
+        """What a void of the deal needs whoever decides it (the game's)."""
+        raise Refused(HOUSE_VOID, "this game has no void of the deal")
+
+    def _void_deal(self, now: float, **decided: Any) -> None:
+        raise NotImplementedError
+
+    def _resume(self, now: float) -> None:
+        pending = self.override
+        if pending is not None and pending["kind"] == "void_round":
+            # The round resumes: the void proposed while it was held lapses, journaled.
+            self.override = None
+            self.emit("override.lapsed", **_decided(pending))
+        super()._resume(now)
 
     def _check_override(self, pending: Mapping[str, Any], now: float) -> None:
         """The proposal still holds when the supervisor decides (raise Refused if not)."""

@@ -17,10 +17,11 @@ T = TypeVar("T")
 class Refused(Exception):
     """Raised inside a check to refuse an input; the engine turns it into a `Violation`."""
 
-    def __init__(self, article: str, reason: str) -> None:
+    def __init__(self, article: str, reason: str, field: str | None = None) -> None:
         super().__init__(reason)
         self.article = article
         self.reason = reason
+        self.field = field  # the payload field whose value is refused, when one is
 
 
 def check_params(action: Action, payload: Mapping[str, Any]) -> None:
@@ -40,9 +41,13 @@ def check_params(action: Action, payload: Mapping[str, Any]) -> None:
         )
     for key, param in action.params.items():
         if key in payload:
-            check_value(key, param, payload[key], param.article or action.article)
+            try:
+                check_value(key, param, payload[key], param.article or action.article)
+            except Refused as refusal:
+                refusal.field = key
+                raise
         elif param.required:
-            raise Refused(param.article or action.article, f"{key} is required")
+            raise Refused(param.article or action.article, f"{key} is required", key)
 
 
 def _is_int(value: Any) -> bool:

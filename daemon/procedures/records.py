@@ -60,10 +60,13 @@ class StackMove(TypedDict):
 
 
 class FaceUp(TypedDict):
-    """A Pai Gow tile dealt face up (Art. 4): it stays valid and is journaled."""
+    """A Pai Gow tile dealt face up (Art. 4): it stays valid and is journaled. `by_name`: the
+    croupier named it (杂九 is either face), so the hand opened at `seat` must hold a tile of
+    that name; otherwise that very face."""
 
     seat: int
     tile: str
+    by_name: NotRequired[bool]
 
 
 class Setting(TypedDict):

@@ -23,10 +23,11 @@ import contextlib
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from daemon.cli_progress import Progress
 from daemon.config import ConfigError, TableConfig, load_config
 from daemon.journal.format import (
     JournalCorrupt,
@@ -104,7 +105,7 @@ def file_report(directory: Path, cursor: int, head: int) -> list[dict[str, Any]]
 
 
 async def broker_report(feed: FeedConfig, table_id: str) -> dict[str, Any]:
-    from daemon.shipper.engine import (  # noqa: PLC0415 - nats only when asked
+    from daemon.shipper.broker import (  # noqa: PLC0415 - nats only when asked
         connect,
         describe,
         last_stored,
@@ -256,7 +257,10 @@ def _replay(args: argparse.Namespace) -> int:
     if last < args.first:
         print(f"nothing to replay: the journal (or the shipped part) ends at {last}")
         return EXIT_OK
-    result = asyncio.run(replay(feed, config.table_id, directory, args.first, last))
+    with Progress("feed replay", last - args.first + 1, unit=" lines") as bar:
+        result = asyncio.run(
+            replay(feed, config.table_id, directory, args.first, last, progress=bar.update)
+        )
     print(
         f"replayed {config.table_id} seq {args.first}..{last}: {result['stored']} stored, "
         f"{result['duplicates']} already in the stream, {result['refused']} refused"
@@ -268,7 +272,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 async def stored_seqs(js: Any, feed: FeedConfig, table_id: str) -> set[int]:
     """The seqs of this table the stream holds (read from the headers only)."""
-    from daemon.shipper.engine import last_stored, stored_seq  # noqa: PLC0415
+    from daemon.shipper.broker import last_stored, stored_seq  # noqa: PLC0415
 
     if await last_stored(js, feed, table_id) is None:
         return set()
@@ -292,7 +296,13 @@ async def stored_seqs(js: Any, feed: FeedConfig, table_id: str) -> set[int]:
 
 
 async def replay(
-    feed: FeedConfig, table_id: str, directory: Path, first: int, last: int
+    feed: FeedConfig,
+    table_id: str,
+    directory: Path,
+    first: int,
+    last: int,
+    *,
+    progress: Callable[[int], object] | None = None,
 ) -> dict[str, Any]:
     """Publish the lines `first`..`last` the stream does not hold, `feed.window` in flight.
 
@@ -300,7 +310,7 @@ async def replay(
     even past the de-duplication window; JetStream's de-duplication covers a line shipped
     meanwhile by the daemon.
     """
-    from daemon.shipper.engine import (  # noqa: PLC0415
+    from daemon.shipper.broker import (  # noqa: PLC0415
         EXPECTED_STREAM,
         MSG_ID,
         SITE_HEADER,
@@ -344,6 +354,8 @@ async def replay(
                     result["duplicates"] += 1
                 else:
                     result["stored"] += 1
+            if progress is not None:
+                progress(tail.next_seq - first)  # lines of the range done
     finally:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(nc.close(), 2.0)
@@ -369,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{name}: {exc}", file=sys.stderr)
         return EXIT_FEED
     except Exception as exc:
-        from daemon.shipper.engine import describe  # noqa: PLC0415
+        from daemon.shipper.broker import describe  # noqa: PLC0415
 
         print(f"{name}: {describe(exc)}", file=sys.stderr)
         return EXIT_FEED

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from daemon.config import TableConfig
     from daemon.journal import Journal
-    from daemon.shipper.engine import FeedStatus, Shipper
+    from daemon.shipper.broker import FeedStatus
+    from daemon.shipper.engine import Shipper
 
 
 def start_feed(config: TableConfig, journal: Journal | None) -> Shipper | None:

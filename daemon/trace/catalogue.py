@@ -294,9 +294,12 @@ PAIGOW_ARTICLES = (
         _p("2(1)"),
         "庄荷先将天九牌洗匀，牌面向下，场方有权换用新牌",
         "The croupier shuffles the tiles face down; the house may bring a new set.",
-        "recorded",
+        "enforced",
         reason="There is no tile shuffler: the shuffle and a new set are dealer steps the table "
-        "records.",
+        "records (`confirm_tile_shuffle`, `new_set`). A shuffle, of the old set or a new one, "
+        "starts the one-set check of Art. 1(1) again (a four-hand set's used half is forgotten). "
+        "Decision: a new set comes only at a shuffle; a four-hand table's kept half is played "
+        "out first.",
     ),
     Article(
         _p("2(2)"),
@@ -312,10 +315,11 @@ PAIGOW_ARTICLES = (
         "The banker may not alter the total; dealing, collecting and paying run "
         "counter-clockwise, right to left.",
         "enforced",
-        reason="The dice are read from the shaker and no action edits them; the settlement runs "
-        "counter-clockwise from 头门.",
-        gap="The deal's order is only recorded (`confirm_deal`); the table has no tile reader "
-        "to check it (issue 13 item 2).",
+        reason="The dice are read from the shaker and no action edits them. The croupier "
+        "reports each door's four tiles (`deal_hand`) and a door out of counter-clockwise turn "
+        "from the door the dice name is refused (there is no tile reader: the order is the "
+        "croupier's report, checked). The settlement collects and pays counter-clockwise from "
+        "头门; decision: the croupier opens the hands in that order too (Art. 6(2)).",
     ),
     Article(
         _p("2(4)"),
@@ -390,9 +394,11 @@ PAIGOW_ARTICLES = (
         _p("4"),
         "在派牌过程中如有牌阳开，则仍作有效，该局如常进行",
         "A tile turned face up while dealing stays valid and the round goes on.",
-        "recorded",
-        reason="The croupier reports it (`tile_face_up`); the table journals it and the round "
-        "goes on.",
+        "enforced",
+        reason="The croupier reports it (`tile_face_up`) for the door being dealt or one dealt "
+        "before; the table journals it and the round goes on. The tile stays valid, so the hand "
+        "the croupier later opens at that door must hold it (named by pips: that face; by name: "
+        "either face of the name), else the opening is refused (issue 9).",
     ),
     Article(
         _p("5(1)"),
@@ -400,25 +406,29 @@ PAIGOW_ARTICLES = (
         "The doors take the bank in turn, two rounds each, more only with every door's guests' "
         "consent.",
         "enforced",
-        reason="A void round does not count toward the two.",
-        gap="Consents are recorded by door, not by guest (issue 13 item 2).",
+        reason="A void round does not count toward the two. 「各门客人同意」 is read as every "
+        "guest who bet on a door this round: `extend_bank` names the guests agreeing and is "
+        "refused while one of them is missing. Decision: the doors' turn to bank is not forced "
+        "(「可轮流」, may): whoever takes the bank names the door.",
     ),
     Article(
         _p("5(2)"),
         "客人亦有权拒绝做庄，而把庄交与下一人，但该人必须在此之前曾经投注",
         "A guest may decline the bank and pass it to the next, who must have bet before.",
         "enforced",
-        gap="Another player taking the bank at the same door (「交与下一人」) is not modelled "
-        "(issue 13 item 2).",
+        reason="After a decline the bank goes only to a guest who has bet before; the one who "
+        "just held it cannot take it again. Decision: 「下一人」 is any such guest, at the same "
+        "door or another (the text does not say the next door).",
     ),
     Article(
         _p("5(3)"),
         "摇骰前，庄家须把该局之赌注置於证上，先出头牌，然後摇骰，庄家每局不能赢或输多於其置於证上之赌注",
-        "Before the dice the banker puts the round's stake on the layout; the banker cannot win "
-        "or lose more than that stake.",
+        "Before the dice the banker puts the round's stake on the layout, puts out the head "
+        "tiles, then shakes; the banker cannot win or lose more than that stake.",
         "enforced",
-        gap="「先出头牌，然後摇骰」 (the first tiles out before the shake) has no step "
-        "(issue 13 item 2).",
+        reason="`place_stake`, then `head_tiles_out`, then `shake_dice`: each out of that order "
+        "is refused. Decision: 「头牌」 is read as the head of the stacks the deal starts from; "
+        "once out, the stacks are not moved again (Art. 2(6)).",
     ),
     Article(
         _p("5(4)"),
@@ -434,15 +444,20 @@ PAIGOW_ARTICLES = (
         "The house and other guests may co-bank, the main banker first; a co-banker bets on no "
         "door that round.",
         "enforced",
-        reason="The rules engine computes co-banking (正庄先行 and the house's share).",
-        gap="The table procedure has no co-banking step yet: only the engine computes it "
-        "(issue 13 item 2).",
+        reason="`co_bank` (a guest, or the house with `house`) before the dice; a guest who "
+        "bets on a door that round cannot co-bank, nor bet after co-banking; the banker does not "
+        "co-bank. The rules engine settles 正庄先行 (the rule set may share pro rata) and the "
+        "house's share pays no commission. Decisions: 「数额另定」 is the amount named at the "
+        "table; whether the house co-banks at all is the rule set's `house_co_banks`.",
     ),
     Article(
         _p("6(1)"),
         "派给每门之四只牌分为两对，摆牌须左右分对，摆好後须置於证上，闲家摆好牌後，庄家才摆",
         "Each door's four tiles are set as two pairs; the players set first, then the banker.",
         "enforced",
+        reason="`set_hand` records that a door has set, face down, with no tiles (a tile named "
+        "there is refused); `set_banker` only after every played door. The tiles enter the "
+        "system when the croupier opens the hand (Art. 6(2)).",
     ),
     Article(
         _p("6(2)"),
@@ -450,8 +465,11 @@ PAIGOW_ARTICLES = (
         "The croupier opens the pairs, small in front, large behind; a player must set the back "
         "pair as large as possible, else the croupier re-sets it.",
         "enforced",
-        gap="The table procedure ignores the Pai Gow rule set (free setting, banker corrected; "
-        "issue 13 item 2).",
+        reason="`open_hand` takes each hand's pairs, the banker's first then the doors from 头门 "
+        "(a house may open the banker last); the table's rule set says which hands the "
+        "croupier must re-set (`reset_hand`, journaled `hand.reset`) before `settle_round`: "
+        "`macau-1990` a player's without its largest back pair, `macau-1990-banker-corrected` "
+        "the banker's too, `macau-1990-free-setting` none (the smaller pair is opened in front).",
     ),
     Article(
         _p("6(3)"),

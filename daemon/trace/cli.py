@@ -17,6 +17,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from daemon.cli_progress import Progress
+from daemon.trace.guards import scan
+from daemon.trace.marks import marked_tests, tests_dir
 from daemon.trace.report import GAMES, markdown, trace
 
 
@@ -35,7 +38,14 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)  # a bad option: usage on stderr, exit 2
     try:
-        traces = trace(args.game)
+        with Progress("trace", 3, unit=" steps") as bar:
+            units = scan()  # the guards, from the source
+            bar.advance()
+            folder = tests_dir()
+            tests = None if folder is None else marked_tests(folder)
+            bar.advance()
+            traces = trace(args.game, units=units, tests=tests, with_tests=tests is not None)
+            bar.advance()
     except (SyntaxError, ValueError) as exc:
         print(f"tabled trace: {exc}", file=sys.stderr)
         return 1

@@ -19,6 +19,7 @@ from typing import Any
 
 from daemon.api.facade import ActionSpec, Histogram, ParamSpec, TableMetrics
 from daemon.api.metrics import LatencyHistogram
+from daemon.api.models import check_payload
 
 WALL_EPOCH = datetime(2026, 11, 29, 12, 0, tzinfo=UTC).timestamp()
 ARRANGE_SECONDS = 300.0
@@ -248,10 +249,14 @@ class FakeTable:
         self, action: str, actor: str, role: str, payload: dict[str, Any]
     ) -> dict[str, Any]:
         self.acts.append((action, actor, role, payload))
-        if action not in self.legal_actions(role):
+        spec = SPECS.get(action)
+        # Like a procedure, it refuses a value out of its declared bounds (with the article).
+        bounds = check_payload(spec, payload) if spec is not None and spec.params else None
+        if action not in self.legal_actions(role) or bounds:
             article = "R5 hold" if self.hold else ARTICLES.get(action, "Art. 2")
             self.violation_counts[article] += 1
             reason = "the table is on hold" if self.hold else f"not legal in {self.phase}"
+            reason = bounds or reason
             event = self._append(
                 "table.violation",
                 actor,

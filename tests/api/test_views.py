@@ -161,9 +161,11 @@ def test_a_pai_gow_round_through_the_api_checks_and_its_console_view() -> None:
     t.op("place_bet", player="P1", seat=1, amount=100)
     t.op("place_bet", player="P2", seat=2, amount=50)
     t.op("place_stake", amount=1000)
+    t.op("head_tiles_out")
     t.op("shake_dice", player="B")
     t.feed("dice_landed", "device:dice_shaker", {"dice": [2, 2, 3, 3]})
-    t.op("confirm_deal")
+    for door in range(1, 9):  # 10 from the banker: door 1 first, counter-clockwise
+        t.op("deal_hand", seat=door % 8)
     tiles = [str(x) for x in paigow.TILE_SET]
     random.Random(5).shuffle(tiles)
 
@@ -171,16 +173,18 @@ def test_a_pai_gow_round_through_the_api_checks_and_its_console_view() -> None:
         front, back = paigow.set_hand(paigow.parse_tiles(" ".join(group)))
         return {"front": " ".join(map(str, front)), "back": " ".join(map(str, back))}
 
-    t.op("set_hand", seat=1, **setting(tiles[4:8]))
-    t.op("set_hand", seat=2, **setting(tiles[8:12]))
-    t.op("set_banker", **setting(tiles[0:4]))
+    t.op("set_hand", seat=1)  # set face down: the tiles enter when the croupier opens them
+    t.op("set_hand", seat=2)
+    t.op("set_banker")
+    t.op("open_hand", seat=0, **setting(tiles[0:4]))
+    t.op("open_hand", seat=1, **setting(tiles[4:8]))
+    t.op("open_hand", seat=2, **setting(tiles[8:12]))
     view = t.view()
     assert len(view["seats"]) == 8
     assert view["seats"][0]["name"] == "Banker"
     assert view["seats"][3]["name"] == "Door 3"
     assert len(view["seats"][1]["cards"]) == 4
     assert view["seats"][1]["bets"] == [{"bettor": "P1", "amount": 100}]
-    t.op("open_hands")
     t.op("settle_round")
     view = t.view()
     assert {s["seat"] for s in view["settlements"]} == {1, 2}

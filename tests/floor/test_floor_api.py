@@ -257,10 +257,91 @@ def test_bad_config_or_database_is_a_clear_message(tmp_path: Path) -> None:
         )  # fmt: skip
 
     typo = floor("[floor]\nbatchsize = 5\n")
-    assert typo.returncode == 2 and "floor: unknown key(s) batchsize" in typo.stderr
+    assert typo.returncode == 2 and "floor.batchsize: unknown key" in typo.stderr
     wrong = floor('[floor]\ndatabase = "mysql://x"\n')
     assert wrong.returncode == 2 and "postgresql://" in wrong.stderr
     port = free_port()
     down = floor(f'[floor]\ndatabase = "postgresql://floor@127.0.0.1:{port}/floor"\n')
     assert down.returncode == 1 and f"127.0.0.1:{port}" in down.stderr
     assert "Traceback" not in typo.stderr + wrong.stderr + down.stderr
+
+
+def post(floor: FloorProcess, path: str, token: str, body: Any) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}"}
+    return httpx.post(floor.url + path, json=body, headers=headers, timeout=30)
+
+
+def test_a_chain_alert_is_acknowledged_once_and_every_attempt_is_recorded(
+    floor: tuple[FloorEnv, FloorProcess],
+) -> None:
+    env, process = floor
+
+    async def ship_junk() -> None:
+        nc = await nats.connect(env.broker.url)
+        await ensure_stream(nc.jetstream())
+        await nc.jetstream().publish("tabled.T07.x", b"{oops\n", headers={"Nats-Msg-Id": "T07:j"})
+        await nc.close()
+
+    # Other tests (schemathesis) may have tried acknowledging already: count from here.
+    (before,) = env.psql("SELECT coalesce(max(id), 0) FROM floor_actions")[0]
+    asyncio.run(ship_junk())
+    alert: dict[str, Any] = {}
+    for _ in range(200):  # the floor commits the junk as an alert within a batch or two
+        found = get(process, "/api/alerts", env.tokens["pit"], table="T07").json()
+        if found:
+            alert = found[0]
+            break
+        asyncio.run(asyncio.sleep(0.05))
+    assert alert and alert["acknowledged_at"] is None
+    path = f"/api/alerts/{alert['id']}/acknowledge"
+    ws_url = process.url.replace("http://", "ws://") + "/api/feed"
+
+    async def acknowledge_while_listening() -> tuple[httpx.Response, dict[str, Any]]:
+        async with websockets.connect(ws_url, origin=process.url) as ws:  # type: ignore[arg-type]
+            await ws.send(json.dumps({"token": env.tokens["admin"]}))
+            assert json.loads(await ws.recv())["type"] == "hello"
+            # Refused: audit reads but does not take alerts in hand; notes must say something.
+            assert post(process, path, env.tokens["audit"], {"note": "seen it"}).status_code == 403
+            assert post(process, path, env.tokens["pit"], {"note": "  "}).status_code == 422
+            bad = post(process, path, env.tokens["pit"], {"note": "on it", "extra": 1})
+            assert bad.status_code == 422
+            done = await asyncio.to_thread(
+                post, process, path, env.tokens["surveillance"], {"note": "called IT; T07 held"}
+            )
+            while True:
+                message = json.loads(await asyncio.wait_for(ws.recv(), 30))
+                if message["type"] == "acknowledged":
+                    return done, message
+
+    done, pushed = asyncio.run(acknowledge_while_listening())
+    assert done.status_code == 200, done.text
+    body = done.json()
+    assert (body["acknowledged_by"], body["acknowledged_role"]) == (
+        "surveillance.person",
+        "surveillance",
+    )
+    assert body["ack_note"] == "called IT; T07 held" and body["resolved_at"] is None
+    assert pushed["alert"]["id"] == alert["id"] and pushed["alert"]["ack_note"] == body["ack_note"]
+    again = post(process, path, env.tokens["pit"], {"note": "me too"})
+    assert again.status_code == 409 and body["acknowledged_by"] in again.json()["message"]
+    missing = post(process, "/api/alerts/999999/acknowledge", env.tokens["pit"], {"note": "x!!"})
+    assert missing.status_code == 404
+    # The alert stays open: acknowledging is not resolving.
+    still = get(process, "/api/alerts", env.tokens["pit"], table="T07", open_only="true").json()
+    assert [a["id"] for a in still] == [alert["id"]]
+    actions = env.psql(
+        "SELECT role, outcome FROM floor_actions WHERE target = %s AND id > %s ORDER BY id",
+        str(alert["id"]),
+        before,
+    )
+    assert actions == [
+        ("audit", "refused: role"),
+        ("surveillance", "done"),
+        ("pit", "refused: already acknowledged"),
+    ]
+    assert env.psql(
+        "SELECT count(*) FROM floor_actions WHERE target = '999999' AND id > %s", before
+    ) == [(1,)]
+    span = {"since": "2000-01-01T00:00:00Z", "until": "2100-01-01T00:00:00Z"}
+    report = get(process, "/api/report", env.tokens["audit"], **span).json()
+    assert {"surveillance", "audit"} <= {a["role"] for a in report["floor_actions"]}

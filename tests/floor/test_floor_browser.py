@@ -100,6 +100,14 @@ def test_floor_page(floor: tuple[FloorEnv, FloorProcess, Any]) -> None:
             expect(tile).to_have_class(re.compile("chain-bad"))
             expect(page.locator("#alerts li.chain").first).to_contain_text(f"T07 seq {t07.seq - 2}")
 
+            # The pit boss takes the new gap in hand from the page: who and what stay on it.
+            fresh = page.locator("#alerts li.chain").first
+            fresh.locator(".ack input").fill("called the table's IT; T07 held")
+            fresh.locator(".ack button").click()
+            expect(fresh).to_contain_text("acknowledged · pit.person")
+            expect(fresh).to_contain_text("called the table's IT; T07 held")
+            expect(fresh).to_have_class(re.compile("acknowledged"))
+
             # Drill-down: the round in play's cards are hidden from the pit.
             page.click('.tile[data-table="T02"]')
             expect(page.locator("#drill")).to_be_visible()
@@ -114,5 +122,12 @@ def test_floor_page(floor: tuple[FloorEnv, FloorProcess, Any]) -> None:
             assert page.evaluate("document.documentElement.scrollHeight") <= 800
             assert page.evaluate("document.documentElement.scrollWidth") <= 1280
             page.screenshot(path=str(ARTIFACTS / "floor-1280x800.png"))
+
+            # Signing out forgets the person: no token left to sign straight back in with.
+            page.click("#logout")
+            expect(page.locator("#login")).to_be_visible()
+            assert page.input_value("#token") == ""
+            expect(page.locator("#actor")).to_have_text("")
+            expect(page.locator("#alerts li")).to_have_count(0)
         finally:
             browser.close()

@@ -154,32 +154,75 @@ def bad_setting(tiles4: list[str]) -> dict[str, str] | None:
     return None
 
 
-def paigow_table(hands: int = 8) -> Table:
-    table = Table(PaiGowProcedure(hands=hands))
+def paigow_table(hands: int = 8, ruleset: str = "macau-1990") -> Table:
+    table = Table(PaiGowProcedure(hands=hands, ruleset=ruleset))
     identify(table, ("dice_shaker",))
     table.ok("open_table", DEALER)
     return table
 
 
-def paigow_betting(table: Table, stake: int = 1000) -> None:
-    """In BETTING: stacks moved, two bets, the stake."""
+def paigow_betting(table: Table, stake: int = 1000, banker: str = "B") -> None:
+    """In BETTING: stacks moved, two bets on the two doors after the banker's, the stake."""
+    proc = table.proc
+    assert isinstance(proc, PaiGowProcedure)
+    seat = proc.banker_seat or 0
     table.ok("move_stacks", DEALER, {"by": "player", "player": "P1", "one_hand": True})
-    table.ok("move_stacks", DEALER, {"by": "banker", "player": "B", "one_hand": True})
-    table.ok("place_bet", DEALER, {"player": "P1", "seat": 1, "amount": 100})
-    table.ok("place_bet", DEALER, {"player": "P2", "seat": 2, "amount": 50})
+    table.ok("move_stacks", DEALER, {"by": "banker", "player": banker, "one_hand": True})
+    first, second = (seat + 1) % proc.hands, (seat + 2) % proc.hands
+    table.ok("place_bet", DEALER, {"player": "P1", "seat": first, "amount": 100})
+    table.ok("place_bet", DEALER, {"player": "P2", "seat": second, "amount": 50})
     table.ok("place_stake", DEALER, {"amount": stake})
 
 
-def paigow_play(table: Table, groups: list[list[str]], stake: int = 1000) -> None:
+def paigow_shake(table: Table, dice: list[int] | None = None, banker: str = "B") -> None:
+    """The head tiles out, the banker's shake and the dice (Art. 5(3), 2(2))."""
+    table.ok("head_tiles_out", DEALER)
+    table.ok("shake_dice", DEALER, {"player": banker})
+    table.ok("dice_landed", device("dice_shaker"), {"dice": dice or [2, 2, 3, 3]})
+
+
+def paigow_deal(table: Table) -> None:
+    """Four tiles to every door, counter-clockwise from the one the dice name (Art. 2(3))."""
+    proc = table.proc
+    assert isinstance(proc, PaiGowProcedure)
+    for seat in proc.deal_order()[len(proc.dealt) :]:
+        table.ok("deal_hand", DEALER, {"seat": seat})
+
+
+def paigow_set(table: Table) -> None:
+    """Every played door sets face down, then the banker (Art. 6(1))."""
+    proc = table.proc
+    assert isinstance(proc, PaiGowProcedure)
+    for seat in proc.played_seats():
+        table.ok("set_hand", DEALER, {"seat": seat})
+    table.ok("set_banker", DEALER)
+
+
+def paigow_open(
+    table: Table, hands: dict[int, list[str]], settings: dict[int, dict[str, str]] | None = None
+) -> None:
+    """The croupier opens each hand in turn (Art. 6(2)): `settings[seat]` as set, else the
+    largest back pair of `hands[seat]`."""
+    proc = table.proc
+    assert isinstance(proc, PaiGowProcedure)
+    for seat in proc.opening_order():
+        setting = (settings or {}).get(seat) or good_setting(hands[seat])
+        table.ok("open_hand", DEALER, {"seat": seat, **setting})
+
+
+def paigow_play(
+    table: Table,
+    groups: list[list[str]],
+    stake: int = 1000,
+    dice: list[int] | None = None,
+    banker: str = "B",
+) -> None:
     """From BETTING to ROUND_OVER; seat s gets groups[s]."""
-    paigow_betting(table, stake)
-    table.ok("shake_dice", DEALER, {"player": "B"})
-    table.ok("dice_landed", device("dice_shaker"), {"dice": [2, 2, 3, 3]})
-    table.ok("confirm_deal", DEALER)
-    table.ok("set_hand", DEALER, {"seat": 1, **good_setting(groups[1])})
-    table.ok("set_hand", DEALER, {"seat": 2, **good_setting(groups[2])})
-    table.ok("set_banker", DEALER, good_setting(groups[0]))
-    table.ok("open_hands", DEALER)
+    paigow_betting(table, stake, banker)
+    paigow_shake(table, dice, banker)
+    paigow_deal(table)
+    paigow_set(table)
+    paigow_open(table, dict(enumerate(groups)))
     table.ok("settle_round", DEALER)
 
 
@@ -205,7 +248,7 @@ def _record(table: Table, found: dict[str, list[Input]]) -> None:
 
 def _config(proc: Procedure) -> dict[str, Any]:
     if isinstance(proc, PaiGowProcedure):
-        return {"hands": proc.hands}
+        return {"hands": proc.hands, "ruleset": proc.ruleset}
     return {}
 
 

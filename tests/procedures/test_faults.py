@@ -9,9 +9,11 @@ import pytest
 from procedure_drive import SUPERVISOR, at_phase, device
 
 from daemon.procedures.base import HOUSE_FAULTS, Procedure
+from daemon.procedures.common import HOUSE_VOID
 from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import ThirteenProcedure
 
+SECOND = "supervisor:S2"
 GAMES: dict[str, type[Procedure]] = {"thirteen": ThirteenProcedure, "paigow": PaiGowProcedure}
 ORDINARY = [
     (game, phase.name)
@@ -78,7 +80,14 @@ def test_a_fault_suspends_any_phase_and_a_supervisor_resumes_it_exactly(
         assert remaining_after == pytest.approx(remaining_before)
 
 
+def _known(game: str, phase: str) -> bool:
+    """From the deal on, a card or tile of the round may be known to someone at the table."""
+    names = [p.name for p in GAMES[game].Phase]
+    return names.index(phase) >= names.index("DEALING")
+
+
 @pytest.mark.parametrize(("game", "phase"), ORDINARY)
+@pytest.mark.article("51/89/M", "4")
 def test_a_second_fault_while_held_escalates_and_void_restarts_the_round(
     game: str, phase: str, prefixes: dict[str, Any]
 ) -> None:
@@ -91,10 +100,31 @@ def test_a_second_fault_while_held_escalates_and_void_restarts_the_round(
     table.refused("void_round", SUPERVISOR, {"reason": "jam"})  # the shoe is still out
     table.ok("device_healthy", device("shoe_reader"), {"device": "shoe_reader"})
     table.refused("void_round", SUPERVISOR, {})  # a void says why
-    voided = table.ok("void_round", SUPERVISOR, {"reason": "shoe removed mid-round"})
-    assert voided.events[0].name == "round.voided"
+    if phase == "ROUND_OVER":
+        # A settled round stands: voiding it would undo its settlement.
+        settled = table.refused("void_round", SUPERVISOR, {"reason": "after the fact"})
+        assert settled.violation is not None and settled.violation.article == HOUSE_VOID
+        return
+    first = table.ok("void_round", SUPERVISOR, {"reason": "shoe removed mid-round"})
+    if _known(game, phase):
+        # Cards are known: one supervisor only proposes; another, named, approves (H5).
+        assert first.events[0].name == "override.proposed" and table.proc.phase == "TILT"
+        assert "void_round" not in table.proc.legal_actions("supervisor")
+        table.refused("approve_override", SUPERVISOR, {"reason": "I am sure"})
+        table.refused("approve_override", "supervisor", {"reason": "nobody named"})
+        table.refused("void_round", "supervisor:S2", {"reason": "again"})
+        voided = table.ok("approve_override", SECOND, {"reason": "seen on camera"})
+        assert [e.name for e in voided.events][:2] == ["override.approved", "round.voided"]
+        decided = voided.events[1].payload
+        assert (decided["proposed_by"], decided["approved_by"]) == (SUPERVISOR, SECOND)
+        assert decided["reason"] == "shoe removed mid-round"
+        assert decided["approval_reason"] == "seen on camera"
+    else:
+        voided = first
+        assert voided.events[0].name == "round.voided"
+        assert voided.events[0].payload["decided_by"] == SUPERVISOR
     snap = table.proc.snapshot()
-    assert snap["faults"] == {} and snap["suspended"] is None
+    assert snap["faults"] == {} and snap["suspended"] is None and snap["override"] is None
     if not snap["opened"]:
         assert table.proc.phase == "EQUIPMENT_CHECK"
     elif game == "thirteen":
@@ -104,6 +134,46 @@ def test_a_second_fault_while_held_escalates_and_void_restarts_the_round(
     else:
         assert table.proc.phase in ("BANK_OFFER", "SHUFFLE")
         assert snap["bets"] == []
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+@pytest.mark.article("51/89/M", "4")
+def test_a_void_proposed_in_hold_lapses_when_the_round_is_cleared_and_resumes(
+    game: str, prefixes: dict[str, Any]
+) -> None:
+    """The attack of issue 9: open a lid, HOLD, void a round that is going badly. One supervisor
+    can only propose; clearing resumes the round exactly and the proposal lapses, journaled."""
+    phase = "SETTLING" if game == "thirteen" else "OPENED"
+    table = at_phase(game, phase, prefixes)
+    before = table.proc.snapshot()
+    table.ok("door_opened", device("dice_shaker"), {"device": "dice_shaker", "fault": "lid"})
+    table.ok("device_healthy", device("dice_shaker"), {"device": "dice_shaker"})
+    table.ok("void_round", SUPERVISOR, {"reason": "the lid opened"})
+    assert table.proc.snapshot()["override"]["kind"] == "void_round"
+    table.refused("approve_override", SUPERVISOR, {"reason": "approve my own"})
+    resumed = table.ok("clear_hold", SUPERVISOR, {"reason": "lid closed"})
+    assert [e.name for e in resumed.events][:1] == ["override.lapsed"]
+    assert table.proc.phase == phase
+    assert _without_timer(table.proc.snapshot()) == _without_timer(before)
+    table.refused("approve_override", SECOND, {"reason": "too late"})
+
+
+@pytest.mark.parametrize(("game", "phase"), ORDINARY)
+def test_a_lone_supervisor_holds_the_table_and_any_supervisor_resumes_it(
+    game: str, phase: str, prefixes: dict[str, Any]
+) -> None:
+    """The emergency a lone supervisor has: HOLD the table (nothing is undone), with a reason."""
+    table = at_phase(game, phase, prefixes)
+    before = table.proc.snapshot()
+    table.refused("hold_table", "dealer:D1", {"reason": "dispute"})
+    table.refused("hold_table", SUPERVISOR, {})
+    held = table.ok("hold_table", SUPERVISOR, {"reason": "a dispute at seat 2"})
+    assert held.events[0].name == "table.held" and table.proc.phase == "HOLD"
+    assert held.events[0].payload["reason"] == "a dispute at seat 2"
+    table.refused("hold_table", SUPERVISOR, {"reason": "again"})
+    table.ok("clear_hold", SUPERVISOR, {"reason": "settled"})
+    assert table.proc.phase == phase
+    assert _without_timer(table.proc.snapshot()) == _without_timer(before)
 
 
 def test_a_link_lost_mid_deal_is_never_resumed_silently(prefixes: dict[str, Any]) -> None:

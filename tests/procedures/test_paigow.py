@@ -10,8 +10,12 @@ from procedure_drive import (
     device,
     good_setting,
     paigow_betting,
+    paigow_deal,
+    paigow_open,
     paigow_play,
     paigow_round,
+    paigow_set,
+    paigow_shake,
     paigow_table,
     tile_groups,
 )
@@ -52,6 +56,7 @@ def test_bets_and_stacks_close_at_the_shake() -> None:
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
     table.ok("confirm_tile_shuffle", DEALER)
     paigow_betting(table)
+    table.ok("head_tiles_out", DEALER)
     table.ok("shake_dice", DEALER, {"player": "B"})
     for action, payload in (
         ("place_bet", {"player": "P3", "seat": 3, "amount": 10}),
@@ -75,6 +80,7 @@ def test_only_the_banker_shakes_after_the_stake() -> None:
     no_stake = table.refused("shake_dice", DEALER, {"player": "B"})
     assert no_stake.violation is not None and no_stake.violation.article == f"{ART} 5(3)"
     table.ok("place_stake", DEALER, {"amount": 500})
+    table.ok("head_tiles_out", DEALER)
     for_him = table.refused("shake_dice", DEALER, {"player": "P1"})
     assert for_him.violation is not None and for_him.violation.article == f"{ART} 2(2)"
     table.ok("shake_dice", DEALER, {"player": "B"})
@@ -103,6 +109,7 @@ def test_a_tilted_die_is_shaken_again_and_a_third_is_a_tilt() -> None:
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
     table.ok("confirm_tile_shuffle", DEALER)
     paigow_betting(table)
+    table.ok("head_tiles_out", DEALER)
     table.ok("shake_dice", DEALER, {"player": "B"})
     shaker = device("dice_shaker")
     again = table.ok("dice_landed", shaker, {"dice": [1, 1, 1, 1], "valid": False, "reason": "t"})
@@ -126,14 +133,12 @@ def test_a_wrongly_set_hand_is_reset_by_the_croupier_before_settling() -> None:
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
     table.ok("confirm_tile_shuffle", DEALER)
     paigow_betting(table)
-    table.ok("shake_dice", DEALER, {"player": "B"})
-    table.ok("dice_landed", device("dice_shaker"), {"dice": [2, 2, 3, 3]})
-    table.ok("confirm_deal", DEALER)
-    table.ok("set_hand", DEALER, {"seat": 1, **wrong})
-    table.ok("set_hand", DEALER, {"seat": 2, **good_setting(groups[2])})
-    table.ok("set_banker", DEALER, good_setting(groups[0]))
-    opened = table.ok("open_hands", DEALER)
-    assert opened.events[0].payload["wrongly_set"] == [1]
+    paigow_shake(table)
+    paigow_deal(table)
+    paigow_set(table)
+    paigow_open(table, dict(enumerate(groups)), {1: wrong})
+    opened = next(e for o in table.outcomes for e in o.events if e.name == "hands.opened")
+    assert opened.payload["wrongly_set"] == [1]
     unsettled = table.refused("settle_round", DEALER)
     assert unsettled.violation is not None and unsettled.violation.article == f"{ART} 6(2)"
     table.refused("reset_hand", DEALER, {"seat": 1, **wrong})
@@ -148,14 +153,15 @@ def test_a_tile_dealt_face_up_stays_valid_and_is_journaled() -> None:
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
     table.ok("confirm_tile_shuffle", DEALER)
     paigow_betting(table)
-    table.ok("shake_dice", DEALER, {"player": "B"})
-    table.ok("dice_landed", device("dice_shaker"), {"dice": [2, 2, 3, 3]})
-    shown = table.ok("tile_face_up", DEALER, {"seat": 3, "tile": "天牌"})
+    paigow_shake(table)  # 10: door 1 is dealt first
+    not_yet = table.refused("tile_face_up", DEALER, {"seat": 3, "tile": "天牌"})
+    assert not_yet.violation is not None and not_yet.violation.article == f"{ART} 4"
+    shown = table.ok("tile_face_up", DEALER, {"seat": 1, "tile": "天牌"})
     assert shown.events[0].name == "tile.face_up" and shown.events[0].payload["tile"] == "6-6"
-    refused = table.refused("tile_face_up", DEALER, {"seat": 3, "tile": "天牌 地牌"})
+    refused = table.refused("tile_face_up", DEALER, {"seat": 1, "tile": "天牌 地牌"})
     assert refused.violation is not None and refused.violation.article == f"{ART} 4"
-    table.ok("confirm_deal", DEALER)
-    assert table.proc.snapshot()["face_up"] == [{"seat": 3, "tile": "6-6"}]
+    paigow_deal(table)
+    assert table.proc.snapshot()["face_up"] == [{"seat": 1, "tile": "6-6", "by_name": True}]
 
 
 @pytest.mark.article("15/90/M", "1(1)")
@@ -164,13 +170,14 @@ def test_tiles_beyond_one_set_are_refused() -> None:
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
     table.ok("confirm_tile_shuffle", DEALER)
     paigow_betting(table)
-    table.ok("shake_dice", DEALER, {"player": "B"})
-    table.ok("dice_landed", device("dice_shaker"), {"dice": [2, 2, 3, 3]})
-    table.ok("confirm_deal", DEALER)
-    table.ok("set_hand", DEALER, {"seat": 1, "front": "4-5 3-6", "back": "6-6 6-6"})
-    table.refused("set_hand", DEALER, {"seat": 2, "front": "1-2 2-4", "back": "6-6 1-1"})
-    table.refused("set_hand", DEALER, {"seat": 2, "front": "1-2 2-4 1-1", "back": "1-1"})
-    table.refused("set_hand", DEALER, {"seat": 3, "front": "1-2 2-4", "back": "1-1 1-1"})
+    paigow_shake(table)
+    paigow_deal(table)
+    paigow_set(table)
+    table.ok("open_hand", DEALER, {"seat": 0, "front": "4-5 3-6", "back": "6-6 6-6"})
+    table.refused("open_hand", DEALER, {"seat": 1, "front": "1-2 2-4", "back": "6-6 1-1"})
+    table.refused("open_hand", DEALER, {"seat": 1, "front": "1-2 2-4 1-1", "back": "1-1"})
+    table.ok("open_hand", DEALER, {"seat": 1, "front": "1-2 2-4", "back": "1-1 1-1"})
+    table.refused("open_hand", DEALER, {"seat": 2, "front": "1-3 1-3", "back": "1-1 5-5"})
 
 
 @pytest.mark.article("15/90/M", "3(2)", "5(1)", "5(2)", "5(4)")
@@ -185,8 +192,8 @@ def test_the_bank_passes_after_two_rounds_unless_every_door_agrees() -> None:
         low = table.refused("place_stake", DEALER, {"amount": carried - 1})
         assert low.violation is not None and low.violation.article == f"{ART} 5(4)"
     paigow_play(table, tile_groups(1), stake=max(carried, 1))
-    table.refused("extend_bank", DEALER, {"consents": [1]})
-    table.ok("extend_bank", DEALER, {"consents": [1, 2]})
+    table.refused("extend_bank", DEALER, {"consents": ["P1"]})
+    table.ok("extend_bank", DEALER, {"consents": ["P1", "P2"]})
     table.ok("next_round", DEALER)
     assert table.proc.snapshot()["banker"] == "B"
     table.ok("confirm_tile_shuffle", DEALER)
@@ -217,17 +224,14 @@ def test_four_hands_keep_the_other_half_for_the_next_round() -> None:
     assert table.proc.phase == "BETTING"  # no shuffle: the kept hands are dealt
     stake = max(table.proc.snapshot()["min_stake"], 1)
     paigow_betting(table, stake)
-    table.ok("shake_dice", DEALER, {"player": "B"})
-    table.ok("dice_landed", device("dice_shaker"), {"dice": [2, 2, 3, 3]})
-    table.ok("confirm_deal", DEALER)
+    paigow_shake(table)
+    paigow_deal(table)
+    paigow_set(table)
     # A tile used in the first half cannot come back in the second.
     reused = groups[1]
-    refused = table.refused("set_hand", DEALER, {"seat": 1, **good_setting(reused)})
+    refused = table.refused("open_hand", DEALER, {"seat": 0, **good_setting(reused)})
     assert refused.violation is not None
-    table.ok("set_hand", DEALER, {"seat": 1, **good_setting(groups[4])})
-    table.ok("set_hand", DEALER, {"seat": 2, **good_setting(groups[5])})
-    table.ok("set_banker", DEALER, good_setting(groups[6]))
-    table.ok("open_hands", DEALER)
+    paigow_open(table, {0: groups[6], 1: groups[4], 2: groups[5]})
     table.ok("settle_round", DEALER)
     table.ok("next_round", DEALER)
     assert table.proc.phase == "BANK_OFFER"
@@ -249,11 +253,11 @@ def test_a_name_shared_by_two_faces_resolves_to_both_across_front_and_back() -> 
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
     table.ok("confirm_tile_shuffle", DEALER)
     paigow_betting(table)
-    table.ok("shake_dice", DEALER, {"player": "B"})
-    table.ok("dice_landed", device("dice_shaker"), {"dice": [2, 2, 3, 3]})
-    table.ok("confirm_deal", DEALER)
-    table.ok("set_hand", DEALER, {"seat": 1, "front": "杂九 地牌", "back": "杂九 天牌"})
-    set_event = next(e for o in table.outcomes for e in o.events if e.name == "hand.set")
+    paigow_shake(table)
+    paigow_deal(table)
+    paigow_set(table)
+    table.ok("open_hand", DEALER, {"seat": 0, "front": "杂九 地牌", "back": "杂九 天牌"})
+    set_event = next(e for o in table.outcomes for e in o.events if e.name == "hand.opened")
     assert sorted([*set_event.payload["front"], *set_event.payload["back"]]) == sorted(
         ["3-6", "4-5", "1-1", "6-6"]
     )

@@ -284,7 +284,19 @@ def test_a_misdeal_is_corrected_in_order_or_voided_and_dealt_again() -> None:
     assert corrected.events[0].name == "deal.corrected"
     assert article(table, "correct_misdeal", {"cards": [deck[20]]}) == f"{ART} 4"
     table.refused("void_deal", DEALER, {"reason": "cards mixed"})  # a supervisor's decision
-    table.ok("void_deal", SUPERVISOR, {"reason": "cards mixed"})
+    # Corrected, so no misdeal is on record: the dealt cards stand (Art. 4 voids only what
+    # cannot be put right).
+    uncalled = table.refused("void_deal", SUPERVISOR, {"reason": "cards mixed"})
+    assert uncalled.violation is not None and uncalled.violation.article == f"{ART} 4"
+    table.ok("card_read", SHOE, {"card": deck[2]})  # a second copy: the deck is not one deck
+    assert table.proc.phase == "TILT"
+    table.ok("device_healthy", SHOE, {"device": "shoe_reader"})
+    table.ok("clear_tilt", SUPERVISOR, {"reason": "reader checked"})
+    table.ok("void_deal", SUPERVISOR, {"reason": "a duplicate card in the shoe"})
+    assert table.proc.phase == "DEALING"  # proposed; a second supervisor decides (H5)
+    table.refused("approve_override", SUPERVISOR, {"reason": "mine"})
+    table.refused("card_read", SHOE, {"card": deck[10]})  # the deal waits for the decision
+    table.ok("approve_override", "supervisor:S2", {"reason": "seen on camera"})
     snap = table.proc.snapshot()
     assert snap["phase"] == "HAND_SHUFFLE" and snap["dealt"] == []
     assert len(snap["voided_deals"]) == 1 and snap["dice"] == [1, 2, 3, 4]
@@ -460,10 +472,13 @@ def test_a_rejected_proposal_changes_nothing_and_reads_are_never_overridden() ->
     assert after["dealt"] == before["dealt"] and after["override"] is None
     assert after["misread"] == before["misread"]
     table.refused("reject_override", SUPERVISOR, {"reason": "again"})
-    # The dealer may propose again; or the supervisor voids the deal (Art. 4's last resort),
-    # which drops the proposal with it.
+    # The dealer may propose again; or two supervisors void the deal (Art. 4's last resort),
+    # once the pending proposal is decided.
     table.ok("propose_card", DEALER, {"card": deck[4]})
+    table.refused("void_deal", SUPERVISOR, {"reason": "cannot be put right"})
+    table.ok("reject_override", SUPERVISOR, {"reason": "the card cannot be established"})
     table.ok("void_deal", SUPERVISOR, {"reason": "cannot be put right"})
+    table.ok("approve_override", "supervisor:S2", {"reason": "agreed"})
     snap = table.proc.snapshot()
     assert snap["override"] is None and snap["misread"] is None and snap["dealt"] == []
 

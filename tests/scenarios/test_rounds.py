@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from daemon.autoplay import Autoplay, InProcessControl, good_setting, house_way13
+from daemon.autoplay import Autoplay, InProcessControl, house_way13
 from daemon.journal import verify
 from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import ThirteenProcedure, settle_thirteen
@@ -523,8 +523,8 @@ def test_a_paigow_restart_keeps_the_bank_the_bets_and_the_dice(tmp_path: Path) -
             proc = player.proc
             assert proc.phase == "SETTING" and len(proc.played_seats()) > 1
             seat = proc.played_seats()[0]
-            await player.act("set_hand", {"seat": seat, **good_setting(player._hands[seat])})
-            assert proc.phase == "SETTING" and list(proc.settings) == [seat]
+            await player.act("set_hand", {"seat": seat})  # face down: no tiles (Art. 6(1))
+            assert proc.phase == "SETTING" and proc.set_seats == [seat]
             return table.procedure.snapshot()
         finally:
             await table.stop()

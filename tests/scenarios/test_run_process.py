@@ -81,7 +81,7 @@ def test_autoplay_summary_as_json_counts_what_the_journal_holds(tmp_path: Path) 
     assert sum(summary["violations_by_article"].values()) == len(violations) > 0
     held = [r for r in lines if r["event"] in ("table.tilted", "table.held")]
     assert sum(summary["faults_by_device"].values()) == len(held) > 0
-    assert sum(summary["faults_injected"].values()) == 8
+    assert sum(summary["faults_played"].values()) == 8
 
 
 def test_a_paigow_table_beside_the_default(tmp_path: Path) -> None:

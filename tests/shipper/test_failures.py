@@ -13,8 +13,9 @@ import pytest
 from nats.js import api as js_api
 
 from daemon.journal import Journal, Record, Subscription
+from daemon.shipper.broker import FeedError, connect
 from daemon.shipper.cli import replay
-from daemon.shipper.engine import FeedError, Shipper, connect
+from daemon.shipper.engine import Shipper
 from daemon.shipper.tail import line_seq
 from tests.shipper.support import (
     NatsServer,

@@ -4,11 +4,23 @@ The order of checks is fixed so that a caller learns nothing it is not entitled 
 token (401/429), then role (403), then the action's name (404), then the body (400/422: the
 action's payload model, built from its game's declaration), and only then does the table see
 the request. A refused action is the table's answer (409 with the violation it journaled).
+
+What the regulation forbids is journaled whichever layer sees it first. A payload that is well
+formed (known fields of the declared kinds) but breaks a declared bound (a cut of 9 cards, a bet
+on seat 0) is handed to the table anyway, whose procedure refuses it from the same declaration
+with its article: a `table.violation` naming the person, the role, the action, the field and the
+article, as any refusal of the procedure. The answer stays 422 `invalid_payload` (with the
+violation and its seq), marked journaled so the doors do not count it again in the summaries.
+A malformed request (not JSON, an unknown field, a value of the wrong kind, a field missing)
+breaks no article and is counted only in the rate-limited `api.input_refused` summaries. Each
+refused action spends the person's refusal budget (`daemon.api.gate.RefusalBudget`); a person
+whose budget is spent is answered 429 before the table sees anything.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import structlog
 from fastapi import APIRouter, Request
@@ -17,14 +29,94 @@ from fastapi.responses import JSONResponse
 from daemon.api.bodies import ActRequest, ActResult, Refusal, read_act_request
 from daemon.api.context import IDEMPOTENCY_CACHE, context
 from daemon.api.errors import AUTH_ERRORS, INPUT_ERRORS, ApiError, ErrorBody
-from daemon.api.gate import Who
+from daemon.api.facade import ActionSpec, TableFacade
+from daemon.api.gate import Gate, Who
 from daemon.api.models import check_payload
+from daemon.api.tokens import Principal
 
 log = structlog.get_logger("tabled.api")
 
 MIN_REASON = 3
+# On an answer whose refusal the table journaled itself: the doors do not summarise it again.
+JOURNALED = "X-Tabled-Journaled"
+
+
+def _of_kind(kind: str, value: object) -> bool:
+    def number(item: object) -> bool:
+        return isinstance(item, int) and not isinstance(item, bool)
+
+    if kind == "int":
+        return number(value)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "str":
+        return isinstance(value, str)
+    if not isinstance(value, list):
+        return False
+    return all(number(v) if kind == "list[int]" else isinstance(v, str) for v in value)
+
+
+def declared_breach(spec: ActionSpec, payload: dict[str, object]) -> bool:
+    """Whether a payload the model refused is well formed: every field known, of its declared
+    kind, none required missing. Then what it breaks is a declared bound (a range, a length, a
+    choice), which the regulation's article governs."""
+    if set(payload) - set(spec.params):
+        return False
+    for name, param in spec.params.items():
+        if name not in payload:
+            if param.required:
+                return False
+        elif not _of_kind(param.kind, payload[name]):
+            return False
+    return True
+
 
 router = APIRouter()
+
+
+async def _spec_for(table: TableFacade, action: str, who: Principal) -> ActionSpec:
+    """The action's declaration, once the caller's role may take it (403/404 otherwise)."""
+    if who.role == "surveillance":
+        raise ApiError(403, "forbidden", "surveillance is read-only")
+    specs = {s.name: s for s in table.actions()}
+    spec = specs.get(action)
+    if spec is None:
+        known = ", ".join(sorted(specs))
+        raise ApiError(404, "unknown_action", f"unknown action {action[:64]!r}; known: {known}")
+    if who.role not in spec.roles:
+        await table.journal_security(
+            "api.forbidden", {"actor": who.actor, "role": who.role, "action": action}
+        )
+        allowed = ", ".join(sorted(spec.roles))
+        raise ApiError(403, "forbidden", f"{action} is for {allowed}; {who.actor} is {who.role}")
+    return spec
+
+
+def _refusal(action: str, actor: str, outcome: dict[str, Any]) -> dict[str, Any]:
+    violation = dict(outcome.get("violation") or {})
+    return {
+        "error": "violation",
+        "message": f"{action} refused in phase {violation.get('phase', '?')}: "
+        f"{violation.get('reason', 'not legal now')} ({violation.get('article', '')})",
+        "violation": violation,
+        "action": action,
+        "actor": actor,
+    }
+
+
+async def _within_budget(gate: Gate, person: str, path: str) -> None:
+    """429 when `person`'s refused actions spent their budget (counted in the summaries)."""
+    wait = gate.budget.retry_after(person)
+    if wait > 0:
+        gate.refused["refusal_budget"] += 1
+        await gate.refusals.input("refusal_budget", person, path)
+        raise ApiError(
+            429,
+            "refusal_budget",
+            f"{person}: {gate.budget.limit} refused actions within {gate.budget.window:.0f} s; "
+            f"the table takes {person}'s actions again in {int(wait) + 1} s",
+            {"Retry-After": str(int(wait) + 1)},
+        )
 
 
 @router.post(
@@ -52,26 +144,16 @@ async def act(action: str, request: Request, who: Who) -> JSONResponse:
     journal), 409 with the violation when it refused it (also journaled)."""
     ctx = context(request)
     table, answered = ctx.table, ctx.answered
-    if who.role == "surveillance":
-        raise ApiError(403, "forbidden", "surveillance is read-only")
-    specs = {s.name: s for s in table.actions()}
-    spec = specs.get(action)
-    if spec is None:
-        known = ", ".join(sorted(specs))
-        raise ApiError(404, "unknown_action", f"unknown action {action[:64]!r}; known: {known}")
-    if who.role not in spec.roles:
-        await table.journal_security(
-            "api.forbidden", {"actor": who.actor, "role": who.role, "action": action}
-        )
-        allowed = ", ".join(sorted(spec.roles))
-        raise ApiError(403, "forbidden", f"{action} is for {allowed}; {who.actor} is {who.role}")
+    spec = await _spec_for(table, action, who)
+    gate: Gate = request.app.state.gate
+    await _within_budget(gate, who.actor, request.url.path)
     body = await read_act_request(request)
     if spec.requires_reason and len((body.reason or "").strip()) < MIN_REASON:
         raise ApiError(
             422, "reason_required", f"{action} needs a reason (journaled with {who.actor})"
         )
     problem = check_payload(spec, body.payload)
-    if problem:
+    if problem and not declared_breach(spec, body.payload):
         raise ApiError(422, "invalid_payload", problem)
     key = (who.actor, body.request_id) if body.request_id else None
     asked = json.dumps([action, body.payload, body.reason], sort_keys=True, default=str)
@@ -98,23 +180,24 @@ async def act(action: str, request: Request, who: Who) -> JSONResponse:
         raise ApiError(
             503, "table_unavailable", f"{action} not taken: the table answered {exc}"
         ) from exc
+    headers: dict[str, str] = {}
     if outcome.get("accepted"):
         status = 200
         content = {**outcome, "accepted": True, "action": action, "actor": who.actor}
+        if problem:
+            # The API's model and the table's procedure read the same declaration: a table
+            # that took what the model refuses is a table to look at.
+            log.error("api.model_and_table_disagree", action=action, problem=problem)
     else:
-        status = 409
-        violation = dict(outcome.get("violation") or {})
-        content = {
-            "error": "violation",
-            "message": f"{action} refused in phase {violation.get('phase', '?')}: "
-            f"{violation.get('reason', 'not legal now')} ({violation.get('article', '')})",
-            "violation": violation,
-            "action": action,
-            "actor": who.actor,
-        }
+        gate.budget.spend(who.actor)
+        status, content = 409, _refusal(action, who.actor, outcome)
+        if problem:
+            # A declared bound broken: the answer says so as before, journaled as a violation.
+            status, headers[JOURNALED] = 422, "table.violation"
+            content = {**content, "error": "invalid_payload", "message": problem}
     if key is not None:
         answered[key] = (asked, status, content)
         while len(answered) > IDEMPOTENCY_CACHE:
             answered.popitem(last=False)
     log.info("api.action", actor=who.actor, role=who.role, action=action, status=status)
-    return JSONResponse(content, status)
+    return JSONResponse(content, status, headers=headers)

@@ -19,7 +19,14 @@ const PHASES = {
   settled: ["已結算", "Settled"],
   hold: ["暫停", "Hold"],
   tilt: ["故障", "Tilt"],
+  shoe_loading: ["入牌靴", "Shoe"],
+  banker_arranged: ["莊家已排牌", "Banker arranged"],
+  players_arranging: ["玩家排牌", "Players arrange"],
+  round_over: ["本局完", "Round over"],
+  bank_offer: ["坐莊", "Bank offer"],
+  shuffle: ["洗牌", "Shuffle"],
 };
+const phaseNames = (phase) => PHASES[String(phase || "").toLowerCase()] || [phase || "", phase || ""];
 const SUITS = { S: ["♠", false], H: ["♥", true], D: ["♦", true], C: ["♣", false] };
 const RESULTS = {
   win: "贏 win", lose: "輸 lose", push: "和 push", foul: "犯規 foul", late: "逾時 late",
@@ -56,6 +63,12 @@ const freshState = () => ({
   // `[api] console_idle_seconds`, learnt at sign-in).
   idleSeconds: 600,
   lastActivity: Date.now(),
+  // The table's currency (`[table] currency`, served by /api/console) for every amount shown.
+  currency: "MOP",
+  // Training mode: every device simulated and the person a trainer (or admin).
+  training: false,
+  // The phase an answer on the toast was about: a new phase clears it.
+  toastPhase: null,
 });
 const state = freshState();
 state.token = sessionStorage.getItem("tabled.token") || "";
@@ -109,7 +122,9 @@ async function signIn(token) {
   if (r.status !== 200) {
     state.token = "";
     sessionStorage.removeItem("tabled.token");
-    showLogin((r.body && r.body.message) || "HTTP " + r.status);
+    const why = (r.body && r.body.message) || "HTTP " + r.status;
+    showLogin(r.status === 401 ? "令牌無效 · " + why :
+      r.status === 429 ? "嘗試太多，請稍後再試 · " + why : "無法登入 · " + why);
     return;
   }
   sessionStorage.setItem("tabled.token", token);
@@ -120,7 +135,13 @@ async function signIn(token) {
   $("login").classList.add("hidden");
   $("console").classList.remove("hidden");
   $("logout").classList.remove("hidden");
+  // Whatever changes the journal panel's height (a form, a list above it) refits its lines.
+  if (journalResized) {
+    journalResized.disconnect();
+    journalResized.observe($("events"));
+  }
   connect();
+  loadConsole(mine);
   // Whoever signs in also sees what led here: the recent journal goes below the live events
   // (read beside the push connection, so a long journal never delays it).
   if (state.lastSeq === null) loadHistory();
@@ -228,13 +249,17 @@ function applyState(snapshot, legal) {
   $("game").textContent = snapshot.game === "paigow" ? "牌九 Pai Gow" : "十三張 Thirteen";
   $("round").textContent = snapshot.round ?? "—";
   const names = (snapshot.phase_label && [snapshot.phase_label.zh, snapshot.phase_label.en]) ||
-    PHASES[snapshot.phase] || [snapshot.phase, snapshot.phase];
+    phaseNames(snapshot.phase);
+  // An answer about the phase before is stale once the table has moved on.
+  if (state.toastPhase !== null && state.toastPhase !== snapshot.phase) hideToast();
   $("phase").replaceChildren(bilingual(names[0], names[1]));
   $("phase").dataset.phase = snapshot.phase || "";
   $("next").replaceChildren(
     bilingual(snapshot.next_zh || "", snapshot.next ? "Next: " + snapshot.next : ""));
   renderHold(snapshot.hold);
   renderDice(snapshot.dice, snapshot.dice_total);
+  // Pai Gow has no arrangement time: the five minutes are Thirteen's (Art. 2(d)).
+  $("timer-panel").classList.toggle("hidden", snapshot.game === "paigow");
   renderSeats(snapshot.seats || [], snapshot.game);
   renderBanker(snapshot.banker, snapshot);
   renderList("violations", violations(snapshot), violationText);
@@ -244,6 +269,8 @@ function applyState(snapshot, legal) {
   renderDevices(snapshot.devices || {});
   renderActions();
   tick();
+  fitJournal();
+  if (state.training) refreshTraining();
 }
 
 // Each device's link, as the table sees it: a device down shows before anyone acts.
@@ -268,11 +295,24 @@ function faultText(f) {
 function renderOverride(pending) {
   const box = $("override");
   if (!pending) { box.classList.add("hidden"); box.replaceChildren(); return; }
-  const label = pending.label || { zh: pending.kind, en: pending.kind };
+  const label = saidOnce(pending.label || { zh: pending.kind, en: pending.kind });
   box.replaceChildren(bilingual("待主任批准", "Awaiting a supervisor:"), " ",
     bilingual(label.zh, label.en), el("div", "muted",
       "提出 proposed by " + (pending.proposed_by || "?") + (pending.note ? " · " + pending.note : "")));
   box.classList.remove("hidden");
+}
+
+// A label whose two languages end with the same details ("人手輸入牌 Jd (card #2, seat 2)",
+// "Enter card by hand Jd (card #2, seat 2)") says them once, after the English.
+function saidOnce(label) {
+  const zh = String(label.zh || "");
+  const en = String(label.en || "");
+  let n = 0;
+  while (n < zh.length && n < en.length && zh[zh.length - 1 - n] === en[en.length - 1 - n]) n++;
+  const common = zh.slice(zh.length - n);
+  const cut = common.indexOf(" ");  // the shared part from a word's start
+  if (cut < 0 || common.length - cut < 3 || zh.length - common.length + cut <= 0) return { zh, en };
+  return { zh: zh.slice(0, zh.length - common.length + cut), en };
 }
 
 function renderHold(hold) {
@@ -290,9 +330,24 @@ function renderDice(dice, total) {
   $("dice-total").textContent = dice ? "總數 Total " + (total ?? dice.reduce((a, b) => a + b, 0)) : "";
 }
 
+// An amount in the table's currency: "1,000 MOP", signed "+300 MOP" / "-200 MOP".
+function money(amount, signed) {
+  const n = Number(amount) || 0;
+  const sign = n < 0 ? "-" : signed && n > 0 ? "+" : "";
+  return `${sign}${Math.abs(n).toLocaleString("en")} ${state.currency}`;
+}
+
+// A card code, a tile ("6-6"), or anything else: a face-down card (the API serves a hidden
+// card as a marker, not its code), drawn as its back.
 function cardNode(text) {
-  const m = /^(10|[2-9TJQKA])([SHDC])$/i.exec(text);
-  if (!m) return el("span", "card tile", text);
+  const code = typeof text === "string" ? text : "";
+  if (/^[1-6]-[1-6]$/.test(code)) return el("span", "card tile", code);
+  const m = /^(10|[2-9TJQKA])([SHDC])$/i.exec(code);
+  if (!m) {
+    const back = el("span", "card back", "");
+    back.title = "面朝下 face down";
+    return back;
+  }
   const [symbol, red] = SUITS[m[2].toUpperCase()];
   return el("span", red ? "card red" : "card", (m[1] === "T" ? "10" : m[1]) + symbol);
 }
@@ -331,7 +386,7 @@ function seatNode(seat) {
   const title = el("h3");
   title.append(bilingual(seat.name_zh || `第${seat.seat}門`, seat.name || "Seat " + seat.seat));
   const staked = (seat.bets || []).reduce((sum, b) => sum + (b.amount || 0), 0);
-  title.append(el("span", "muted", staked ? "$" + staked.toLocaleString() : ""));
+  title.append(el("span", "muted", staked ? money(staked) : ""));
   const bets = el("div", "bets");
   for (const bet of seat.bets || []) {
     const cls = bet.bettor === seat.holder ? "holder" : "";
@@ -341,7 +396,7 @@ function seatNode(seat) {
     cardsNode(seat.cards));
   if (seat.settlement) {
     const s = seat.settlement;
-    const text = `${RESULTS[s.result] || s.result} ${s.amount > 0 ? "+" : ""}${s.amount ?? ""}`;
+    const text = `${RESULTS[s.result] || s.result} ${s.amount == null ? "" : money(s.amount, true)}`;
     node.append(el("div", "settlement " + s.result, text));
   }
   if (seat.late) node.append(el("div", "late-note", "逾時 not done at the bell"));
@@ -363,18 +418,26 @@ function renderBanker(banker, snapshot) {
     box.append(cards);
     return;
   }
-  // The banker sits among the seats: this panel sums up the round instead.
+  // The banker sits among the seats: this panel names who holds the bank (Pai Gow) and sums
+  // up the round.
   box.replaceChildren(el("div", "label", "本局 This round"));
   const seats = snapshot.seats || [];
+  const bank = seats.find((seat) => seat.name === "Banker" || seat.name_zh === "莊家");
+  if (snapshot.game === "paigow") {
+    const holder = el("div", "summary bank-holder");
+    holder.append(bilingual("莊家", "Banker:"), " ",
+      el("strong", "", bank && bank.holder ? bank.holder : "—"));
+    box.append(holder);
+  }
   const staked = seats.reduce(
     (sum, seat) => sum + (seat.bets || []).reduce((s, b) => s + (b.amount || 0), 0), 0);
   const bettors = seats.reduce((n, seat) => n + (seat.bets || []).length, 0);
-  box.append(el("div", "summary", `投注 Bets: ${bettors} · $${staked.toLocaleString()}`));
+  box.append(el("div", "summary", `投注 Bets: ${bettors} · ${money(staked)}`));
   const settled = snapshot.settlements || [];
   if (settled.length) {
     const net = settled.reduce((sum, s) => sum + (Number(s.amount) || 0), 0);
     box.append(el("div", "summary",
-      `結算 Settled: ${settled.length} · 玩家淨額 players net ${net > 0 ? "+" : ""}${net}`));
+      `結算 Settled: ${settled.length} · 玩家淨額 players net ${money(net, true)}`));
   }
 }
 
@@ -385,8 +448,108 @@ function renderList(id, items, text, cls) {
   }));
 }
 
+// "#12 拒絕 下注 Place bet · 發牌 Dealing · Art. 2(c) · lei.dealer"
 function violationText(v) {
-  return `#${v.seq} ${v.article || ""} · ${v.action || ""} @ ${v.phase || ""} · ${v.actor || ""}`;
+  const [zh, en] = actionNames(v.action);
+  const [pzh, pen] = phaseNames(v.phase);
+  return `#${v.seq} 拒絕 ${zh} ${en} · ${pzh} ${pen} · ${v.article || ""} · ${v.actor || ""}`;
+}
+
+function actionNames(action) {
+  const spec = state.catalog[action];
+  if (spec && spec.label) return [spec.label.zh, spec.label.en];
+  return DEVICE_INPUTS[action] || [action || "", action || ""];
+}
+
+// Inputs from the devices and the table itself (the catalogue lists the people's actions).
+const DEVICE_INPUTS = {
+  card_read: ["讀牌", "card read"], dice_landed: ["骰子結果", "dice landed"],
+  shuffle_completed: ["洗牌機完成", "shuffle done"], device_identified: ["設備已識別", "device identified"],
+  timer_expired: ["時間到", "time up"], recovered: ["重啟恢復", "restarted"],
+  device_fault: ["設備故障", "device fault"], device_healthy: ["設備恢復", "device healthy"],
+  device_lost: ["設備斷線", "device lost"],
+};
+
+const TRAINING_OPS = {
+  shuffle: ["洗牌", "shuffle"], shake: ["搖骰", "shake"], draw: ["抽牌", "draw a card"],
+  deal: ["發完本局", "deal the round"], ring: ["試鐘", "ring the bell"], door: ["門/蓋", "door"],
+  power: ["電源", "power"], by_hand: ["人手操作", "by hand"], inject: ["加入故障", "fault on"],
+  clear: ["清除故障", "fault off"],
+};
+
+// Each journal event as a short sentence in the dealer's two languages: [zh, en].
+function eventSentence(event) {
+  const p = event.payload || {};
+  const seat = p.seat ?? p.door ?? "";
+  const who = p.player || p.bettor || "";
+  const simple = {
+    "table.started": ["枱開始運作", "table started"], "table.stopped": ["枱停止運作", "table stopped"],
+    "table.opened": ["開枱", "table opened"], "table.resumed": ["恢復進行", "play resumes"],
+    "table.recovered": ["重啟後恢復", "recovered after a restart"],
+    "table.recovery": ["重啟恢復", "restart replayed"], "table.checkpoint": ["檢查點", "checkpoint"],
+    "round.started": ["新一局", "round started"], "round.settled": ["本局已結算", "round settled"],
+    "round.voided": ["本局作廢", "round void"], "bets.closed": ["停止下注", "bets closed"],
+    "bets.returned": ["退回投注", "bets returned"], "deck.hand_shuffled": ["人手洗牌", "hand shuffled"],
+    "deck.machine_shuffled": ["洗牌機洗牌", "machine shuffled"], "deck.cut": ["切牌", "cut"],
+    "shoe.loaded": ["牌已入靴", "shoe loaded"], "banker.opened": ["莊家開牌", "banker opened"],
+    "arrangement.banker": ["莊家排牌", "banker arranged"], "timer.expired": ["時間到", "time up"],
+    "override.proposed": ["提出更正，待主任", "correction proposed"],
+    "override.approved": ["主任批准更正", "correction approved"],
+    "override.rejected": ["主任拒絕更正", "correction rejected"],
+    "deal.corrected": ["更正錯發", "misdeal corrected"], "deal.voided": ["發牌作廢", "deal void"],
+    "stake.placed": ["莊家本金", "banker's stake"], "stacks.moved": ["移牌疊", "stacks moved"],
+    "tiles.shuffled": ["洗牌九", "tiles shuffled"], "tiles.dealt": ["派牌九", "tiles dealt"],
+    "hands.opened": ["開牌", "hands opened"], "hand.reset": ["重新排牌", "hand reset"],
+    "bank.passed": ["莊家轉手", "bank passed"], "bank.declined": ["不坐莊", "bank declined"],
+    "bank.extended": ["繼續坐莊", "bank kept"], "tiles.shown_face_up": ["牌面朝上", "tiles face up"],
+    "tile.face_up": ["牌面朝上", "a tile face up"], "api.auth_refused": ["令牌被拒", "bad tokens refused"],
+    "api.input_refused": ["輸入被拒", "bad requests refused"],
+  };
+  switch (event.event) {
+    case "table.input": {
+      const [zh, en] = actionNames(p.action);
+      return [zh, en];
+    }
+    case "table.violation": {
+      const [zh, en] = actionNames(p.action);
+      return [`違規拒絕：${zh}`, `refused: ${en} (${p.article || ""})`];
+    }
+    case "table.tilted":
+      return [`故障停機：${p.device || ""}`, `TILT: ${p.device || ""} ${p.fault || p.reason || ""}`];
+    case "table.held": return ["暫停", `HOLD: ${p.reason || ""}`];
+    case "bet.placed":
+      return [`${who} 下注第${seat}門 ${money(p.amount)}`, `${who} bets ${money(p.amount)} on ${seat}`];
+    case "bet.withdrawn": return [`${who} 撤注`, `${who} withdraws`];
+    case "bet.moved": return [`${who} 移注`, `${who} moves a bet`];
+    case "card.dealt":
+      return [`發牌至第${seat}門${p.face_up ? "（面朝上）" : ""}`,
+        `card to seat ${seat}${p.face_up ? ", face up" : ""}`];
+    case "dice.landed": {
+      const dice = (p.dice || []).join(" ");
+      return [`骰子 ${dice}`, `dice ${dice}`];
+    }
+    case "dice.invalid": return ["骰子無效，再搖", `invalid throw (${p.reason || ""}), again`];
+    case "arrangement.entered": return [`第${seat}門排牌`, `seat ${seat} arranged`];
+    case "hand.set": return [`第${seat}門排牌`, `hand ${seat} set`];
+    case "bank.taken": return [`${who} 坐莊`, `${who} takes the bank`];
+    case "device.identified": return [`設備已識別：${p.device || ""}`, `${p.device || ""} identified`];
+    case "device.healthy": return [`設備恢復：${p.device || ""}`, `${p.device || ""} healthy`];
+    case "device.link_degraded": return [`連線不穩：${p.device || ""}`, `${p.device || ""} link degraded`];
+    case "device.restarted": return [`設備重啟：${p.device || ""}`, `${p.device || ""} restarted`];
+    case "api.forbidden": return ["越權被拒", `refused: ${p.action || ""} for ${p.role || ""}`];
+    case "training.control": {
+      const [zh, en] = TRAINING_OPS[p.op] || [p.op, p.op];
+      const what = [p.device, p.fault].filter(Boolean).join(" ");
+      const failed = p.ok === false ? " ✕" : "";
+      return [`訓練：${zh}${failed}`, `training: ${en}${what ? " " + what : ""}${failed}`];
+    }
+    default: {
+      // A table that journals each action under its own name ("table.clear_hold").
+      const action = /^table\.(.+)$/.exec(event.event || "");
+      if (action && state.catalog[action[1]]) return actionNames(action[1]);
+      return simple[event.event] || ["事件", event.event || ""];
+    }
+  }
 }
 
 function violations(snapshot) {
@@ -413,19 +576,51 @@ function addEvent(event) {
       renderList("violations", violations(state.snapshot), violationText);
     }
   }
+  if (!shownInJournal(event)) return;
   const list = $("events");
   list.prepend(eventNode(event));
   while (list.children.length > JOURNAL_SHOWN) list.lastChild.remove();
+  fitJournal();
+}
+
+// The journal shows whole lines only, newest first: a line that would be cut at the panel's
+// bottom is not shown (the journal itself keeps everything).
+let fitting = false;
+const journalResized = window.ResizeObserver ? new ResizeObserver(() => fitJournal()) : null;
+function fitJournal() {
+  if (fitting) return;
+  fitting = true;
+  // After the current batch of changes (a microtask: a background tab gets no animation frames).
+  queueMicrotask(() => {
+    fitting = false;
+    const list = $("events");
+    const bottom = list.getBoundingClientRect().bottom;
+    for (const li of list.children) {
+      li.classList.toggle("beyond", li.getBoundingClientRect().bottom > bottom + 0.5);
+    }
+  });
+}
+
+// A device's (or the clock's) input is said by the fact the procedure journals right after it
+// ("card to seat 2" after the card read): the panel shows the fact only.
+function shownInJournal(event) {
+  if (event.event !== "table.input") return true;
+  const actor = String((event.payload || {}).actor || event.actor || "");
+  return !/^(device|system)\b/.test(actor);
 }
 
 function eventNode(event) {
   let cls = "";
   if (event.event === "table.violation") cls = "violation";
   else if (/fault|tilt|hold/.test(event.event)) cls = "fault";
+  else if (event.event === "training.control") cls = "training";
   const time = (event.ts || event.time || "").slice(11, 19);
-  const who = event.actor ? " · " + event.actor : "";
-  const li = el("li", cls, `#${event.seq} ${time} ${event.event}${who}`);
+  const who = event.actor ? " · " + String(event.actor).replace(/^(dealer|supervisor|trainer|admin):/, "") : "";
+  const [zh, en] = eventSentence(event);
+  const li = el("li", cls, `#${event.seq} ${time} ${zh} · ${en}${who}`);
   li.dataset.seq = event.seq;
+  li.dataset.event = event.event;
+  li.title = event.event;
   return li;
 }
 
@@ -437,11 +632,13 @@ async function loadHistory() {
   const shown = [...list.children].map((li) => Number(li.dataset.seq)).filter(Number.isFinite);
   // Only what is older than every event already pushed, newest first under them.
   const below = shown.length ? Math.min(...shown) : Infinity;
-  const older = r.body.events.filter((e) => typeof e.seq === "number" && e.seq < below);
+  const older = r.body.events.filter((e) => typeof e.seq === "number" && e.seq < below &&
+    shownInJournal(e));
   for (const event of older.reverse()) {
     if (list.children.length >= JOURNAL_SHOWN) break;
     list.append(eventNode(event));
   }
+  fitJournal();
   if (state.lastSeq === null && older.length) state.lastSeq = older[0].seq;
 }
 
@@ -450,8 +647,9 @@ async function loadHistory() {
 function renderActions() {
   const box = $("actions");
   const form = $("action-form");
-  if (form.dataset.action && !state.legal.includes(form.dataset.action)) closeForm();
-  box.replaceChildren(...state.legal.map((name) => {
+  const offered = state.legal.filter(worthOffering);
+  if (form.dataset.action && !offered.includes(form.dataset.action)) closeForm();
+  box.replaceChildren(...offered.map((name) => {
     const spec = state.catalog[name] || { name, label: { zh: name, en: name }, params: {} };
     const button = el("button", spec.requires_reason ? "supervisor" : "");
     button.type = "button";
@@ -461,6 +659,17 @@ function renderActions() {
     button.addEventListener("click", () => choose(spec));
     return button;
   }));
+}
+
+// A legal action the dealer could not mean now is not offered: a misdeal is corrected only once
+// a card has been dealt this round.
+function worthOffering(name) {
+  if (name !== "correct_misdeal") return true;
+  const snapshot = state.snapshot || {};
+  const dealt = (snapshot.shoe || []).length ||
+    (snapshot.seats || []).some((seat) => (seat.cards || []).length) ||
+    (snapshot.banker && (snapshot.banker.cards || []).length);
+  return Boolean(dealt);
 }
 
 function choose(spec) {
@@ -582,7 +791,8 @@ async function send(spec, payload, reason) {
       body: JSON.stringify(body),
     });
     if (r.status === 200) {
-      toast("✓ " + spec.label.zh + " " + spec.label.en, false);
+      // The confirmation lasts while the table stays in the phase the action led to.
+      toast("✓ " + spec.label.zh + " " + spec.label.en, false, r.body && r.body.phase);
       closeForm();
       const seq = r.body && r.body.seq;
       if (state.wsLive && typeof seq === "number" && state.stateSeq < seq) {
@@ -608,10 +818,178 @@ async function send(spec, payload, reason) {
   }
 }
 
-function toast(text, bad) {
+function toast(text, bad, phase) {
   const box = $("toast");
   box.textContent = text;
   box.className = bad ? "bad" : "";
+  state.toastPhase = phase || (state.snapshot ? state.snapshot.phase : null);
+}
+
+function hideToast() {
+  const box = $("toast");
+  box.textContent = "";
+  box.className = "hidden";
+  state.toastPhase = null;
+}
+
+// --- the console's settings and training mode ---
+
+// The table's currency and whether it is a training table (every device simulated).
+async function loadConsole(mine) {
+  const r = await api("/api/console");
+  if (mine !== session || r.status !== 200) return;
+  if (typeof r.body.currency === "string" && r.body.currency) state.currency = r.body.currency;
+  $("training-badge").classList.toggle("hidden", !r.body.training);
+  if (state.snapshot) applyState(state.snapshot, state.legal);  // the amounts, in the currency
+  if (r.body.trainer) {
+    // The panel is the trainer's (and admin's) only.
+    state.training = true;
+    refreshTraining();
+  }
+}
+
+let trainingRead = null;
+let trainingAgain = false;
+
+// The panel follows the table: read again after each pushed state (one read at a time).
+async function refreshTraining() {
+  if (trainingRead) { trainingAgain = true; return; }
+  const mine = session;
+  trainingRead = api("/api/training");
+  let r;
+  try { r = await trainingRead; } finally { trainingRead = null; }
+  if (mine !== session) return;
+  if (r.status !== 200) {
+    state.training = false;
+    $("training").classList.add("hidden");
+    return;
+  }
+  renderTraining(r.body);
+  if (trainingAgain) { trainingAgain = false; refreshTraining(); }
+}
+
+function renderTraining(data) {
+  const panel = $("training");
+  const chosen = {};
+  for (const select of panel.querySelectorAll("select[data-device]")) {
+    chosen[select.dataset.device] = select.value;
+  }
+  const byHand = $("by-hand");
+  byHand.checked = Boolean(data.by_hand);
+  byHand.onchange = () => simControl({ op: "by_hand", on: byHand.checked },
+    ["洗牌及搖骰等待訓練員", "shuffler and shaker wait for me"]);
+  $("training-devices").replaceChildren(
+    ...(data.devices || []).map((device) => simDevice(device, chosen[device.name])));
+  panel.classList.remove("hidden");
+}
+
+function simButton(label, request, cls, disabled) {
+  const button = el("button", cls || "");
+  button.type = "button";
+  button.dataset.sim = request.op + (request.fault ? ":" + request.fault : "");
+  if (request.device) button.dataset.device = request.device;
+  button.append(bilingual(label.zh, label.en));
+  button.disabled = Boolean(disabled);
+  button.addEventListener("click", () => simControl(request, [label.zh, label.en]));
+  return button;
+}
+
+function simDevice(device, chosen) {
+  const box = el("div", "sim-device");
+  box.dataset.device = device.name;
+  const head = el("div", "sim-head");
+  head.append(bilingual(device.label.zh, device.label.en));
+  const door = device.door && device.door.open ? DOORS_OPEN[device.name] : null;
+  const status = [];
+  if (!device.powered) status.push("關機 off");
+  else if (!device.present) status.push("未連接 not connected");
+  else if (device.waiting) status.push("等你操作 waiting for you");
+  else if (device.busy) status.push("運作中 busy");
+  if (door) status.push(door);
+  for (const f of device.armed || []) status.push("下次 next: " + f);
+  for (const f of device.conditions || []) {
+    if (!device.door || f !== device.door.condition) status.push(f);
+  }
+  for (const f of device.latched || []) status.push("⚠ " + f);
+  const shown = el("span", "sim-status", [...new Set(status)].join(" · "));
+  shown.dataset.status = device.name;
+  head.append(shown);
+  const off = !device.powered || !device.present;
+  const controls = el("div", "sim-controls");
+  for (const c of device.controls || []) {
+    const request = { op: c.op };
+    if (c.fault) request.fault = c.fault;
+    // A shuffle or a throw with nothing waiting for a person: only a fault can be armed.
+    const idle = (c.op === "shuffle" || c.op === "shake") && !c.fault && !device.waiting;
+    controls.append(simButton(c.label, request, c.fault ? "" : "sim-main", off || idle));
+  }
+  const faults = el("div", "sim-controls");
+  const select = el("select");
+  select.dataset.device = device.name;
+  select.setAttribute("aria-label", device.label.en + " fault");
+  for (const f of device.faults || []) {
+    const option = el("option", "", `${f.label.zh} ${f.label.en}${f.kind === "one_shot" ? " (1×)" : ""}`);
+    option.value = f.fault;
+    option.dataset.kind = f.kind;
+    select.append(option);
+  }
+  if (chosen) select.value = chosen;
+  const pick = () => select.value;
+  const faultButton = (op, label, cls) => {
+    const button = el("button", cls || "");
+    button.type = "button";
+    button.dataset.sim = op;
+    button.dataset.device = device.name;
+    button.append(bilingual(label[0], label[1]));
+    button.disabled = off;
+    button.addEventListener("click", () => {
+      const request = { op, fault: pick() };
+      if (op === "inject" || op === "clear") request.device = device.name;
+      simControl(request, label);
+    });
+    return button;
+  };
+  faults.append(select);
+  if (device.name === "shuffler") faults.append(faultButton("shuffle", ["帶故障洗牌", "Shuffle with it"]));
+  faults.append(faultButton("inject", ["加入故障", "Fault on"]), faultButton("clear", ["清除", "Clear"]));
+  const switches = el("div", "sim-controls");
+  if (device.door) {
+    const open = device.door.open;
+    const label = device.door.label;
+    switches.append(simButton(
+      { zh: (open ? "關上 " : "打開 ") + label.zh, en: (open ? "Close: " : "Open: ") + label.en },
+      { op: "door", device: device.name, open: !open }, "", off));
+  }
+  switches.append(simButton(
+    device.powered ? { zh: "關機", en: "Power off" } : { zh: "開機", en: "Power on" },
+    { op: "power", device: device.name, on: !device.powered }, ""));
+  box.append(head, controls, faults, switches);
+  return box;
+}
+
+const DOORS_OPEN = {
+  shuffler: "蓋已打開 lid open", shoe_reader: "牌靴離座 shoe out", dice_shaker: "骰盅離座 shaker off",
+};
+
+async function simControl(request, label) {
+  const { op, ...body } = request;
+  const result = $("training-result");
+  const r = await api("/api/training/" + encodeURIComponent(op), {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (r.status === 200) {
+    const armed = r.body && r.body.armed ? ` · 下次 next: ${r.body.armed}` : "";
+    const dealt = r.body && typeof r.body.dealt === "number" ? ` · ${r.body.dealt}` : "";
+    result.textContent = `✓ ${label[0]} ${label[1]}${armed}${dealt}`;
+    result.className = "";
+  } else {
+    result.textContent = "✕ " + label[0] + " " + label[1] + ": " +
+      ((r.body && r.body.message) || "HTTP " + r.status);
+    result.className = "bad";
+  }
+  refreshTraining();
 }
 
 // --- the five-minute countdown, by the table's clock ---
@@ -678,6 +1056,7 @@ document.addEventListener("DOMContentLoaded", () => {
       { capture: true, passive: true });
   }
   setInterval(() => { tick(); checkIdle(); }, 250);
+  window.addEventListener("resize", fitJournal);
   if (state.token) signIn(state.token);
   else showLogin("");
 });

@@ -24,6 +24,7 @@ const state = {
   refreshTimer: null,
   chartsTimer: null,
   drilled: null,
+  role: null,
 };
 
 function el(tag, cls, text) {
@@ -39,8 +40,14 @@ function bilingual(zh, en) {
   return span;
 }
 
-async function api(path) {
-  const response = await fetch(path, { headers: { Authorization: "Bearer " + state.token } });
+async function api(path, send) {
+  const init = { headers: { Authorization: "Bearer " + state.token } };
+  if (send !== undefined) {
+    init.method = "POST";
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(send);
+  }
+  const response = await fetch(path, init);
   let body = null;
   try { body = await response.json(); } catch (_) { body = null; }
   return { status: response.status, body };
@@ -70,10 +77,18 @@ $("login").addEventListener("submit", (e) => {
   start();
 });
 
+// Signing out forgets the person: token, name, role and everything shown with their rights.
 $("logout").addEventListener("click", () => {
   sessionStorage.removeItem("tabled.floor.token");
   state.token = "";
+  state.role = null;
+  state.tables = [];
+  state.drilled = null;
   if (state.ws) state.ws.close();
+  $("token").value = "";
+  $("actor").textContent = "";
+  $("alerts").replaceChildren();
+  $("tiles").replaceChildren();
   showLogin("");
 });
 
@@ -187,6 +202,7 @@ function alertItem(kind, row) {
     li.append(el("span", null, `${row.table} seq ${row.seq}${row.gap_to && row.gap_to !== row.seq ? "–" + row.gap_to : ""} · ${KINDS[row.kind] || row.kind}`));
     if (row.expected_hash) li.append(el("span", "hash mono", "expected " + row.expected_hash));
     if (row.actual_hash) li.append(el("span", "hash mono", "received " + row.actual_hash));
+    ackPart(li, row);
   } else if (kind === "violation") {
     li.append(el("span", null, `${row.table} 違規 violation · ${row.article || "?"} · ${row.actor} · ${row.reason || ""}`));
   } else if (kind === "fault") {
@@ -195,6 +211,34 @@ function alertItem(kind, row) {
     li.append(el("span", null, `${row.table} 覆核 override ${row.status} · ${row.kind || ""} · ${row.decided_by || row.proposed_by || ""}`));
   }
   return li;
+}
+
+// Acknowledging a chain alert: a person says they have it in hand, with a note. It stays an
+// alert (a fork is never resolved by a click); it shows who took it and what they said.
+const ACKNOWLEDGERS = ["pit", "surveillance", "admin"];
+
+function ackPart(li, row) {
+  li.querySelector(".ack")?.remove();
+  const box = el("div", "ack");
+  if (row.acknowledged_at) {
+    li.classList.add("acknowledged");
+    box.append(bilingual("已接手", "acknowledged"), ` · ${row.acknowledged_by} ${hhmmss(row.acknowledged_at)} · `, el("q", null, row.ack_note));
+  } else if (!row.resolved_at && ACKNOWLEDGERS.includes(state.role)) {
+    const note = el("input");
+    note.placeholder = "處理 what are you doing about it?";
+    note.maxLength = 500;
+    note.setAttribute("aria-label", "acknowledgement note");
+    const button = el("button", null, "接手 Acknowledge");
+    const problem = el("span", "error");
+    button.addEventListener("click", async (e) => {
+      e.stopPropagation();
+      const { status, body } = await api(`/api/alerts/${row.id}/acknowledge`, { note: note.value });
+      if (status === 200) ackPart(li, body);
+      else problem.textContent = (body && body.message) || `error ${status}`;
+    });
+    box.append(note, button, problem);
+  }
+  li.append(box);
 }
 
 function pushAlert(kind, row) {
@@ -236,9 +280,16 @@ function connect() {
       setLink(true);
       state.retry = 500;
       $("actor").textContent = `${msg.actor} (${msg.role})`;
+      if (state.role !== msg.role) {
+        state.role = msg.role;
+        loadAlerts();
+      }
     } else if (msg.type === "alert") {
       pushAlert("chain", msg.alert);
       scheduleRefresh();
+    } else if (msg.type === "acknowledged") {
+      const li = document.querySelector(`#alerts li[data-alert="${msg.alert.id}"]`);
+      if (li) ackPart(li, msg.alert);
     } else if (msg.type === "resolved") {
       const li = document.querySelector(`#alerts li[data-alert="${msg.alert.id}"]`);
       if (li) li.classList.add("resolved");

@@ -19,16 +19,23 @@ a tilted die or one out of the cup is shaken again by the banker (`dice_landed` 
 `valid: false`). The dice total counted from the banker counter-clockwise names the first hand
 (头门), and the shaker's total is never edited (Art. 2(2)(3)).
 
+Art. 5(3) 「先出头牌，然後摇骰」: the banker puts out the head tiles (`head_tiles_out`) after the
+stacks are moved and before the shake; no stack moves after it. Art. 5(5): the house and guests
+who bet on no door may co-bank (`co_bank`) before the shake; the main banker's stake goes first.
+
 Art. 2(4): eight or four hands of four tiles by the house's choice; with four, the other four
 hands stay stacked for the next round, which is dealt without a shuffle, and the tiles already
-used are shown face up. Art. 4: a tile dealt face up stays valid and the round goes on
-(`tile_face_up`, journaled).
+used are shown face up. Art. 2(3): the croupier deals a stack of four to each door in turn,
+counter-clockwise from the door the dice name (`deal_hand`); a door out of turn is refused.
+Art. 4: a tile dealt face up stays valid and the round goes on (`tile_face_up`, reported for the
+door being dealt, and checked against the hand later opened there).
 
-Art. 6(1): each player sets the hand into two pairs (`set_hand`), then the banker
-(`set_banker`). Art. 6(2): the croupier opens the pairs (`open_hands`) and re-sets a player's
-hand that is not set with the larger pair behind (`reset_hand`). Art. 5(3), 6(3), 8: the round
-is settled counter-clockwise from the first hand, within the banker's stake, with the 5 %
-commission (`settle_round`), by the rules engine.
+Art. 6(1): each player sets the hand into two pairs face down (`set_hand`: the set is recorded,
+its tiles are not), then the banker (`set_banker`). Art. 6(2): the croupier opens each hand
+(`open_hand`: the tiles enter the system here), the banker's first, then the doors from 头门
+counter-clockwise, and re-sets a hand that the rule set says is wrongly set (`reset_hand`).
+Art. 5(3), 6(3), 8: the round is settled counter-clockwise from the first hand, within the
+bank's stake, with the 5 % commission (`settle_round`), by the rules engine.
 
 The procedure that plays it is `procedure.py`; the settlement of a round, `settle.py`.
 """
@@ -38,7 +45,12 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from daemon.procedures.common import common_actions, fault_transitions
+from daemon.procedures.common import (
+    HOUSE_VOID,
+    common_actions,
+    fault_transitions,
+    override_actions,
+)
 from daemon.procedures.spec import (
     Action,
     Game,
@@ -55,6 +67,7 @@ REGULATION = "Portaria 15/90/M"
 ART_1 = f"{REGULATION} Art. 1"
 ART_2_1 = f"{REGULATION} Art. 2(1)"
 ART_2_2 = f"{REGULATION} Art. 2(2)"
+ART_2_3 = f"{REGULATION} Art. 2(3)"
 ART_2_4 = f"{REGULATION} Art. 2(4)"
 ART_2_5 = f"{REGULATION} Art. 2(5)"
 ART_2_6 = f"{REGULATION} Art. 2(6)"
@@ -65,6 +78,7 @@ ART_5_1 = f"{REGULATION} Art. 5(1)"
 ART_5_2 = f"{REGULATION} Art. 5(2)"
 ART_5_3 = f"{REGULATION} Art. 5(3)"
 ART_5_4 = f"{REGULATION} Art. 5(4)"
+ART_5_5 = f"{REGULATION} Art. 5(5)"
 ART_6_1 = f"{REGULATION} Art. 6(1)"
 ART_6_2 = f"{REGULATION} Art. 6(2)"
 ART_6_8 = f"{REGULATION} Art. 5(3), 6(3), 8"
@@ -108,18 +122,26 @@ PHASES: dict[str, PhaseText] = {
     "BETTING": PhaseText(
         "Betting",
         "下注",
-        "stacks moved, bets and the banker's stake, then the dice",
-        "移牌疊，下注及莊家本金，然後搖骰",
+        "stacks moved, bets, the stake and co-bankers, the head tiles out, then the dice",
+        "移牌疊，下注、莊家本金及幫莊，出頭牌，然後搖骰",
     ),
     "SHAKING": PhaseText(
         "Dice", "搖骰", "the banker shakes; the shaker reports", "莊家搖骰，等待結果"
     ),
     "DEALING": PhaseText(
-        "Dealing", "派牌", "four tiles to each hand from the first hand", "由頭門起每門派四隻牌"
+        "Dealing",
+        "派牌",
+        "four tiles to each hand, counter-clockwise from the first hand",
+        "由頭門起逆時針每門派四隻牌",
     ),
-    "SETTING": PhaseText("Setting", "配牌", "players set their hands", "玩家配牌"),
+    "SETTING": PhaseText("Setting", "配牌", "players set their hands face down", "玩家蓋牌配牌"),
     "BANKER_SETTING": PhaseText("Banker sets", "莊家配牌", "the banker sets", "莊家配牌"),
-    "OPENING": PhaseText("Opening", "開牌", "the croupier opens the hands", "荷官開牌"),
+    "OPENING": PhaseText(
+        "Opening",
+        "開牌",
+        "the croupier opens the banker's hand, then each door",
+        "荷官先開莊家牌，再開各門",
+    ),
     "OPENED": PhaseText("Opened", "已開牌", "re-set wrong hands, settle", "更正配牌，結算"),
     "ROUND_OVER": PhaseText("Round over", "本局完", "the next round", "下一局"),
     "HOLD": PhaseText("HOLD", "暫停", "a supervisor clears the hold", "由主任解除暫停"),
@@ -247,6 +269,28 @@ ACTIONS: dict[str, Action] = actions(
         params={"amount": amount()},
     ),
     Action(
+        "co_bank",
+        DEALER,
+        ART_5_5,
+        "the house or a guest co-banks",
+        label_en="Co-bank",
+        label_zh="幫莊",
+        params={
+            "player": player("Co-banker", "幫莊者"),
+            "amount": amount(),
+            "house": Param("bool", required=False, label_en="The house", label_zh="場方"),
+        },
+    ),
+    Action(
+        "head_tiles_out",
+        DEALER,
+        ART_5_3,
+        "the banker puts out the head tiles",
+        label_en="Head tiles out",
+        label_zh="出頭牌",
+        params={},
+    ),
+    Action(
         "shake_dice",
         DEALER,
         ART_2_2,
@@ -273,40 +317,40 @@ ACTIONS: dict[str, Action] = actions(
         params={"seat": _door(), "tile": player("Tile", "牌")},
     ),
     Action(
-        "confirm_deal",
+        "deal_hand",
         DEALER,
-        ART_2_4,
-        "the hands are dealt",
-        label_en="Deal done",
-        label_zh="派牌完成",
-        params={},
+        ART_2_3,
+        "four tiles dealt to a door, in turn",
+        label_en="Deal to door",
+        label_zh="派牌到門",
+        params={"seat": _door()},
     ),
     Action(
         "set_hand",
         DEALER,
         ART_6_1,
-        "a player's setting",
-        label_en="Set hand",
-        label_zh="配牌",
-        params={"seat": _door(), **_PAIR},
+        "a player has set, face down",
+        label_en="Hand set",
+        label_zh="已配牌",
+        params={"seat": _door()},
     ),
     Action(
         "set_banker",
         DEALER,
         ART_6_1,
-        "the banker's setting",
-        label_en="Banker sets",
-        label_zh="莊家配牌",
-        params=dict(_PAIR),
+        "the banker has set, face down",
+        label_en="Banker set",
+        label_zh="莊家已配牌",
+        params={},
     ),
     Action(
-        "open_hands",
+        "open_hand",
         DEALER,
         ART_6_2,
-        "the croupier opens the pairs",
-        label_en="Open hands",
+        "the croupier opens a hand: its pairs",
+        label_en="Open hand",
         label_zh="開牌",
-        params={},
+        params={"seat": _door(), **_PAIR},
     ),
     Action(
         "reset_hand",
@@ -335,12 +379,10 @@ ACTIONS: dict[str, Action] = actions(
         label_zh="續莊",
         params={
             "consents": Param(
-                "list[int]",
-                minimum=0,
-                maximum=MAX_HANDS - 1,
-                max_length=MAX_HANDS,
-                label_en="Doors agreeing",
-                label_zh="同意的門",
+                "list[str]",
+                max_length=64,
+                label_en="Guests agreeing",
+                label_zh="同意的客人",
             )
         },
     ),
@@ -353,6 +395,7 @@ ACTIONS: dict[str, Action] = actions(
         label_zh="下一局",
         params={},
     ),
+    *override_actions(HOUSE_VOID),  # a void once tiles are known: two supervisors (H5)
     *common_actions(REGULATION),
 )
 
@@ -368,16 +411,20 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "withdraw_bet", "source": P.BETTING, "dest": P.BETTING},
     {"trigger": "move_bet", "source": P.BETTING, "dest": P.BETTING},
     {"trigger": "place_stake", "source": P.BETTING, "dest": P.BETTING},
+    {"trigger": "co_bank", "source": P.BETTING, "dest": P.BETTING},
+    {"trigger": "head_tiles_out", "source": P.BETTING, "dest": P.BETTING},
     {"trigger": "shake_dice", "source": P.BETTING, "dest": P.SHAKING},
     {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.DEALING, "conditions": "dice_good"},
     {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.TILT, "conditions": "dice_failed"},
     {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.SHAKING},
     {"trigger": "tile_face_up", "source": P.DEALING, "dest": P.DEALING},
-    {"trigger": "confirm_deal", "source": P.DEALING, "dest": P.SETTING},
+    {"trigger": "deal_hand", "source": P.DEALING, "dest": P.SETTING, "conditions": "all_dealt"},
+    {"trigger": "deal_hand", "source": P.DEALING, "dest": P.DEALING},
     {"trigger": "set_hand", "source": P.SETTING, "dest": P.BANKER_SETTING, "conditions": "all_set"},
     {"trigger": "set_hand", "source": P.SETTING, "dest": P.SETTING},
     {"trigger": "set_banker", "source": P.BANKER_SETTING, "dest": P.OPENING},
-    {"trigger": "open_hands", "source": P.OPENING, "dest": P.OPENED},
+    {"trigger": "open_hand", "source": P.OPENING, "dest": P.OPENED, "conditions": "all_open"},
+    {"trigger": "open_hand", "source": P.OPENING, "dest": P.OPENING},
     {"trigger": "reset_hand", "source": P.OPENED, "dest": P.OPENED},
     {"trigger": "settle_round", "source": P.OPENED, "dest": P.ROUND_OVER},
     {"trigger": "extend_bank", "source": P.ROUND_OVER, "dest": P.ROUND_OVER},

@@ -17,6 +17,7 @@ from daemon.procedures.paigow.game import (
     ACTIONS,
     ART_1,
     ART_2_2,
+    ART_2_3,
     ART_2_5,
     ART_2_6,
     ART_2_7,
@@ -26,6 +27,7 @@ from daemon.procedures.paigow.game import (
     ART_5_2,
     ART_5_3,
     ART_5_4,
+    ART_5_5,
     ART_6_1,
     ART_6_2,
     BET_ACTIONS,
@@ -49,13 +51,15 @@ from daemon.rules.paigow.tiles import (
     parse_deal,
     parse_tiles,
 )
+from daemon.rules.paigow.tiles import Tile as _Tile
 
 # The names of the round's state (`STATE`), a line of them at a time.
 _STATE = (
     "identified opened banker banker_seat bank_rounds bank_limit declined last_banker "
     "bettors_seen min_stake tiles_kept_for_next used_tiles set_number new_sets "
-    "stack_moves bets bet_seq stake bets_closed dice shakes first_hand face_up "
-    "settings wrongly_set resets opened_hands settlement extension_consents"
+    "stack_moves bets bet_seq stake co_bankers head_out bets_closed dice shakes first_hand "
+    "dealt face_up set_seats settings wrongly_set resets opened_hands settlement "
+    "extension_consents"
 )
 
 
@@ -111,25 +115,39 @@ class PaiGowProcedure(Procedure):
         self.bets: list[dict[str, Any]] = []
         self.bet_seq = 0
         self.stake: int | None = None
+        # Art. 5(5): the house and guests who co-bank this round, in the order they joined.
+        self.co_bankers: list[dict[str, Any]] = []
+        self.head_out = False  # Art. 5(3) 「先出头牌」
         self.bets_closed = False
         self.dice: list[int] | None = None
         self.shakes: list[dict[str, Any]] = []
         self.first_hand: int | None = None
+        self.dealt: list[int] = []  # Art. 2(3): the doors dealt, in the order dealt
         self.face_up: list[FaceUp] = []
+        # Art. 6(1): the hands set face down (the banker's last): recorded, their tiles unknown.
+        self.set_seats: list[int] = []
+        # Art. 6(2): the hands the croupier has opened, with their tiles (the first the system
+        # learns of them).
         self.settings: dict[int, Setting] = {}
         self.wrongly_set: list[int] = []
         self.resets: list[Reset] = []
         self.opened_hands = False
         self.settlement: dict[str, Any] | None = None
-        self.extension_consents: list[int] = []
+        self.extension_consents: list[str] = []
 
     # ---- conditions -------------------------------------------------------------------------
 
     def tiles_kept(self, event: object) -> bool:
         return self.tiles_kept_for_next
 
+    def all_dealt(self, event: object) -> bool:
+        return len(self.dealt) == self.hands
+
     def all_set(self, event: object) -> bool:
-        return all(seat in self.settings for seat in self.played_seats())
+        return all(seat in self.set_seats for seat in self.played_seats())
+
+    def all_open(self, event: object) -> bool:
+        return all(seat in self.settings for seat in self.opening_order())
 
     def bank_over(self, event: object) -> bool:
         return self.banker is None
@@ -148,6 +166,24 @@ class PaiGowProcedure(Procedure):
         if not on_seat:
             return None
         return str(max(on_seat, key=lambda b: (b["amount"], -b["seq"]))["player"])
+
+    def deal_order(self) -> list[int]:
+        """Art. 2(2)-(3): every door (the banker's too), counter-clockwise from the one the dice
+        name. Seats are numbered counter-clockwise, so the next door is the next seat."""
+        first = need(self.first_hand)
+        return [(first + step) % self.hands for step in range(self.hands)]
+
+    def door_seats(self) -> list[int]:
+        """The doors played, 头门 first, counter-clockwise: the order of collecting and paying."""
+        banker, played = self._banker_seat(), set(self.played_seats())
+        offsets = paigow.door_order(sum(need(self.dice)), self.hands)
+        return [s for s in ((banker + d) % self.hands for d in offsets) if s in played]
+
+    def opening_order(self) -> list[int]:
+        """Art. 6(2): the hands the croupier opens, in the order of the rule set."""
+        if paigow.ruleset(self.ruleset).banker_opened_first:
+            return [self._banker_seat(), *self.door_seats()]
+        return [*self.door_seats(), self._banker_seat()]
 
     def _seat(self, payload: Mapping[str, Any], key: str, article: str) -> int:
         seat = integer(payload, key, article, 0, self.hands - 1)
@@ -195,6 +231,8 @@ class PaiGowProcedure(Procedure):
         by, player = payload["by"], payload["player"]
         if not payload["one_hand"]:
             raise Refused(ART_2_6, "the stacks are moved with one hand only")
+        if self.head_out:
+            raise Refused(ART_5_3, "the head tiles are out: the stacks are not moved again")
         banker_moved = any(m["by"] == "banker" for m in self.stack_moves)
         if by == "banker":
             if player != self.banker:
@@ -216,6 +254,8 @@ class PaiGowProcedure(Procedure):
     def _check_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
         if payload["player"] == self.banker:
             raise Refused(ART_3_2, "the banker does not bet on a door")
+        if any(c["player"] == payload["player"] for c in self.co_bankers):
+            raise Refused(ART_5_5, f"{payload['player']} co-banks this round: no bet on a door")
         self._seat(payload, "seat", ART_3_2)
 
     def _apply_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
@@ -245,11 +285,43 @@ class PaiGowProcedure(Procedure):
         self.stake = payload["amount"]
         self.emit("stake.placed", player=self.banker, amount=self.stake)
 
+    def _check_co_bank(self, payload: Mapping[str, Any], now: float) -> None:
+        player, house = payload["player"], payload.get("house", False)
+        if player == self.banker:
+            raise Refused(ART_5_5, "the banker holds the bank; co-banking is for others")
+        if house and not paigow.ruleset(self.ruleset).house_co_banks:
+            raise Refused(ART_5_5, f"the house does not co-bank under {self.ruleset}")
+        if not house and any(b["player"] == player for b in self.bets):
+            raise Refused(ART_5_5, f"{player} bets on a door this round and cannot co-bank")
+        if any(c["player"] == player for c in self.co_bankers):
+            raise Refused(ART_5_5, f"{player} already co-banks this round")
+
+    def _apply_co_bank(self, payload: Mapping[str, Any], now: float) -> None:
+        share = {
+            "player": payload["player"],
+            "amount": payload["amount"],
+            "house": payload.get("house", False),
+        }
+        self.co_bankers.append(share)
+        self.emit("bank.co_banked", position=len(self.co_bankers), **share)
+
+    def _check_head_tiles_out(self, payload: Mapping[str, Any], now: float) -> None:
+        if self.head_out:
+            raise Refused(ART_5_3, "the head tiles are already out")
+        if self.stake is None:
+            raise Refused(ART_5_3, "the banker's stake goes on the layout before the head tiles")
+
+    def _apply_head_tiles_out(self, payload: Mapping[str, Any], now: float) -> None:
+        self.head_out = True
+        self.emit("tiles.head_out", banker=self.banker)
+
     def _check_shake_dice(self, payload: Mapping[str, Any], now: float) -> None:
         if payload["player"] != self.banker:
             raise Refused(ART_2_2, f"the banker ({self.banker}) shakes; nobody for him")
         if self.stake is None:
             raise Refused(ART_5_3, "the banker's stake is placed before the shake")
+        if not self.head_out:
+            raise Refused(ART_5_3, "the banker puts out the head tiles first, then shakes")
         if not self.bets:
             raise Refused(ART_2_7, "the players' bets are placed before the shake; there is none")
 
@@ -260,6 +332,7 @@ class PaiGowProcedure(Procedure):
             "bets.closed",
             bets=copy.deepcopy(self.bets),
             stake=self.stake,
+            co_bankers=copy.deepcopy(self.co_bankers),
             holders={str(s): self.holder(s) for s in self.played_seats()},
         )
         self.command("dice_shaker", "shake")
@@ -274,24 +347,41 @@ class PaiGowProcedure(Procedure):
         return {"first_hand": self.first_hand}
 
     def _check_tile_face_up(self, payload: Mapping[str, Any], now: float) -> None:
-        self._seat_any(payload)
+        seat = integer(payload, "seat", ART_4, 0, self.hands - 1)
         try:
             tiles = parse_tiles(payload["tile"])
         except TileParseError as exc:
             raise Refused(ART_4, str(exc)) from None
         if len(tiles) != 1:
             raise Refused(ART_4, "name one tile")
-
-    def _seat_any(self, payload: Mapping[str, Any]) -> int:
-        return integer(payload, "seat", ART_4, 0, self.hands - 1)
+        # The tile turned while a door was dealt: the door being dealt, or one dealt before.
+        being_dealt = self.deal_order()[len(self.dealt)]
+        if seat != being_dealt and seat not in self.dealt:
+            raise Refused(ART_4, f"door {seat} is not dealt yet (door {being_dealt} is next)")
+        if sum(1 for f in self.face_up if f["seat"] == seat) >= 4:
+            raise Refused(ART_4, f"door {seat} has four tiles; all four are reported face up")
 
     def _apply_tile_face_up(self, payload: Mapping[str, Any], now: float) -> None:
         tile = str(parse_tiles(payload["tile"])[0])
-        self.face_up.append({"seat": payload["seat"], "tile": tile})
-        self.emit("tile.face_up", seat=payload["seat"], tile=tile)
+        by_name = not any(ch.isdigit() for ch in payload["tile"])
+        self.face_up.append({"seat": payload["seat"], "tile": tile, "by_name": by_name})
+        self.emit("tile.face_up", seat=payload["seat"], tile=tile, by_name=by_name)
 
-    def _apply_confirm_deal(self, payload: Mapping[str, Any], now: float) -> None:
-        self.emit("tiles.dealt", hands=self.hands, first_hand=self.first_hand)
+    def _check_deal_hand(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = integer(payload, "seat", ART_2_3, 0, self.hands - 1)
+        turn = self.deal_order()[len(self.dealt)]
+        if seat != turn:
+            raise Refused(
+                ART_2_3,
+                f"the deal runs counter-clockwise from door {self.first_hand}: "
+                f"door {turn} is dealt next, not door {seat}",
+            )
+
+    def _apply_deal_hand(self, payload: Mapping[str, Any], now: float) -> None:
+        self.dealt.append(payload["seat"])
+        self.emit("hand.dealt", seat=payload["seat"], turn=len(self.dealt))
+        if len(self.dealt) == self.hands:
+            self.emit("tiles.dealt", hands=self.hands, first_hand=self.first_hand)
 
     # ---- setting and opening ----------------------------------------------------------------
 
@@ -316,33 +406,49 @@ class PaiGowProcedure(Procedure):
         seat = self._seat(payload, "seat", ART_6_1)
         if seat not in self.played_seats():
             raise Refused(ART_6_1, f"no bet on door {seat}: its tiles are not played")
-        if seat in self.settings:
+        if seat in self.set_seats:
             raise Refused(ART_6_1, f"door {seat} has set its hand")
-        self._setting(payload, seat, ART_6_1)
 
     def _apply_set_hand(self, payload: Mapping[str, Any], now: float) -> None:
+        # Set face down (Art. 6(1)): the system records that the door has set, not its tiles,
+        # which nobody may learn before the croupier opens the hand (Art. 6(2)).
         seat = payload["seat"]
-        self.settings[seat] = self._setting(payload, seat, ART_6_1)
-        self.emit("hand.set", seat=seat, holder=self.holder(seat), **self.settings[seat])
-
-    def _check_set_banker(self, payload: Mapping[str, Any], now: float) -> None:
-        self._setting(payload, self._banker_seat(), ART_6_1)
+        self.set_seats.append(seat)
+        self.emit("hand.set", seat=seat, holder=self.holder(seat))
 
     def _banker_seat(self) -> int:
         return need(self.banker_seat)
 
     def _apply_set_banker(self, payload: Mapping[str, Any], now: float) -> None:
         seat = self._banker_seat()
-        self.settings[seat] = self._setting(payload, seat, ART_6_1)
-        self.emit("hand.set", seat=seat, holder=self.banker, banker=True, **self.settings[seat])
+        self.set_seats.append(seat)
+        self.emit("hand.set", seat=seat, holder=self.banker, banker=True)
 
-    def _apply_open_hands(self, payload: Mapping[str, Any], now: float) -> None:
-        self.opened_hands = True
-        self.wrongly_set = [s for s in self.played_seats() if wrongly_set(self.settings[s])]
-        self.emit("hands.opened", wrongly_set=self.wrongly_set)
+    def _check_open_hand(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = integer(payload, "seat", ART_6_2, 0, self.hands - 1)
+        turn = next(s for s in self.opening_order() if s not in self.settings)
+        if seat != turn:
+            raise Refused(ART_6_2, f"door {turn} is opened next, not door {seat}")
+        setting = self._setting(payload, seat, ART_6_2)
+        _check_face_up(self.face_up, seat, [*setting["front"], *setting["back"]])
+
+    def _apply_open_hand(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = payload["seat"]
+        banker = seat == self.banker_seat
+        setting = self.settings[seat] = self._setting(payload, seat, ART_6_2)
+        wrong = wrongly_set(setting, self.ruleset, banker=banker)
+        if wrong:
+            self.wrongly_set.append(seat)
+        holder = self.banker if banker else self.holder(seat)
+        extra = {"banker": True} if banker else {}
+        self.emit("hand.opened", seat=seat, holder=holder, wrongly_set=wrong, **extra, **setting)
+        if self.all_open(None):
+            self.opened_hands = True
+            self.emit("hands.opened", wrongly_set=list(self.wrongly_set))
 
     def _check_reset_hand(self, payload: Mapping[str, Any], now: float) -> None:
-        seat = self._seat(payload, "seat", ART_6_2)
+        # The banker's door too, when the rule set corrects the banker (it is then in the list).
+        seat = integer(payload, "seat", ART_6_2, 0, self.hands - 1)
         if seat not in self.wrongly_set:
             raise Refused(ART_6_2, f"door {seat} is set as the rule asks; it is not re-set")
         setting = self._setting(payload, seat, ART_6_2)
@@ -350,8 +456,8 @@ class PaiGowProcedure(Procedure):
             self.settings[seat]["front"] + self.settings[seat]["back"]
         ):
             raise Refused(ART_6_2, "a re-set uses the same four tiles")
-        if wrongly_set(setting):
-            raise Refused(ART_6_2, "the re-set hand must put the larger pair behind")
+        if wrongly_set(setting, self.ruleset, banker=seat == self.banker_seat):
+            raise Refused(ART_6_2, "the re-set hand must put the largest pair behind")
 
     def _apply_reset_hand(self, payload: Mapping[str, Any], now: float) -> None:
         seat = payload["seat"]
@@ -359,7 +465,8 @@ class PaiGowProcedure(Procedure):
         self.settings[seat] = self._setting(payload, seat, ART_6_2)
         self.wrongly_set.remove(seat)
         self.resets.append({"seat": seat, "before": before, "after": self.settings[seat]})
-        self.emit("hand.reset", seat=seat, before=before, **self.settings[seat])
+        extra = {"banker": True} if seat == self.banker_seat else {}
+        self.emit("hand.reset", seat=seat, before=before, **extra, **self.settings[seat])
 
     def _check_settle_round(self, payload: Mapping[str, Any], now: float) -> None:
         if self.wrongly_set:
@@ -375,6 +482,7 @@ class PaiGowProcedure(Procedure):
             hands=self.hands,
             stake=stake,
             ruleset=self.ruleset,
+            co_bankers=self.co_bankers,
         )
         self.bank_rounds += 1
         # Art. 5(4): the next round's stake is at least what this one left on the layout (the
@@ -392,13 +500,15 @@ class PaiGowProcedure(Procedure):
         consents = payload["consents"]
         if self.bank_rounds < self.bank_limit:
             raise Refused(ART_5_1, "the bank has rounds left; there is nothing to extend")
-        missing = sorted(set(self.played_seats()) - set(consents))
+        # 「除取得各门客人同意外」: every guest of every door, not one voice a door.
+        missing = sorted({str(b["player"]) for b in self.bets} - set(consents))
         if missing:
-            raise Refused(ART_5_1, f"every door must agree; doors {missing} have not")
+            raise Refused(ART_5_1, f"every door's guests must agree; {missing} have not")
 
     def _apply_extend_bank(self, payload: Mapping[str, Any], now: float) -> None:
         self.bank_limit += 1
-        self.emit("bank.extended", consents=sorted(payload["consents"]), limit=self.bank_limit)
+        self.extension_consents = sorted(set(payload["consents"]))
+        self.emit("bank.extended", consents=self.extension_consents, limit=self.bank_limit)
 
     def _apply_next_round(self, payload: Mapping[str, Any], now: float) -> None:
         if self.bank_rounds >= self.bank_limit:
@@ -420,7 +530,12 @@ class PaiGowProcedure(Procedure):
 
     def _on_void(self, now: float) -> None:
         if self.opened and self.banker is not None:
-            self.emit("bets.returned", bets=copy.deepcopy(self.bets), stake=self.stake)
+            self.emit(
+                "bets.returned",
+                bets=copy.deepcopy(self.bets),
+                stake=self.stake,
+                co_bankers=copy.deepcopy(self.co_bankers),
+            )
             self.round_id += 1
             # A void round does not count toward the bank's two (Art. 5(1) counts rounds played).
             self._new_round_state()
@@ -434,6 +549,8 @@ class PaiGowProcedure(Procedure):
                     "seat": seat,
                     "banker": seat == self.banker_seat,
                     "holder": self.banker if seat == self.banker_seat else self.holder(seat),
+                    "dealt": seat in self.dealt,
+                    "set": seat in self.set_seats,
                     "setting": copy.deepcopy(self.settings.get(seat)),
                     "wrongly_set": seat in self.wrongly_set,
                 }
@@ -452,6 +569,8 @@ class PaiGowProcedure(Procedure):
             "bettors_seen": list(self.bettors_seen),
             "min_stake": self.min_stake,
             "stake": self.stake,
+            "co_bankers": copy.deepcopy(self.co_bankers),
+            "head_out": self.head_out,
             "set_number": self.set_number,
             "new_sets": self.new_sets,
             "tiles_kept": self.tiles_kept_for_next,
@@ -462,12 +581,37 @@ class PaiGowProcedure(Procedure):
             "dice": self.dice,
             "shakes": copy.deepcopy(self.shakes),
             "first_hand": self.first_hand,
+            "dealt_doors": list(self.dealt),
             "face_up": copy.deepcopy(self.face_up),
             "seats": seats,
             "opened_hands": self.opened_hands,
             "resets": copy.deepcopy(self.resets),
             "settlement": copy.deepcopy(self.settlement),
         }
+
+
+def _check_face_up(face_up: Sequence[FaceUp], seat: int, hand: Sequence[str]) -> None:
+    """Art. 4: a tile dealt face up at a door stays in play, so the hand opened there holds it
+    (issue 9: a hand entered without it would put another tile in its place)."""
+    left = list(hand)
+    # Faces named by pips first, so a name (杂九) does not take the face a pip entry needs.
+    shown_here = sorted(
+        (f for f in face_up if f["seat"] == seat), key=lambda f: bool(f.get("by_name"))
+    )
+    for shown in shown_here:
+        names = [_name(t) for t in left]
+        if shown.get("by_name") and _name(shown["tile"]) in names:
+            left.pop(names.index(_name(shown["tile"])))
+        elif not shown.get("by_name") and shown["tile"] in left:
+            left.remove(shown["tile"])
+        else:
+            what = _name(shown["tile"]) if shown.get("by_name") else shown["tile"]
+            raise Refused(ART_4, f"door {seat} was dealt {what} face up; the hand opened lacks it")
+
+
+def _name(tile: str) -> str:
+    low, high = (int(x) for x in tile.split("-"))
+    return _Tile(low, high).name
 
 
 def _check_in_set(tiles: Sequence[str], article: str) -> None:

@@ -20,9 +20,17 @@ def _tiles(pair: paigow.Pair) -> list[str]:
     return [str(tile) for tile in pair]
 
 
-def wrongly_set(setting: Setting) -> bool:
-    """Art. 6(2), by the rules engine: the back pair is not the largest the tiles allow."""
-    return paigow.correct_setting(_hand(setting)).correction == "back_not_largest"
+def wrongly_set(setting: Setting, ruleset: str = "macau-1990", *, banker: bool = False) -> bool:
+    """Art. 6(2), by the rules engine under the table's rule set: the croupier must re-set this
+    hand. A player's hand whose back pair is not the largest the tiles allow, unless the rule set
+    lets players set freely (`largest_back_required`); the banker's only when the rule set
+    corrects the banker too (`correct_banker_setting`). A hand handed over larger pair first is
+    not re-set: opening it puts the smaller pair in front (`pairs_swapped`)."""
+    rules = paigow.ruleset(ruleset)
+    if banker and not rules.correct_banker_setting:
+        return False
+    check = paigow.correct_setting(_hand(setting), largest_back=rules.largest_back_required)
+    return check.correction == "back_not_largest"
 
 
 def settle_paigow(
@@ -34,6 +42,7 @@ def settle_paigow(
     hands: int,
     stake: int,
     ruleset: str,
+    co_bankers: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The round settled by the rules engine, doors counter-clockwise from 头门 (Art. 2(3)).
 
@@ -51,7 +60,16 @@ def settle_paigow(
         for seat in order
     ]
     result = paigow.settle_round(
-        _hand(settings[banker_seat]), doors, stake, rules=paigow.ruleset(ruleset)
+        _hand(settings[banker_seat]),
+        doors,
+        stake,
+        co_bankers=[
+            # Named apart from the main banker and the bettors: the procedure has already
+            # refused a co-banker who bets (Art. 5(5)), and a guest may be called "banker".
+            paigow.CoBanker(f"co-bank {i}", int(c["amount"]), bool(c["house"]))
+            for i, c in enumerate(co_bankers, start=1)
+        ],
+        rules=paigow.ruleset(ruleset),
     )
     return {
         "order": order,
@@ -85,5 +103,16 @@ def settle_paigow(
         "banker_commission": result.banker.commission,
         "banker_net": result.banker.net,
         "banker_carried": result.banker.carried,
+        "co_bankers": [
+            {
+                "player": co["player"],
+                "stake": share.stake,
+                "result": share.result,
+                "commission": share.commission,
+                "net": share.net,
+                "house": bool(co["house"]),
+            }
+            for share, co in zip(result.shares[1:], co_bankers, strict=True)
+        ],
         "commission": result.commission,
     }

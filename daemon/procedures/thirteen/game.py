@@ -57,7 +57,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from daemon.procedures.common import common_actions, fault_transitions, override_actions
+from daemon.procedures.common import VOIDED, common_actions, fault_transitions, override_actions
 from daemon.procedures.spec import (
     Action,
     Game,
@@ -482,6 +482,12 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "reject_override", "source": P.DEALING, "dest": P.DEALING},
     {
         "trigger": "approve_override",
+        "source": [P.DEALING, P.BANKER_ARRANGING, P.BANKER_ARRANGED],
+        "dest": P.HAND_SHUFFLE,
+        "conditions": VOIDED,
+    },
+    {
+        "trigger": "approve_override",
         "source": P.DEALING,
         "dest": P.PLAYERS_ARRANGING,
         "conditions": ["deal_complete", "no_banker"],
@@ -495,11 +501,16 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "approve_override", "source": P.DEALING, "dest": P.DEALING},
     {"trigger": "correct_misdeal", "source": P.DEALING, "dest": P.DEALING},
     {"trigger": "correct_misdeal", "source": P.BANKER_ARRANGING, "dest": P.BANKER_ARRANGING},
-    {
-        "trigger": "void_deal",
-        "source": [P.DEALING, P.BANKER_ARRANGING, P.BANKER_ARRANGED],
-        "dest": P.HAND_SHUFFLE,
-    },
+    # Art. 4's void of the deal: a supervisor's proposal (the phase stays), then a second
+    # supervisor's approval (tabled H5), back to the hand shuffle.
+    *(
+        {"trigger": "void_deal", "source": phase, "dest": phase}
+        for phase in (P.DEALING, P.BANKER_ARRANGING, P.BANKER_ARRANGED)
+    ),
+    *(
+        {"trigger": "reject_override", "source": phase, "dest": phase}
+        for phase in (P.BANKER_ARRANGING, P.BANKER_ARRANGED)
+    ),
     {"trigger": "arrange_banker", "source": P.BANKER_ARRANGING, "dest": P.BANKER_ARRANGED},
     {"trigger": "arrange_banker", "source": P.BANKER_ARRANGED, "dest": P.BANKER_ARRANGED},
     {"trigger": "open_banker", "source": P.BANKER_ARRANGED, "dest": P.PLAYERS_ARRANGING},

@@ -363,13 +363,14 @@ class ThirteenProcedure(Procedure):
             self.tilt("shoe_reader", "misread" if raw is None else f"misread {raw!r}", now)
             return
         if any(d["card"] == card for d in self.dealt):
-            self.tilt("shoe_reader", f"duplicate card {card}", now)
+            self.tilt("shoe_reader", f"duplicate card {card}", now, misdeal=True)
             return
         index = len(self.dealt)
         # The reader numbers its reads: a gap means a card drawn whose read was lost, so the
         # seats of every later card would be wrong.
         if payload.get("index", index + 1) != index + 1:
-            self.tilt("shoe_reader", f"read #{payload['index']} where #{index + 1} was due", now)
+            gap = f"read #{payload['index']} where #{index + 1} was due"
+            self.tilt("shoe_reader", gap, now, misdeal=True)
             return
         seat = self.order[index]
         face_up = payload.get("face_up", False)
@@ -431,16 +432,42 @@ class ThirteenProcedure(Procedure):
         self.dealt.append({"card": card, "seat": seat, "face_up": False, "entered": entered})
         self.emit("card.dealt", card=card, seat=seat, index=index, face_up=False, entered=entered)
 
+    # Art. 4 voids the dealt cards only when a misdeal cannot be put right: the misdeal must be
+    # on record (a card the reader could not name and nobody entered, a duplicate card, a read
+    # lost), and two supervisors decide it (H5: one proposes, another approves).
+    def _ready_void_deal(self) -> bool:
+        return self.override is None and self._misdeal_on_record() is not None
+
+    def _misdeal_on_record(self) -> str | None:
+        if self.misread is not None:
+            return f"card #{self.misread['index']} went past the reader unread"
+        if self.misdeal is not None and self.misdeal["round"] == self.round_id:
+            return str(self.misdeal["fault"])
+        return None
+
+    def _check_void_deal_now(self, now: float) -> None:
+        if self._misdeal_on_record() is None:
+            raise Refused(ART_4, "no misdeal on record: dealt cards are corrected, not voided")
+
     def _check_void_deal(self, payload: Mapping[str, Any], now: float) -> None:
         text(payload, "reason", ART_4)
+        if self.override is not None:
+            raise Refused(ART_4, f"a {self.override['kind']} proposal is pending: decide it first")
+        self._check_void_deal_now(now)
 
     def _apply_void_deal(self, payload: Mapping[str, Any], now: float) -> None:
+        misdeal = self._misdeal_on_record()
+        reason = payload["reason"]
+        self.propose("void_deal", ART_4, now, reason=reason, phase=self.phase, misdeal=misdeal)
+
+    def _void_deal(self, now: float, **decided: Any) -> None:
         self.voided_deals.append(copy.deepcopy(self.dealt))
-        self.emit("deal.voided", reason=payload["reason"], cards=[d["card"] for d in self.dealt])
+        self.emit("deal.voided", cards=[d["card"] for d in self.dealt], **decided)
         self.dealt, self.arrangements, self.banker_opened = [], {}, False
-        self.misread, self.override = None, None
+        self.misread, self.override, self.misdeal = None, None, None
         self.shuffle, self.cut = None, None
         self.redealing = True
+        self._target = "VOIDED"
 
     # ---- arrangements -----------------------------------------------------------------------
 

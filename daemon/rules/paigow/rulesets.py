@@ -32,6 +32,13 @@ class PaiGowRules:
     # silent on the banker, who by default sets freely (the croupier only opens the smaller pair
     # as the front).
     correct_banker_setting: bool = False
+    # Art. 5(5) "场方可每门帮庄，数额另定": the house MAY co-bank; a house that does not offers no
+    # house share at this table (guests may still co-bank).
+    house_co_banks: bool = True
+    # Art. 6(2) "牌对由荷官打开" says who opens, not in what order: by default the croupier opens
+    # the banker's hand first, then the doors from 头门 counter-clockwise (the order of Art.
+    # 2(3)); False opens the doors first and the banker's hand last.
+    banker_opened_first: bool = True
 
     def __post_init__(self) -> None:
         if not 0 <= self.commission_basis_points <= 10_000:

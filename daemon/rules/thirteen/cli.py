@@ -186,10 +186,14 @@ def _rulesets_json() -> list[dict[str, Any]]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="tabled rules thirteen",
-        description="Thirteen cards (Macau 1989 and the Hong Kong ways) for labs: "
-        "JSON lines on stdin and stdout; see docs/rules.md.",
+        # The module's text keeps its layout: one request shape a line, as docs/rules.md has them.
+        description=(__doc__ or "").replace("`tabled rules thirteen`: ", "", 1),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog='e.g. echo \'{"cards": "As Ks Qs Js Ts"}\' | tabled rules thirteen rank',
     )
-    parser.add_argument("command", choices=[*HANDLERS, "rulesets"])
+    parser.add_argument(
+        "command", choices=[*HANDLERS, "rulesets"], help="what each stdin line asks (above)"
+    )
     parser.add_argument("--ruleset", default="macau-1989", choices=sorted(thirteen.RULESETS))
     args = parser.parse_args(argv)
     out = sys.stdout.buffer

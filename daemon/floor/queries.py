@@ -1,0 +1,284 @@
+"""The floor's read queries: the SQL behind the API, the page and the audit report."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from daemon.api.tokens import Principal
+from daemon.floor.redact import sees_raw_lines, visible_payload
+from daemon.floor.store import Store, dumps
+
+# Every query that returns alerts returns these (the ChainAlert shape). A constant: the f-strings
+# that splice it into SQL carry `noqa: S608`.
+ALERT_COLUMNS = (
+    "id, table_id AS table, seq, kind, expected_hash, actual_hash, gap_to, details, "
+    "detected_at, resolved_at, acknowledged_at, acknowledged_by, acknowledged_role, ack_note"
+)
+
+
+async def table_summaries(store: Store, pits: dict[str, str]) -> list[dict[str, Any]]:
+    rows = await store.query(
+        "SELECT t.table_id AS table, t.game, t.phase, t.state, t.reason, t.round, "  # noqa: S608
+        "t.last_seq, "
+        "t.contiguous_seq, t.pending_overrides, t.last_event, t.last_ts, t.received_at, "
+        "extract(epoch FROM t.received_at - t.last_ts)::float8 AS lag_seconds, "
+        f"(SELECT row_to_json(a) FROM (SELECT {ALERT_COLUMNS} FROM chain_alerts "
+        "WHERE table_id = t.table_id AND resolved_at IS NULL ORDER BY id LIMIT 1) a) AS alert "
+        "FROM floor_tables t ORDER BY t.table_id"
+    )
+    for row in rows:
+        alert = row.pop("alert")
+        row["chain"] = "ok" if alert is None else alert
+        row["pit"] = pits.get(row["table"])
+    return rows
+
+
+async def report(store: Store, since: datetime, until: datetime) -> dict[str, list[dict[str, Any]]]:
+    """The audit report of a period: every violation, override, fault, settlement, alert."""
+    span = (since, until)
+    return {
+        "violations": await store.query(
+            "SELECT table_id AS table, seq, ts, round, actor, article, action, phase, reason "
+            "FROM violations WHERE ts >= %s AND ts < %s ORDER BY ts, table_id, seq",
+            span,
+        ),
+        "overrides": await store.query(
+            "SELECT table_id AS table, seq, ts, round, status, kind, article, proposed_by, "
+            "decided_by, reason FROM overrides WHERE ts >= %s AND ts < %s "
+            "ORDER BY ts, table_id, seq",
+            span,
+        ),
+        "device_faults": await store.query(
+            "SELECT table_id AS table, seq, ts, round, device, fault, kind, make, model, serial "
+            "FROM device_faults WHERE ts >= %s AND ts < %s ORDER BY ts, table_id, seq",
+            span,
+        ),
+        "settlements": await store.query(
+            "SELECT table_id AS table, seq, item, ts, round, seat, player, amount, outcome, net "
+            "FROM settlements WHERE ts >= %s AND ts < %s ORDER BY ts, table_id, seq, item",
+            span,
+        ),
+        "rounds": await store.query(
+            "SELECT table_id AS table, round, first_seq, last_seq, started_at, ended_at, "
+            "status, lines FROM rounds WHERE started_at >= %s AND started_at < %s "
+            "ORDER BY started_at, table_id",
+            span,
+        ),
+        "floor_actions": await store.query(
+            "SELECT id, at, actor, role, action, target, outcome, note FROM floor_actions "
+            "WHERE at >= %s AND at < %s ORDER BY id",
+            span,
+        ),
+        "chain_alerts": await store.query(
+            f"SELECT {ALERT_COLUMNS} FROM chain_alerts "  # noqa: S608 - constant columns
+            "WHERE detected_at >= %s "
+            "AND detected_at < %s ORDER BY id",
+            span,
+        ),
+    }
+
+
+def report_csv(sections: dict[str, list[dict[str, Any]]]) -> str:
+    """One CSV: a `section` column first, then each section's own columns under a header."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for name, rows in sections.items():
+        if not rows:
+            writer.writerow([name])
+            continue
+        writer.writerow(["section", *rows[0].keys()])
+        for row in rows:
+            writer.writerow([name, *(_cell(v) for v in row.values())])
+    return out.getvalue()
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict | list):
+        return dumps(value)
+    return value
+
+
+# --- the push hub ------------------------------------------------------------------------------
+
+
+# --- the routes' queries -------------------------------------------------------------------------
+
+
+async def rounds(store: Store, table: str, limit: int) -> list[dict[str, Any]]:
+    return await store.query(
+        "SELECT table_id AS table, round, first_seq, last_seq, started_at, ended_at, status, "
+        "lines FROM rounds WHERE table_id = %s ORDER BY first_seq DESC LIMIT %s",
+        (table, limit),
+    )
+
+
+async def events(
+    store: Store, *, role: str, table: str, round_: str | None, before: int | None, limit: int
+) -> list[dict[str, Any]]:
+    """A table's journal lines, newest first, each payload as `role` may see it."""
+    rows = await store.query(
+        "SELECT l.seq, l.ts, l.event, l.round, l.actor, l.line, "
+        "coalesce(r.status IN ('settled', 'voided'), l.round IS NULL OR l.round = '0') "
+        "AS closed FROM journal_lines l LEFT JOIN rounds r "
+        "ON r.table_id = l.table_id AND r.round = l.round WHERE l.table_id = %s "
+        "AND (%s::text IS NULL OR l.round = %s) AND (%s::bigint IS NULL OR l.seq < %s) "
+        "ORDER BY l.seq DESC LIMIT %s",
+        (table, round_, round_, before, before, limit),
+    )
+    out = []
+    for row in rows:
+        line = bytes(row.pop("line"))
+        payload = json.loads(line)["payload"]
+        shown, hidden = visible_payload(role, row["event"], payload, bool(row["closed"]))
+        out.append(
+            {
+                **{k: v for k, v in row.items() if k != "closed"},
+                "payload": shown,
+                "redacted": hidden,
+                "line": line.decode("utf-8", "replace") if sees_raw_lines(role) else None,
+            }
+        )
+    return out
+
+
+async def table_alerts(store: Store, table: str, limit: int = 100) -> list[dict[str, Any]]:
+    return await store.query(
+        f"SELECT {ALERT_COLUMNS} FROM chain_alerts "  # noqa: S608 - a constant column list
+        "WHERE table_id = %s ORDER BY id DESC LIMIT %s",
+        (table, limit),
+    )
+
+
+async def alerts(
+    store: Store, table: str | None, kind: str | None, open_only: bool, limit: int
+) -> list[dict[str, Any]]:
+    return await store.query(
+        f"SELECT {ALERT_COLUMNS} FROM chain_alerts WHERE "  # noqa: S608 - constant columns
+        "(%s::text IS NULL OR table_id = %s) AND (%s::text IS NULL OR kind = %s) "
+        "AND (NOT %s OR resolved_at IS NULL) ORDER BY id DESC LIMIT %s",
+        (table, table, kind, kind, open_only, limit),
+    )
+
+
+async def acknowledge(
+    store: Store, alert_id: int, actor: str, role: str, note: str
+) -> tuple[str, dict[str, Any] | None]:
+    """Mark a chain alert acknowledged, once: ("done" | "missing" | "already", the alert).
+
+    An acknowledgement says a person has seen the alert and taken it in hand; it does not
+    resolve it (a fork stays a fork; only a resend that fills a gap resolves one)."""
+    # The reader connection autocommits: this is the API's one write.
+    rows = await store.query(
+        "UPDATE chain_alerts SET acknowledged_at = now(), acknowledged_by = %s, "  # noqa: S608
+        "acknowledged_role = %s, ack_note = %s WHERE id = %s AND acknowledged_at IS NULL "
+        f"RETURNING {ALERT_COLUMNS}",
+        (actor, role, note, alert_id),
+    )
+    if rows:
+        return "done", rows[0]
+    found = await store.query(
+        f"SELECT {ALERT_COLUMNS} FROM chain_alerts WHERE id = %s",  # noqa: S608 - constant
+        (alert_id,),
+    )
+    return ("already", found[0]) if found else ("missing", None)
+
+
+async def record_action(
+    store: Store, who: Principal, *, action: str, target: str, outcome: str, note: str | None
+) -> None:
+    """A person's act on the floor, done or refused, kept in `floor_actions`."""
+    await store.query(
+        "INSERT INTO floor_actions (actor, role, action, target, outcome, note) "
+        "VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
+        (who.actor, who.role, action, target, outcome, note),
+    )
+
+
+async def violations(
+    store: Store,
+    span: tuple[datetime, datetime],
+    *,
+    table: str | None,
+    article: str | None,
+    dealer: str | None,
+    limit: int,
+) -> list[dict[str, Any]]:
+    return await store.query(
+        "SELECT table_id AS table, seq, ts, round, actor, article, action, phase, reason "
+        "FROM violations WHERE ts >= %s AND ts < %s AND (%s::text IS NULL OR table_id = %s) "
+        "AND (%s::text IS NULL OR article LIKE %s) AND (%s::text IS NULL OR actor = %s) "
+        "ORDER BY ts DESC LIMIT %s",
+        (*span, table, table, article, like_prefix(article), dealer, dealer, limit),
+    )
+
+
+async def overrides(
+    store: Store, span: tuple[datetime, datetime], table: str | None, limit: int
+) -> list[dict[str, Any]]:
+    return await store.query(
+        "SELECT table_id AS table, seq, ts, round, status, kind, article, proposed_by, "
+        "decided_by, reason FROM overrides WHERE ts >= %s AND ts < %s "
+        "AND (%s::text IS NULL OR table_id = %s) ORDER BY ts DESC LIMIT %s",
+        (*span, table, table, limit),
+    )
+
+
+async def faults(
+    store: Store,
+    span: tuple[datetime, datetime],
+    *,
+    table: str | None,
+    serial: str | None,
+    model: str | None,
+    limit: int,
+) -> list[dict[str, Any]]:
+    return await store.query(
+        "SELECT table_id AS table, seq, ts, round, device, fault, kind, make, model, serial "
+        "FROM device_faults WHERE ts >= %s AND ts < %s "
+        "AND (%s::text IS NULL OR table_id = %s) AND (%s::text IS NULL OR serial = %s) "
+        "AND (%s::text IS NULL OR model = %s) ORDER BY ts DESC LIMIT %s",
+        (*span, table, table, serial, serial, model, model, limit),
+    )
+
+
+async def charts(store: Store, hours: int) -> dict[str, Any]:
+    """Violations per article per hour, faults per device model, rounds per table per hour,
+    over the last `hours` before the newest line."""
+    latest = await store.query("SELECT max(last_ts) AS t FROM floor_tables")
+    until = (latest[0]["t"] or datetime.now(UTC)) + timedelta(seconds=1)
+    since = until - timedelta(hours=hours)
+    span = (since, until)
+    return {
+        "since": since,
+        "until": until,
+        "violations_per_article_hour": await store.query(
+            "SELECT coalesce(article, '?') AS article, date_trunc('hour', ts) AS hour, "
+            "count(*)::int AS n FROM violations WHERE ts >= %s AND ts < %s "
+            "GROUP BY 1, 2 ORDER BY 2, 1",
+            span,
+        ),
+        "faults_per_model": await store.query(
+            "SELECT coalesce(model, device, '?') AS model, kind, count(*)::int AS n "
+            "FROM device_faults WHERE ts >= %s AND ts < %s GROUP BY 1, 2 ORDER BY 1, 2",
+            span,
+        ),
+        "rounds_per_table_hour": await store.query(
+            "SELECT table_id AS table, date_trunc('hour', started_at) AS hour, "
+            "count(*)::int AS n FROM rounds WHERE started_at >= %s AND started_at < %s "
+            "GROUP BY 1, 2 ORDER BY 2, 1",
+            span,
+        ),
+    }
+
+
+def like_prefix(value: str | None) -> str | None:
+    """A LIKE pattern matching what starts with `value` (its own % and _ taken literally)."""
+    if value is None:
+        return None
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

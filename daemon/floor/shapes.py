@@ -1,0 +1,161 @@
+"""The floor API's shapes: what each route answers (its OpenAPI schema) and its error."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, error: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.error, self.message = status, error, message
+
+
+# --- shapes ------------------------------------------------------------------------------------
+
+
+class ChainAlert(BaseModel):
+    id: int
+    table: str
+    seq: int = Field(description="the seq the alert is about (a gap's first missing seq)")
+    kind: str = Field(description="gap | fork | broken_link | malformed")
+    expected_hash: str | None = Field(description="the hash the chain called for")
+    actual_hash: str | None = Field(description="the hash (or prev) the floor received")
+    gap_to: int | None = Field(description="a gap's last missing seq")
+    details: dict[str, Any]
+    detected_at: datetime
+    resolved_at: datetime | None = Field(description="a gap filled later by a resend")
+    acknowledged_at: datetime | None = Field(None, description="when a person took it in hand")
+    acknowledged_by: str | None = Field(None, description="who acknowledged it")
+    acknowledged_role: str | None = None
+    ack_note: str | None = Field(None, description="what they said they are doing about it")
+
+
+class Acknowledgement(BaseModel):
+    """The body of `POST /api/alerts/{id}/acknowledge`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    note: str = Field(
+        min_length=3,
+        max_length=500,
+        pattern=r"\S",
+        description="what is being done about it (e.g. 'called IT; table T07 held')",
+    )
+
+
+class TableSummary(BaseModel):
+    table: str
+    pit: str | None
+    game: str | None
+    phase: str | None
+    state: str = Field(description="playing | held | tilted | stopped")
+    reason: str | None = Field(description="why it is held or tilted")
+    round: str | None
+    last_seq: int
+    contiguous_seq: int
+    pending_overrides: int
+    last_event: str | None
+    last_ts: datetime | None
+    received_at: datetime | None
+    lag_seconds: float | None = Field(description="from the table's write to the floor's commit")
+    chain: str | ChainAlert = Field(description='"ok", or the oldest unresolved chain alert')
+
+
+class EventRow(BaseModel):
+    seq: int
+    ts: datetime
+    event: str
+    round: str | None
+    actor: str
+    payload: dict[str, Any]
+    redacted: bool
+    line: str | None = Field(description="the exact line (admin and audit only)")
+
+
+class RoundRow(BaseModel):
+    table: str
+    round: str
+    first_seq: int
+    last_seq: int
+    started_at: datetime
+    ended_at: datetime | None
+    status: str
+    lines: int
+
+
+class TableDetail(BaseModel):
+    table: TableSummary
+    rounds: list[RoundRow]
+    events: list[EventRow]
+    alerts: list[ChainAlert]
+
+
+class ViolationRow(BaseModel):
+    table: str
+    seq: int
+    ts: datetime
+    round: str | None
+    actor: str
+    article: str | None
+    action: str | None
+    phase: str | None
+    reason: str | None
+
+
+class OverrideRow(BaseModel):
+    table: str
+    seq: int
+    ts: datetime
+    round: str | None
+    status: str
+    kind: str | None
+    article: str | None
+    proposed_by: str | None
+    decided_by: str | None
+    reason: str | None
+
+
+class FaultRow(BaseModel):
+    table: str
+    seq: int
+    ts: datetime
+    round: str | None
+    device: str | None
+    fault: str | None
+    kind: str
+    make: str | None
+    model: str | None
+    serial: str | None
+
+
+class Charts(BaseModel):
+    since: datetime
+    until: datetime
+    violations_per_article_hour: list[dict[str, Any]]
+    faults_per_model: list[dict[str, Any]]
+    rounds_per_table_hour: list[dict[str, Any]]
+
+
+class Health(BaseModel):
+    status: str
+    version: str
+    broker_connected: bool
+    lines: int
+    batches: int
+
+
+class AlertKind(StrEnum):
+    gap = "gap"
+    fork = "fork"
+    broken_link = "broken_link"
+    malformed = "malformed"
+
+
+class ReportFormat(StrEnum):
+    json = "json"
+    csv = "csv"

@@ -1,0 +1,222 @@
+"""The shipper's side of NATS: connecting, the stream's settings, what the stream holds of a
+table, the shipper's status, and how a failure is said. `daemon.shipper.engine` is the pump that
+uses them; `tabled feed status|replay` use them directly."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import nats
+import nats.errors
+import nats.js.errors
+from nats.js import api as js_api
+
+from daemon.shipper.config import FeedConfig
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client
+    from nats.js.api import RawStreamMsg
+    from nats.js.client import JetStreamContext
+
+MSG_ID = "Nats-Msg-Id"
+EXPECTED_STREAM = "Nats-Expected-Stream"
+SITE_HEADER = "Tabled-Site"
+
+
+class FeedError(Exception):
+    """A failure of the feed: the shipper backs off and tries again; the table plays on."""
+
+
+class FeedMismatch(FeedError):
+    """The stream holds lines for this table that are not this journal's."""
+
+
+@dataclass
+class FeedStatus:
+    """What the shipper is doing, for /metrics, /api/health, `tabled status`, `feed status`."""
+
+    state: str = "starting"  # starting | shipping | degraded | stopped
+    connected: bool = False
+    server: str | None = None
+    stream: str = ""
+    cursor: int = 0
+    head: int = 0
+    oldest_unacked_wall: float | None = None
+    last_error: str | None = None
+    degraded_since: float | None = None
+    acked_total: int = 0
+    sent_total: int = 0
+    refused_total: int = 0
+    reconnects_total: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def lag_lines(self) -> int:
+        return max(0, self.head - self.cursor)
+
+    def lag_seconds(self, now: float | None = None) -> float:
+        if self.lag_lines == 0 or self.oldest_unacked_wall is None:
+            return 0.0
+        return max(0.0, (time.time() if now is None else now) - self.oldest_unacked_wall)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "connected": self.connected,
+            "server": self.server,
+            "stream": self.stream,
+            "cursor": self.cursor,
+            "head": self.head,
+            "lag_lines": self.lag_lines,
+            "lag_seconds": round(self.lag_seconds(), 3),
+            "last_error": self.last_error,
+            "degraded_since": self.degraded_since,
+            "acked_total": self.acked_total,
+            "sent_total": self.sent_total,
+            "refused_total": self.refused_total,
+            "reconnects_total": self.reconnects_total,
+            "notes": list(self.notes),
+        }
+
+
+def subjects_cover(patterns: list[str], prefix_tokens: list[str]) -> bool:
+    """True if one of the stream's subject `patterns` takes every ``<prefix tokens>.<...>``."""
+    for pattern in patterns:
+        tokens = pattern.split(".")
+        for i, token in enumerate(tokens):
+            if token == ">":  # noqa: S105 - a subject token, not a password
+                if i <= len(prefix_tokens):
+                    return True
+                break
+            if i >= len(prefix_tokens) or (token not in ("*", prefix_tokens[i])):
+                break
+    return False
+
+
+def tls_context(feed: FeedConfig) -> ssl.SSLContext | None:
+    if not feed.uses_tls:
+        return None
+    context = ssl.create_default_context(
+        cafile=str(feed.tls_ca) if feed.tls_ca is not None else None
+    )
+    if feed.tls_cert is not None and feed.tls_key is not None:
+        context.load_cert_chain(str(feed.tls_cert), str(feed.tls_key))
+    return context
+
+
+def describe(exc: BaseException) -> str:
+    """One line a person can act on, for the journal and the CLI."""
+    if isinstance(exc, nats.errors.NoServersError | ConnectionRefusedError):
+        return "no NATS server answers"
+    if isinstance(exc, nats.errors.AuthorizationError):
+        return "the NATS server refused the credentials (authorization violation)"
+    if isinstance(exc, nats.errors.TimeoutError | asyncio.TimeoutError | TimeoutError):
+        return "the NATS server did not answer in time"
+    if isinstance(exc, nats.errors.NoRespondersError):
+        return "JetStream does not answer (not enabled on the server, or no permission)"
+    text = (str(exc).strip() or type(exc).__name__).removeprefix("nats: ").strip("'")
+    if "authorization violation" in text.lower():
+        return "the NATS server refused the credentials (authorization violation)"
+    if "authentication expired" in text.lower():
+        return "the NATS server refused the credentials (expired)"
+    return text
+
+
+async def connect(feed: FeedConfig, table_id: str, **callbacks: Any) -> Client:
+    """A NATS connection for this table's feed; it never reconnects by itself (see `Shipper`)."""
+    options: dict[str, Any] = {
+        "servers": list(feed.servers),
+        "name": f"tabled {table_id}",
+        "allow_reconnect": False,
+        "max_reconnect_attempts": 1,
+        "reconnect_time_wait": 0,
+        "connect_timeout": feed.connect_timeout_seconds,
+        "tls": tls_context(feed),
+    }
+    if feed.user is not None:
+        options["user"], options["password"] = feed.user, feed.password
+    if feed.token is not None:
+        options["token"] = feed.token
+    if feed.credentials is not None:
+        if not feed.credentials.is_file():
+            raise FeedError(f"feed.credentials: {feed.credentials}: no such file")
+        options["user_credentials"] = str(feed.credentials)
+    errors: list[BaseException] = []
+
+    async def on_error(exc: Exception) -> None:
+        errors.append(exc)
+        handler = callbacks.get("error_cb")
+        if handler is not None:
+            await handler(exc)
+
+    options.update({k: v for k, v in callbacks.items() if k != "error_cb"})
+    options["error_cb"] = on_error
+    try:
+        return await nats.connect(**options)
+    except nats.errors.NoServersError:
+        # The reason is in the errors the client met on the way (refused, auth, TLS).
+        auth = [e for e in errors if isinstance(e, nats.errors.AuthorizationError)]
+        cause = auth[-1] if auth else (errors[-1] if errors else None)
+        if cause is not None and not isinstance(cause, OSError):
+            raise FeedError(describe(cause)) from None
+        raise FeedError("no NATS server answers at " + ", ".join(feed.servers)) from None
+    except (OSError, ssl.SSLError) as exc:
+        raise FeedError(f"cannot connect: {exc}") from None
+
+
+async def ensure_stream(js: JetStreamContext, feed: FeedConfig, table_id: str) -> list[str]:
+    """Create the stream if missing, else check it takes our subjects; returns notes."""
+    notes: list[str] = []
+    try:
+        info = await js.stream_info(feed.stream)
+    except nats.js.errors.NotFoundError:
+        await js.add_stream(
+            js_api.StreamConfig(
+                name=feed.stream,
+                subjects=[feed.stream_subjects],
+                storage=js_api.StorageType.FILE,
+                retention=js_api.RetentionPolicy.LIMITS,
+                discard=js_api.DiscardPolicy.OLD,
+                duplicate_window=feed.duplicate_window_seconds,
+                max_age=feed.max_age_days * 86400.0,
+                max_bytes=feed.max_bytes,
+                num_replicas=feed.replicas,
+            )
+        )
+        return notes
+    subjects = list(info.config.subjects or [])
+    if not subjects_cover(subjects, [*feed.subject_prefix.split("."), table_id]):
+        raise FeedError(
+            f"stream {feed.stream} exists with subjects {subjects}, which do not take "
+            f"{feed.subject_prefix}.{table_id}.>; add {feed.stream_subjects} to its subjects "
+            f"or name another stream in [feed] stream"
+        )
+    window = info.config.duplicate_window or 0.0
+    if window < feed.duplicate_window_seconds:
+        notes.append(
+            f"stream {feed.stream}: de-duplication window {window:g} s, shorter than the "
+            f"configured {feed.duplicate_window_seconds:g} s"
+        )
+    if info.config.storage != js_api.StorageType.FILE:
+        notes.append(f"stream {feed.stream}: {info.config.storage} storage, not file")
+    return notes
+
+
+async def last_stored(js: JetStreamContext, feed: FeedConfig, table_id: str) -> RawStreamMsg | None:
+    """The newest message of this table in the stream, or None."""
+    try:
+        return await js.get_last_msg(feed.stream, f"{feed.subject_prefix}.{table_id}.>")
+    except nats.js.errors.NotFoundError:
+        return None
+
+
+def stored_seq(msg: Any, table_id: str) -> int | None:
+    msg_id = (msg.headers or {}).get(MSG_ID, "")
+    table, _, seq = msg_id.rpartition(":")
+    if table != table_id or not seq.isdigit():
+        return None
+    return int(seq)
