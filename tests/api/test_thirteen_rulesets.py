@@ -28,7 +28,8 @@ ROWS = ("head", "middle", "tail")
 
 
 def simulated(ruleset: str, tmp: Path) -> Path:
-    """The rule set's example config with every device simulated in the server's process."""
+    """The rule set's example config, its simulated devices in a world of their own, its
+    journal in the test's folder."""
     text = (EXAMPLES / f"thirteen-{ruleset}.toml").read_text(encoding="utf-8")
     for name in ("shuffler", "dice_shaker", "shoe_reader", "timer_bell"):
         text = re.sub(
@@ -36,7 +37,7 @@ def simulated(ruleset: str, tmp: Path) -> Path:
             rf'\1"sim://{name}?world={ruleset}&seed=5&speed=0"',
             text,
         )
-    text = text.replace('"/var/lib/tabled/journal"', f'"{tmp / "journal"}"')
+    text = re.sub(r'dir = "[^"]*"', f'dir = "{tmp / "journal"}"', text, count=1)
     path = tmp / f"{ruleset}.toml"
     path.write_text(text.replace('durability = "fsync"', 'durability = "none"'), encoding="utf-8")
     return path

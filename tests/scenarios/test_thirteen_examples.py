@@ -1,6 +1,6 @@
 """`tabled run --autoplay` on each Thirteen rule set's example config (config/examples/
-thirteen-<ruleset>.toml), its ports swapped for simulated devices: every rule set plays whole
-rounds through the table, journals them, and its journal verifies."""
+thirteen-<ruleset>.toml), as shipped but for its journal's folder: every rule set plays whole
+rounds through the table with its simulated devices, journals them, and its journal verifies."""
 
 from __future__ import annotations
 
@@ -20,8 +20,6 @@ RULESETS = ("macau-1989", "hk-common", "hk-extended", "hk-four", "hk-points")
 
 def simulated(example: Path, tmp: Path) -> Path:
     text = example.read_text(encoding="utf-8")
-    for name in ("shuffler", "dice_shaker", "shoe_reader", "timer_bell"):
-        text = re.sub(rf'(\[devices\.{name}\]\nport = )"[^"]*"', rf'\1"sim://{name}"', text)
     text = re.sub(r'dir = "[^"]*"', f'dir = "{tmp / "journal"}"', text, count=1)
     path = tmp / example.name
     path.write_text(text.replace('durability = "fsync"', 'durability = "none"'), encoding="utf-8")
