@@ -303,7 +303,7 @@ def act_main(argv: Sequence[str] | None = None) -> int:
         prog="tabled act",
         description=act_main.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="e.g. tabled act place_bet player=P1 seat=2 amount=500 units=1 seated=true;\n"
+        epilog="e.g. tabled act place_bet player=P1 seat=2 units=1 seated=true;\n"
         "     tabled act clear_hold --reason 'lid closed, count 52'\n"
         + (
             "\nactions (`<kind?>` optional, `×N` a list of N):\n" + actions_help()

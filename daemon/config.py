@@ -193,12 +193,12 @@ class ApiConfig:
 
 
 def _rulesets(game: str) -> dict[str, str]:
-    """The rule sets a table of `game` can play, by name, with why any other is refused."""
+    """The rule sets a table of `game` can play, by name, with how each scores."""
     if game == "thirteen":
         from daemon.rules.thirteen import RULESETS  # noqa: PLC0415 - only when validating
 
-        # The procedure plays against the banker: a points rule set (each seat against each)
-        # has none.
+        # Every one is played at the table: against the banker, or each seat against each
+        # (hk-points, hk-four).
         return {name: rules.scoring for name, rules in RULESETS.items()}
     from daemon.rules.paigow import RULESETS as PAIGOW  # noqa: PLC0415
 
@@ -211,10 +211,25 @@ class TableConfig:
     game: Literal["thirteen", "paigow"] = "thirteen"
     ruleset: StrictStr = "macau-1989"
     paigow_hands: StrictInt = 8
+    # Bets in table units (Thirteen Art. 11 「一注、二注或三注」; docs/rules.md): the money of one
+    # unit, its currency (ISO 4217, shown by the console), and the table's minimum and maximum
+    # bet in that money (the house's; none set: one unit, and no maximum but the rule set's).
+    unit: StrictInt = 100
+    currency: StrictStr = "MOP"
+    min_bet: StrictInt | None = None
+    max_bet: StrictInt | None = None
+    # Thirteen, where houses could differ (docs/procedures.md): who shakes when the highest
+    # bettor is standing (Art. 2(b) 「投注额最高的闲家」), and whether the five minutes of
+    # Art. 2(d) run on while the table is held.
+    shaker: Literal["seated-first", "highest"] = "seated-first"
+    timer_in_hold: Literal["paused", "running"] = "paused"
     devices: dict[str, DeviceConfig] = dataclasses.field(default_factory=dict)
     journal: JournalConfig = dataclasses.field(default_factory=JournalConfig)
     api: ApiConfig = dataclasses.field(default_factory=ApiConfig)
     feed: FeedConfig | None = None  # [feed]: ship the journal to NATS JetStream (docs/floor.md)
+    # [rules]: the rule set's settings changed, e.g. `equal_rows_foul = false`, `stakes = "pot"`
+    # (Thirteen; the fields of daemon.rules.thirteen.RuleSet, docs/rules.md).
+    rules: dict[StrictStr, Any] = dataclasses.field(default_factory=dict)
     source: str = "<defaults>"
 
     @field_validator("feed")
@@ -253,6 +268,13 @@ class TableConfig:
                 named[key] = device
         return named
 
+    @field_validator("currency")
+    @classmethod
+    def _currency(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Z]{3}", value):
+            raise ValueError(f"{value!r} is not an ISO 4217 code (three capital letters: MOP)")
+        return value
+
     @model_validator(mode="after")
     def _a_table_this_game_can_run(self, info: ValidationInfo) -> TableConfig:
         if self.paigow_hands not in (4, 8):
@@ -261,13 +283,10 @@ class TableConfig:
         if self.ruleset not in known:
             raise ValueError(
                 f"table.ruleset: {self.ruleset!r} is not a {self.game} rule set "
-                f"(known: {', '.join(n for n, s in known.items() if s == 'banker')})"
+                f"(known: {', '.join(known)})"
             )
-        if known[self.ruleset] != "banker":
-            raise ValueError(
-                f"table.ruleset: {self.ruleset!r} has no banker; a {self.game} table plays "
-                "against the banker"
-            )
+        _check_stakes(self)
+        _check_rules(self)
         enabled = {name for name, device in self.devices.items() if device.enabled}
         partial = isinstance(info.context, dict) and info.context.get("partial", False)
         if partial and not enabled:
@@ -284,12 +303,64 @@ class TableConfig:
         return self
 
 
+def _check_stakes(config: TableConfig) -> None:
+    """The unit and the limits: positive, whole units, the minimum not above the maximum."""
+    if config.unit < 1:
+        raise ValueError(f"table.unit: {config.unit} (the money of one unit is at least 1)")
+    for key in ("min_bet", "max_bet"):
+        value = getattr(config, key)
+        if value is not None and (value < config.unit or value % config.unit):
+            raise ValueError(
+                f"table.{key}: {value} is not a whole number of units of {config.unit}"
+            )
+    low = config.min_bet if config.min_bet is not None else config.unit
+    if config.max_bet is not None and config.max_bet < low:
+        raise ValueError(f"table.max_bet: {config.max_bet} is below the minimum {low}")
+
+
+def _check_rules(config: TableConfig) -> None:
+    """[rules]: settings of the Thirteen rule set, each checked by the rules engine."""
+    if config.game == "thirteen" and not config.rules:
+        from daemon.rules.thirteen import RULESETS  # noqa: PLC0415 - only when validating
+
+        named = RULESETS[config.ruleset]
+        _check_points_stakes(config, named.scoring, named.stakes)
+        return
+    if not config.rules:
+        return
+    if config.game != "thirteen":
+        raise ValueError("rules: a paigow table takes its rule set by name only")
+    from daemon.rules.thirteen import RulesError, ruleset  # noqa: PLC0415 - only when validating
+
+    try:
+        rules = ruleset(config.ruleset, **config.rules)
+    except RulesError as exc:
+        raise ValueError(f"rules: {exc}") from None
+    _check_points_stakes(config, rules.scoring, rules.stakes)
+
+
+def _check_points_stakes(config: TableConfig, scoring: str, stakes: str) -> None:
+    """Money per point (003 way 3, 「1分×元」): a seat is taken with one unit, so a minimum
+    above it would refuse every seat."""
+    if scoring != "banker" and stakes == "per-point" and (config.min_bet or 0) > config.unit:
+        raise ValueError(
+            f"table.min_bet: {config.min_bet} is above one unit ({config.unit}); with money per "
+            "point a seat is taken with one unit"
+        )
+
+
 # The keys of `[table]`, and the file's sections besides it: every other field of TableConfig.
 TABLE_KEYS = {
     "id": "table_id",
     "game": "game",
     "ruleset": "ruleset",
     "paigow_hands": "paigow_hands",
+    "unit": "unit",
+    "currency": "currency",
+    "min_bet": "min_bet",
+    "max_bet": "max_bet",
+    "shaker": "shaker",
+    "timer_in_hold": "timer_in_hold",
 }
 SECTIONS = tuple(
     f.name

@@ -1,12 +1,30 @@
-"""The scripted dealer of a Thirteen Cards round, with its players' bets, cut and arrangements."""
+"""The scripted dealer of a Thirteen Cards round, with its players' bets, cut and arrangements.
+
+Every rule set plays: against the banker (macau-1989, hk-common, hk-extended), or each seat
+against each without a banker (hk-points, hk-four), where one player takes each seat and every
+seat arranges once the deal is done. Bets are in the table's units (Art. 11; its `stakes`)."""
 
 from __future__ import annotations
 
 from daemon.autoplay.base import ARRANGEMENT_SECONDS, PLAYERS, AutoplayError
 from daemon.autoplay.faults import FaultInjection
-from daemon.autoplay.players import foul_rows, house_way13, rows_payload
+from daemon.autoplay.players import Rows, rows_payload
 from daemon.procedures.thirteen import ThirteenProcedure
+from daemon.rules import thirteen as rules13
+from daemon.rules.cards import parse_card
 from drivers.shoe_reader.messages import card_name
+
+
+def house_way(cards: list[str], rules: rules13.RuleSet) -> Rows:
+    """The house way of the table's rule set (never a foul under its own foul rule)."""
+    head, middle, tail = rules13.house_way([parse_card(c) for c in cards], rules)
+    return [str(c) for c in head], [str(c) for c in middle], [str(c) for c in tail]
+
+
+def upside_down(cards: list[str], rules: rules13.RuleSet) -> Rows:
+    """The house way turned upside down: the strongest row at the head (mostly a foul)."""
+    head, middle, tail = house_way(cards, rules)
+    return tail[:3], middle, head + tail[3:]
 
 
 class ThirteenDealer(FaultInjection):
@@ -45,7 +63,9 @@ class ThirteenDealer(FaultInjection):
         elif phase == "DEALING":
             await self._thirteen_deal(proc)
         elif phase == "BANKER_ARRANGING":
-            await self.act("arrange_banker", rows_payload(house_way13(proc.seat_cards(0))))
+            await self.act(
+                "arrange_banker", rows_payload(house_way(proc.seat_cards(0), proc.rules))
+            )
         elif phase == "BANKER_ARRANGED":
             await self.act("open_banker")
         elif phase == "PLAYERS_ARRANGING":
@@ -63,30 +83,67 @@ class ThirteenDealer(FaultInjection):
         else:
             raise AutoplayError(f"no script for phase {phase}")
 
+    def _bet_units(self, proc: ThirteenProcedure) -> list[int]:
+        """The units a bet may be: the rule set's (Art. 11: 1, 2 or 3), within the table's
+        minimum and maximum; one unit a seat when each point is paid in money."""
+        if not proc.banker_game and proc.rules.stakes == "per-point":
+            return [1]
+        stakes = proc.stakes
+        allowed = [
+            units
+            for units in (proc.units or (1, 2, 3, 5, 10))
+            if stakes.floor <= units * stakes.unit
+            and (stakes.maximum is None or units * stakes.unit <= stakes.maximum)
+        ]
+        if not allowed:
+            raise AutoplayError("no bet of the rule set's units fits the table's limits")
+        return sorted(allowed)
+
     async def _thirteen_bets(self, proc: ThirteenProcedure) -> None:
         if not proc.bets:
             await self.strike("betting")
             if self.proc.phase != "BETTING":
                 return
-            players = self.rng.sample(PLAYERS, self.rng.randint(1, 4))
-            units = sorted(proc.units or (1, 2, 3))
-            for player in players:
+            units = self._bet_units(proc)
+            if proc.banker_game:
+                players = self.rng.sample(PLAYERS, self.rng.randint(1, 4))
+                seats: list[int | None] = [None] * len(players)
+            else:
+                # Each against each: one player a seat, two to four seats (seat 0 too).
+                seats = list(sorted(self.rng.sample(range(4), self.rng.randint(2, 4))))
+                players = self.rng.sample(PLAYERS, len(seats))
+            for player, fixed in zip(players, seats, strict=True):
+                # The draws in the order the script has always made them (a seeded run plays
+                # the same rounds): units, seat, whether the money is sent too, seated.
                 unit = self.rng.choice(units)
-                bet = {
-                    "player": player,
-                    "seat": self.rng.randint(1, 3),
-                    "amount": unit * self.rng.choice((100, 200, 500)),
-                    "units": unit,
-                    "seated": self.rng.random() < 0.8,
-                }
+                seat = self.rng.randint(1, 3) if fixed is None else fixed
+                with_amount = self.rng.choice((True, False, True))
+                bet: dict[str, object] = {"player": player, "seat": seat, "units": unit}
+                if with_amount:
+                    bet["amount"] = unit * proc.stakes.unit  # the money, as the units make it
+                bet["seated"] = self.rng.random() < 0.8
                 await self.act("place_bet", bet)
                 if self.proc.phase != "BETTING":
                     return
         if self.plan.violations:
+            one = proc.stakes.unit
+            if proc.banker_game:
+                await self.attempt(
+                    "place_bet",
+                    {"player": "P9", "seat": 0, "amount": one, "units": 1, "seated": True},
+                    "bet on the banker's seat",
+                )
+            else:
+                held = proc.bets[0]["seat"]
+                await self.attempt(
+                    "place_bet",
+                    {"player": "P9", "seat": held, "units": 1, "seated": True},
+                    "a second player on a seat",
+                )
             await self.attempt(
                 "place_bet",
-                {"player": "P9", "seat": 0, "amount": 100, "units": 1, "seated": True},
-                "bet on the banker's seat",
+                {"player": "P9", "seat": 1, "amount": one + 1, "units": 1, "seated": True},
+                "a bet's amount not its units' money",
             )
             highest = proc.highest_bettor()
             other = next(p for p in (*PLAYERS, "P9") if p != highest)
@@ -160,7 +217,16 @@ class ThirteenDealer(FaultInjection):
             if seat == late:
                 continue
             cards = proc.seat_cards(seat)
-            rows = foul_rows(cards) if self.plan.foul and seat == seats[0] else house_way13(cards)
+            advisers = [
+                b["player"]
+                for b in proc.bets
+                if b["seat"] == seat and b["player"] != proc.holder(seat)
+            ]
+            if advisers and self.plan.violations:
+                # Art. 5: another bettor on the seat advises its holder; the dealer records it.
+                await self.act("advise_holder", {"player": advisers[0], "seat": seat})
+            foul = self.plan.foul and seat == seats[0]
+            rows = upside_down(cards, proc.rules) if foul else house_way(cards, proc.rules)
             await self.act("enter_arrangement", {"seat": seat, **rows_payload(rows)})
         if late is not None and proc.phase == "PLAYERS_ARRANGING":
             if self.clock is None:
@@ -170,6 +236,6 @@ class ThirteenDealer(FaultInjection):
             if self.plan.violations:
                 await self.attempt(
                     "enter_arrangement",
-                    {"seat": late, **rows_payload(house_way13(proc.seat_cards(late)))},
+                    {"seat": late, **rows_payload(house_way(proc.seat_cards(late), proc.rules))},
                     "arrangement after the bell",
                 )

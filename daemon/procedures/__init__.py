@@ -16,6 +16,7 @@ from daemon.config import ConfigError
 if TYPE_CHECKING:
     from daemon.config import TableConfig
     from daemon.procedures.base import Procedure
+    from daemon.procedures.stakes import Stakes
 
 
 def build(config: TableConfig) -> Procedure:
@@ -38,14 +39,31 @@ def build(config: TableConfig) -> Procedure:
         )
     devices = tuple(d for d in game.devices if d in configured)
     if config.game == "paigow":
-        return paigow_procedure(config, devices)
+        procedure = paigow_procedure(config, devices)
+        procedure.stakes = table_stakes(config)  # bets in table units (procedures/stakes.py)
+        return procedure
     return thirteen_procedure(config, devices)
+
+
+def table_stakes(config: TableConfig) -> Stakes:
+    """The table's unit of money and limits (`[table]` unit, currency, min_bet, max_bet)."""
+    from daemon.procedures.stakes import Stakes  # noqa: PLC0415
+
+    return Stakes(config.unit, config.currency, config.min_bet, config.max_bet)
 
 
 def thirteen_procedure(config: TableConfig, devices: tuple[str, ...]) -> Procedure:
     from daemon.procedures.thirteen import ThirteenProcedure  # noqa: PLC0415 - one game only
 
-    return ThirteenProcedure(config.table_id, ruleset=config.ruleset, devices=devices)
+    return ThirteenProcedure(
+        config.table_id,
+        ruleset=config.ruleset,
+        devices=devices,
+        stakes=table_stakes(config),
+        rules=config.rules,
+        shaker=config.shaker,
+        timer_in_hold=config.timer_in_hold,
+    )
 
 
 def paigow_procedure(config: TableConfig, devices: tuple[str, ...]) -> Procedure:

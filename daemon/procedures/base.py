@@ -56,6 +56,7 @@ from daemon.procedures.payload import (
     text,
 )
 from daemon.procedures.spec import ROLES, Action
+from daemon.procedures.stakes import Stakes
 
 __all__ = [
     "HOUSE_DICE",
@@ -110,6 +111,8 @@ class Procedure(WithOverrides):
             "faults": copy.deepcopy(self.faults),
             "invalid_shakes": self.invalid_shakes,
             "override": copy.deepcopy(self.override),
+            # The table's unit of money, currency and limits, for whoever shows an amount.
+            "stakes": None if self.stakes is None else self.stakes.as_dict(),
             **self._game_snapshot(),
         }
 
@@ -130,6 +133,21 @@ class Procedure(WithOverrides):
     def _seat(self, payload: Mapping[str, Any], key: str, article: str) -> int:
         """The seat a bet names under `key`, refused if players do not bet on it."""
         raise NotImplementedError
+
+    # ---- bets in table units (daemon.procedures.stakes) ---------------------------------------
+
+    # The table's unit of money and its limits, from its config (`daemon.procedures.build`);
+    # None (a procedure built bare, in a test): bets are not checked against them.
+    stakes: Stakes | None = None
+
+    def _admit_checked(
+        self, action: str, actor: str, payload: Mapping[str, Any], now: float
+    ) -> None:
+        super()._admit_checked(action, actor, payload, now)
+        if action == "place_bet" and self.stakes is not None:
+            spec = type(self).ACTIONS[action]
+            amount = (spec.params or {}).get("amount")
+            self.stakes.bet_amount(payload, (amount and amount.article) or spec.article)
 
     # ---- equipment, bets (what both games write the same) -------------------------------------
 

@@ -122,9 +122,11 @@ THIRTEEN_ARTICLES = (
         "banker, names the first seat; cards go face down, one at a time counter-clockwise, "
         "until each seat has 13.",
         "enforced",
-        reason="Decision: 「投注额最高的闲家」 has no 'seated' condition; the table prefers the "
-        "highest bettor who holds a seat (as Art. 5 does), the highest of all when none is "
-        "seated; ties go to the earlier bet. The shoe reader's order is the deal's order.",
+        reason="Decision: 「投注额最高的闲家」 has no 'seated' condition; by default the table "
+        "prefers the highest bettor who holds a seat (as Art. 5 does), the highest of all when "
+        'none is seated; a house setting (`[table] shaker = "highest"`) takes the highest '
+        "bettor seated or standing. Ties go to the earlier bet. The shoe reader's order is the "
+        "deal's order.",
     ),
     Article(
         _m("2(c)"),
@@ -150,7 +152,9 @@ THIRTEEN_ARTICLES = (
         reason="No player arrangement is taken before the banker opens; the table's clock is "
         "the authority for the five minutes and the bell rings at its end. Touching the cards "
         "is seen by the dealer, not the table. Decision: the five minutes pause while the table "
-        "is held (HOLD), since players cannot act then (a house setting to revisit, issue 13).",
+        "is held (HOLD), since players cannot act then; a house setting "
+        '(`[table] timer_in_hold = "running"`) lets them run on, the bell counting, and a seat '
+        "not done when the table resumes after them is late.",
     ),
     Article(
         _m("3"),
@@ -160,9 +164,12 @@ THIRTEEN_ARTICLES = (
         "a round, never leave the table with cards or hold another seat's cards.",
         "enforced",
         reason="Bets go on seats 1-3 (seat 0 is the banker's); a move after the shake is "
-        "refused (Art. 2(c)); an arrangement is taken only for a seat with a bet.",
-        gap="「不得持牌离开赌桌或持其他门的牌」 has no step, not even a recorded dealer step "
-        "(issue 13 item 2); the table cannot see a player's hands.",
+        "refused (Art. 2(c)); an arrangement is taken only for a seat with a bet. "
+        "「不得持牌离开赌桌或持其他门的牌」: the table cannot see a hand leave, so the dealer "
+        "records it (`cards_away`: who, which seat's cards, left the table or held another "
+        "seat's), from the deal to the settlement; a supervisor may then void the round. "
+        "Decision: the text sets no consequence, so the table records and does not settle "
+        "differently.",
     ),
     Article(
         _m("4"),
@@ -186,9 +193,10 @@ THIRTEEN_ARTICLES = (
         "enforced",
         reason="The holder is computed from the bets and journaled when the bets close. "
         "Decision: when no bettor of the seat is seated, the highest bettor holds; ties go to "
-        "the earlier bet.",
-        gap="Advising the holder (「可向持牌者建议如何排牌」) is conversation between players, "
-        "with no place in the system, not even a recorded step (issue 13 item 2).",
+        "the earlier bet. Advising the holder (「可向持牌者建议如何排牌」) is recorded by the "
+        "dealer (`advise_holder`) once the players may look at their cards (after the banker "
+        "opens, Art. 2(d)), and refused unless the adviser bets on that seat and does not "
+        "hold it.",
     ),
     Article(
         _m("6"),
@@ -243,11 +251,12 @@ THIRTEEN_ARTICLES = (
         "闲家得以一注、二注或三注下注，胜出的闲家所获奖金为其所下的注的半数，且须“抽水”2%",
         "A player bets 1, 2 or 3 units; a winner's prize is half the bet, less 2 % commission.",
         "enforced",
-        reason="Bets of other units are refused at the table. Decision: the prize's reading is "
-        "a rule setting (`prize`: half the bet by default; docs/rules.md), the commission is "
-        "rounded down to the money step in the player's favour.",
-        gap="A bet's units have no effect on its amount, which has no bound: no unit value, "
-        "table minimum or maximum yet (issue 13 item 2).",
+        reason="A bet is 1, 2 or 3 units of the table's unit value (`[table] unit`, "
+        "`currency`); its money follows from them, an amount that is not theirs is refused, "
+        "and so is a bet outside the table's `min_bet` and `max_bet` (the house's). Decision: "
+        "the prize's reading is a rule setting (`prize`: half the bet by default; "
+        "docs/rules.md), the commission is rounded down to the money step in the player's "
+        "favour.",
     ),
 )
 
@@ -543,9 +552,9 @@ HK_ARTICLES = (
         "fouled (擺烏龍), and a foul pays in full.",
         "enforced",
         reason="Fouls are found by the rules engine; two fouled sides push (全賠 each way). "
-        "Way 2 repeats it; way 3 calls it 相公.",
-        gap="「必須小於」 reads strictly, yet the HK rule sets let equal rows stand by default "
-        "(setting `equal_rows_foul`; issue 13 item 2).",
+        "「必須小於」 reads strictly: in every HK rule set two equal rows are a foul (setting "
+        "`equal_rows_foul`, true there; Art. 7's 「从小至大」 lets them stand in macau-1989). "
+        "Way 2 repeats it; way 3 calls it 相公 (「第一墩＜第二墩＜第三墩」).",
         also=(_m("7"),),
         marks=("必須小於", "全賠"),
     ),
@@ -609,8 +618,12 @@ HK_ARTICLES = (
         _hk("way 2 four against each other"),
         "四人中一人為莊家（也可以四人对比）",
         "One of four is the banker, or the four play each against each.",
-        "missing",
-        reason="No rule set plays way 2's four-against-each-other yet (issue 13 item 2).",
+        "enforced",
+        reason="The rule set `hk-four`: no banker, one player a seat (seat 0 too), each seat "
+        "settled against each other with way 2's rows and special hands, in money at the "
+        "table's unit per unit of difference (or a pot). Decision: with no banker, equal rows "
+        "push and of two special hands the larger wins (as way 3); 由莊家賠閒家 needs a banker.",
+        marks=("四人对比",),
     ),
     Article(
         _hk("way 2 odds"),
@@ -635,18 +648,23 @@ HK_ARTICLES = (
         _hk("way 3 stakes"),
         "首先制定金額：1分×元，也可以×分1元。另：也可以使用下注玩法，分數最高者贏得底池",
         "The money of a point is agreed first; or the highest score takes a pot.",
-        "missing",
-        reason="No money per point and no pot variant yet: `hk-points` scores points only "
-        "(issue 13 item 2).",
+        "enforced",
+        reason='A rule setting `stakes`: "per-point" (1分×元: a point is the table\'s unit '
+        "of money, `points_per_unit` points a unit for ×分1元; a seat is taken with one unit) "
+        'or "pot" (each seat\'s bet goes into the pot). Decision: money per point is paid '
+        "pair by pair, rounded toward zero to the cent; equal highest scores share the pot, "
+        "the odd cents to the first of them counter-clockwise from seat 0.",
+        marks=("1分×元", "分數最高者贏得底池"),
     ),
     Article(
         _hk("way 3 scoring"),
         "每墩分開計分，4人分別比牌，贏一個人加1分，輸一個人扣1分，平手0分",
         "Each row is scored apart, each player against each: +1 a win, -1 a loss, 0 a tie.",
         "enforced",
-        gap="The table refuses `hk-points` at start-up: only the rules engine plays it "
-        "(issue 13 item 2).",
-        marks=("算分 5",),
+        reason="Played at the table: one player a seat, two to four seats, every seat arranges "
+        "after the deal within the five minutes (no banker opens). Decision: a seat late at "
+        "the bell loses every row to every other seat as a foul does (Art. 2(d)).",
+        marks=("算分 5", "4人分別比牌"),
     ),
     Article(
         _hk("way 3 bonus"),

@@ -244,7 +244,7 @@ def test_a_tilt_mid_deal_on_the_real_table_and_who_signs_in_then(real_table: str
             page.click("[data-action=load_shoe]")
             expect(phase).to_contain_text("Betting")
             bet: dict[str, str | bool] = {"player": "P1", "seat": "1", "amount": "300"}
-            bet |= {"units": "1", "seated": True}
+            bet |= {"units": "3", "seated": True}
             submit_form(page, "place_bet", bet)
             submit_form(page, "shake_dice", {"player": "P1"})
             expect(phase).to_contain_text("Dealing")

@@ -175,7 +175,7 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
                         "player": player,
                         "seat": seat,
                         "amount": amount,
-                        "units": "1",
+                        "units": str(int(amount) // 100),  # Art. 11: units of 100 MOP
                         "seated": True,
                     },
                 )

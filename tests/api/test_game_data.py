@@ -186,4 +186,4 @@ def test_openapi_describes_each_actions_parameters(game: str, tokens_file: Path)
             assert field["title"] == param.label_en
             assert param.label_zh in field["description"]
     bets = components["Payload_place_bet"]["properties"]["seat"]
-    assert (bets["minimum"], bets["maximum"]) == ((1, 3) if game == "thirteen" else (0, 7))
+    assert (bets["minimum"], bets["maximum"]) == ((0, 3) if game == "thirteen" else (0, 7))

@@ -55,7 +55,7 @@ def test_act_action_help_lists_the_parameters_the_game_declares(action: str) -> 
 def test_act_help_without_an_action_lists_every_action() -> None:
     result = tabled("act", "--help")
     assert result.returncode == 0
-    assert "place_bet player=<str ≤64> seat=<int 1..3>" in result.stdout
+    assert "place_bet player=<str ≤64> seat=<int 0..3> units=<int 1..100>" in result.stdout
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))

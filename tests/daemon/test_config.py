@@ -55,7 +55,17 @@ BAD = [
     ({"table": {"id": "T 01"}}, "table.id: 'T 01': 1-64 letters"),
     ({"table": {"id": 1}}, "table.id: input should be a valid string, got 1"),
     ({"table": {"ruleset": "macau-2024"}}, "table.ruleset: 'macau-2024' is not a thirteen rule"),
-    ({"table": {"ruleset": "hk-points"}}, "table.ruleset: 'hk-points' has no banker"),
+    ({"table": {"unit": 0}}, "table.unit: 0 (the money of one unit is at least 1)"),
+    ({"table": {"currency": "mop"}}, "table.currency: 'mop' is not an ISO 4217 code"),
+    ({"table": {"min_bet": 150}}, "table.min_bet: 150 is not a whole number of units of 100"),
+    ({"table": {"min_bet": 500, "max_bet": 300}}, "table.max_bet: 300 is below the minimum 500"),
+    ({"table": {"shaker": "anyone"}}, "table.shaker: input should be 'seated-first' or 'highest'"),
+    ({"rules": {"equal_rows": True}}, "rules: unknown setting 'equal_rows'"),
+    ({"rules": {"stakes": "jackpot"}}, "rules: setting stakes must be one of"),
+    (
+        {"table": {"ruleset": "hk-points", "min_bet": 200}},
+        "table.min_bet: 200 is above one unit (100); with money per point",
+    ),
     (
         {"table": {"game": "paigow", "ruleset": "macau-2024"}, "devices": THIRTEEN_DEVICES},
         "table.ruleset: 'macau-2024' is not a paigow rule set (known: macau-1990",

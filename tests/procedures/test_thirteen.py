@@ -142,8 +142,10 @@ def test_the_highest_seated_bettor_shakes_and_bets_close_at_the_shake() -> None:
         table, bet, {"player": "X", "seat": 1, "amount": 5, "units": 4, "seated": True}
     ) == (f"{ART} 11")
     thirteen_bets(table)
-    table.ok(bet, DEALER, {"player": "S", "seat": 3, "amount": 900, "units": 1, "seated": False})
+    table.ok(bet, DEALER, {"player": "S", "seat": 3, "amount": 300, "units": 3, "seated": False})
+    table.ok(bet, DEALER, {"player": "S", "seat": 2, "units": 3, "seated": False})
     assert table.proc.snapshot()["seats"][3]["holder"] == "S"  # no seated bettor on seat 3
+    assert table.proc.snapshot()["seats"][2]["holder"] == "P3"  # P3 is seated
     table.ok("move_bet", DEALER, {"player": "P3", "from_seat": 2, "to_seat": 3})
     table.ok("withdraw_bet", DEALER, {"player": "P3", "seat": 3})
     table.ok(bet, DEALER, {"player": "P3", "seat": 2, "amount": 200, "units": 2, "seated": True})
@@ -352,11 +354,14 @@ def test_all_arranged_before_the_bell_stops_it() -> None:
     assert len(stops) == 1 and stops[0].device == "timer_bell"
 
 
-def test_rulesets_without_a_banker_are_refused_at_start_up() -> None:
-    with pytest.raises(ValueError, match="banker"):
-        ThirteenProcedure(ruleset="hk-points")
+def test_an_unknown_ruleset_or_setting_is_refused_at_start_up() -> None:
     with pytest.raises(ValueError, match="nosuch"):
         ThirteenProcedure(ruleset="nosuch")
+    with pytest.raises(ValueError, match="shaker"):
+        ThirteenProcedure(shaker="anyone")
+    with pytest.raises(ValueError, match="unknown setting"):
+        ThirteenProcedure(rules={"nosuch": 1})
+    assert not ThirteenProcedure(ruleset="hk-points").banker_game
 
 
 @given(seed=st.integers(0, 10_000), total=st.integers(4, 24))

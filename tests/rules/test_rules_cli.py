@@ -141,7 +141,13 @@ def test_house_way_sets_a_special_hand_and_names_it() -> None:
 def test_rulesets_lists_every_rule_set_with_its_settings() -> None:
     code, out = run("thirteen", "rulesets")
     assert code == 0
-    assert [line["name"] for line in out] == ["macau-1989", "hk-common", "hk-extended", "hk-points"]
+    assert [line["name"] for line in out] == [
+        "macau-1989",
+        "hk-common",
+        "hk-extended",
+        "hk-points",
+        "hk-four",
+    ]
     assert out[0]["units"]["middle"]["straight_flush"] == 10 and out[0]["bets"] == [1, 2, 3]
 
 

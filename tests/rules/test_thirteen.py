@@ -73,11 +73,15 @@ def test_a_middle_larger_than_the_tail_is_a_foul() -> None:
 
 @pytest.mark.article("51/89/M", "7")
 @pytest.mark.article("003", "way 1 foul")
-def test_equal_rows_are_not_a_foul_unless_the_setting_says_so() -> None:
+def test_equal_rows_are_a_foul_in_the_hong_kong_ways_only() -> None:
     rows = hand("2c 3d 5h", "6c 7d 8h 9c Td", "6s 7s 8d 9h Th")  # two equal straights
-    assert not is_foul(*rows)
+    assert not is_foul(*rows)  # Art. 7 「从小至大」
     strict = thirteen.ruleset("macau-1989", equal_rows_foul=True)
     assert is_foul(*rows, ruleset=strict)
+    # 003: 「頭必須小於二道，二道必須小於尾」 (way 3: 「第一墩＜第二墩＜第三墩」).
+    for name in ("hk-common", "hk-extended", "hk-points", "hk-four"):
+        assert is_foul(*rows, ruleset=name), name
+        assert not is_foul(*rows, ruleset=thirteen.ruleset(name, equal_rows_foul=False))
 
 
 @pytest.mark.article("51/89/M", "7")
@@ -425,3 +429,29 @@ def test_the_money_follows_the_outcome(deck: tuple[Card, ...], name: str, bet: i
     assert (result.player_units > result.banker_units) == (result.outcome == "player") or (
         name == "macau-1989" and result.foul == "both"
     )
+
+
+@pytest.mark.article("003", "way 2 four against each other")
+def test_four_against_each_other_has_no_banker_ties_push_and_the_larger_special_wins() -> None:
+    tied = thirteen.settle(
+        ("2c 3d 5h", "Jc Jd Qh Qc Kd", "6c 7d 8h 9c Td"),
+        ("2s 3h 5d", "Js Jh Qs Qd Ks", "6s 7s 8d 9h Th"),
+        "hk-four",
+    )
+    assert [r.winner for r in tied.rows] == ["push", "push", "push"] and tied.outcome == "push"
+    dragon = ("As 2d 3c", "4h 5s 6d 7c 8h", "9s Td Jc Qh Kd")  # 一條龍: 36
+    six_pairs = ("Kc 2c 2h", "3h 3s 4c 4d 5c", "5d 6c 6h 7d 7h")  # 六對半: 6
+    assert thirteen.settle(six_pairs, dragon, "hk-four").player_units == 36
+    assert thirteen.settle(dragon, six_pairs, "hk-four").banker_units == 36
+
+
+@pytest.mark.article("51/89/M", "2(d)")
+@pytest.mark.article("003", "way 3 scoring", "way 3 shoot")
+def test_a_hand_late_at_the_bell_loses_every_row_to_every_other_seat() -> None:
+    played = ("2c 3d 5h", "Jc Jd Qh Qc Kd", "6c 7d 8h 9c Td")
+    result = thirteen.settle(played, None, "hk-points")
+    assert result.foul == "player" and result.shot == "banker"
+    assert [r.winner for r in result.rows] == ["banker"] * 3
+    table = thirteen.table_points([played, None, None], "hk-points")
+    assert table.points[1] == table.points[2] and table.points[0] == -2 * table.points[1]
+    assert (1, 2) not in table.pairs  # two late hands are even

@@ -113,7 +113,7 @@ def play_a_round(dealer: Dealer, ruleset: str, groups: list[list[str]]) -> None:
     dealer.ok("move_stacks", by="player", player="P1", one_hand=True)
     dealer.ok("move_stacks", by="banker", player="B", one_hand=True)
     dealer.ok("place_bet", player="P1", seat=1, amount=100)
-    dealer.ok("place_bet", player="P2", seat=2, amount=50)
+    dealer.ok("place_bet", player="P2", seat=2, amount=200)  # whole units of 100
     dealer.ok("place_stake", amount=1000)
     dealer.ok("co_bank", player="P9", amount=500)
     assert dealer.refused("shake_dice", player="B")["article"] == "Portaria 15/90/M Art. 5(3)"

@@ -226,7 +226,16 @@ ACTIONS: dict[str, Action] = actions(
         "a player's bet on a door",
         label_en="Place bet",
         label_zh="下注",
-        params={"player": player(), "seat": _door(article=ART_3_2), "amount": amount()},
+        params={
+            "player": player(),
+            "seat": _door(article=ART_3_2),
+            # A whole number of the table's units, within its minimum and maximum (the text
+            # names no unit: daemon/procedures/stakes.py); `units`, when given, must agree.
+            "amount": amount(),
+            "units": Param(
+                "int", required=False, minimum=1, maximum=10**6, label_en="Units", label_zh="注數"
+            ),
+        },
     ),
     Action(
         "withdraw_bet",

@@ -16,8 +16,11 @@ by any player, or by the dealer when no player will, with one hand and at least 
 
 Art. 3 and 5: players bet on the three players' seats of the four (the fourth is the banker's);
 several may bet on one seat, and the highest bettor who holds a seat at the table holds the
-cards (`place_bet`, `withdraw_bet`, `move_bet`). Art. 2(b): the highest bettor at the table
-shakes the dice (`shake_dice`); the bets close at the shake (Art. 2(c)): any bet, withdrawal or
+cards (`place_bet`, `withdraw_bet`, `move_bet`). Art. 11: a bet is one, two or three units
+(一注、二注或三注) of the table's unit value, its money follows from them, and the table's
+minimum and maximum hold (`daemon.procedures.stakes`). Art. 2(b): the highest bettor at the
+table shakes the dice (`shake_dice`; who shakes when the highest bettor stands is the table's
+`shaker` setting); the bets close at the shake (Art. 2(c)): any bet, withdrawal or
 move after it is refused. The shaker's result (`dice_landed`) is never edited. The first seat
 is counted from the banker counter-clockwise by the dice total, and the cards go one at a time
 counter-clockwise until each of the four seats has 13, whatever the number of players; each card
@@ -36,6 +39,16 @@ authority (`timer_expired`); a player not done when it rings loses the round. Ar
 arrangement is entered (`enter_arrangement`), fouls are found and the round is settled by the
 rules engine (`settle_round`).
 
+Art. 3: a player may not leave the table holding cards nor hold another seat's cards; the
+table cannot see hands, so the dealer records it when it happens (`cards_away`). Art. 5: the
+other bettors on a seat may advise its holder how to arrange; the dealer records who advised
+(`advise_holder`), refused unless the adviser bets on that seat and does not hold it.
+
+Without a banker (003: `hk-points`, way 3; `hk-four`, way 2's 「四人对比」) the four seats are
+players' (seat 0 too), one player a seat; after the deal every played seat arranges within
+the five minutes, and each is settled against each other seat in points (money per point, or
+a pot the highest score takes: the rule set's `stakes`).
+
 The procedure that plays it is `procedure.py`; the settlement of a round, `settle.py`.
 """
 
@@ -51,7 +64,6 @@ from daemon.procedures.spec import (
     Param,
     PhaseText,
     actions,
-    amount,
     one_hand,
     player,
     seat,
@@ -69,6 +81,9 @@ ART_5 = f"{REGULATION} Art. 5"
 ART_7 = f"{REGULATION} Art. 7"
 ART_7_11 = f"{REGULATION} Art. 7-11"
 ART_11 = f"{REGULATION} Art. 11"
+# The Hong Kong ways (seed 003) cited by their clause, as the trace catalogue names them.
+HK_SCORING = "003 way 3 scoring"
+HK_STAKES = "003 way 3 stakes"
 
 # Art. 1 names this equipment; a table without it does not start.
 REQUIRED_DEVICES = ("shuffler", "shoe_reader", "dice_shaker")
@@ -144,7 +159,10 @@ _ROWS = {
     "middle": _row(5, "Middle (5)", "中道"),
     "tail": _row(5, "Tail (5)", "尾道"),
 }
-_SEAT = seat(1, 3, "Seat", "門")
+# Seats 0-3: seat 0 is the banker's in a game with a banker (refused there, Art. 3), a
+# player's in one without (003 way 3, 「4人分別比牌」).
+_SEAT = seat(0, 3, "Seat", "門")
+_AWAY = ("left_table", "other_seat")
 DEALER, SUPERVISOR, DEVICE, SYSTEM = (
     frozenset({"dealer"}),
     frozenset({"supervisor"}),
@@ -238,9 +256,19 @@ ACTIONS: dict[str, Action] = actions(
         params={
             "player": player(),
             "seat": _SEAT,
-            "amount": amount(),
             "units": Param(
                 "int", minimum=1, maximum=100, label_en="Units", label_zh="注數", article=ART_11
+            ),
+            # The money follows from the units and the table's unit value; when given it must
+            # be that (`daemon.procedures.stakes`).
+            "amount": Param(
+                "int",
+                required=False,
+                minimum=1,
+                maximum=10**12,
+                label_en="Amount",
+                label_zh="金額",
+                article=ART_11,
             ),
             "seated": Param("bool", label_en="Seated", label_zh="在座", article=ART_5),
         },
@@ -263,8 +291,8 @@ ACTIONS: dict[str, Action] = actions(
         label_zh="移注",
         params={
             "player": player(),
-            "from_seat": seat(1, 3, "From seat", "原門"),
-            "to_seat": seat(1, 3, "To seat", "新門"),
+            "from_seat": seat(0, 3, "From seat", "原門"),
+            "to_seat": seat(0, 3, "To seat", "新門"),
         },
     ),
     Action(
@@ -358,6 +386,33 @@ ACTIONS: dict[str, Action] = actions(
         params={"seat": _SEAT, **_ROWS},
     ),
     Action(
+        "advise_holder",
+        DEALER,
+        ART_5,
+        "another bettor on the seat advises its holder",
+        label_en="Holder advised",
+        label_zh="同門建議排牌",
+        params={"player": player("Adviser", "建議者"), "seat": _SEAT},
+    ),
+    Action(
+        "cards_away",
+        DEALER,
+        ART_3,
+        "a player left the table with cards, or holds another seat's",
+        label_en="Cards away",
+        label_zh="持牌離枱/持他門牌",
+        params={
+            "player": player(),
+            "seat": _SEAT,
+            "what": Param(
+                "str",
+                choices=_AWAY,
+                label_en="Left the table / other seat's cards",
+                label_zh="離枱 / 他門牌",
+            ),
+        },
+    ),
+    Action(
         "timer_expired",
         SYSTEM,
         ART_2D,
@@ -409,6 +464,13 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.TILT, "conditions": "dice_failed"},
     {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.SHAKING},
     {"trigger": "card_read", "source": P.DEALING, "dest": P.TILT, "conditions": "shoe_faulted"},
+    # Without a banker (003 way 3, 「四人对比」) every seat arranges at once after the deal.
+    {
+        "trigger": "card_read",
+        "source": P.DEALING,
+        "dest": P.PLAYERS_ARRANGING,
+        "conditions": ["deal_complete", "no_banker"],
+    },
     {
         "trigger": "card_read",
         "source": P.DEALING,
@@ -423,6 +485,12 @@ TRANSITIONS: list[dict[str, Any]] = [
         "source": [P.DEALING, P.BANKER_ARRANGING, P.BANKER_ARRANGED],
         "dest": P.HAND_SHUFFLE,
         "conditions": VOIDED,
+    },
+    {
+        "trigger": "approve_override",
+        "source": P.DEALING,
+        "dest": P.PLAYERS_ARRANGING,
+        "conditions": ["deal_complete", "no_banker"],
     },
     {
         "trigger": "approve_override",
@@ -454,6 +522,19 @@ TRANSITIONS: list[dict[str, Any]] = [
     },
     {"trigger": "enter_arrangement", "source": P.PLAYERS_ARRANGING, "dest": P.PLAYERS_ARRANGING},
     {"trigger": "timer_expired", "source": P.PLAYERS_ARRANGING, "dest": P.SETTLING},
+    # Art. 5: advice is given once the players may look at their cards (Art. 2(d)).
+    {"trigger": "advise_holder", "source": P.PLAYERS_ARRANGING, "dest": P.PLAYERS_ARRANGING},
+    # Art. 3: from the deal to the settlement, the dealer records cards taken away.
+    *(
+        {"trigger": "cards_away", "source": phase, "dest": phase}
+        for phase in (
+            P.DEALING,
+            P.BANKER_ARRANGING,
+            P.BANKER_ARRANGED,
+            P.PLAYERS_ARRANGING,
+            P.SETTLING,
+        )
+    ),
     {"trigger": "settle_round", "source": P.SETTLING, "dest": P.ROUND_OVER},
     {"trigger": "start_round", "source": P.ROUND_OVER, "dest": P.HAND_SHUFFLE},
     *fault_transitions(

@@ -16,6 +16,7 @@ from daemon.procedures.faults import shuffle_fault
 from daemon.procedures.payload import Refused, dice_reading, flag, integer, need, text
 from daemon.procedures.records import Cut, DealtCard, Entered, Misread, Shuffle
 from daemon.procedures.spec import Action
+from daemon.procedures.stakes import Stakes
 from daemon.procedures.thirteen.game import (
     ACTIONS,
     ARRANGEMENT_SECONDS,
@@ -26,12 +27,15 @@ from daemon.procedures.thirteen.game import (
     ART_2D,
     ART_3,
     ART_4,
+    ART_5,
     ART_7,
     ART_11,
     BANKER_SEAT,
     BET_ACTIONS,
     DECK,
     DEVICES,
+    HK_SCORING,
+    HK_STAKES,
     REGULATION,
     ROW_SIZES,
     ROWS,
@@ -40,7 +44,7 @@ from daemon.procedures.thirteen.game import (
     P,
     Phase,
 )
-from daemon.procedures.thirteen.settle import highest_bettor, holder, settle_thirteen
+from daemon.procedures.thirteen.settle import highest_bettor, holder, settle_table, settle_thirteen
 from daemon.rules import thirteen as rules13
 from daemon.rules.cards import CardError, parse_card
 
@@ -48,7 +52,7 @@ from daemon.rules.cards import CardError, parse_card
 _STATE = (
     "identified opened shuffle cut bets bet_seq bets_closed shooter dice shakes "
     "first_seat order dealt voided_deals misread override redealing arrangements "
-    "banker_opened deadline timer_remaining late settlement"
+    "banker_opened deadline timer_remaining held_deadline late settlement advice away"
 )
 
 
@@ -59,7 +63,13 @@ class ThirteenProcedure(Procedure):
     TRANSITIONS: ClassVar[list[dict[str, Any]]] = TRANSITIONS
     ACTIONS: ClassVar[Mapping[str, Action]] = ACTIONS
     INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
-    CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id", "ruleset", "units", "devices")
+    CONFIG_ATTRS: ClassVar[tuple[str, ...]] = (
+        "table_id",
+        "ruleset",
+        "units",
+        "settings",
+        "devices",
+    )
     EQUIPMENT_ARTICLE: ClassVar[str] = ART_1
     # The state of play a checkpoint records (besides the engine's), by name.
     STATE: ClassVar[tuple[str, ...]] = tuple(_STATE.split())
@@ -71,17 +81,54 @@ class ThirteenProcedure(Procedure):
         table_id: str = "T01",
         ruleset: str = "macau-1989",
         devices: Sequence[str] = DEVICES,
+        *,
+        stakes: Stakes | None = None,
+        rules: Mapping[str, Any] | None = None,
+        shaker: str = "seated-first",
+        timer_in_hold: str = "paused",
     ) -> None:
-        rules = rules13.ruleset(ruleset)
-        if rules.scoring != "banker":
-            raise ValueError(f"{ruleset} has no banker; this procedure plays against the banker")
+        # Configuration, not state (a checkpoint records `settings`): kept private.
+        self._rules = rules13.ruleset(ruleset, **dict(rules or {}))
         self.ruleset = ruleset
-        self.units = rules.bets
+        self.units = self._rules.bets
+        self._stakes = stakes or Stakes()
+        if shaker not in ("seated-first", "highest"):
+            raise ValueError(f"shaker: {shaker!r} (seated-first or highest)")
+        if timer_in_hold not in ("paused", "running"):
+            raise ValueError(f"timer_in_hold: {timer_in_hold!r} (paused or running)")
+        self._shaker = shaker
+        self._timer_in_hold = timer_in_hold
+        # What the configuration set besides the rule set's name (a checkpoint records it).
+        self.settings = {
+            "rules": copy.deepcopy(dict(rules or {})),
+            "stakes": self.stakes.as_dict(),
+            "shaker": shaker,
+            "timer_in_hold": timer_in_hold,
+        }
         self.devices = tuple(devices)
         self.identified: dict[str, dict[str, Any]] = {}
         self.opened = False
         self._new_round_state()
         super().__init__(table_id)
+
+    @property
+    def rules(self) -> rules13.RuleSet:
+        """The rule set played, with the table's `[rules]` settings."""
+        return self._rules
+
+    @property
+    def banker_game(self) -> bool:
+        """Whether seats play against the banker (else each against each, 003 way 3 / 四人对比)."""
+        return self._rules.scoring == "banker"
+
+    @property
+    def stakes(self) -> Stakes:
+        """The table's unit of money and limits: the table's, or one unit of 100 MOP bare."""
+        return self._stakes
+
+    @stakes.setter
+    def stakes(self, value: Stakes | None) -> None:
+        self._stakes = value or Stakes()
 
     def _new_round_state(self) -> None:
         self.shuffle: Shuffle | None = None
@@ -104,8 +151,13 @@ class ThirteenProcedure(Procedure):
         self.banker_opened = False
         self.deadline: float | None = None
         self.timer_remaining: float | None = None
+        # The deadline kept while the table is held when the five minutes run on in a HOLD.
+        self.held_deadline: float | None = None
         self.late: list[int] = []
         self.settlement: list[dict[str, Any]] | None = None
+        # Art. 5 (who advised which holder) and Art. 3 (cards taken away), as the dealer saw.
+        self.advice: list[dict[str, Any]] = []
+        self.away: list[dict[str, Any]] = []
 
     # ---- conditions (read after the action's effects) ---------------------------------------
 
@@ -127,13 +179,16 @@ class ThirteenProcedure(Procedure):
     def table_open(self, event: object) -> bool:
         return self.opened
 
+    def no_banker(self, event: object) -> bool:
+        return not self.banker_game
+
     # ---- seats and bets ---------------------------------------------------------------------
 
     def holder(self, seat: int) -> str | None:
         return holder(self.bets, seat)
 
     def highest_bettor(self) -> str | None:
-        return highest_bettor(self.bets)
+        return highest_bettor(self.bets, seated_first=self._shaker == "seated-first")
 
     def seat_cards(self, seat: int) -> list[str]:
         return [d["card"] for d in self.dealt if d["seat"] == seat]
@@ -197,13 +252,42 @@ class ThirteenProcedure(Procedure):
     # ---- bets -------------------------------------------------------------------------------
 
     def _seat(self, payload: Mapping[str, Any], key: str, article: str) -> int:
-        # The declared parameter bounds it to the players' seats 1-3 (seat 0 is the banker's).
-        return int(payload[key])
+        # The declared parameter bounds it to seats 0-3; seat 0 is the banker's when there is
+        # one (Art. 3: the four seats include the banker's, players bet on the other three).
+        seat = int(payload[key])
+        if seat == BANKER_SEAT and self.banker_game:
+            raise Refused(ART_3, "seat 0 is the banker's: players bet on seats 1-3")
+        return seat
 
     def _check_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = self._seat(payload, "seat", ART_3)
         units = payload["units"]
         if self.units is not None and units not in self.units:
             raise Refused(ART_11, f"a bet is {', '.join(map(str, self.units))} units, not {units}")
+        if not self.banker_game:
+            self._one_player_a_seat(payload["player"], seat)
+            if self._rules.stakes == "per-point" and units != 1:
+                raise Refused(
+                    HK_STAKES,
+                    "money per point (1分×元): a seat is taken with one unit, the points pay",
+                )
+
+    def _one_player_a_seat(self, player: str, seat: int) -> None:
+        """Each against each, a seat is one player's score and a player plays one seat
+        (003 way 3, 4人分別比牌)."""
+        for bet in self.bets:
+            if bet["seat"] == seat and bet["player"] != player:
+                raise Refused(HK_SCORING, f"seat {seat} is {bet['player']}'s: one player a seat")
+            if bet["seat"] != seat and bet["player"] == player:
+                raise Refused(HK_SCORING, f"{player} plays seat {bet['seat']}: one seat a player")
+
+    def _check_move_bet(self, payload: Mapping[str, Any], now: float) -> None:
+        super()._check_move_bet(payload, now)
+        if not self.banker_game:
+            target = self._seat(payload, "to_seat", ART_2C)
+            taken = next((b["player"] for b in self.bets if b["seat"] == target), None)
+            if taken is not None:
+                raise Refused(HK_SCORING, f"seat {target} is {taken}'s: one player a seat")
 
     def _apply_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
         old = self._find_bet(payload["player"], payload["seat"])
@@ -214,7 +298,8 @@ class ThirteenProcedure(Procedure):
             "seq": self.bet_seq,
             "player": payload["player"],
             "seat": payload["seat"],
-            "amount": payload["amount"],
+            # Art. 11: the money of the units at the table's unit value (checked on admission).
+            "amount": self.stakes.bet_amount(payload, ART_11),
             "units": payload["units"],
             "seated": payload["seated"],
         }
@@ -230,6 +315,8 @@ class ThirteenProcedure(Procedure):
             raise Refused(ART_2B, "no bets: the highest bettor shakes, and there is none")
         if player != highest:
             raise Refused(ART_2B, f"{highest} is the highest bettor and shakes, not {player}")
+        if not self.banker_game and len(self.played_seats()) < 2:
+            raise Refused(HK_SCORING, "each against each: at least two seats play")
 
     def _apply_shake_dice(self, payload: Mapping[str, Any], now: float) -> None:
         self.bets_closed = True
@@ -418,8 +505,13 @@ class ThirteenProcedure(Procedure):
         self.emit("banker.opened", deadline=self.deadline, **self.arrangements[BANKER_SEAT])
         self.command("timer_bell", "start", seconds=ARRANGEMENT_SECONDS)
 
+    def _start_timer(self, now: float) -> None:
+        self.deadline = now + ARRANGEMENT_SECONDS
+        self.emit("timer.started", deadline=self.deadline)
+        self.command("timer_bell", "start", seconds=ARRANGEMENT_SECONDS)
+
     def _check_enter_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
-        seat = payload["seat"]
+        seat = self._seat(payload, "seat", ART_3)
         if seat not in self.played_seats():
             raise Refused(ART_3, f"no bet on seat {seat}: its cards are not played")
         if seat in self.arrangements:
@@ -435,6 +527,40 @@ class ThirteenProcedure(Procedure):
             "arrangement.entered", seat=seat, holder=self.holder(seat), **self.arrangements[seat]
         )
 
+    # ---- Art. 5 advice, Art. 3 cards taken away (dealer's records) ------------------------
+
+    def _check_advise_holder(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = self._seat(payload, "seat", ART_5)
+        adviser = payload["player"]
+        if self._find_bet(adviser, seat) is None:
+            raise Refused(ART_5, f"{adviser} has no bet on seat {seat}: only its bettors advise")
+        if self.holder(seat) == adviser:
+            raise Refused(ART_5, f"{adviser} holds seat {seat}'s cards: the others advise")
+        if seat in self.arrangements:
+            raise Refused(ART_5, f"seat {seat} has already placed its arrangement")
+
+    def _apply_advise_holder(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = payload["seat"]
+        entry = {"seat": seat, "adviser": payload["player"], "holder": self.holder(seat)}
+        self.advice.append(entry)
+        self.emit("holder.advised", **entry)
+
+    def _check_cards_away(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = int(payload["seat"])
+        if payload["what"] == "other_seat" and self.holder(seat) == payload["player"]:
+            raise Refused(ART_3, f"{payload['player']} holds seat {seat}: those are their cards")
+
+    def _apply_cards_away(self, payload: Mapping[str, Any], now: float) -> None:
+        # Recorded for the pit: the table cannot see a hand leave; a supervisor may void.
+        entry = {
+            "seat": payload["seat"],
+            "player": payload["player"],
+            "what": payload["what"],
+            "holder": self.holder(payload["seat"]),
+        }
+        self.away.append(entry)
+        self.emit("cards.away", **entry)
+
     def _check_timer_expired(self, payload: Mapping[str, Any], now: float) -> None:
         if now < need(self.deadline):
             raise Refused(ART_2D, f"the five minutes end at {self.deadline}, not yet at {now}")
@@ -448,7 +574,12 @@ class ThirteenProcedure(Procedure):
     # ---- settlement -------------------------------------------------------------------------
 
     def _apply_settle_round(self, payload: Mapping[str, Any], now: float) -> None:
-        self.settlement = settle_thirteen(self.arrangements, self.bets, self.late, self.ruleset)
+        if self.banker_game:
+            self.settlement = settle_thirteen(self.arrangements, self.bets, self.late, self._rules)
+        else:
+            self.settlement = settle_table(
+                self.arrangements, self.bets, self.late, self._rules, self.stakes.unit
+            )
         self.emit("round.settled", settlement=copy.deepcopy(self.settlement))
 
     def _apply_start_round(self, payload: Mapping[str, Any], now: float) -> None:
@@ -463,19 +594,31 @@ class ThirteenProcedure(Procedure):
             # The reader is armed only while dealing is allowed: a card drawn after the deal,
             # or while the table is held, is out of phase.
             self.command("shoe_reader", "disarm")
+            if self.phase == P.PLAYERS_ARRANGING.name:
+                # No banker to open (003 way 3, 四人对比): the five minutes start at the deal's end.
+                self._start_timer(now)
         if self.phase == P.SETTLING.name:
             if not self.late:
                 self.command("timer_bell", "stop")  # every seat done before the bell
             self.deadline = None
 
     def _on_suspend(self, now: float) -> None:
-        # The five minutes do not run while the table is held: the players cannot act.
-        if self.deadline is not None and self.phase == P.PLAYERS_ARRANGING.name:
-            self.timer_remaining = max(self.deadline - now, 0.0)
-            self.deadline = None
-            self.command("timer_bell", "stop")
+        if self.deadline is None or self.phase != P.PLAYERS_ARRANGING.name:
+            return
+        if self._timer_in_hold == "running":
+            # The house lets the five minutes run on (`timer_in_hold = "running"`): the bell
+            # keeps counting, and a seat not done when the table resumes after it rang is late.
+            self.held_deadline, self.deadline = self.deadline, None
+            return
+        # By default the five minutes do not run while the table is held: the players hold
+        # their cards but cannot place an arrangement.
+        self.timer_remaining = max(self.deadline - now, 0.0)
+        self.deadline = None
+        self.command("timer_bell", "stop")
 
     def _on_resume(self, phase: str, now: float) -> None:
+        if self.held_deadline is not None:
+            self.deadline, self.held_deadline = self.held_deadline, None
         if self.timer_remaining is not None:
             self.deadline = now + self.timer_remaining
             self.command("timer_bell", "start", seconds=self.timer_remaining)
@@ -508,8 +651,10 @@ class ThirteenProcedure(Procedure):
             seats.append(
                 {
                     "seat": seat,
-                    "banker": seat == BANKER_SEAT,
-                    "holder": None if seat == BANKER_SEAT else self.holder(seat),
+                    "banker": seat == BANKER_SEAT and self.banker_game,
+                    "holder": None
+                    if seat == BANKER_SEAT and self.banker_game
+                    else self.holder(seat),
                     "cards": self.seat_cards(seat),
                     "arrangement": copy.deepcopy(self.arrangements.get(seat)),
                     "late": seat in self.late,
@@ -517,6 +662,7 @@ class ThirteenProcedure(Procedure):
             )
         return {
             "ruleset": self.ruleset,
+            "scoring": self._rules.scoring,
             "devices": copy.deepcopy(self.identified),
             "opened": self.opened,
             "shuffle": copy.deepcopy(self.shuffle),
@@ -533,7 +679,13 @@ class ThirteenProcedure(Procedure):
             "redealing": self.redealing,
             "seats": seats,
             "banker_opened": self.banker_opened,
-            "timer": {"deadline": self.deadline, "paused_remaining": self.timer_remaining},
+            "timer": {
+                "deadline": self.deadline,
+                "paused_remaining": self.timer_remaining,
+                "held_deadline": self.held_deadline,
+            },
+            "advice": copy.deepcopy(self.advice),
+            "away": copy.deepcopy(self.away),
             "settlement": copy.deepcopy(self.settlement),
         }
 

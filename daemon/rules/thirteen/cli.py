@@ -172,6 +172,8 @@ def _rulesets_json() -> list[dict[str, Any]]:
                 "bets": list(rules.bets) if rules.bets is not None else None,
                 "prize": rules.prize,
                 "commission": str(rules.commission),
+                "stakes": rules.stakes,
+                "points_per_unit": rules.points_per_unit,
                 "bonus": {row: dict(table) for row, table in rules.bonus.items()},
                 "shoot_multiplier": rules.shoot_multiplier,
                 "home_run_multiplier": rules.home_run_multiplier,

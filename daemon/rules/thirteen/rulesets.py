@@ -6,7 +6,13 @@
 - ``hk-extended``: 003, the second way (玩法2): the same rows, twelve special hands with their
   units, the "三或四注" alternatives as settings.
 - ``hk-points``: 003, the third way (玩法3): four players each against each, +1/-1 per row, the
-  bonus points, 打枪 and 全垒打, special hands outside the comparison.
+  bonus points, 打枪 and 全垒打, special hands outside the comparison; the money of a point
+  (「1分×元」) or a pot the highest score takes (「分數最高者贏得底池」): ``stakes``.
+- ``hk-four``: 003, the second way played 「四人对比」: no banker, each seat against each other
+  seat with the second way's rows and special hands.
+
+The Hong Kong ways all say 「必須小於」 (way 3: 「第一墩＜第二墩＜第三墩」): two equal rows are a
+foul there (``equal_rows_foul``); Art. 7's 「从小至大」 lets them stand in ``macau-1989``.
 
 Every reading the texts leave open is a field here, documented in docs/rules.md with its
 article; ``ruleset(name, **settings)`` gives a named rule set with some settings changed.
@@ -87,7 +93,8 @@ class RuleSet:
     name: str
     source: str
     # "banker": each player against the banker (000, 003 ways 1-2); "points": each against
-    # each, +1/-1 a row (003 way 3).
+    # each, +1/-1 a row (003 way 3); "versus": each against each with the rows' units and no
+    # banker (003 way 2, 「也可以四人对比」).
     scoring: str = "banker"
     # "all-cards": rank by every compared card; "top-card": category, then only the highest
     # compared card (003: "只比點數最大的一隻牌", 食夾棍).
@@ -116,6 +123,11 @@ class RuleSet:
     # pays half the bet) or "units" (the difference of units times the bet, as 003 pays).
     prize: str = "half-bet"
     commission: Decimal = Decimal("0.02")
+    # Without a banker (points, versus): "per-point" (「1分×元」: each point is worth the table's
+    # unit of money, divided by `points_per_unit` for 「×分1元」) or "pot" (「也可以使用下注玩法，
+    # 分數最高者贏得底池」: each seat's bet goes into a pot the highest score takes).
+    stakes: str = "per-point"
+    points_per_unit: int = 1
     # Points scoring only (003 third way).
     bonus: Mapping[str, Mapping[str, int]] = field(default_factory=lambda: _units({}))
     shoot_multiplier: int = 1
@@ -141,7 +153,8 @@ _CATEGORIES = frozenset(
     }
 )
 _CHOICES: dict[str, tuple[Any, ...]] = {
-    "scoring": ("banker", "points"),
+    "scoring": ("banker", "points", "versus"),
+    "stakes": ("per-point", "pot"),
     "tie_break": ("all-cards", "top-card"),
     "row_tie": ("banker", "push"),
     "both_special": ("push", "banker-pays", "larger-wins"),
@@ -155,6 +168,7 @@ RULESETS: dict[str, RuleSet] = {
         name="hk-common",
         source="003 香港一般玩法",
         row_tie="push",
+        equal_rows_foul=True,
         units=HK_UNITS,
         specials=HK_COMMON_SPECIALS,
         both_special="banker-pays",
@@ -167,6 +181,7 @@ RULESETS: dict[str, RuleSet] = {
         name="hk-extended",
         source="003 玩法2",
         row_tie="push",
+        equal_rows_foul=True,
         units=HK_UNITS,
         specials=HK_EXTENDED_SPECIALS,
         excluded_head_runs=frozenset({frozenset({12, 13, 14}), frozenset({13, 14, 2})}),
@@ -181,6 +196,7 @@ RULESETS: dict[str, RuleSet] = {
         source="003 玩法3",
         scoring="points",
         row_tie="push",
+        equal_rows_foul=True,
         units=_units({}),
         specials=HK_EXTENDED_SPECIALS,
         excluded_head_runs=frozenset({frozenset({12, 13, 14}), frozenset({13, 14, 2})}),
@@ -190,6 +206,23 @@ RULESETS: dict[str, RuleSet] = {
         prize="units",
         commission=Decimal(0),
         bonus=HK_POINTS_BONUS,
+    ),
+    # 003 way 2, 「四人中一人為莊家（也可以四人对比）」: the four without a banker. Its tie rule
+    # (由莊家賠閒家) needs a banker; of two special hands the larger wins, as way 3 says.
+    "hk-four": RuleSet(
+        name="hk-four",
+        source="003 玩法2 四人对比",
+        scoring="versus",
+        row_tie="push",
+        equal_rows_foul=True,
+        units=HK_UNITS,
+        specials=HK_EXTENDED_SPECIALS,
+        excluded_head_runs=frozenset({frozenset({12, 13, 14}), frozenset({13, 14, 2})}),
+        both_special="larger-wins",
+        both_foul="push",
+        bets=None,
+        prize="units",
+        commission=Decimal(0),
     ),
 }
 
@@ -254,7 +287,7 @@ def _setting(key: str, value: Any, base: RuleSet) -> Any:
         if not isinstance(value, bool):
             raise TypeError(value)
         return value
-    if key in {"shoot_multiplier", "home_run_multiplier"}:
+    if key in {"shoot_multiplier", "home_run_multiplier", "points_per_unit"}:
         return _whole(value, 1)
     return value  # the choices, checked by the caller
 

@@ -279,26 +279,54 @@ def _check_bet(bet: int, rules: RuleSet) -> None:
         raise RulesError(f"{rules.name} takes bets of {allowed} units, not {bet}")
 
 
+# The rows of a hand not set when the bell rang (Art. 2(d): 「视为输了此局」): lower than any row.
+LATE = HandRank(value=-1, category="late", size=0)
+_LATE_RANKS = (LATE, LATE, LATE)
+
+
+def _side(
+    hand: Hand | None, rules: RuleSet
+) -> tuple[Arrangement | None, tuple[HandRank, HandRank, HandRank], bool]:
+    """A side's rows, ranks and foul; a late side (None) has no rows and loses like a foul."""
+    if hand is None:
+        return None, _LATE_RANKS, True
+    rows = _rows(*hand)
+    ranks = _ranks(rows)
+    return rows, ranks, _foul(ranks, rules)
+
+
+def _special_of(
+    rows: Arrangement | None, ranks: Sequence[HandRank], foul: bool, rules: RuleSet
+) -> tuple[str, int] | None:
+    if rows is None or (foul and rules.foul_voids_special):
+        return None
+    return _best_special(rows, ranks, rules)
+
+
 def settle(
-    banker: Hand,
-    player: Hand,
+    banker: Hand | None,
+    player: Hand | None,
     ruleset: str | RuleSet = "macau-1989",
     bet: int = 1,
 ) -> Settlement:
-    """Settle ``player``'s (head, middle, tail) against ``banker``'s (Art. 7-11)."""
+    """Settle ``player``'s (head, middle, tail) against ``banker``'s (Art. 7-11).
+
+    A side given as None was late at the bell (Art. 2(d)): it loses every row as a foul does,
+    and holds no special hand; the other side's rows and special hand win what they are worth
+    (used by the rule sets without a banker, where each seat settles against each).
+    """
     rules = _ruleset(ruleset)
     _check_bet(bet, rules)
-    b_rows, p_rows = _rows(*banker), _rows(*player)
-    both = set(b_rows[0] + b_rows[1] + b_rows[2]) & set(p_rows[0] + p_rows[1] + p_rows[2])
-    if both:
-        # Listed by suit (c d h s), then rank: the order the message has always had.
-        listed = sorted(both, key=lambda card: (SUIT_CHARS.index(card.suit), card.rank))
-        raise CardError(f"one deck deals each card once: {format_cards(listed)} in both")
-    b_ranks, p_ranks = _ranks(b_rows), _ranks(p_rows)
-    b_foul, p_foul = _foul(b_ranks, rules), _foul(p_ranks, rules)
-    voids = rules.foul_voids_special
-    b_special = None if voids and b_foul else _best_special(b_rows, b_ranks, rules)
-    p_special = None if voids and p_foul else _best_special(p_rows, p_ranks, rules)
+    b_rows, b_ranks, b_foul = _side(banker, rules)
+    p_rows, p_ranks, p_foul = _side(player, rules)
+    if b_rows is not None and p_rows is not None:
+        both = set(b_rows[0] + b_rows[1] + b_rows[2]) & set(p_rows[0] + p_rows[1] + p_rows[2])
+        if both:
+            # Listed by suit (c d h s), then rank: the order the message has always had.
+            listed = sorted(both, key=lambda card: (SUIT_CHARS.index(card.suit), card.rank))
+            raise CardError(f"one deck deals each card once: {format_cards(listed)} in both")
+    b_special = _special_of(b_rows, b_ranks, b_foul, rules)
+    p_special = _special_of(p_rows, p_ranks, p_foul, rules)
     foul = {(True, True): "both", (True, False): "banker", (False, True): "player"}.get(
         (b_foul, p_foul)
     )
@@ -387,10 +415,12 @@ class Table:
     home_run: int | None
 
 
-def table_points(hands: Sequence[Hand], ruleset: str | RuleSet = "hk-points") -> Table:
-    """Score every seat against every other seat (003 third way, 算分 5, 打槍, 全壘打)."""
+def table_points(hands: Sequence[Hand | None], ruleset: str | RuleSet = "hk-points") -> Table:
+    """Score every seat against every other seat (003 third way, 算分 5, 打槍, 全壘打; or way 2's
+    「四人对比」, each pair's difference of units). A hand given as None was late at the bell
+    and loses to every other as a foul does; two late hands are even."""
     rules = _ruleset(ruleset)
-    if rules.scoring != "points":
+    if rules.scoring == "banker":
         raise RulesError(f"{rules.name} settles against the banker; use settle()")
     if not 2 <= len(hands) <= SEATS:
         raise RulesError(f"2 to 4 seats play, not {len(hands)}")
@@ -400,6 +430,8 @@ def table_points(hands: Sequence[Hand], ruleset: str | RuleSet = "hk-points") ->
     shots: list[tuple[int, int]] = []
     for i in range(seats):
         for j in range(i + 1, seats):
+            if hands[i] is None and hands[j] is None:
+                continue
             result = settle(hands[i], hands[j], rules)
             pairs[(i, j)] = result
             owed[i][j] = Fraction(result.banker_units - result.player_units)
