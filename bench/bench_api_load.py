@@ -226,6 +226,9 @@ async def _slow_console(host: str, port: int, run: Run, stop: asyncio.Event) -> 
             f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
         ).encode(),
     )
+    answer = b""
+    while b"\r\n\r\n" not in answer:  # the handshake's answer, before any frame
+        answer += await loop.sock_recv(sock, 1)
     hello = json.dumps({"token": TOKENS["surveillance"][1], "after": None}).encode()
     mask = b"\x00\x00\x00\x00"
     await loop.sock_sendall(sock, bytes([0x81, 0x80 | len(hello)]) + mask + hello)
@@ -251,7 +254,7 @@ async def _slow_console(host: str, port: int, run: Run, stop: asyncio.Event) -> 
 
 
 def _close_code(data: bytes) -> int | None:
-    at = data.find(b"\r\n\r\n") + 4
+    at = 0
     while at + 2 <= len(data):
         opcode, size = data[at] & 0x0F, data[at + 1] & 0x7F
         at += 2

@@ -25,6 +25,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -75,11 +76,16 @@ class SnapshotPublisher:
         publication."""
         self._listeners.append(callback)
 
-    def publish(self) -> Published:
-        """Build and publish the table's state now (on the table's loop)."""
-        published = self._table.published_snapshot()
-        self._latest = published  # one reference swap: readers on other threads see either
+    def publish(self, *, unless_same: bool = False) -> Published:
+        """Build and publish the table's state now (on the table's loop). `unless_same`: keep
+        the latest publication if nothing in it changed (the periodic refresh)."""
+        built = self._table.published_snapshot()
         self.builds += 1
+        latest = self._latest
+        if unless_same and latest is not None and _same(latest, built):
+            return latest
+        published = replace(built, version=(latest.version + 1) if latest else 1)
+        self._latest = published  # one reference swap: readers on other threads see either
         for listener in self._listeners:
             listener()
         return published
@@ -105,14 +111,18 @@ class SnapshotPublisher:
     async def _run(self) -> None:
         table = self._table
         while True:
-            await table.wait_for(self._changed, self.refresh)
+            changed = await table.wait_for(self._changed, self.refresh)
             wait = self.min_interval - (time.monotonic() - self._built_at)
             if wait > 0:
                 await asyncio.sleep(wait)
             if not table.running:
                 return
-            self.publish()
+            self.publish(unless_same=not changed)
             self._built_at = time.monotonic()
+
+
+def _same(a: Published, b: Published) -> bool:
+    return (a.seq, a.state, a.legal, a.devices) == (b.seq, b.state, b.legal, b.devices)
 
 
 class TableBridge:

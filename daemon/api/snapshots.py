@@ -1,11 +1,12 @@
 """The table's state as the API serves it: built once per durable change, shared by every reader.
 
 The table publishes a `Published` snapshot (its state and device links as JSON text, the legal
-actions of each operator role) after a durable change; readers (every `GET /api/state`, every
-push-feed client) take the latest one and never touch the table. `StateCache` serves it per
-*audience*: the roles that may see the same things share one text, made once per
-(durable seq, audience). The default has one audience and shows the state as built; a game's
-visibility rules drop in through `audience` and `redact` (one place: `StateCache.__init__`).
+actions of each operator role, the durable seq it shows) after a durable change; readers (every
+`GET /api/state`, every push-feed client) take the latest one and never touch the table.
+`StateCache` serves it per *audience*: the roles that may see the same things share one text,
+made once per (publication, audience). The default has one audience and shows the state as
+built; a game's visibility rules drop in through `audience` and `redact` (one place:
+`StateCache.__init__`, made in `daemon.api.threaded` and `AppContext.states`).
 
 Published text is immutable (str), so handing it from the table's thread to the API's needs no
 copy and no lock beyond swapping one reference. The table's clock is read when a reader asks
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from daemon.api.facade import ROLES
@@ -42,6 +43,7 @@ class Published:
     devices: str = "[]"  # JSON list: `TableFacade.device_status()`
     legal_text: Mapping[str, str] = field(default_factory=dict)
     server_time: float | None = None  # the table's wall clock when it was built
+    version: int = 0  # which publication: the cache's key with the audience
 
     @classmethod
     def build(
@@ -70,7 +72,7 @@ class Snapshotting(Protocol):
 
 
 class StateCache:
-    """The state text per (durable seq, audience), made once however many read it.
+    """The state text per (publication, audience), made once however many read it.
 
     With a table that publishes (`published()`), the latest publication is served. Otherwise
     (a table in the API's own loop, the tests' fake table) `refresh()` builds one from
@@ -109,7 +111,9 @@ class StateCache:
         self._direct_seq += 1
         state = self._table.snapshot()
         legal = {role: list(self._table.legal_actions(role)) for role in ROLES}
-        self._direct = Published.build(self._direct_seq, state, legal)
+        self._direct = replace(
+            Published.build(self._direct_seq, state, legal), version=self._direct_seq
+        )
 
     def latest(self) -> Published:
         if self.publishing:
@@ -122,7 +126,7 @@ class StateCache:
     def state_text(self, role: str, published: Published | None = None) -> str:
         """The state `role` may see, as a JSON object, with the table's time now."""
         published = published or self.latest()
-        key = (published.seq, self._audience(role))
+        key = (published.version, self._audience(role))
         text = self._texts.get(key)
         if text is None:
             with self._lock:
@@ -133,8 +137,10 @@ class StateCache:
                         text = json.dumps(
                             self._redact(json.loads(text), role), separators=(",", ":")
                         )
-                    # Only the latest seq is kept: an older one is never asked for again.
-                    self._texts = {k: v for k, v in self._texts.items() if k[0] == published.seq}
+                    # Only the latest publication is kept: an older one is not asked for again.
+                    self._texts = {
+                        k: v for k, v in self._texts.items() if k[0] == published.version
+                    }
                     self._texts[key] = text
                     self.made += 1
         now = self._wall() if self._wall is not None else published.server_time
