@@ -1,6 +1,7 @@
 """The API cannot slow the table: autoplay round rate with and without API load, in one run.
 
     python bench/bench_api_load.py [--rounds N] [--clients 50] [--rate 200] [--repeat 1]
+                                   [--only SCENARIO] [--tree CHECKOUT]
 
 Each scenario starts `tabled run --http 127.0.0.1:0 --autoplay N --progress` (the embedded
 Thirteen table, every device simulated, journal durability fsync in a temporary directory) and
@@ -290,7 +291,7 @@ async def scenario(name: str, args: argparse.Namespace, folder: Path) -> Run:
         *command,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
-        cwd=ROOT,
+        cwd=args.tree,
     )
     assert process.stdout is not None
     stop = asyncio.Event()
@@ -399,6 +400,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rate", type=float, default=200.0, help="GET /api/state per second")
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--only", action="append", help="run only this scenario (repeatable)")
+    p.add_argument(
+        "--tree",
+        type=Path,
+        default=ROOT,
+        help="run the daemon from this checkout (`git archive` of another commit: before/after)",
+    )
     return p.parse_args(argv)
 
 
