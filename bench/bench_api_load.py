@@ -162,7 +162,9 @@ async def _state_reader(host: str, port: int, run: Run, rate: float, stop: async
 def _last_seq(raw: str | bytes) -> int | None:
     """The last `"seq":N` of an event message, without decoding the whole of it."""
     text = raw if isinstance(raw, str) else raw.decode()
-    at = text.rfind('"seq":')
+    if text.startswith('{"type":"events"'):
+        text = text[text.rfind('{"seq":') :]  # the last event's own seq, not one in a payload
+    at = text.find('"seq":')
     if at < 0 or text.startswith('{"type":"state"'):
         return None
     start = at + 6
@@ -184,7 +186,8 @@ async def _console(url: str, counts: dict[str, int], batch: bool) -> None:
                 async for raw in ws:
                     seq = _last_seq(raw)
                     if seq is not None:
-                        counts["pushed"] += seq - after if after is not None else 1
+                        text = raw if isinstance(raw, str) else raw.decode()
+                        counts["pushed"] += text.count('"prev":') if batch else 1
                         after = seq
         except websockets.ConnectionClosed as closed:
             if closed.rcvd is not None and closed.rcvd.code == 4408:
@@ -250,7 +253,8 @@ async def _slow_console(host: str, port: int, run: Run, stop: asyncio.Event) -> 
     run.slow_closed = (
         f"closed {code} ({len(data) // 1024} KiB reached it)"
         if code
-        else f"not closed after {time.perf_counter() - started:.0f} s"
+        else f"not closed after {time.perf_counter() - started:.0f} s ({len(data) // 1024} KiB "
+        "reached it: the kernel's buffers and 4,096 queued events were not yet full)"
     )
 
 

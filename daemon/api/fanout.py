@@ -136,7 +136,7 @@ class PushHub:
     async def _pump(self, upstream: Subscription) -> None:
         loop = asyncio.get_running_loop()
         async for event in upstream:
-            self._pending.append((int(event["seq"]), json.dumps(event, default=str)))
+            self._pending.append(encode(event))
             self.encoded_total += 1
             if self._flush_handle is None:
                 self._flush_handle = loop.call_later(self.flush_interval, self._flush)
@@ -207,4 +207,6 @@ def events_message(items: list[Item]) -> str:
 
 
 def encode(event: dict[str, Any]) -> Item:
-    return int(event["seq"]), json.dumps(event, default=str)
+    """An event's seq and JSON text, as Starlette's `send_json` wrote it (compact, UTF-8)."""
+    text = json.dumps(event, default=str, separators=(",", ":"), ensure_ascii=False)
+    return int(event["seq"]), text
