@@ -196,8 +196,8 @@ async def _console(url: str, counts: dict[str, int], batch: bool) -> None:
                 counts["other_close"] += 1
             else:
                 return  # the daemon went away: the run is over
-        except OSError:
-            return
+        except (OSError, websockets.InvalidHandshake):
+            return  # the daemon is going (or gone)
 
 
 def consoles(url: str, clients: int, batch: bool, out: int) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import websockets
 from api_support import TOKENS, auth, write_tokens
 from fake_table import FakeTable
@@ -29,8 +30,10 @@ from daemon.api.fanout import CLOSE_TOO_SLOW, PushHub
 from daemon.api.server import ApiServer
 from daemon.api.threaded import ApiThread
 from daemon.autoplay import SimulationClock
-from daemon.config import ApiConfig, TableConfig, load_config
+from daemon.config import ApiConfig, JournalConfig, TableConfig, load_config
+from daemon.journal import Journal
 from daemon.table import Table
+from daemon.table import feed as feed_module
 from drivers.clock import MonotonicClock
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -351,3 +354,32 @@ def test_sigterm_stops_the_daemon_with_consoles_connected(tmp_path: Path) -> Non
     assert len(codes) == 4
     journal = b"".join(p.read_bytes() for p in sorted((tmp_path / "j").glob("journal-*.jsonl")))
     assert json.loads(journal.splitlines()[-1])["event"] == "table.stopped"
+
+
+def test_the_hubs_feed_catches_up_after_falling_behind_the_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The journal never waits for a reader: one that falls behind is dropped by it. The push
+    # hub's feed then subscribes again and reads what it missed from the files, in order.
+    monkeypatch.setattr(feed_module, "MAXSIZE", 4)
+    journal = Journal.open(JournalConfig(dir=tmp_path, durability="none"), "T01")
+
+    async def run() -> list[int]:
+        feed = feed_module.JournalFeed(journal, None)
+        events = aiter(feed)
+        journal.append("test.first", actor="system", round_id=None, payload={}, commit=True)
+        seen = [(await anext(events))["seq"]]
+        for n in range(20):  # five times what the subscription holds, unread
+            journal.append(
+                "test.more", actor="system", round_id=None, payload={"n": n}, commit=True
+            )
+        while len(seen) < 21:
+            seen.append((await anext(events))["seq"])
+        await feed.aclose()
+        return seen
+
+    try:
+        seen = asyncio.run(run())
+    finally:
+        journal.close()
+    assert seen == list(range(seen[0], seen[0] + 21))
