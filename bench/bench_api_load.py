@@ -17,6 +17,10 @@ clients connecting):
   counted as refused by the bench, so the load stays bounded);
 - `loaded/batch`: the same, the consoles asking for `"batch": true` (the events queued for a
   client go out in one message);
+- in both loaded runs the load alternates (`--segment` rounds with it, as many without: the
+  consoles disconnect, the reads pause), and the loaded segments' median rate is compared with
+  the unloaded segments' of the same daemon: a machine whose load drifts (other work on its
+  cores) moves both alike. `unloaded`, a whole run without load, is printed beside them;
 - `slow client`: one console that sends its hello and never reads (a small receive buffer);
   the daemon must drop it (close code 4408, `daemon.api.fanout`) and keep its memory bounded.
 
@@ -34,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import json
 import multiprocessing
 import os
@@ -45,6 +50,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import websockets
 from websockets.asyncio.client import connect
@@ -72,6 +78,20 @@ class Run:
     daemon_cpu: float = 0.0
     rss_kib: tuple[int, int] = (0, 0)
     slow_closed: str = ""
+    segments: list[tuple[int, bool]] = field(default_factory=list)  # (first round, loaded)
+
+    def segment_rates(self) -> tuple[float, float]:
+        """Median rounds/s of the loaded segments and of the unloaded ones between them."""
+        rates: dict[bool, list[float]] = {True: [], False: []}
+        for (start, loaded), (end, _) in itertools.pairwise(self.segments):
+            span = self.rounds[end] - self.rounds[start]
+            if span > 0:
+                rates[loaded].append((end - start) / span)
+        return (
+            statistics.median(rates[True]) if rates[True] else 0.0,
+            statistics.median(rates[False]) if rates[False] else 0.0,
+        )
+
     wall: float = 0.0
 
     def rate(self, warmup: int) -> float:
@@ -111,7 +131,9 @@ def _rss_kib(pid: int) -> int:
     return 0
 
 
-async def _state_reader(host: str, port: int, run: Run, rate: float, stop: asyncio.Event) -> None:
+async def _state_reader(
+    host: str, port: int, run: Run, rate: float, *, stop: asyncio.Event, on: Any
+) -> None:
     """Open loop: a request is due every 1/rate s, sent on a free keep-alive connection."""
     token = TOKENS["surveillance"][1]
     request = (
@@ -149,6 +171,8 @@ async def _state_reader(host: str, port: int, run: Run, rate: float, stop: async
         delay = due - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
+        if not on.is_set():
+            continue
         if free.empty():
             run.refused += 1
             continue
@@ -176,9 +200,11 @@ def _last_seq(raw: str | bytes) -> int | None:
     return int(text[start:end])
 
 
-async def _console(url: str, counts: dict[str, int], batch: bool) -> None:
+async def _console(url: str, counts: dict[str, int], batch: bool, on: Any) -> None:
     after: int | None = None
     while True:
+        while not on.is_set():  # the load is off: this console is not connected
+            await asyncio.sleep(0.05)
         try:
             async with connect(url, max_size=None, open_timeout=60) as ws:
                 hello = {"token": TOKENS["surveillance"][1], "after": after, "batch": batch}
@@ -189,6 +215,9 @@ async def _console(url: str, counts: dict[str, int], batch: bool) -> None:
                         text = raw if isinstance(raw, str) else raw.decode()
                         counts["pushed"] += text.count('"prev":') if batch else 1
                         after = seq
+                    if not on.is_set():
+                        after = None  # a new console when the load comes back
+                        break
         except websockets.ConnectionClosed as closed:
             if closed.rcvd is not None and closed.rcvd.code == 4408:
                 counts["dropped"] += 1
@@ -200,14 +229,14 @@ async def _console(url: str, counts: dict[str, int], batch: bool) -> None:
             return  # the daemon is going (or gone)
 
 
-def consoles(url: str, clients: int, batch: bool, out: int) -> None:
+def consoles(url: str, clients: int, batch: bool, out: int, on: Any) -> None:
     """In a child process, niced (consoles are other machines; here they share the cores):
     run the consoles until the daemon goes away, then write the counts to `out`."""
     os.nice(10)
     counts = {"pushed": 0, "dropped": 0, "other_close": 0}
 
     async def all_of_them() -> None:
-        await asyncio.gather(*(_console(url, counts, batch) for _ in range(clients)))
+        await asyncio.gather(*(_console(url, counts, batch, on) for _ in range(clients)))
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(all_of_them())
@@ -273,17 +302,19 @@ def _close_code(data: bytes) -> int | None:
     return None
 
 
-def _start_consoles(url: str, clients: int, batch: bool) -> tuple[multiprocessing.Process, int]:
+def _start_consoles(
+    url: str, clients: int, batch: bool, on: Any
+) -> tuple[multiprocessing.Process, int]:
     read_end, write_end = os.pipe()
     process = multiprocessing.get_context("fork").Process(
-        target=consoles, args=(url, clients, batch, write_end)
+        target=consoles, args=(url, clients, batch, write_end, on)
     )
     process.start()
     os.close(write_end)
     return process, read_end
 
 
-async def scenario(name: str, args: argparse.Namespace, folder: Path) -> Run:
+async def scenario(name: str, args: argparse.Namespace, folder: Path) -> Run:  # noqa: PLR0915 - one run, start to end
     run = Run(name)
     journal = folder / f"journal-{name.replace(' ', '-').replace('/', '-')}"
     command = [
@@ -301,6 +332,7 @@ async def scenario(name: str, args: argparse.Namespace, folder: Path) -> Run:
     stop = asyncio.Event()
     load: list[asyncio.Task[None]] = []
     console_process: multiprocessing.Process | None = None
+    on = multiprocessing.get_context("fork").Event()
     read_end = -1
     try:
         url = ""
@@ -313,15 +345,27 @@ async def scenario(name: str, args: argparse.Namespace, folder: Path) -> Run:
         host, port = url.removeprefix("http://").rsplit(":", 1)
         cpu0, rss0, start = _proc_cpu(process.pid), _rss_kib(process.pid), time.perf_counter()
         if name.startswith("loaded"):
+            on.set()
             console_process, read_end = _start_consoles(
-                f"ws://{host}:{port}/api/events", args.clients, name.endswith("batch")
+                f"ws://{host}:{port}/api/events", args.clients, name.endswith("batch"), on
             )
-            load.append(asyncio.ensure_future(_state_reader(host, int(port), run, args.rate, stop)))
+            load.append(
+                asyncio.ensure_future(
+                    _state_reader(host, int(port), run, args.rate, stop=stop, on=on)
+                )
+            )
         elif name == "slow client":
             load.append(asyncio.ensure_future(_slow_console(host, int(port), run, stop)))
         async for raw in process.stdout:
             if raw.startswith(b"round "):
                 run.rounds.append(time.perf_counter())
+                if name.startswith("loaded") and args.segment:
+                    # Alternate: `segment` rounds with the load, `segment` without, and so on.
+                    done = len(run.rounds) - args.warmup
+                    if done >= 0 and done % args.segment == 0:
+                        loaded = (done // args.segment) % 2 == 0
+                        (on.set if loaded else on.clear)()
+                        run.segments.append((len(run.rounds) - 1, loaded))
                 if len(run.rounds) == args.rounds:
                     run.rss_kib = (rss0, _rss_kib(process.pid))
                     run.daemon_cpu = _proc_cpu(process.pid) - cpu0
@@ -353,23 +397,28 @@ def report(runs: list[Run], args: argparse.Namespace) -> None:
     peer = statistics.median(r.rate(args.warmup) for r in base) if base else 0.0
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 shared cores)")
     print(
-        f"{'scenario':14} {'rounds/s':>8} {'of peer':>8} {'goal':>6} {'':6} {'p50 ms':>7} "
+        f"{'scenario':14} {'rounds/s':>8} {'peer r/s':>8} {'share':>7} {'goal':>6} {'':6} "
+        f"{'p50 ms':>7} "
         f"{'p99 ms':>7} {'goal':>5} {'':6} {'reads':>6} {'refused':>7} {'pushed':>8} "
         f"{'dropped':>7} {'daemon cpu':>10} {'rss KiB':>15}"
     )
     for run in runs:
-        rate = run.rate(args.warmup)
-        share = rate / peer if peer else 0.0
+        rate, run_peer = run.rate(args.warmup), peer
+        if run.segments:
+            # Loaded segments against the unloaded ones between them, in the same daemon.
+            rate, run_peer = run.segment_rates()
+        share = rate / run_peer if run_peer else 0.0
         loaded = run.name != "unloaded"
         rate_verdict = ("met" if share >= RATE_GOAL else "MISSED") if loaded else "peer"
         p99 = run.p(0.99)
         lat_verdict = ("met" if p99 <= P99_GOAL_MS else "MISSED") if run.latencies else ""
         cpu = f"{run.daemon_cpu / run.wall:.0%}" if run.wall else "-"
         print(
-            f"{run.name:14} {rate:8.2f} {share:8.0%} {'>=90%':>6} {rate_verdict:6} "
-            f"{run.p(0.5):7.1f} {p99:7.1f} {'<=100' if run.latencies else '':>5} "
-            f"{lat_verdict:6} {len(run.latencies):6d} {run.refused:7d} {run.pushed:8d} "
-            f"{run.dropped:7d} {cpu:>10} {run.rss_kib[0]:>7}->{run.rss_kib[1]:<7}"
+            f"{run.name:14} {rate:8.2f} {run_peer:8.2f} {share:7.0%} {'>=90%':>6} "
+            f"{rate_verdict:6} {run.p(0.5):7.1f} {p99:7.1f} "
+            f"{'<=100' if run.latencies else '':>5} {lat_verdict:6} {len(run.latencies):6d} "
+            f"{run.refused:7d} {run.pushed:8d} {run.dropped:7d} {cpu:>10} "
+            f"{run.rss_kib[0]:>7}->{run.rss_kib[1]:<7}"
         )
         if run.slow_closed:
             print(f"{'':14} the client that never reads: {run.slow_closed}")
@@ -403,6 +452,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--clients", type=int, default=50)
     p.add_argument("--rate", type=float, default=200.0, help="GET /api/state per second")
     p.add_argument("--repeat", type=int, default=1)
+    p.add_argument(
+        "--segment",
+        type=int,
+        default=10,
+        help="loaded runs alternate this many rounds with the load and without (0: always on)",
+    )
     p.add_argument("--only", action="append", help="run only this scenario (repeatable)")
     p.add_argument(
         "--tree",
