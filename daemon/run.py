@@ -5,7 +5,7 @@
 The config (default: the embedded `config/table.toml`, every device simulated) names the game,
 the devices' ports and the journal. The table replays its journal first: a table restarted
 mid-round comes back in HOLD with the round as it was, for a supervisor to clear. With
-`--http` the operator API and dealer console are served from the same event loop. Without
+`--http` the operator API and dealer console are served from a thread of their own. Without
 `--autoplay` the daemon runs until SIGTERM or SIGINT, tells systemd it is ready and feeds its
 watchdog while the table is healthy, and on the signal closes the devices and the journal.
 
@@ -137,7 +137,7 @@ def _exit_now(status: int) -> None:
     os._exit(status)
 
 
-async def _run(config: TableConfig, args: argparse.Namespace) -> int:  # noqa: PLR0915 - one process's start and stop order, read top to bottom
+async def _run(config: TableConfig, args: argparse.Namespace) -> int:
     from drivers.clock import SimulationClock  # noqa: PLC0415 - only for autoplay
 
     loop = asyncio.get_running_loop()
@@ -156,23 +156,23 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:  # noqa: P
         return 1
     feed = start_feed(config, table.journal)  # [feed]: the journal shipper, docs/floor.md
 
-    server = None
-    serving: asyncio.Task[None] | None = None
+    api = None
     address: Path | None = None
     if args.http is not None:
-        from daemon.api.app import create_app  # noqa: PLC0415 - FastAPI only when serving
-        from daemon.api.server import ApiServer  # noqa: PLC0415
+        # The API on its own thread and loop: its clients cannot slow the table's loop.
+        from daemon.api.threaded import ApiThread  # noqa: PLC0415 - FastAPI only when serving
 
         try:
-            app = with_feed(create_app(table, config), feed)
-            server = ApiServer(app, args.http or config.api.listen)
-            url = server.url()
+            api = ApiThread.build(
+                table, config, args.http or config.api.listen, decorate=lambda a: with_feed(a, feed)
+            )
+            url = api.url()
         except (ValueError, OSError) as exc:
             print(f"tabled run: --http {args.http}: {exc}", file=sys.stderr)
             await table.stop()
             await stop_feed(feed)
             return 2
-        serving = asyncio.ensure_future(server.serve())
+        api.start()
         address = publish(table.journal_config.dir, url)  # for `tabled status` and the others
         print(json.dumps({"http": url}), flush=True)
 
@@ -195,10 +195,8 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:  # noqa: P
         sdnotify.stopping()
         watchdog.cancel()
         withdraw(address)
-        if server is not None and serving is not None:
-            server.stop()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(serving, 5.0)
+        if api is not None:
+            await api.stop()
         await table.stop()
         await stop_feed(feed)  # after the table, so its last lines ship too
     if summary is not None:  # once the table stopped: its last seq is what verify-log reports

@@ -12,7 +12,9 @@ from typing import Any
 from starlette.requests import HTTPConnection
 
 from daemon.api.facade import TableFacade
+from daemon.api.fanout import PushHub
 from daemon.api.gate import Gate
+from daemon.api.snapshots import StateCache
 from daemon.api.tokens import TokenStore
 
 IDEMPOTENCY_CACHE = 512
@@ -30,6 +32,21 @@ class AppContext:
     answered: OrderedDict[tuple[str, str], tuple[str, int, dict[str, Any]]] = field(
         default_factory=OrderedDict
     )
+    # The state as readers get it, made once per durable change (daemon.api.snapshots).
+    state_cache: StateCache | None = None
+    # The push feed's fan-out, made on the API's loop by its first client (daemon.api.fanout).
+    hub: PushHub | None = None
+
+    @property
+    def states(self) -> StateCache:
+        if self.state_cache is None:
+            self.state_cache = StateCache(self.table)
+        return self.state_cache
+
+    def push_hub(self) -> PushHub:
+        if self.hub is None:
+            self.hub = PushHub(self.table, on_flush=self.states.refresh)
+        return self.hub
 
     def table_id(self) -> str:
         return self.configured_table_id or str(self.table.snapshot().get("table", "")) or "unknown"

@@ -75,6 +75,9 @@ class ApiServer:
             )[0]
             sock = socket.socket(info[0], socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            # Accepted connections inherit it: an answer's headers and body go out as they are
+            # written, not the body held back until the client's delayed ACK (40 ms a read).
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.bind(info[4])
             sock.listen(128)
             sock.set_inheritable(True)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from daemon.api import journal_feed
 from daemon.api.facade import ActionSpec, TableMetrics
 from daemon.api.metrics import LatencyHistogram
+from daemon.api.snapshots import Published
 from daemon.api.views import action_specs, console_snapshot
 from daemon.procedures.base import role_of
 from daemon.table.common import TableError, TableStats
@@ -55,13 +56,24 @@ class OperatorFacade:
         return action_specs(type(self.procedure).ACTIONS, self.config.game)
 
     def snapshot(self) -> dict[str, Any]:
+        return self._snapshot(self.device_status())
+
+    def published_snapshot(self) -> Published:
+        """The state, each operator role's legal actions and the devices, as immutable text
+        for an API on another thread (`daemon.api.bridge`), keyed by the durable seq."""
+        devices = self.device_status()
+        legal = {role: self.legal_actions(role) for role in OPERATOR_ROLES}
+        seq = self._journal().durable_seq
+        return Published.build(seq, self._snapshot(devices), legal, devices)
+
+    def _snapshot(self, devices: list[dict[str, Any]]) -> dict[str, Any]:
         raw = self.procedure.snapshot()
         view = console_snapshot(
             raw, now=self.now(), wall_now=self._wall(), violations=list(self.violations)
         )
         if raw.get("dealt") is not None:
             view["shoe"] = [d["card"] for d in raw["dealt"]]
-        view["devices"] = {d["name"]: d["link"] for d in self.device_status()}
+        view["devices"] = {d["name"]: d["link"] for d in devices}
         return view
 
     def procedure_snapshot(self) -> dict[str, Any]:

@@ -1,8 +1,13 @@
 """The push feed: `/api/events` sends each journal event as it becomes durable, then the state.
 
 Its first client message is `{"token": ..., "after": SEQ or null}`, so the token never appears
-in a URL (and so in no access log). Its Host and the page that opened it (`Origin`) were checked
-at the doors (`daemon.api.doors`): only the console's own origin, or one in `allowed_origins`.
+in a URL (and so in no access log). With `"batch": true` as well, the events come as
+`{"type": "events", "events": [...]}`, all those queued in one message (for a client that
+watches a busy table). A client that falls `MAX_PENDING` events behind is closed with code 4408
+(`daemon.api.fanout`); it reconnects with `after` and misses nothing.
+
+Its Host and the page that opened it (`Origin`) were checked at the doors (`daemon.api.doors`):
+only the console's own origin, or one in `allowed_origins`.
 """
 
 from __future__ import annotations
@@ -10,18 +15,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import anyio
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from daemon.api.context import context
+from daemon.api.context import AppContext, context
 from daemon.api.errors import ApiError
-from daemon.api.facade import TableFacade
+from daemon.api.facade import Subscription
+from daemon.api.fanout import (
+    CLOSE_TOO_SLOW,
+    Item,
+    PushClient,
+    encode,
+    event_message,
+    events_message,
+)
 from daemon.api.tokens import Principal
 
 WS_AUTH_TIMEOUT = 10.0
+CLOSE_TIMEOUT = 5.0  # seconds to say goodbye to a client that may not be reading
 
 router = APIRouter()
 
@@ -29,7 +43,7 @@ router = APIRouter()
 @router.websocket("/api/events")
 async def events(ws: WebSocket) -> None:
     ctx = context(ws)
-    table, tokens = ctx.table, ctx.tokens
+    tokens = ctx.tokens
     await ws.accept()
     client = ws.client.host if ws.client else "unknown"
     try:
@@ -46,10 +60,13 @@ async def events(ws: WebSocket) -> None:
         if not isinstance(hello, dict):
             raise ValueError("expected an object")
         token, after = hello.get("token"), hello.get("after")
-        if not isinstance(token, str) or (
-            after is not None and (not isinstance(after, int) or isinstance(after, bool))
+        batch = hello.get("batch", False)
+        if (
+            not isinstance(token, str)
+            or (after is not None and (not isinstance(after, int) or isinstance(after, bool)))
+            or not isinstance(batch, bool)
         ):
-            raise ValueError('send {"token": "...", "after": SEQ or null}')
+            raise ValueError('send {"token": "...", "after": SEQ or null, "batch": false}')
         who = await ctx.gate.authenticate(token, client)
     except ValueError as exc:
         await ws.send_json({"type": "error", "error": "invalid_input", "message": str(exc)})
@@ -59,68 +76,161 @@ async def events(ws: WebSocket) -> None:
         await ws.send_json({"type": "error", "error": exc.error, "message": exc.message})
         await ws.close(4429 if exc.status == 429 else 4401)
         return
-    await _push(ws, table, who, after, lambda: tokens.lookup(token) == who)
+    feed = _Feed(
+        ws, ctx, who, after=after, batch=batch, still_valid=lambda: tokens.lookup(token) == who
+    )
+    await feed.run()
 
 
-async def _push(
-    ws: WebSocket,
-    table: TableFacade,
-    who: Principal,
-    after: int | None,
-    still_valid: Callable[[], bool],
-) -> None:
-    """Forward durable events to one console; a state message follows each burst of them.
-    A token withdrawn meanwhile (tokens file) ends the feed at the next event."""
-    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=10_000)
-    subscription = table.subscribe(after)
+class _Ended(Exception):
+    """This client's feed is over (its token withdrawn)."""
 
-    async def state() -> None:
-        await ws.send_json(
-            {"type": "state", "state": table.snapshot(), "legal": table.legal_actions(who.role)}
-        )
 
-    try:
-        await ws.send_json({"type": "hello", "actor": who.actor, "role": who.role})
-        await state()
-        # Structured: when any of the three ends (the journal closes, the console goes), the
-        # others are cancelled with it.
-        async with anyio.create_task_group() as tasks:
+class _Feed:
+    """One console's feed: what it was sent, what the hub queued for it."""
 
-            async def pump() -> None:
-                async for event in subscription:
-                    await queue.put(event)
-                tasks.cancel_scope.cancel()
+    def __init__(
+        self,
+        ws: WebSocket,
+        ctx: AppContext,
+        who: Principal,
+        *,
+        after: int | None,
+        batch: bool,
+        still_valid: Callable[[], bool],
+    ) -> None:
+        self.ws, self.ctx, self.who = ws, ctx, who
+        self.batch, self.still_valid = batch, still_valid
+        self.hub, self.states = ctx.push_hub(), ctx.states
+        self.client = PushClient(who.role)
+        self.client.last = after
+        self.after = after
+        self.state_seq: int | None = None
+        self.unstated = False  # events sent since the last state message
 
-            async def forward() -> None:
-                while True:
-                    event = await queue.get()
-                    if not still_valid():
-                        await ws.send_json(
-                            {
-                                "type": "error",
-                                "error": "unauthorized",
-                                "message": f"the token of {who.actor} has been withdrawn",
-                            }
-                        )
-                        await ws.close(4401)
-                        tasks.cancel_scope.cancel()
-                        return
-                    await ws.send_json({"type": "event", "event": event})
-                    if queue.empty():
-                        await state()
+    def deliver(self, text: str) -> str:
+        """The one place a journal record goes to this client (as JSON text)."""
+        return text
 
-            async def listen() -> None:
-                while (await ws.receive())["type"] != "websocket.disconnect":
-                    pass
-                tasks.cancel_scope.cancel()
+    async def send_state(self) -> None:
+        """After a burst of events, or when the table announced a new state (a table that
+        publishes its state announces it itself: the same state is not sent twice)."""
+        client, states = self.client, self.states
+        published = states.latest()
+        same = states.publishing and published.seq == self.state_seq
+        if self.state_seq is not None and not (client.state_due or (self.unstated and not same)):
+            return
+        self.state_seq, self.unstated = published.seq, False
+        client.state_due = False
+        await self.ws.send_text(states.push_message(self.who.role))
 
-            tasks.start_soon(pump)
-            tasks.start_soon(forward)
-            tasks.start_soon(listen)
-    except* (WebSocketDisconnect, RuntimeError, OSError):
-        pass  # the console went away mid-send: nothing to tell it
-    finally:
-        with anyio.CancelScope(shield=True):
-            await subscription.aclose()
-            with contextlib.suppress(Exception):
-                await ws.close()
+    async def send(self, queued: Iterable[Item]) -> None:
+        last = self.client.last
+        items = [(seq, self.deliver(text)) for seq, text in queued if last is None or seq > last]
+        if not items:
+            return
+        if not self.still_valid():
+            await self.ws.send_json(
+                {
+                    "type": "error",
+                    "error": "unauthorized",
+                    "message": f"the token of {self.who.actor} has been withdrawn",
+                }
+            )
+            await self.ws.close(4401)
+            raise _Ended
+        if self.batch:
+            await self.ws.send_text(events_message(items))
+        else:
+            for _seq, text in items:
+                await self.ws.send_text(event_message(text))
+        self.client.last = items[-1][0]
+        self.unstated = True
+
+    async def run(self) -> None:
+        ws, client = self.ws, self.client
+        catch_up: Subscription | None = None
+        try:
+            await ws.send_json({"type": "hello", "actor": self.who.actor, "role": self.who.role})
+            self.states.refresh()
+            self.hub.join(client)
+            await self.send_state()
+            if self.after is not None:
+                catch_up = self.ctx.table.subscribe(self.after)
+            async with anyio.create_task_group() as tasks:
+                client.on_drop = tasks.cancel_scope.cancel
+
+                async def listen() -> None:
+                    while (await ws.receive())["type"] != "websocket.disconnect":
+                        pass
+                    tasks.cancel_scope.cancel()
+
+                tasks.start_soon(self.forward, catch_up, tasks.cancel_scope)
+                tasks.start_soon(listen)
+        except* (WebSocketDisconnect, RuntimeError, OSError, _Ended):
+            pass  # the console went away mid-send, or its feed ended: nothing more to tell it
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.hub.leave(client)
+                if catch_up is not None:
+                    await catch_up.aclose()
+                with contextlib.suppress(Exception), anyio.move_on_after(CLOSE_TIMEOUT):
+                    if client.dropped:
+                        await ws.close(CLOSE_TOO_SLOW, "fell behind; reconnect with after")
+                    else:
+                        await ws.close()
+
+    async def forward(self, catch_up: Subscription | None, scope: anyio.CancelScope) -> None:
+        client = self.client
+        if catch_up is not None:
+            await self.catch_up(catch_up)
+            await catch_up.aclose()
+        while True:
+            while not client.has_work():
+                client.wake.clear()
+                await client.wake.wait()
+            if client.dropped:
+                return
+            for queued in client.take():
+                await self.send(queued)
+            if client.ended:
+                scope.cancel()
+                return
+            await self.send_state()
+
+    async def catch_up(self, backlog: Subscription) -> None:
+        """Send what a reconnecting console missed (from the journal, gap-free), until the
+        hub's queue for it takes over: its first queued event follows the last one sent."""
+        client = self.client
+        events = backlog.__aiter__()
+        upcoming: asyncio.Future[dict[str, Any]] | None = None
+        try:
+            while True:
+                first, last = client.first_seq(), client.last
+                if client.dropped or (first is not None and last is not None and first <= last + 1):
+                    return
+                if upcoming is None:
+                    upcoming = asyncio.ensure_future(anext(events))
+                    await asyncio.sleep(0)
+                    if not upcoming.done():
+                        await self.send_state()  # the end of a burst: the state follows it
+                woken: asyncio.Future[Any] = asyncio.ensure_future(client.wake.wait())
+                waits: set[asyncio.Future[Any]] = {upcoming, woken}
+                done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                woken.cancel()
+                client.wake.clear()
+                if upcoming not in done:
+                    if client.state_due:
+                        await self.send_state()
+                    continue
+                try:
+                    event = upcoming.result()
+                except StopAsyncIteration:
+                    return
+                upcoming = None
+                await self.send([encode(event)])
+        finally:
+            if upcoming is not None:
+                upcoming.cancel()
+                with contextlib.suppress(BaseException):
+                    await upcoming

@@ -8,6 +8,7 @@ from typing import Annotated
 import anyio
 import structlog
 from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
 
 from daemon.api.bodies import ActionsBody, DevicesBody, JournalBody, StateBody
 from daemon.api.context import context
@@ -21,15 +22,11 @@ router = APIRouter()
 
 
 @router.get("/api/state", response_model=StateBody, responses=AUTH_ERRORS, tags=["read"])
-async def state(request: Request, who: Who) -> StateBody:
+async def state(request: Request, who: Who) -> Response:
     """The table now and the actions legal for the caller's role."""
-    table = context(request).table
-    return StateBody(
-        actor=who.actor,
-        role=who.role,
-        state=table.snapshot(),
-        legal=table.legal_actions(who.role),
-    )
+    # A `StateBody`, its state made once per durable change and audience (daemon.api.snapshots).
+    body = context(request).states.state_body(who.actor, who.role)
+    return Response(body, media_type="application/json")
 
 
 @router.get("/api/actions", response_model=ActionsBody, responses=AUTH_ERRORS, tags=["read"])

@@ -1,0 +1,190 @@
+"""The table's state as the API serves it: built once per durable change, shared by every reader.
+
+The table publishes a `Published` snapshot (its state and device links as JSON text, the legal
+actions of each operator role, the durable seq it shows) after a durable change; readers (every
+`GET /api/state`, every push-feed client) take the latest one and never touch the table.
+`StateCache` serves it per *audience*: the roles that may see the same things share one text,
+made once per (publication, audience). The default has one audience and shows the state as
+built; a game's visibility rules drop in through `audience` and `redact` (one place:
+`StateCache.__init__`, made in `daemon.api.threaded` and `AppContext.states`).
+
+Published text is immutable (str), so handing it from the table's thread to the API's needs no
+copy and no lock beyond swapping one reference. The table's clock is read when a reader asks
+(`server_time`), so a snapshot kept while nothing changes still tells the console the time now.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from daemon.api.facade import ROLES
+
+# (state as the table built it, role) -> the state that role may see; must not change its input.
+Redact = Callable[[Mapping[str, Any], str], dict[str, Any]]
+Audience = Callable[[str], Hashable]
+
+
+def one_audience(role: str) -> Hashable:
+    """Every role sees the same state (until a game declares otherwise)."""
+    return "all"
+
+
+@dataclass(frozen=True)
+class Published:
+    """One snapshot of the table, handed from its loop to the API as immutable text."""
+
+    seq: int  # the journal's durable seq when it was built (its cache key)
+    state: str  # JSON object of the state without `server_time` (added when served)
+    legal: Mapping[str, tuple[str, ...]]  # role -> actions legal now
+    devices: str = "[]"  # JSON list: `TableFacade.device_status()`
+    legal_text: Mapping[str, str] = field(default_factory=dict)
+    server_time: float | None = None  # the table's wall clock when it was built
+    version: int = 0  # which publication: the cache's key with the audience
+
+    @classmethod
+    def build(
+        cls,
+        seq: int,
+        state: Mapping[str, Any],
+        legal: Mapping[str, list[str] | tuple[str, ...]],
+        devices: list[dict[str, Any]] | None = None,
+    ) -> Published:
+        view = {k: v for k, v in state.items() if k != "server_time"}
+        legal_tuples = {role: tuple(actions) for role, actions in legal.items()}
+        return cls(
+            seq=seq,
+            state=json.dumps(view, default=str, separators=(",", ":")),
+            legal=legal_tuples,
+            devices=json.dumps(devices or [], default=str, separators=(",", ":")),
+            legal_text={r: json.dumps(list(a)) for r, a in legal_tuples.items()},
+            server_time=state.get("server_time"),
+        )
+
+
+class Snapshotting(Protocol):
+    """A table that publishes its own snapshots (`daemon.api.bridge.TableBridge`)."""
+
+    def published(self) -> Published: ...
+
+
+class StateCache:
+    """The state text per (publication, audience), made once however many read it.
+
+    With a table that publishes (`published()`), the latest publication is served. Otherwise
+    (a table in the API's own loop, the tests' fake table) `refresh()` builds one from
+    `snapshot()` and `legal_actions()` and it is shared until the next `refresh()`.
+    `wall` is the table's wall clock, read for `server_time` as each reader is answered
+    (None: the time the snapshot was built).
+    """
+
+    def __init__(
+        self,
+        table: Any,
+        wall: Callable[[], float] | None = None,
+        *,
+        audience: Audience = one_audience,
+        redact: Redact | None = None,
+    ) -> None:
+        self._table = table
+        self._wall = wall
+        self._audience, self._redact = audience, redact
+        self._direct: Published | None = None
+        self._direct_seq = 0
+        self._texts: dict[tuple[int, Hashable], str] = {}
+        self._lock = threading.Lock()
+        # How many state texts were made (one per seq and audience): the tests count them.
+        self.made = 0
+
+    @property
+    def publishing(self) -> bool:
+        return callable(getattr(self._table, "published", None))
+
+    def refresh(self) -> None:
+        """For a table that does not publish: build the snapshot now (once for every reader
+        until the next call)."""
+        if self.publishing:
+            return
+        self._direct_seq += 1
+        state = self._table.snapshot()
+        legal = {role: list(self._table.legal_actions(role)) for role in ROLES}
+        self._direct = replace(
+            Published.build(self._direct_seq, state, legal), version=self._direct_seq
+        )
+
+    def latest(self) -> Published:
+        if self.publishing:
+            published: Published = self._table.published()
+            return published
+        if self._direct is None:
+            self.refresh()
+        return self._direct  # type: ignore[return-value]  # refresh() made it
+
+    def state_text(self, role: str, published: Published | None = None) -> str:
+        """The state `role` may see, as a JSON object, with the table's time now."""
+        published = published or self.latest()
+        key = (published.version, self._audience(role))
+        text = self._texts.get(key)
+        if text is None:
+            with self._lock:
+                text = self._texts.get(key)
+                if text is None:
+                    text = published.state
+                    if self._redact is not None:
+                        text = json.dumps(
+                            self._redact(json.loads(text), role), separators=(",", ":")
+                        )
+                    # Only the latest publication is kept: an older one is not asked for again.
+                    self._texts = {
+                        k: v for k, v in self._texts.items() if k[0] == published.version
+                    }
+                    self._texts[key] = text
+                    self.made += 1
+        now = self._wall() if self._wall is not None else published.server_time
+        return text if now is None else _with_time(text, now)
+
+    def legal_text(self, role: str, published: Published | None = None) -> str:
+        published = published or self.latest()
+        return published.legal_text.get(role, "[]")
+
+    def state(self, role: str) -> dict[str, Any]:
+        """The state as a fresh dict (the caller may change it)."""
+        loaded: dict[str, Any] = json.loads(self.state_text(role))
+        return loaded
+
+    def push_message(self, role: str) -> str:
+        """The push feed's `{"type": "state", "state": ..., "legal": [...]}` for `role`."""
+        published = self.latest()
+        return (
+            '{"type":"state","state":'
+            + self.state_text(role, published)
+            + ',"legal":'
+            + self.legal_text(role, published)
+            + "}"
+        )
+
+    def state_body(self, actor: str, role: str) -> str:
+        """`GET /api/state`'s body (`StateBody`)."""
+        if not self.publishing:
+            self.refresh()  # a table that does not publish is read as it is now
+        published = self.latest()
+        return (
+            '{"actor":'
+            + json.dumps(actor)
+            + ',"role":'
+            + json.dumps(role)
+            + ',"state":'
+            + self.state_text(role, published)
+            + ',"legal":'
+            + self.legal_text(role, published)
+            + "}"
+        )
+
+
+def _with_time(state: str, now: float) -> str:
+    if state == "{}":
+        return '{"server_time":' + repr(now) + "}"
+    return state[:-1] + ',"server_time":' + repr(now) + "}"
