@@ -512,7 +512,9 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
                     **{k: v for k, v in row.items() if k != "closed"},
                     "payload": shown,
                     "redacted": hidden,
-                    "line": line.decode("utf-8", "replace") if sees_raw_lines(who.role) else None,
+                    "line": line.decode("utf-8", "replace")
+                    if sees_raw_lines(who.role, bool(row["closed"]))
+                    else None,
                 }
             )
         return out

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from api_support import TOKENS, auth, write_tokens
+from api_support import TOKENS, auth, dealt_on_disk, write_tokens
 from playwright.sync_api import expect, sync_playwright
 from server_process import fake_server, table_server
 
@@ -203,15 +203,13 @@ def test_a_whole_round_through_the_console(server: str) -> None:
             browser.close()
 
 
-def test_a_whole_thirteen_round_on_the_real_table_with_simulated_devices(real_table: str) -> None:
+def test_a_whole_thirteen_round_on_the_real_table_with_simulated_devices(
+    real_table: str, tmp_path: Path
+) -> None:
     """The real runtime, procedure and journal, every device simulated: the page plays a whole
     round of Thirteen; the test plays the people around the table (the dealer's hand drawing
     from the shoe, a bet after the dice, the clock passing five minutes)."""
     server = real_table
-
-    def state() -> dict[str, Any]:
-        body: dict[str, Any] = httpx.get(server + "/api/state", headers=auth("dealer")).json()
-        return body
 
     with sync_playwright() as pw:
         browser = launch(pw)
@@ -281,7 +279,8 @@ def test_a_whole_thirteen_round_on_the_real_table_with_simulated_devices(real_ta
             expect(phase).to_contain_text("Banker arranges")
 
             def rows(seat: int) -> dict[str, str | bool]:
-                cards = state()["state"]["seats"][seat]["cards"]
+                # The cards in the dealer's hands: the API serves them to no one in play.
+                cards = dealt_on_disk(tmp_path / "journal", seat)
                 return {
                     "head": " ".join(cards[:3]),
                     "middle": " ".join(cards[3:8]),
@@ -374,11 +373,14 @@ def test_a_pai_gow_round_shows_eight_hands_and_the_tiles(tmp_path: Path) -> None
             expect(phase).to_contain_text("Dealing")
             page.click("[data-action=confirm_deal]")
             submit_form(page, "set_hand", {"seat": "1", **setting(tiles[4:8])})
-            expect(page.locator(".seat[data-seat='1'] .card.tile")).to_have_count(4)
+            # A hand set lies face down until the croupier opens them all (Art. 6(2)).
+            expect(page.locator(".seat[data-seat='1'] .card.back")).to_have_count(4)
             expect(page.locator(".seat[data-seat='1'] .arrangement .row")).to_have_count(2)
             submit_form(page, "set_banker", setting(tiles[0:4]))
-            expect(page.locator(".seat[data-seat='0'] .card.tile")).to_have_count(4)
+            expect(page.locator(".seat[data-seat='0'] .card.back")).to_have_count(4)
             page.click("[data-action=open_hands]")
+            expect(page.locator(".seat[data-seat='0'] .card.tile")).to_have_count(4)
+            expect(page.locator(".seat[data-seat='1'] .card.tile")).to_have_count(4)
             page.click("[data-action=settle_round]")
             expect(phase).to_contain_text("Round over")
             expect(page.locator(".seat[data-seat='1'] .settlement")).to_be_visible()

@@ -290,7 +290,15 @@ function renderDice(dice, total) {
   $("dice-total").textContent = dice ? "總數 Total " + (total ?? dice.reduce((a, b) => a + b, 0)) : "";
 }
 
+// A card or tile the game has not opened is served as "hidden": drawn as its back.
+function hiddenCardNode() {
+  const node = el("span", "card back", "🂠");
+  node.title = "面朝下 face down";
+  return node;
+}
+
 function cardNode(text) {
+  if (text === "hidden") return hiddenCardNode();
   const m = /^(10|[2-9TJQKA])([SHDC])$/i.exec(text);
   if (!m) return el("span", "card tile", text);
   const [symbol, red] = SUITS[m[2].toUpperCase()];

@@ -39,6 +39,7 @@ from enum import Enum
 from typing import Any
 
 from daemon.procedures.common import common_actions, fault_transitions
+from daemon.procedures.paigow import visibility
 from daemon.procedures.spec import (
     Action,
     Game,
@@ -397,4 +398,12 @@ TRANSITIONS: list[dict[str, Any]] = [
     ),
 ]
 
-GAME = Game("paigow", REGULATION, PHASES, ACTIONS, DEVICES, REQUIRED_DEVICES)
+GAME = Game(
+    "paigow",
+    REGULATION,
+    PHASES,
+    ACTIONS,
+    DEVICES,
+    REQUIRED_DEVICES,
+    visibility=visibility.declare(),
+)
