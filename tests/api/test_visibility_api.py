@@ -6,7 +6,10 @@ holds. The rule is daemon/procedures/visibility.py; its table, docs/visibility.m
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -190,10 +193,24 @@ def test_pai_gow_through_the_api_by_role_and_phase(tmp_path: Path) -> None:
         t.check(set(), every, whole_to_review=True)
 
 
-def test_metrics_name_no_card(thirteen: Served) -> None:
+def test_the_cli_and_metrics_name_no_face_down_card(thirteen: Served) -> None:
+    """`tabled status` and `tabled journal`, run as a person runs them, and `/metrics`."""
     t = thirteen
     t.deal_thirteen(seats=(1,))
     every = {c for cards in seats_on_disk(t.journal, range(4)).values() for c in cards}
+    for role in ("dealer", "surveillance"):
+        env = {**os.environ, "TABLED_URL": t.url, "TABLED_TOKEN": TOKENS[role][1]}
+        for command in (["status"], ["journal", "--limit", "1000"]):
+            done = subprocess.run(
+                [sys.executable, "-m", "daemon", *command],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            )
+            assert "card.dealt" in done.stdout or "(13 face down)" in done.stdout, command
+            assert shown(done.stdout, every) == set(), (role, command)
     metrics = httpx.get(t.url + "/metrics", headers=auth("admin"))
     assert metrics.status_code == 200 and "tabled_" in metrics.text
     assert shown(metrics.text, every) == set()
