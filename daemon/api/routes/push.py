@@ -20,6 +20,7 @@ from daemon.api.context import context
 from daemon.api.errors import ApiError
 from daemon.api.facade import TableFacade
 from daemon.api.tokens import Principal
+from daemon.procedures import visibility
 
 WS_AUTH_TIMEOUT = 10.0
 
@@ -73,10 +74,15 @@ async def _push(
     A token withdrawn meanwhile (tokens file) ends the feed at the next event."""
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=10_000)
     subscription = table.subscribe(after)
+    seen = visibility.Seen(state=table.snapshot())  # what the game opened, round by round
 
     async def state() -> None:
         await ws.send_json(
-            {"type": "state", "state": table.snapshot(), "legal": table.legal_actions(who.role)}
+            {
+                "type": "state",
+                "state": visibility.redact_state(None, table.snapshot(), who.role),
+                "legal": table.legal_actions(who.role),
+            }
         )
 
     try:
@@ -105,7 +111,7 @@ async def _push(
                         await ws.close(4401)
                         tasks.cancel_scope.cancel()
                         return
-                    await ws.send_json({"type": "event", "event": event})
+                    await ws.send_json({"type": "event", "event": seen.redact(event, who.role)})
                     if queue.empty():
                         await state()
 

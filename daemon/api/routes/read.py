@@ -1,4 +1,5 @@
-"""Reads, open to every role: the table now, the actions, the devices, the journal."""
+"""Reads, open to every role: the table now, the actions, the devices, the journal. The state and
+the journal are served as the caller's role may see them (`daemon.procedures.visibility`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from daemon.api.context import context
 from daemon.api.errors import AUTH_ERRORS, ApiError, ErrorBody
 from daemon.api.gate import Who
 from daemon.api.models import catalog_entry
+from daemon.procedures.visibility import redact_records, redact_state
 
 log = structlog.get_logger("tabled.api")
 
@@ -27,7 +29,7 @@ async def state(request: Request, who: Who) -> StateBody:
     return StateBody(
         actor=who.actor,
         role=who.role,
-        state=table.snapshot(),
+        state=redact_state(None, table.snapshot(), who.role),
         legal=table.legal_actions(who.role),
     )
 
@@ -93,4 +95,4 @@ async def journal(
             "journal_unreadable",
             f"the journal could not be read: {exc} (IT: run `tabled verify-log` on it)",
         ) from exc
-    return JournalBody(events=events)
+    return JournalBody(events=redact_records(None, events, who.role, table.snapshot()))

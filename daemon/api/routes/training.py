@@ -4,7 +4,9 @@ the console's settings (the table's currency) for every role.
 `GET /api/training` and `POST /api/training/{op}` are for the `admin` and `trainer` roles (403
 for the others, journaled like any refused role) and exist only while every device of the table
 is simulated in this process (404 otherwise: a real device is never handled from here). Each
-control used is journaled as `training.control` with who used it.
+control used is journaled as `training.control` with who used it. What a simulated shoe drew
+is a card of the round: the reply serves it as the table's state does
+(`daemon.procedures.visibility`), face down to every role.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from daemon.api.context import context
 from daemon.api.errors import AUTH_ERRORS, INPUT_ERRORS, ApiError, ErrorBody
 from daemon.api.gate import Who
-from daemon.training import ROLES, Training
+from daemon.procedures.visibility import redact_value
+from daemon.training import ROLES, Training, named
 
 router = APIRouter()
 
@@ -119,4 +122,5 @@ async def control(
     if not reply.get("ok"):
         message = str(reply.get("error", "refused"))
         return JSONResponse({"error": "refused", "message": message}, 409)
-    return JSONResponse(reply, 200)
+    table = context(request).table
+    return JSONResponse(redact_value(None, named(reply), who.role, table.snapshot()), 200)
