@@ -24,6 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
+from daemon.procedures.spec import HIDDEN
+
 EXIT_REFUSED, EXIT_INPUT, EXIT_AUTH, EXIT_UNREACHABLE = 1, 2, 3, 4
 TIMEOUT = 10.0
 
@@ -171,6 +173,13 @@ def _clock(seconds: float) -> str:
     return f"{whole // 60:02d}:{whole % 60:02d}"
 
 
+def _cards(cards: Sequence[Any]) -> str:
+    """A seat's cards as served: the open ones by name, the others counted (face down)."""
+    shown = [str(c) for c in cards if c != HIDDEN]
+    down = len(cards) - len(shown)
+    return " ".join(shown + ([f"({down} face down)"] if down else []))
+
+
 def format_status(state: dict[str, Any], legal: list[str], who: dict[str, Any]) -> str:
     lines = [
         f"{state.get('table', '?')} {state.get('game', '?')}  round {state.get('round') or '-'}"
@@ -206,7 +215,7 @@ def format_status(state: dict[str, Any], legal: list[str], who: dict[str, Any]) 
         if bets:
             text += f"  bets {bets}"
         if seat.get("cards"):
-            text += f"  cards {' '.join(seat['cards'])}"
+            text += f"  cards {_cards(seat['cards'])}"
         if seat.get("settlement"):
             s = seat["settlement"]
             text += f"  {s.get('result')} {s.get('amount', '')}"

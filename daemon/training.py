@@ -22,6 +22,7 @@ from typing import Any
 
 import structlog
 
+from drivers.shoe_reader.messages import card_name
 from simulators.control import DOORS, OPERATED, device_faults, handle_control
 from simulators.spec import parse_sim_url
 from simulators.world import TableWorld, get_world
@@ -86,6 +87,29 @@ FAULT_NAMES = {
 }
 # The request fields a control may carry (the rest of a request is not journaled).
 FIELDS = ("op", "device", "fault", "open", "on", "count")
+
+
+def named(reply: dict[str, Any]) -> dict[str, Any]:
+    """A control's reply with what a simulated shoe drew (`drawn`, also in the `last` of a
+    deal) named as the table journals it ("As", "4-5"), so the visibility engine can serve it
+    as the table's state serves that card (`daemon.api.routes.training`)."""
+
+    def name(item: Any) -> Any:
+        if isinstance(item, list):
+            return [name(i) for i in item]
+        if isinstance(item, dict) and {"rank", "suit"} <= item.keys():
+            return card_name(int(item["rank"]), int(item["suit"]))
+        if isinstance(item, dict) and {"top", "bottom"} <= item.keys():
+            low, high = sorted((int(item["top"]), int(item["bottom"])))
+            return f"{low}-{high}"
+        return item
+
+    out = dict(reply)
+    if "drawn" in out:
+        out["drawn"] = name(out["drawn"])
+    if isinstance(out.get("last"), dict):
+        out["last"] = named(out["last"])
+    return out
 
 
 def _label(names: dict[str, tuple[str, str]], key: str) -> dict[str, str]:

@@ -179,7 +179,17 @@ class TableBridge:
     def metrics(self) -> TableMetrics:
         return self._call(self._table.metrics)
 
+    @property
+    def config(self) -> Any:
+        """The table's config: fixed for the run, safe to read from any thread."""
+        return self._table.config
+
     # ---- through the table's loop -----------------------------------------------------------
+
+    async def on_table(self, work: Callable[[Table], Coroutine[Any, Any, T]]) -> T:
+        """Run `work(table)` on the table's loop and wait for it: what touches the table's own
+        objects (its simulated devices, for training) runs where they live."""
+        return await self._on_table(work(self._table))
 
     async def act(
         self, action: str, actor: str, role: str, payload: dict[str, Any]

@@ -4,9 +4,8 @@ The table publishes a `Published` snapshot (its state and device links as JSON t
 actions of each operator role, the durable seq it shows) after a durable change; readers (every
 `GET /api/state`, every push-feed client) take the latest one and never touch the table.
 `StateCache` serves it per *audience*: the roles that may see the same things share one text,
-made once per (publication, audience). The default has one audience and shows the state as
-built; a game's visibility rules drop in through `audience` and `redact` (one place:
-`StateCache.__init__`, made in `daemon.api.threaded` and `AppContext.states`).
+made once per (publication, audience). By default the audiences and the redaction are the
+games' visibility rules (daemon.procedures.visibility): no face-down card reaches a reader.
 
 Published text is immutable (str), so handing it from the table's thread to the API's needs no
 copy and no lock beyond swapping one reference. The table's clock is read when a reader asks
@@ -29,8 +28,22 @@ Audience = Callable[[str], Hashable]
 
 
 def one_audience(role: str) -> Hashable:
-    """Every role sees the same state (until a game declares otherwise)."""
+    """Every role sees the same state (a table with no cards to hide: the tests' fakes)."""
     return "all"
+
+
+def role_audience(role: str) -> Hashable:
+    """The roles that are served the same state (daemon.procedures.visibility.audience)."""
+    from daemon.procedures.visibility import audience  # noqa: PLC0415
+
+    return audience(role)
+
+
+def redact_for(state: Mapping[str, Any], role: str) -> dict[str, Any]:
+    """The state as `role` may see it: no face-down card or tile (issue 9)."""
+    from daemon.procedures.visibility import redact_state  # noqa: PLC0415
+
+    return redact_state(None, state, role)
 
 
 @dataclass(frozen=True)
@@ -86,8 +99,8 @@ class StateCache:
         table: Any,
         wall: Callable[[], float] | None = None,
         *,
-        audience: Audience = one_audience,
-        redact: Redact | None = None,
+        audience: Audience = role_audience,
+        redact: Redact | None = redact_for,
     ) -> None:
         self._table = table
         self._wall = wall

@@ -4,7 +4,9 @@ game with their parameters and bilingual labels, and the console's view of a pro
 `action_specs(procedure.ACTIONS)` gives `TableFacade.actions()`; `console_snapshot(...)`
 turns `Procedure.snapshot()` (daemon/procedures/) into the `Snapshot` the dealer console shows.
 Both read each game's declaration (`daemon.procedures.spec.Game`: the actions' parameters and
-labels, each phase's text) and keep no copy of it.
+labels, each phase's text, what the game has opened) and keep no copy of it. The view holds every
+card the table knows: it is served to a person only through
+`daemon.procedures.visibility.redact_state`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from daemon.api.facade import ActionSpec
 from daemon.procedures.common import OVERRIDES
 from daemon.procedures.games import GAMES
 from daemon.procedures.spec import OPERATOR_ROLES, Action, PhaseText
+from daemon.procedures.visibility import opened
 
 
 def action_specs(actions: Mapping[str, Action], game: str | None = None) -> list[ActionSpec]:
@@ -203,4 +206,7 @@ def console_snapshot(
         ],
         "override": _override_view(snapshot.get("override")),
         "server_time": wall_now,
+        # What the game has opened of this round (public facts), so that what each person is
+        # served can be cut from this one view (`daemon.procedures.visibility.redact_state`).
+        "revealed": opened(game, snapshot).as_json(),
     }

@@ -321,7 +321,10 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
 
     def span(since: datetime | None, until: datetime | None) -> tuple[datetime, datetime]:
         end = _aware(until) or datetime.now(UTC) + timedelta(days=1)
-        start = _aware(since) or end - timedelta(days=31)
+        try:
+            start = _aware(since) or end - timedelta(days=31)
+        except OverflowError:  # `until` in the first month of year 1: no default span before it
+            raise ApiError(422, "invalid_input", "until is before any time range") from None
         if start >= end:
             raise ApiError(422, "invalid_input", "since must be before until")
         return start, end

@@ -141,7 +141,9 @@ async def events(
                 **{k: v for k, v in row.items() if k != "closed"},
                 "payload": shown,
                 "redacted": hidden,
-                "line": line.decode("utf-8", "replace") if sees_raw_lines(role) else None,
+                "line": line.decode("utf-8", "replace")
+                if sees_raw_lines(role, bool(row["closed"]))
+                else None,
             }
         )
     return out

@@ -1,12 +1,14 @@
-"""What a floor reader may see of a round still in play: the one place that decides it.
+"""What a floor reader may see of a table's journal: the table's own rule, applied per event.
 
-The table's own visibility table (issue 9) is not built yet, so the floor applies a
-conservative rule of its own until it is: while a round is neither settled nor voided, the
-cards and tiles in it are hidden from every role but `admin` and `audit` (whose job is the
-record, after the fact or under a warrant). Hidden means: the whole payload of an event that
-exists to carry a hand (`card.dealt`, `tiles.dealt`, arrangements, ...), and any card- or
-hand-valued key of any other event's payload. The raw line bytes (which carry the same cards)
-are served to `admin` and `audit` only, whatever the round's state.
+The floor holds every table's journal lines (the truth, cards and all). What a person is served
+is decided by the tables' visibility declarations (`daemon.procedures.visibility`, the table of
+docs/visibility.md), the same rule the table's own API applies: while a round is in play a
+face-down card or tile is served to no role; what the game opened (a card or tile dealt face
+up, Thirteen's banker's hand once opened, a Pai Gow hand from its own opening) is served to all;
+once the round is closed (settled or voided) `surveillance`, `audit` and `admin` see it whole,
+and `pit` still only what was opened. A floor row names no game, so every game's declaration
+applies (their events do not clash). The raw line bytes, which carry every card, are served
+only to those who may see the whole of the round, once it is closed.
 """
 
 from __future__ import annotations
@@ -14,43 +16,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-SEES_EVERYTHING = frozenset({"admin", "audit"})
-HAND_EVENTS = frozenset(
-    {
-        "card.dealt",
-        "tiles.dealt",
-        "tile.face_up",
-        "arrangement.entered",
-        "arrangement.banker",
-        "hand.set",
-        "hand.reset",
-        "deal.corrected",
-    }
-)
-HAND_KEYS = frozenset(
-    {"card", "cards", "tile", "tiles", "hand", "hands", "head", "middle", "tail", "low", "high"}
-)
-HIDDEN = "hidden"
+from daemon.procedures.visibility import HIDDEN, REVIEW, audience, redact_record
+
+__all__ = ["HIDDEN", "sees_raw_lines", "visible_payload"]
 
 
-def sees_raw_lines(role: str) -> bool:
-    return role in SEES_EVERYTHING
+def sees_raw_lines(role: str, round_closed: bool = False) -> bool:
+    """Whether `role` may have a line's raw bytes (every card in it)."""
+    return round_closed and audience(role) == REVIEW
 
 
 def visible_payload(
     role: str, event: str, payload: Mapping[str, Any], round_closed: bool
 ) -> tuple[dict[str, Any], bool]:
     """(the payload this role may see, whether anything was hidden)."""
-    if role in SEES_EVERYTHING or round_closed:
-        return dict(payload), False
-    if event in HAND_EVENTS:
-        keep = {k: v for k, v in payload.items() if k in ("round", "actor", "seat", "index")}
-        return {**keep, HIDDEN: True}, True
-    hidden = False
-    out: dict[str, Any] = {}
-    for key, value in payload.items():
-        if key in HAND_KEYS:
-            out[key], hidden = HIDDEN, True
-        else:
-            out[key] = value
-    return out, hidden
+    record = redact_record(
+        None, {"event": event, "payload": payload}, role, round_closed=round_closed
+    )
+    shown: dict[str, Any] = record["payload"]
+    return shown, shown != payload

@@ -9,15 +9,16 @@ request models and OpenAPI schema (`daemon.api.models`), the console's forms and
 docs/procedures.md (`tabled diagram --update-doc`). Nothing here imports the procedure, the API
 or any I/O.
 
-What each role may see in each phase (game protection, issue 9) is declared beside the actions:
-`Game.visibility` is its slot, keyed by phase then role, so a redaction reads the same `Game`.
+What a person may see of the cards or tiles (game protection, issue 9) is declared beside the
+actions: `Game.visibility` (a `Visibility`, from `daemon/procedures/<game>/visibility.py`), read by
+the one redaction engine `daemon.procedures.visibility` that every surface serving a person calls.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 ParamKind = Literal["int", "str", "bool", "list[int]", "list[str]"]
 ROLES = ("dealer", "supervisor", "device", "system")
@@ -79,6 +80,70 @@ class PhaseText:
     next_zh: str
 
 
+# A hand known to be the banker's where its seat number is not at hand (Pai Gow's banker sits at
+# any door; an event about the banker's hand may name no seat).
+BANKER = "banker"
+# What a person is served in place of a card or tile the game has not opened.
+HIDDEN = "hidden"
+Seat = int | str  # a seat or door number, or BANKER
+
+
+@dataclass
+class Revealed:
+    """What a game has opened of one round so far, all of it public: the hands laid open (by
+    seat, or every hand at once), the single cards or tiles lying face up (by seat, when it is
+    known), and whether the round is closed (settled or voided)."""
+
+    closed: bool = False
+    all_open: bool = False
+    seats: set[Seat] = field(default_factory=set)
+    face_up: list[tuple[Seat | None, str]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "closed": self.closed,
+            "all_open": self.all_open,
+            "seats": sorted(self.seats, key=str),
+            "face_up": [[seat, value] for seat, value in self.face_up],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Revealed:
+        """The inverse of `as_json`; anything else (absent, malformed) opens nothing."""
+        if not isinstance(data, Mapping):
+            return cls()
+        seats = {s for s in data.get("seats") or [] if isinstance(s, int | str)}
+        face_up = [
+            (item[0], item[1])
+            for item in data.get("face_up") or []
+            if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[1], str)
+        ]
+        return cls(data.get("closed") is True, data.get("all_open") is True, seats, face_up)
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """What a person may see of a game's cards or tiles (issue 9). The system knows every card
+    (the journal keeps them); a person sees a face-down one only once the game opens it.
+
+    `hand_keys` are the payload keys whose values are cards or tiles (a string, a list, rows of
+    them): hidden unless opened. `public_keys` hold cards or tiles lying face up for everyone.
+    `pattern` finds one card or tile written in free text (a fault, a refusal's reason). `unique`
+    says every card is one of a kind, so a face-up card may be recognised by its value alone
+    (cards: yes; tiles come in pairs: no). `opened(snapshot)` reads what the game has opened
+    from its procedure's snapshot; `reveal(revealed, event, payload)` what one journal event
+    opens; `seat_of(event, payload)` whose hand an event's cards are when its payload names no
+    seat (None: unknown)."""
+
+    hand_keys: frozenset[str]
+    public_keys: frozenset[str]
+    pattern: str
+    unique: bool
+    opened: Callable[[Mapping[str, Any]], Revealed]
+    reveal: Callable[[Revealed, str, Mapping[str, Any]], None]
+    seat_of: Callable[[str, Mapping[str, Any]], Seat | None]
+
+
 @dataclass(frozen=True)
 class Game:
     """A game's whole declaration: its phases (in order) and its actions (in order)."""
@@ -91,8 +156,8 @@ class Game:
     # does not start); the others configured join the equipment check.
     devices: tuple[str, ...] = ()
     required_devices: tuple[str, ...] = ()
-    # phase -> role -> what that role may see (issue 9); empty until it is declared.
-    visibility: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
+    # What a person may see of its cards or tiles (issue 9); None: every game's rules at once.
+    visibility: Visibility | None = None
 
     def phase_text(self, phase: str) -> PhaseText:
         return self.phases.get(phase) or PhaseText(phase, phase, "", "")

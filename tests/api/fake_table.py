@@ -150,6 +150,7 @@ class FakeTable:
     # The round's state, set by _new_round_state.
     bets: dict[int, list[dict[str, Any]]]
     cards: dict[int, list[str]]
+    entered: list[tuple[int, str]]  # cards entered by hand: (seat, card)
     dice: list[int] | None
     deadline: float | None
     rang: bool
@@ -230,6 +231,14 @@ class FakeTable:
             ][-5:],
             "override": self.override,
             "server_time": self._wall(self.clock()),
+            # What the round has opened, as the real table's view says it: the cards entered by
+            # hand lie face up; the settlement opens the seats compared and closes the round.
+            "revealed": {
+                "closed": bool(self.settlement),
+                "seats": [n for n in self.settlement if n not in self.late],
+                "face_up": [[seat, card] for seat, card in self.entered]
+                + ([[self.override["seat"], self.override["card"]]] if self.override else []),
+            },
         }
 
     def legal_actions(self, role: str) -> list[str]:
@@ -374,6 +383,7 @@ class FakeTable:
     def _do_approve_override(self, actor: str, payload: dict[str, Any]) -> None:
         pending = self.override or {}
         self.cards[pending["seat"]].append(pending["card"])
+        self.entered.append((pending["seat"], pending["card"]))
         self.override = self.misread = None
 
     def _do_reject_override(self, actor: str, payload: dict[str, Any]) -> None:
@@ -382,6 +392,7 @@ class FakeTable:
     def _new_round_state(self) -> None:
         self.bets = {n: [] for n in range(1, 5)}
         self.cards = {n: [] for n in range(1, 5)}
+        self.entered = []
         self.dice = None
         self.deadline = None
         self.rang = False

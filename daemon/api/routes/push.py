@@ -33,6 +33,7 @@ from daemon.api.fanout import (
     events_message,
 )
 from daemon.api.tokens import Principal
+from daemon.procedures import visibility
 
 WS_AUTH_TIMEOUT = 10.0
 CLOSE_TIMEOUT = 5.0  # seconds to say goodbye to a client that may not be reading
@@ -106,11 +107,19 @@ class _Feed:
         self.client.last = after
         self.after = after
         self.state_seq: int | None = None
+        # What the game has opened, round by round, from the state now and the records sent.
+        self.seen = visibility.Seen(state=json.loads(self.states.latest().state))
         self.unstated = False  # events sent since the last state message
 
     def deliver(self, text: str) -> str:
-        """The one place a journal record goes to this client (as JSON text)."""
-        return text
+        """The one place a journal record goes to this client (as JSON text): as the client's
+        role may see it, with what the game has opened so far (daemon.procedures.visibility).
+        A record that shows the same either way is passed on as it was encoded, unchanged."""
+        record = json.loads(text)
+        shown = self.seen.redact(record, self.who.role)
+        if shown == record:
+            return text
+        return json.dumps(shown, default=str, separators=(",", ":"), ensure_ascii=False)
 
     async def send_state(self) -> None:
         """After a burst of events, or when the table announced a new state (a table that

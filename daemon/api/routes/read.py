@@ -1,4 +1,5 @@
-"""Reads, open to every role: the table now, the actions, the devices, the journal."""
+"""Reads, open to every role: the table now, the actions, the devices, the journal. The state and
+the journal are served as the caller's role may see them (`daemon.procedures.visibility`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from daemon.api.context import context
 from daemon.api.errors import AUTH_ERRORS, ApiError, ErrorBody
 from daemon.api.gate import Who
 from daemon.api.models import catalog_entry
+from daemon.procedures.visibility import redact_records
 
 log = structlog.get_logger("tabled.api")
 
@@ -24,7 +26,8 @@ router = APIRouter()
 @router.get("/api/state", response_model=StateBody, responses=AUTH_ERRORS, tags=["read"])
 async def state(request: Request, who: Who) -> Response:
     """The table now and the actions legal for the caller's role."""
-    # A `StateBody`, its state made once per durable change and audience (daemon.api.snapshots).
+    # A `StateBody`, its state made once per durable change and audience, as the role may see
+    # it (daemon.api.snapshots, redacted by daemon.procedures.visibility).
     body = context(request).states.state_body(who.actor, who.role)
     return Response(body, media_type="application/json")
 
@@ -90,4 +93,4 @@ async def journal(
             "journal_unreadable",
             f"the journal could not be read: {exc} (IT: run `tabled verify-log` on it)",
         ) from exc
-    return JournalBody(events=events)
+    return JournalBody(events=redact_records(None, events, who.role, table.snapshot()))

@@ -4,12 +4,15 @@ the console's settings (the table's currency) for every role.
 `GET /api/training` and `POST /api/training/{op}` are for the `admin` and `trainer` roles (403
 for the others, journaled like any refused role) and exist only while every device of the table
 is simulated in this process (404 otherwise: a real device is never handled from here). Each
-control used is journaled as `training.control` with who used it.
+control used is journaled as `training.control` with who used it. What a simulated shoe drew
+is a card of the round: the reply serves it as the table's state does
+(`daemon.procedures.visibility`), face down to every role.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, TypeVar
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -18,7 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from daemon.api.context import context
 from daemon.api.errors import AUTH_ERRORS, INPUT_ERRORS, ApiError, ErrorBody
 from daemon.api.gate import Who
-from daemon.training import ROLES, Training
+from daemon.procedures.visibility import redact_value
+from daemon.training import ROLES, Training, named
+
+T = TypeVar("T")
 
 router = APIRouter()
 
@@ -49,17 +55,34 @@ class ConsoleBody(BaseModel):
     trainer: bool = Field(description="the caller may handle them (the trainer or admin role)")
 
 
-async def _training(request: Request, actor: str, role: str, op: str) -> Training:
+async def _training(request: Request, actor: str, role: str, op: str) -> None:
+    """Refuse a caller who may not train (journaled) and a table with a real device (404)."""
     table = context(request).table
     if role not in ROLES:
         await table.journal_security(
             "api.forbidden", {"actor": actor, "role": role, "action": f"training.{op}"}
         )
         raise ApiError(403, "forbidden", f"training is for {' and '.join(ROLES)}; not {role}")
-    training = Training.of(table)
-    if training is None:
+    if Training.of(table) is None:
         raise ApiError(404, "not_simulated", "this table's devices are real: no training mode")
-    return training
+
+
+async def _on_table(request: Request, work: Callable[[Training], Awaitable[T]]) -> T:
+    """Run `work` with the table's training controls where the table's devices live: on the
+    table's own loop when the API runs on a thread of its own (daemon.api.bridge)."""
+    table = context(request).table
+
+    async def run(real: Any) -> T:
+        training = Training.of(real)
+        if training is None:
+            raise ApiError(404, "not_simulated", "this table's devices are real: no training mode")
+        return await work(training)
+
+    on_table = getattr(table, "on_table", None)
+    if on_table is None:
+        return await run(table)
+    result: T = await on_table(run)
+    return result
 
 
 def currency_of(table: Any) -> str:
@@ -90,7 +113,12 @@ async def console(request: Request, who: Who) -> ConsoleBody:
 )
 async def training_state(request: Request, who: Who) -> dict[str, Any]:
     """The simulated devices as a trainer sees them, and the controls each offers."""
-    return (await _training(request, who.actor, who.role, "state")).describe()
+    await _training(request, who.actor, who.role, "state")
+
+    async def describe(training: Training) -> dict[str, Any]:
+        return training.describe()
+
+    return await _on_table(request, describe)
 
 
 @router.post(
@@ -111,12 +139,17 @@ async def control(
     `fault` or as it comes; with a fault and none waiting, arm the next one), `draw` (`fault`:
     face_up, misread, ...), `deal` (the whole round), `ring`, `door` (`open`), `power` (`on`),
     `by_hand` (`on`: shuffles and throws wait for the trainer), `inject` / `clear` a fault."""
-    training = await _training(request, who.actor, who.role, op)
+    await _training(request, who.actor, who.role, op)
     asked: dict[str, Any] = {"op": op}
     if body is not None:
         asked |= body.model_dump(exclude_none=True)
-    reply = await training.control(asked, who.actor, who.role)
+
+    async def handle(training: Training) -> dict[str, Any]:
+        return await training.control(asked, who.actor, who.role)
+
+    reply = await _on_table(request, handle)
     if not reply.get("ok"):
         message = str(reply.get("error", "refused"))
         return JSONResponse({"error": "refused", "message": message}, 409)
-    return JSONResponse(reply, 200)
+    table = context(request).table
+    return JSONResponse(redact_value(None, named(reply), who.role, table.snapshot()), 200)

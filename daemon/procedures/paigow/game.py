@@ -51,6 +51,7 @@ from daemon.procedures.common import (
     fault_transitions,
     override_actions,
 )
+from daemon.procedures.paigow import visibility
 from daemon.procedures.spec import (
     Action,
     Game,
@@ -453,4 +454,12 @@ TRANSITIONS: list[dict[str, Any]] = [
     ),
 ]
 
-GAME = Game("paigow", REGULATION, PHASES, ACTIONS, DEVICES, REQUIRED_DEVICES)
+GAME = Game(
+    "paigow",
+    REGULATION,
+    PHASES,
+    ACTIONS,
+    DEVICES,
+    REQUIRED_DEVICES,
+    visibility=visibility.declare(),
+)

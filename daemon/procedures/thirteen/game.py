@@ -68,6 +68,7 @@ from daemon.procedures.spec import (
     player,
     seat,
 )
+from daemon.procedures.thirteen import visibility
 
 REGULATION = "Portaria 51/89/M"
 ART_1 = f"{REGULATION} Art. 1"
@@ -545,4 +546,12 @@ TRANSITIONS: list[dict[str, Any]] = [
     ),
 ]
 
-GAME = Game("thirteen", REGULATION, PHASES, ACTIONS, DEVICES, REQUIRED_DEVICES)
+GAME = Game(
+    "thirteen",
+    REGULATION,
+    PHASES,
+    ACTIONS,
+    DEVICES,
+    REQUIRED_DEVICES,
+    visibility=visibility.declare(banker_seat=BANKER_SEAT, rows=ROWS),
+)

@@ -1,0 +1,246 @@
+"""What a person may see of the cards and tiles: the one redaction every surface calls.
+
+The system knows every card and tile (the journal on disk keeps them all: recovery replays
+them); a person sees a face-down one only once the game opens it, whatever the person's role.
+Each game declares what opens what (`Game.visibility`: daemon/procedures/thirteen/visibility.py,
+daemon/procedures/paigow/visibility.py); this module applies it, the same way for the state
+(`/api/state`, the console, the push feed's state, `tabled status`), the journal (`/api/journal`,
+the push feed's events, `tabled journal`) and the floor (daemon/floor/redact.py). The table it
+makes is docs/visibility.md.
+
+- While a round is in play, a hidden card is served to nobody: its value becomes `HIDDEN`, in
+  place, so a seat still shows how many cards it holds, and a card or tile named in free text
+  (a fault, a refusal's reason) is blotted out the same way.
+- What the game has opened (a hand laid open, a card face up) is served to everyone.
+- Once the round is closed (settled or voided), `audience(role) == "review"` (a supervisor,
+  surveillance, admin, a floor auditor) sees it whole, for disputes; the others still see only
+  what was opened.
+
+Two audiences only, so a cache of what is served keys on `audience(role)`, not on the role.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from daemon.procedures.games import GAMES
+from daemon.procedures.spec import BANKER, HIDDEN, Game, Revealed, Seat, Visibility
+
+__all__ = [
+    "HIDDEN",
+    "REVIEW",
+    "SEES_CLOSED_ROUNDS",
+    "TABLE",
+    "Seen",
+    "audience",
+    "opened",
+    "redact_record",
+    "redact_records",
+    "redact_state",
+    "redact_value",
+]
+
+REVIEW = "review"
+TABLE = "table"
+# Who may see a closed round whole: the table's supervisors, surveillance and IT admins, and
+# the floor's auditors. Every other role (dealer, pit, a trainer, one not known) sees only what
+# the game opened.
+SEES_CLOSED_ROUNDS = frozenset({"supervisor", "surveillance", "admin", "audit"})
+# Events that close their round, in every game.
+CLOSING_EVENTS = frozenset({"round.settled", "round.voided", "bets.returned"})
+
+_EVERY_GAME = tuple(g.visibility for g in GAMES.values() if g.visibility is not None)
+
+
+def audience(role: str) -> str:
+    """The audience a role belongs to: roles that are served the same share it."""
+    return REVIEW if role in SEES_CLOSED_ROUNDS else TABLE
+
+
+def rules_of(game: Game | str | None) -> tuple[Visibility, ...]:
+    """A game's declaration; every game's at once when the game is not known (the floor)."""
+    found = GAMES.get(game) if isinstance(game, str) else game
+    if found is not None and found.visibility is not None:
+        return (found.visibility,)
+    return _EVERY_GAME
+
+
+def opened(game: Game | str | None, snapshot: Mapping[str, Any]) -> Revealed:
+    """What the game has opened of the round in a procedure's snapshot."""
+    rules = rules_of(game if game is not None else str(snapshot.get("game", "")))
+    if len(rules) != 1:
+        return Revealed()
+    return rules[0].opened(snapshot)
+
+
+class _Redactor:
+    def __init__(self, rules: Sequence[Visibility], revealed: Revealed) -> None:
+        self.hand_keys = frozenset().union(*(r.hand_keys for r in rules))
+        self.public_keys = frozenset().union(*(r.public_keys for r in rules))
+        self.revealed = revealed
+        self.unique = [re.compile(r.pattern) for r in rules if r.unique]
+        self.tokens = re.compile("|".join(f"(?:{r.pattern})" for r in rules))
+        self.face_up = {value for _seat, value in revealed.face_up}
+        self.hid = False
+
+    def visible(self, seats: frozenset[Seat], value: str) -> bool:
+        revealed = self.revealed
+        if revealed.all_open or seats & revealed.seats:
+            return True
+        # A face-up card is known by its value where cards are one of a kind.
+        return value in self.face_up and any(p.fullmatch(value) for p in self.unique)
+
+    def hide(self) -> str:
+        self.hid = True
+        return HIDDEN
+
+    def walk(self, value: Any, seats: frozenset[Seat], in_hand: bool) -> Any:
+        if isinstance(value, Mapping):
+            seat = value.get("seat")
+            if isinstance(seat, int) and not isinstance(seat, bool):
+                seats = frozenset({seat})
+            if value.get("banker") is True:
+                seats |= {BANKER}
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                if key in self.public_keys:
+                    out[key] = item
+                else:
+                    out[key] = self.walk(item, seats, in_hand or key in self.hand_keys)
+            return out
+        if isinstance(value, list | tuple):
+            return [self.walk(item, seats, in_hand) for item in value]
+        if isinstance(value, str):
+            if in_hand:
+                return value if self.visible(seats, value) else self.hide()
+            return self.tokens.sub(lambda m: self._token(m, seats), value)
+        return value
+
+    def _token(self, match: re.Match[str], seats: frozenset[Seat]) -> str:
+        text = match.group(0)
+        if self.revealed.all_open or self.visible(frozenset(), text):
+            return text
+        return self.hide()
+
+
+def redact_state(game: Game | str | None, state: Mapping[str, Any], role: str) -> dict[str, Any]:
+    """The table's state as `role` may see it. `state` is the console's view
+    (`daemon.api.views.console_snapshot`), which carries what the game has opened (`revealed`);
+    without it nothing counts as opened."""
+    return dict(redact_value(game, state, role, state))
+
+
+def redact_value(game: Game | str | None, value: Any, role: str, state: Mapping[str, Any]) -> Any:
+    """Any value naming cards or tiles of the round now (the table's state, a simulated device's
+    report of what it drew) as `role` may see it, with what the game has opened of that round:
+    `state` is the console's view, with its `revealed`."""
+    revealed = Revealed.from_json(state.get("revealed"))
+    if revealed.closed and audience(role) == REVIEW:
+        return value
+    rules = rules_of(game if game is not None else str(state.get("game", "")))
+    return _Redactor(rules, revealed).walk(value, frozenset(), False)
+
+
+def redact_record(
+    game: Game | str | None,
+    record: Mapping[str, Any],
+    role: str,
+    *,
+    round_closed: bool,
+    revealed: Revealed | None = None,
+) -> dict[str, Any]:
+    """A journal record (`{"event", "payload", ...}`) as `role` may see it. `revealed` is what
+    the game had opened of the record's round (`Seen` learns it); the record itself opens what
+    it carries (a card dealt face up, the banker's hand at its opening)."""
+    return _redact_record(rules_of(game), record, role, round_closed, revealed)[0]
+
+
+def _redact_record(
+    rules: Sequence[Visibility],
+    record: Mapping[str, Any],
+    role: str,
+    round_closed: bool,
+    revealed: Revealed | None,
+) -> tuple[dict[str, Any], bool]:
+    event, payload = str(record.get("event", "")), record.get("payload")
+    if not isinstance(payload, Mapping):
+        return dict(record), False
+    base = revealed or Revealed()
+    own = Revealed(base.closed, base.all_open, set(base.seats), list(base.face_up))
+    for rule in rules:
+        rule.reveal(own, event, payload)
+    if (round_closed or own.closed or event in CLOSING_EVENTS) and audience(role) == REVIEW:
+        return dict(record), False
+    seats = frozenset(s for s in (rule.seat_of(event, payload) for rule in rules) if s is not None)
+    redactor = _Redactor(rules, own)
+    shown = redactor.walk(payload, seats, False)
+    return {**record, "payload": shown}, redactor.hid
+
+
+class Seen:
+    """What the game has opened, round by round, learnt from journal records in their order,
+    and from the table's state now (the console's view, with its `revealed`): how a stream of
+    records (the push feed) or a page of them (a journal query) is redacted."""
+
+    def __init__(
+        self, game: Game | str | None = None, state: Mapping[str, Any] | None = None
+    ) -> None:
+        if game is None and state is not None:
+            game = str(state.get("game", ""))
+        self.rules = rules_of(game)
+        self.rounds: dict[str, Revealed] = {}
+        self.latest: int | None = None
+        if state is not None:
+            self.rounds[str(state.get("round"))] = Revealed.from_json(state.get("revealed"))
+            self._later(state.get("round"))
+
+    def _later(self, round_id: Any) -> None:
+        if isinstance(round_id, int) and (self.latest is None or round_id > self.latest):
+            self.latest = round_id
+
+    def learn(self, record: Mapping[str, Any]) -> None:
+        round_id = record.get("round")
+        revealed = self.rounds.setdefault(str(round_id), Revealed())
+        event, payload = str(record.get("event", "")), record.get("payload")
+        if isinstance(payload, Mapping):
+            for rule in self.rules:
+                rule.reveal(revealed, event, payload)
+        if event in CLOSING_EVENTS:
+            revealed.closed = True
+        self._later(round_id)
+
+    def closed(self, round_id: Any) -> bool:
+        """A round is closed once settled or voided, or once a later round has begun."""
+        revealed = self.rounds.get(str(round_id))
+        if revealed is not None and revealed.closed:
+            return True
+        return isinstance(round_id, int) and self.latest is not None and round_id < self.latest
+
+    def show(self, record: Mapping[str, Any], role: str) -> dict[str, Any]:
+        """`record` as `role` may see it, with what is known of its round."""
+        round_id = record.get("round")
+        return _redact_record(
+            self.rules, record, role, self.closed(round_id), self.rounds.get(str(round_id))
+        )[0]
+
+    def redact(self, record: Mapping[str, Any], role: str) -> dict[str, Any]:
+        """The next record of a stream: learnt from, then shown as `role` may see it."""
+        self.learn(record)
+        return self.show(record, role)
+
+
+def redact_records(
+    game: Game | str | None,
+    records: Iterable[Mapping[str, Any]],
+    role: str,
+    state: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """A page of journal records as `role` may see them: all of them are learnt from first, so
+    a card opened later in the page (the banker's at `banker.opened`) shows where it was dealt."""
+    records = list(records)
+    seen = Seen(game, state)
+    for record in records:
+        seen.learn(record)
+    return [seen.show(record, role) for record in records]
