@@ -54,6 +54,9 @@ class ApiServer:
             uvicorn.Config(
                 app,
                 log_level=log_level,
+                # uvicorn's own logging config would take its loggers off the operational log's
+                # JSON lines (daemon.logging), for the whole process: leave logging to us.
+                log_config=None,
                 access_log=False,
                 lifespan="off",
                 ws_max_size=64 * 1024,

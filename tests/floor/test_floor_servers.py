@@ -119,8 +119,9 @@ def test_backlog_in_catchup_batches_survives_sigkill(env: FloorEnv) -> None:
     floor = env.start_floor()
     asyncio.run(env.wait_committed(floor, {t.table: 3000 for t in tables}))
     health = env.get(floor, "/api/health")
-    # The ~10,000 lines left: a handful of 2,000-line batches, where `batch` alone makes 100.
-    assert 0 < health["batches"] < 20, health
+    # The ~10,000 lines left: a handful of 2,000-line batches while 2,000 or more wait, then the
+    # last ones in `batch`-size transactions (at most 20): far fewer than the ~100 of `batch`.
+    assert 0 < health["batches"] < 40, health
     rows = env.psql(
         "SELECT table_id, count(*), count(DISTINCT seq), min(seq), max(seq) FROM journal_lines "
         "GROUP BY table_id ORDER BY table_id"
