@@ -152,9 +152,10 @@ class ShoeReaderDriver(DeviceDriver):
             DrawFlag.OUT_OF_PHASE in flags,
             device_duplicate or host_duplicate,
         )
+        # No card value in the operational log: whoever reads the PC's logs during play must not
+        # learn a face-down card (issue 9). The journal, private to the daemon, keeps it.
         self._log.info(
             "shoe.card_read",
-            card=drawn.card,
             sequence=event.sequence,
             face_up=drawn.face_up,
             out_of_phase=drawn.out_of_phase,
@@ -167,6 +168,6 @@ class ShoeReaderDriver(DeviceDriver):
             out.append(self._fault(ShoeFault.DUPLICATE_CARD))
         elif host_duplicate:
             # The reader did not notice; the host did. Code 0: the device has nothing latched.
-            self._log.error("device.fault", kind="duplicate_card", code=0, card=drawn.card)
+            self._log.error("device.fault", kind="duplicate_card", code=0, sequence=event.sequence)
             out.append(DeviceFault(self.name, "duplicate_card", 0))
         return [item for item in out if item is not None]
