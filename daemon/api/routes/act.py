@@ -33,6 +33,7 @@ from daemon.api.facade import ActionSpec, TableFacade
 from daemon.api.gate import Gate, Who
 from daemon.api.models import check_payload
 from daemon.api.tokens import Principal
+from daemon.procedures.visibility import redact_value
 
 log = structlog.get_logger("tabled.api")
 
@@ -190,7 +191,10 @@ async def act(action: str, request: Request, who: Who) -> JSONResponse:
             log.error("api.model_and_table_disagree", action=action, problem=problem)
     else:
         gate.budget.spend(who.actor)
-        status, content = 409, _refusal(action, who.actor, outcome)
+        # The reason goes back to the sender as the sender may see it: a refusal that names a
+        # face-down card ("... already dealt") must not confirm it (issue 9).
+        refusal = _refusal(action, who.actor, outcome)
+        status, content = 409, redact_value(None, refusal, who.role, table.snapshot())
         if problem:
             # A declared bound broken: the answer says so as before, journaled as a violation.
             status, headers[JOURNALED] = 422, "table.violation"
