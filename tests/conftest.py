@@ -12,6 +12,15 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
+# The browser tests wait for what a person would see; on a loaded 2-core machine a page can take
+# longer than Playwright's 5 s to show it. A wait, not an assertion on time: it ends when seen.
+try:
+    from playwright.sync_api import expect
+except ImportError:  # pragma: no cover - the test extra installs it
+    pass
+else:
+    expect.set_options(timeout=15_000)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     # `tabled trace` reads these marks from the source (daemon/trace/marks.py).
