@@ -48,6 +48,7 @@ from pydantic import (
 from pydantic.dataclasses import dataclass as config_dataclass
 
 from daemon.config import ApiConfig, ConfigError, _describe
+from daemon.shipper.config import nats_servers
 
 SUBJECT_TOKEN = re.compile(r"^[A-Za-z0-9_-]+$")
 _STRICT = ConfigDict(extra="forbid")  # strict types per field (StrictInt, StrictStr)
@@ -63,17 +64,7 @@ class FloorSection:
     batch: StrictInt = Field(default=500, ge=1, le=10_000)
     catchup_batch: StrictInt = Field(default=5000, ge=1, le=10_000)
 
-    @field_validator("servers", mode="before")
-    @classmethod
-    def _servers(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            value = tuple(value)
-        if not isinstance(value, tuple) or not value:
-            raise ValueError("expected a list of nats:// or tls:// URLs")
-        for url in value:
-            if not isinstance(url, str) or not url.startswith(("nats://", "tls://")):
-                raise ValueError(f"{url!r} is not a nats:// or tls:// URL")
-        return value
+    _servers = field_validator("servers", mode="before")(nats_servers)  # the feed's rule
 
     @field_validator("stream", "subject_prefix", "durable")
     @classmethod

@@ -35,6 +35,19 @@ SUBJECT_PREFIX_PATTERN = re.compile(r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$")
 STREAM_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_\-]+$")
 
 
+def nats_servers(cls: Any, value: Any) -> Any:
+    """A config's NATS servers (the feed's, the floor's): a non-empty list of nats:// or tls://
+    URLs, as a tuple."""
+    if isinstance(value, list):
+        value = tuple(value)
+    if not isinstance(value, tuple) or not value:
+        raise ValueError("a non-empty list of nats:// (or tls://) URLs")
+    for url in value:
+        if not isinstance(url, str) or not url.startswith(("nats://", "tls://")):
+            raise ValueError(f"{url!r} is not a nats:// or tls:// URL")
+    return value
+
+
 class FeedConfig(BaseModel):
     """The validated `[feed]` section (immutable; unknown keys are refused)."""
 
@@ -61,17 +74,7 @@ class FeedConfig(BaseModel):
     max_bytes: int = Field(default=-1, ge=-1)
     replicas: int = Field(default=1, ge=1, le=5)
 
-    @field_validator("servers", mode="before")
-    @classmethod
-    def _servers(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            value = tuple(value)
-        if not isinstance(value, tuple) or not value:
-            raise ValueError("a non-empty list of nats:// (or tls://) URLs")
-        for url in value:
-            if not isinstance(url, str) or not url.startswith(("nats://", "tls://")):
-                raise ValueError(f"{url!r} is not a nats:// or tls:// URL")
-        return value
+    _servers = field_validator("servers", mode="before")(nats_servers)
 
     @field_validator("stream")
     @classmethod

@@ -37,7 +37,7 @@ def test_a_whole_file_is_read_with_paths_against_its_folder(tmp_path: Path) -> N
         ({"floor": {"batch": 0}}, "floor.batch: input should be greater than or equal to 1"),
         ({"floor": {"batch": "500"}}, "floor.batch: input should be a valid integer"),
         ({"floor": {"batch": True}}, "floor.batch: input should be a valid integer"),
-        ({"floor": {"servers": []}}, "floor.servers: expected a list of nats://"),
+        ({"floor": {"servers": []}}, "floor.servers: a non-empty list of nats://"),
         ({"floor": {"servers": ["http://x"]}}, "'http://x' is not a nats:// or tls:// URL"),
         ({"floor": {"stream": "A.B"}}, "floor.stream: 'A.B': letters, digits, _ and - only"),
         ({"floor": {"database": "mysql://x"}}, "floor.database: expected a postgresql:// URL"),
