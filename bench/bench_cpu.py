@@ -5,8 +5,10 @@ the CPU from start-up to the first device exchange.
 
 `tabled sim` runs the four simulated devices in another process on pseudo-terminals, so what
 this process spends is the daemon's side only: drivers, framing, link, asyncio, the table, the
-procedure, the journal (and the benchmark's dealer: its actions through `Table.act` and its
-card draws through the simulators' control socket, which a real table's dealer does by hand).
+procedure, the journal, and the dealer's actions through `Table.act` (an operator's action
+costs the daemon that much whichever way it comes). The benchmark's dealer draws the round's 52
+cards with one request on the simulators' control socket, as a real dealer draws them by hand
+at no cost to the daemon.
 
 1. Per round: unpaced rounds (bench_table's script), this process's CPU time (user + system)
    per round beside the wire time at 115,200 baud (10 bits a byte) of every byte the drivers

@@ -158,16 +158,22 @@ async def play(table: Table, control: SimControl, rounds: int, paced: bool) -> l
         )
         await act("shake_dice", {"player": "P1"})
         await wait(lambda: proc.phase == "DEALING" and table.quiet(), "the dice, the shoe armed")
-        for _ in range(52):
+        if not paced:
             # Unpaced, the dealer draws as fast as the shoe lets him: the reader queues its
-            # reports and sends them one at a time, each acknowledged. Paced, he draws the next
-            # card once the last is durable, as at a table, so a frame never waits for another.
+            # reports and sends them one at a time, each acknowledged. One request deals the 52
+            # (the simulators' `deal`), so this process spends nothing on the dealer's hand that
+            # a real table's dealer moves himself.
+            reply = await control.request({"op": "deal", "count": 52})
+            if reply.get("dealt") != 52:
+                raise RuntimeError(f"deal: {reply}")
+        for _ in range(52 if paced else 0):
+            # Paced, he draws the next card once the last is durable, as at a table, so a frame
+            # never waits for another.
             count = len(proc.dealt)
             reply = await control.request({"op": "draw"})
             if reply.get("reader") != "read":
                 raise RuntimeError(f"draw: {reply}")
-            if paced:
-                await wait(lambda n=count: len(proc.dealt) > n, "the card")  # type: ignore[misc]
+            await wait(lambda n=count: len(proc.dealt) > n, "the card")  # type: ignore[misc]
         await wait(lambda: proc.phase == "BANKER_ARRANGING", "the deal")
 
         def rows(seat: int) -> dict[str, list[str]]:
