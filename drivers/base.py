@@ -164,6 +164,7 @@ class DeviceDriver(DeviceFacts):
         self._waiting: deque[tuple[Message, asyncio.Future[Message]]] = deque()
         self._current: asyncio.Future[Message] | None = None
         self._transport: Transport | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop the port was opened on
         self._timer: TimerHandle | None = None
         self._timer_at = 0.0  # when `_timer` fires
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -258,6 +259,7 @@ class DeviceDriver(DeviceFacts):
         if self.state is LinkState.CLOSED:
             return False
         self.state = LinkState.CONNECTING
+        self._loop = asyncio.get_running_loop()
         try:
             self._transport = await self._opener(
                 self.port, self.baudrate, self._on_data, self._on_port_lost
@@ -342,11 +344,13 @@ class DeviceDriver(DeviceFacts):
                     await self._exchange(_GET_STATUS)
 
     def _exchange(self, message: Message) -> asyncio.Future[Message]:
-        future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
-        transport = self._transport
-        if transport is None:
+        transport, loop = self._transport, self._loop
+        if transport is None or loop is None:
+            future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
             future.set_exception(LinkLost(f"{self.name}: port not open"))
-        elif self._waiting or self.link.busy:
+            return future
+        future = loop.create_future()
+        if self._waiting or self.link.busy:
             self._waiting.append((message, future))
             self._pump()
         else:  # the usual case, a free link: straight out, no queue
