@@ -373,7 +373,9 @@ class DeviceDriver(DeviceFacts):
             future.set_exception(ValueError(f"{type(message).__name__}: {exc}"))
             return
         self._current = future
-        self._write(transport, data)
+        if self._tap is not None:
+            self._tap("tx", data)
+        transport.write(data)
         self._arm_timer()
 
     def _arm_timer(self) -> None:

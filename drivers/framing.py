@@ -33,6 +33,7 @@ by BUFFER_LIMIT plus the latest feed, provided the caller drains `next_event()` 
 from __future__ import annotations
 
 import re
+from binascii import crc_hqx
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum, StrEnum
@@ -208,7 +209,8 @@ class FrameCodec:
         if body[2] != size - HEADER_SIZE - 2:
             return ProtocolError(ErrorKind.LENGTH, wire[:ERROR_SAMPLE], detail=f"LEN {body[2]}")
         # The CRC of a body followed by its own CRC (high byte first) is 0, and only then.
-        if crc16(body):
+        # (crc16 is crc_hqx(data, 0): called here without the wrapper, on every frame.)
+        if crc_hqx(body, 0):
             return ProtocolError(ErrorKind.CRC, wire[:ERROR_SAMPLE])
         raw_address, seq, cmd = body[0], body[1], body[3]
         address = raw_address & 0x7F

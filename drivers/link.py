@@ -280,8 +280,9 @@ class HostLink:
         self._tries = 1
         self._out_sent_at = now
         # Both frames' wire time (the answer is assumed no longer than the largest frame).
-        self._wait = self.timing.reply_timeout + wire_time(
-            len(data) + MAX_WIRE_FRAME, self.baudrate
+        self._wait = (
+            self.timing.reply_timeout
+            + (len(data) + MAX_WIRE_FRAME) * BITS_PER_BYTE / self.baudrate  # wire_time()
         )
         self.deadline = now + self._wait
         self.counters.frames_sent += 1
