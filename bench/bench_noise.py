@@ -46,10 +46,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from simulators.scheduler import LoopScheduler
-
 from daemon.logging import configure_logging
 from drivers.base import DeviceDriver, DeviceError, LinkDegraded, LinkDown
+from drivers.clock import MonotonicClock
 from drivers.framing import encode_frame
 from drivers.link import LinkTiming
 from drivers.registry import driver_class
@@ -102,7 +101,7 @@ class Line:
         self.pattern: Callable[[random.Random, int], bytes] | None = None
         self.out = bytearray()
         self.model = model_class(name)(
-            world=TableWorld(f"noise-{name}"), scheduler=LoopScheduler(loop), output=self.send
+            world=TableWorld(f"noise-{name}"), scheduler=MonotonicClock(loop), output=self.send
         )
         os.set_blocking(fd, False)
         loop.add_reader(fd, self._readable)

@@ -114,6 +114,10 @@ Opener = Callable[[str, int, Callable[[bytes], None], Callable[[str], None]], Aw
 PROTOCOL_ERROR_LOG_INTERVAL = 1.0  # seconds between two device.protocol_error log lines
 
 _M = TypeVar("_M", bound=Message)
+_GET_STATUS = GetStatus()  # messages are immutable: the status poll sends this one
+# Enum members read on every exchange, bound once (a class attribute lookup on an Enum is slow).
+_UP = LinkState.UP
+_POWERED_UP = int(StatusFlag.POWERED_UP)
 
 
 def _expect(reply: Message, kind: type[_M]) -> _M:
@@ -160,7 +164,9 @@ class DeviceDriver(DeviceFacts):
         self._waiting: deque[tuple[Message, asyncio.Future[Message]]] = deque()
         self._current: asyncio.Future[Message] | None = None
         self._transport: Transport | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop the port was opened on
         self._timer: TimerHandle | None = None
+        self._timer_at = 0.0  # when `_timer` fires
         self._tasks: set[asyncio.Task[Any]] = set()
         self._reconnecting = False
         self._faults = 0
@@ -188,7 +194,7 @@ class DeviceDriver(DeviceFacts):
 
     @property
     def link_up(self) -> bool:
-        return self.state is LinkState.UP
+        return self.state is _UP
 
     async def start(self, keep_trying: bool = True) -> bool:
         """Connect once; True if the link is up. Otherwise (unless `keep_trying` is False)
@@ -229,7 +235,7 @@ class DeviceDriver(DeviceFacts):
         return _expect(await self._command(Identify(), device_command=False), Identity)
 
     async def status(self) -> DeviceStatus:
-        reply = _expect(await self._command(GetStatus(), device_command=False), Status)
+        reply = _expect(await self._command(_GET_STATUS, device_command=False), Status)
         return self._describe(reply)
 
     async def clear_faults(self) -> None:
@@ -237,12 +243,15 @@ class DeviceDriver(DeviceFacts):
 
     # --- for subclasses -------------------------------------------------------------------
 
-    async def _command(self, message: Message, device_command: bool = True) -> Message:
-        if self.state is not LinkState.UP:
+    def _command(self, message: Message, device_command: bool = True) -> asyncio.Future[Message]:
+        """Send `message` (now, or once the link is free); await the result for its answer.
+        Raises at once, sending nothing, if the link is not up or (a device command) the
+        firmware is not approved."""
+        if self.state is not _UP:
             raise LinkLost(f"{self.name}: link is {self.state.value}")
         if device_command and self.approved is False:
             raise NotApproved(f"{self.name}: firmware not on the approved list")
-        return await self._exchange(message)
+        return self._exchange(message)
 
     # --- link machinery -------------------------------------------------------------------
 
@@ -250,6 +259,7 @@ class DeviceDriver(DeviceFacts):
         if self.state is LinkState.CLOSED:
             return False
         self.state = LinkState.CONNECTING
+        self._loop = asyncio.get_running_loop()
         try:
             self._transport = await self._opener(
                 self.port, self.baudrate, self._on_data, self._on_port_lost
@@ -267,7 +277,7 @@ class DeviceDriver(DeviceFacts):
                     raise LinkLost("port lost while the line was noisy")
                 await self.clock.sleep(self.timing.quiet_time / 5)
             identity = _expect(await self._exchange(Identify()), Identity)
-            status = _expect(await self._exchange(GetStatus()), Status)
+            status = _expect(await self._exchange(_GET_STATUS), Status)
         except DeviceError as exc:
             self._log.warning("device.connect_failed", error=str(exc))
             self.last_error = f"no answer to IDENTIFY or GET_STATUS ({exc})"
@@ -331,40 +341,57 @@ class DeviceDriver(DeviceFacts):
             await self.clock.sleep(self.timing.poll_interval)
             if self.state is LinkState.UP and not self.link.busy and not self._waiting:
                 with contextlib.suppress(DeviceError):
-                    await self._exchange(GetStatus())
+                    await self._exchange(_GET_STATUS)
 
     def _exchange(self, message: Message) -> asyncio.Future[Message]:
-        future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
-        if self._transport is None:
+        transport, loop = self._transport, self._loop
+        if transport is None or loop is None:
+            future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
             future.set_exception(LinkLost(f"{self.name}: port not open"))
             return future
-        self._waiting.append((message, future))
-        self._pump()
+        future = loop.create_future()
+        if self._waiting or self.link.busy:
+            self._waiting.append((message, future))
+            self._pump()
+        else:  # the usual case, a free link: straight out, no queue
+            self._send(transport, message, future)
         return future
 
     def _pump(self) -> None:
-        transport = self._transport
-        while transport is not None and not self.link.busy and self._waiting:
+        while (transport := self._transport) is not None and not self.link.busy and self._waiting:
             message, future = self._waiting.popleft()
-            if future.done():
-                continue
-            try:
-                data = self.link.request(message, self.clock.now())
-            except (struct.error, ValueError) as exc:
-                # a value the payload cannot carry: the caller's mistake, nothing is sent
-                future.set_exception(ValueError(f"{type(message).__name__}: {exc}"))
-                continue
-            self._current = future
-            self._write(transport, data)
-            self._arm_timer()
+            if not future.done():
+                self._send(transport, message, future)
+
+    def _send(
+        self, transport: Transport, message: Message, future: asyncio.Future[Message]
+    ) -> None:
+        try:
+            data = self.link.request(message, self.clock.now())
+        except (struct.error, ValueError) as exc:
+            # a value the payload cannot carry: the caller's mistake, nothing is sent
+            future.set_exception(ValueError(f"{type(message).__name__}: {exc}"))
+            return
+        self._current = future
+        if self._tap is not None:
+            self._tap("tx", data)
+        transport.write(data)
+        self._arm_timer()
 
     def _arm_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        """Make sure a timer fires by the link's deadline. One timer serves many exchanges: a
+        timer already due no later than the deadline is kept (when it fires, `_on_timer` finds
+        nothing due yet and sets the next one), and a settled command leaves its timer to fire
+        once for nothing, rather than setting and cancelling a timer for every frame."""
         deadline = self.link.deadline
-        if deadline is not None:
-            self._timer = self.clock.call_at(deadline, self._on_timer)
+        if deadline is None:
+            return
+        if self._timer is not None:
+            if self._timer_at <= deadline:
+                return
+            self._timer.cancel()
+        self._timer_at = deadline
+        self._timer = self.clock.call_at(deadline, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -382,25 +409,27 @@ class DeviceDriver(DeviceFacts):
         transport.write(data)
 
     def _on_data(self, data: bytes) -> None:
-        if self._transport is None:
+        transport = self._transport
+        if transport is None:
             return
         if self._tap is not None:
             self._tap("rx", data)
-        deadline = self.link.deadline
-        out, results = self.link.receive_data(data, self.clock.now())
+        link = self.link
+        out, results = link.receive_data(data, self.clock.now())
         if out:
-            self._write(self._transport, out)
-        if self.link.deadline != deadline:
+            self._write(transport, out)
+        if link.deadline is not None:
             self._arm_timer()
         if results:
             self._handle(results)
-        self._pump()
+        if self._waiting:
+            self._pump()
 
     def _handle(self, results: list[LinkResult]) -> None:
         for result in results:
             if isinstance(result, Replied):
-                if isinstance(result.message, Status) and self.state is LinkState.UP:
-                    if result.message.flags & StatusFlag.POWERED_UP:
+                if isinstance(result.message, Status) and self.state is _UP:
+                    if result.message.flags & _POWERED_UP:
                         self._restarted()
                     self._reconcile(result.message)
                 self._settle(result.message, None)

@@ -102,8 +102,16 @@ class TimerQueue:
         return heapq.heappop(self._heap)[2]
 
 
+_LOOP_TIME = asyncio.BaseEventLoop.time  # time.monotonic(): every loop asyncio itself makes
+
+
 class MonotonicClock:
-    """An event loop's clock (`loop.time()`, monotonic): the running loop's, or `loop`'s."""
+    """An event loop's clock (`loop.time()`, monotonic): the running loop's, or `loop`'s.
+
+    Without `loop`, `now()` reads time.monotonic() directly, on the loop or off it (a journal
+    thread): that is what the time() of every loop asyncio makes returns, and asking which
+    loop is running costs a getpid() system call, several times an exchange. `call_at` turns
+    the deadline into the running loop's time should that loop keep its own."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop
@@ -115,16 +123,18 @@ class MonotonicClock:
         loop = self._loop
         if loop is not None:
             return loop.time()
-        try:
-            return asyncio.get_running_loop().time()
-        except RuntimeError:  # read off the loop (a journal thread): the same monotonic time
-            return time.monotonic()
+        return time.monotonic()
 
     def wall(self) -> float:
         return time.time()
 
     def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
-        return self._current().call_at(when, callback)
+        loop = self._loop
+        if loop is None:
+            loop = asyncio.get_running_loop()
+            if type(loop).time is not _LOOP_TIME:
+                when += loop.time() - time.monotonic()
+        return loop.call_at(when, callback)
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
         return self._current().call_later(delay, callback)

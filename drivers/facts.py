@@ -30,6 +30,11 @@ from drivers.messages import (
     StatusFlag,
 )
 
+# Enum members read on every status, bound once (a class attribute lookup on an Enum is slow).
+_CONNECTING = LinkState.CONNECTING
+_BUSY = int(StatusFlag.BUSY)
+_POWERED_UP = int(StatusFlag.POWERED_UP)
+
 
 class DeviceFacts:
     """The fact-reporting half of `DeviceDriver` (drivers.base)."""
@@ -45,6 +50,7 @@ class DeviceFacts:
     _held: list[DriverEvent]
     _faults: int
     _doors: int
+    _described: tuple[Status, DeviceStatus] | None = None  # the last status described
 
     def _translate(self, event: DeviceEvent) -> Iterable[DriverEvent]:
         """Driver events for a device-specific wire event (subclasses override)."""
@@ -52,7 +58,7 @@ class DeviceFacts:
         return ()
 
     def _emit(self, event: DriverEvent) -> None:
-        if self.state is LinkState.CONNECTING:
+        if self.state is _CONNECTING:
             # an event the device sent between IDENTITY and STATUS (one it had queued): it is
             # reported after LinkUp, never before it
             self._held.append(event)
@@ -133,15 +139,22 @@ class DeviceFacts:
             self._emit(EventsMissed(self.name, missed.count))
 
     def _describe(self, status: Status) -> DeviceStatus:
-        return DeviceStatus(
-            busy=bool(status.flags & StatusFlag.BUSY),
-            powered_up=bool(status.flags & StatusFlag.POWERED_UP),
-            faults=tuple(
-                self.FAULTS.get(c, f"fault_{c}") for c in range(16) if status.faults & (1 << c)
-            ),
-            doors_open=tuple(
-                self.DOORS.get(d, f"door_{d}") for d in range(8) if status.doors & (1 << d)
-            ),
-            events=status.events,
-            pending=status.pending,
+        # The codec hands back the same Status object for a payload it saw last time, and a
+        # DeviceStatus is immutable: the usual poll, unchanged, is described once.
+        described = self._described
+        if described is not None and described[0] is status:
+            return described[1]
+        out = DeviceStatus(
+            bool(status.flags & _BUSY),
+            bool(status.flags & _POWERED_UP),
+            tuple(self.FAULTS.get(c, f"fault_{c}") for c in range(16) if status.faults & (1 << c))
+            if status.faults
+            else (),
+            tuple(self.DOORS.get(d, f"door_{d}") for d in range(8) if status.doors & (1 << d))
+            if status.doors
+            else (),
+            status.events,
+            status.pending,
         )
+        self._described = (status, out)
+        return out

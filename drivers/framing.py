@@ -33,6 +33,7 @@ by BUFFER_LIMIT plus the latest feed, provided the caller drains `next_event()` 
 from __future__ import annotations
 
 import re
+from binascii import crc_hqx
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum, StrEnum
@@ -119,21 +120,26 @@ def encode_frame(address: int, seq: int, cmd: int, payload: bytes, from_device: 
         raise ValueError(f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
     if not 0 < address < 0x80 or not 0 <= seq <= 0xFF:
         raise ValueError(f"address {address} or seq {seq} out of range")
-    head = bytes((address | FROM_DEVICE if from_device else address, seq, len(payload), cmd))
-    body = head + payload
-    body += crc16(body).to_bytes(2, "big")
-    return _STX + escape(body) + _ETX
+    body = bytes((address | FROM_DEVICE if from_device else address, seq, len(payload), cmd))
+    if payload:
+        body += payload
+    crc = crc16(body)
+    body += bytes((crc >> 8, crc & 0xFF))
+    return b"\x02%b\x03" % escape(body)
 
 
 class FrameCodec:
     """Sans-I/O encoder and decoder of frames for one end of a link."""
 
-    __slots__ = ("_buffer", "_messages", "_sends_from_device")
+    __slots__ = ("_buffer", "_decoded", "_messages", "_sends_from_device")
 
     def __init__(self, role: Role, messages: Mapping[int, type[Message]]) -> None:
         self._sends_from_device = role is Role.DEVICE
         self._messages = messages
         self._buffer = bytearray()
+        # CMD -> (payload, message) of the last frame decoded with that CMD. Messages are
+        # immutable, so a payload seen last time (the usual status poll) is not decoded again.
+        self._decoded: dict[int, tuple[bytes, Message]] = {}
 
     def send(self, message: Message, seq: int, address: int) -> bytes:
         return encode_frame(
@@ -184,30 +190,44 @@ class FrameCodec:
                 del buf[: len(buf) if following < 0 else following]
                 return ProtocolError(ErrorKind.OVERSIZED, long, detail="no ETX")
             return None
-        wire = bytes(buf[: end + 1])
-        del buf[: end + 1]
-        if len(wire) > MAX_WIRE_FRAME:
-            return ProtocolError(ErrorKind.OVERSIZED, wire[:ERROR_SAMPLE])
-        body = unescape(wire[1:-1])
-        if body is None:
-            return ProtocolError(ErrorKind.ESCAPE, wire[:ERROR_SAMPLE])
-        if len(body) < HEADER_SIZE + 2:
+        # `end` < MAX_WIRE_FRAME: the frame cannot be oversized
+        if end + 1 == len(buf):  # the usual read: one whole frame
+            wire = bytes(buf)
+            buf.clear()
+        else:
+            wire = bytes(buf[: end + 1])
+            del buf[: end + 1]
+        body = wire[1:-1]
+        if DLE in body:
+            unescaped = unescape(body)
+            if unescaped is None:
+                return ProtocolError(ErrorKind.ESCAPE, wire[:ERROR_SAMPLE])
+            body = unescaped
+        size = len(body)
+        if size < HEADER_SIZE + 2:
             return ProtocolError(ErrorKind.TRUNCATED, wire[:ERROR_SAMPLE])
-        if body[2] != len(body) - HEADER_SIZE - 2:
+        if body[2] != size - HEADER_SIZE - 2:
             return ProtocolError(ErrorKind.LENGTH, wire[:ERROR_SAMPLE], detail=f"LEN {body[2]}")
-        if crc16(body[:-2]) != int.from_bytes(body[-2:], "big"):
+        # The CRC of a body followed by its own CRC (high byte first) is 0, and only then.
+        # (crc16 is crc_hqx(data, 0): called here without the wrapper, on every frame.)
+        if crc_hqx(body, 0):
             return ProtocolError(ErrorKind.CRC, wire[:ERROR_SAMPLE])
-        raw_address, seq, _, cmd = body[0], body[1], body[2], body[3]
+        raw_address, seq, cmd = body[0], body[1], body[3]
         address = raw_address & 0x7F
-        if bool(raw_address & FROM_DEVICE) == self._sends_from_device:
+        if (raw_address >= FROM_DEVICE) == self._sends_from_device:
             return ProtocolError(ErrorKind.DIRECTION, wire[:ERROR_SAMPLE], seq, address)
+        payload = body[HEADER_SIZE:-2]
+        known = self._decoded.get(cmd)
+        if known is not None and known[0] == payload:
+            return Frame(address, seq, known[1])
         cls = self._messages.get(cmd)
         if cls is None:
             return ProtocolError(
                 ErrorKind.UNKNOWN_COMMAND, wire[:ERROR_SAMPLE], seq, address, f"CMD 0x{cmd:02X}"
             )
         try:
-            message = cls.decode_payload(body[HEADER_SIZE:-2])
+            message = cls.decode_payload(payload)
         except (PayloadError, ValueError) as exc:
             return ProtocolError(ErrorKind.BAD_PAYLOAD, wire[:ERROR_SAMPLE], seq, address, str(exc))
+        self._decoded[cmd] = (payload, message)
         return Frame(address, seq, message)

@@ -155,6 +155,12 @@ _NAK_FOR = {
 }
 
 
+# Enum members read per frame, bound once (a class attribute lookup on an Enum is slow).
+_DIRECTION = ErrorKind.DIRECTION
+_BAD_FRAME = NakReason.BAD_FRAME
+_POWERED_UP = int(StatusFlag.POWERED_UP)
+
+
 def wire_time(size: int, baudrate: int) -> float:
     return size * BITS_PER_BYTE / baudrate
 
@@ -274,8 +280,9 @@ class HostLink:
         self._tries = 1
         self._out_sent_at = now
         # Both frames' wire time (the answer is assumed no longer than the largest frame).
-        self._wait = self.timing.reply_timeout + wire_time(
-            len(data) + MAX_WIRE_FRAME, self.baudrate
+        self._wait = (
+            self.timing.reply_timeout
+            + (len(data) + MAX_WIRE_FRAME) * BITS_PER_BYTE / self.baudrate  # wire_time()
         )
         self.deadline = now + self._wait
         self.counters.frames_sent += 1
@@ -323,11 +330,11 @@ class HostLink:
         kinds = self.counters.protocol_errors
         kinds[error.kind] = kinds.get(error.kind, 0) + 1
         results.append(error)
-        if error.kind is ErrorKind.DIRECTION:
+        if error.kind is _DIRECTION:
             return b""  # our own frame echoed back: nothing to answer
         self._note_noise(now, results)
-        reason = _NAK_FOR.get(error.kind, NakReason.BAD_FRAME)
-        if reason is NakReason.BAD_FRAME or error.seq is None:
+        reason = _NAK_FOR.get(error.kind, _BAD_FRAME)
+        if reason is _BAD_FRAME or error.seq is None:
             if self.timing.nak_interval is not None:
                 # one NAK per resynchronisation, spaced when degraded, none when down
                 if self.noisy or not (self._nak_armed and self._spaced(now, self._last_nak_at)):
@@ -335,7 +342,7 @@ class HostLink:
                     return b""
                 self._nak_armed = False
                 self._last_nak_at = now
-            reason, seq = NakReason.BAD_FRAME, 0
+            reason, seq = _BAD_FRAME, 0
         else:
             # an intact frame (its CRC holds) with an unknown CMD or a bad payload: itself a
             # resynchronisation, answered with its SEQ so the peer does not retry it
@@ -373,7 +380,7 @@ class HostLink:
             return self.codec.send(Nak(NakReason.NOT_ALLOWED), frame.seq, self.address)
         if isinstance(message, Nak):
             self.counters.naks_received += 1
-            if frame.seq == 0 and message.reason == NakReason.BAD_FRAME:
+            if frame.seq == 0 and message.reason == _BAD_FRAME:
                 if self._out_message is not None and self._tries < self.timing.tries:
                     if not self._spaced(now, self._last_resend_at):
                         self.counters.resends_withheld += 1  # the reply timeout resends
@@ -414,7 +421,7 @@ class HostLink:
         if last is None:
             self._event_number = delivered
             return None
-        if status.flags & StatusFlag.POWERED_UP and not received:
+        if status.flags & _POWERED_UP and not received:
             # It restarted since the last STATUS and no event came since: every event it
             # delivered since the power-up (its counter began again at 0) was lost, however
             # its new count compares with the old one.

@@ -29,6 +29,8 @@ from drivers.shoe_reader.messages import (
     tile_name,
 )
 
+_MODE_NAMES = {mode: mode.name.lower() for mode in ShoeMode}  # no Enum .name lookup an arm
+
 
 @dataclass(frozen=True, slots=True)
 class CardDrawn(DriverEvent):
@@ -89,13 +91,15 @@ class ShoeReaderDriver(DeviceDriver):
         self.armed, self.mode = True, mode
         if new_shoe:
             self._seen.clear()
-        self._log.info("shoe.armed", mode=self.mode.name.lower(), new_shoe=new_shoe)
+        # debug: the table logs every command it sends (table.device_command) and journals
+        # what follows; an info line here said it twice, at the cost of the exchange itself
+        self._log.debug("shoe.armed", mode=_MODE_NAMES[mode], new_shoe=new_shoe)
 
     async def disarm(self) -> None:
         """Dealing is not allowed from now on: any draw is reported out of phase."""
         self.armed = False
         await self._command(Disarm())
-        self._log.info("shoe.disarmed")
+        self._log.debug("shoe.disarmed")
 
     # The reader disarms itself when the shoe leaves its base; so does our idea of it, whether
     # the removal arrives as its own event or is first seen in a status report.

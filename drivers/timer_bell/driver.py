@@ -69,12 +69,13 @@ class TimerBellDriver(DeviceDriver):
                 self._emit(DeviceFault(self.name, "double_start", 0))
             raise
         self.deadline = self.clock.now() + seconds
-        self._log.info("timer_bell.started", seconds=seconds, warn_before=warn_before)
+        # debug, like every accepted command: the table logs each command it sends
+        self._log.debug("timer_bell.started", seconds=seconds, warn_before=warn_before)
 
     async def cancel_timer(self) -> None:
         await self._command(CancelTimer())
         self.deadline = None
-        self._log.info("timer_bell.cancelled")
+        self._log.debug("timer_bell.cancelled")
 
     async def remaining(self) -> float | None:
         """Seconds left by the bell's count, or None when no countdown runs."""
