@@ -38,6 +38,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
+from threading import Lock
 
 from daemon.rules.cards import (
     RANK_FIELD_MASK,
@@ -211,10 +212,7 @@ def _build_tables() -> tuple[dict[int, HandRank], dict[int, HandRank]]:
     return rows5, rows3
 
 
-ROWS5, ROWS3 = _build_tables()
-
-
-def _build_slots() -> tuple[list[HandRank | None], dict[int, HandRank]]:
+def _build_slots(rows5: dict[int, HandRank]) -> tuple[list[HandRank | None], dict[int, HandRank]]:
     """The fast path's tables, by the rank part of a five-card sum.
 
     ``slots[part]`` is the rank of five different ranks that are not a flush and
@@ -222,9 +220,9 @@ def _build_slots() -> tuple[list[HandRank | None], dict[int, HandRank]]:
     index that finds a row also says whether it needs the check for a card given twice, and
     the two share a cache line. ``flushes[part]``: the flush of five different ranks.
     """
-    slots: list[HandRank | None] = [None] * (max(ROWS5) + 2)
+    slots: list[HandRank | None] = [None] * (max(rows5) + 2)
     flushes: dict[int, HandRank] = {}
-    for key, found in ROWS5.items():
+    for key, found in rows5.items():
         if key & FLUSH_TAG:
             flushes[key ^ FLUSH_TAG] = found
         else:
@@ -237,7 +235,29 @@ def _build_slots() -> tuple[list[HandRank | None], dict[int, HandRank]]:
     return slots, flushes
 
 
-_SLOTS, _FLUSHES = _build_slots()
+# The tables, by row key: every five-card row (ROWS5) and head (ROWS3). They are built on first
+# use, not at import (a daemon that never ranks a row, a Pai Gow table, starts without them),
+# and filled in place, so `rank`'s fast path reads module globals that never change identity:
+# before the build, `_SLOTS` is empty and every row takes the checked path, which builds them.
+ROWS5: dict[int, HandRank] = {}
+ROWS3: dict[int, HandRank] = {}
+_SLOTS: list[HandRank | None] = []
+_FLUSHES: dict[int, HandRank] = {}
+_BUILDING = Lock()
+
+
+def tables() -> tuple[dict[int, HandRank], dict[int, HandRank]]:
+    """ROWS5 and ROWS3, built the first time they are asked for (once, whichever thread asks)."""
+    if not _SLOTS:
+        with _BUILDING:
+            if not _SLOTS:
+                rows5, rows3 = _build_tables()
+                slots, flushes = _build_slots(rows5)
+                ROWS5.update(rows5)
+                ROWS3.update(rows3)
+                _FLUSHES.update(flushes)
+                _SLOTS.extend(slots)  # last: a filled `_SLOTS` says every table is there
+    return ROWS5, ROWS3
 
 
 def rank(cards: Sequence[Card] | str) -> HandRank:
@@ -287,14 +307,15 @@ def _rank_checked(cards: object) -> HandRank:
             raise CardError(f"{card} appears twice in one row")
         seen.add(card)
     key_sum = sum(row)
+    rows5, rows3 = tables()
     if len(row) == 3:
-        return ROWS3[key_sum & RANK_FIELD_MASK]
+        return rows3[key_sum & RANK_FIELD_MASK]
     if len(row) == 5:
-        return ROWS5[row_key(key_sum)]
+        return rows5[row_key(key_sum)]
     raise CardError(f"a row has 3 or 5 cards, not {len(row)}")
 
 
 def every_rank() -> list[HandRank]:
     """Every distinct rank, 3- and 5-card, weakest first (for tables and tests)."""
-    values = {r.value: r for table in (ROWS5, ROWS3) for r in table.values()}
+    values = {r.value: r for table in tables() for r in table.values()}
     return [values[v] for v in sorted(values)]
