@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import combinations, combinations_with_replacement, product
+from itertools import combinations, combinations_with_replacement, product, repeat
 from math import comb, gcd
-from operator import add, itemgetter
+from operator import add, itemgetter, xor
 from threading import Lock
 from typing import Any
 
@@ -49,9 +49,12 @@ _COMMON = gcd(_HANDS5, _HANDS3)
 def _ways(ranks: Sequence[int]) -> int:
     """How many hands of one deck hold exactly these ranks, in any suits."""
     ways = 1
-    for n in Counter(ranks).values():
-        ways *= comb(4, n)
+    for rank_ in set(ranks):
+        ways *= _SUITINGS[ranks.count(rank_)]
     return ways
+
+
+_SUITINGS = [comb(4, n) for n in range(6)]  # ways to hold n cards of one rank: C(4, n)
 
 
 def _build_scores(
@@ -159,14 +162,12 @@ def _pairs(
     middles: list[tuple[int, ...]] = []
     heads: list[tuple[int, ...]] = []
     for tail in _POS5:
-        rest = [p for p in range(13) if p not in tail]
-        ms, hs = [], []
-        for middle in combinations(rest, 5):
-            mask = sum(1 << p for p in middle)
-            ms.append(index5[mask])
-            hs.append(index3[_FULL ^ mask ^ sum(1 << p for p in tail)])
-        middles.append(tuple(ms))
-        heads.append(tuple(hs))
+        rest = sum(1 << p for p in range(13) if p not in tail)
+        # The middles' masks in the order of combinations(rest, 5), at C speed (the bits are
+        # distinct: their sum is their union); each head is what the middle leaves of the rest.
+        masks = list(map(sum, combinations([1 << p for p in range(13) if rest >> p & 1], 5)))
+        middles.append(tuple(map(index5.__getitem__, masks)))
+        heads.append(tuple(map(index3.__getitem__, map(xor, repeat(rest), masks))))
     return middles, heads
 
 

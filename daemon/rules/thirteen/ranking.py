@@ -34,7 +34,6 @@ K-Q-J-10-9, as in Macau; so one scale serves every rule set.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
@@ -134,9 +133,11 @@ _PAIRED = frozenset({"one_pair", "two_pair", "three_of_a_kind", "full_house", "f
 def _classify(ranks: Sequence[int], flush: bool) -> HandRank:
     """The rank of a multiset of 3 or 5 ranks (2..14), suited or not."""
     size = len(ranks)
-    counts = Counter(ranks)
+    counts: dict[int, int] = {}
+    for rank_ in ranks:
+        counts[rank_] = counts.get(rank_, 0) + 1
     # Groups by count then rank, largest first: (3, 8), (2, 5) for 8-8-8-5-5.
-    groups = sorted(((n, r) for r, n in counts.items()), reverse=True)
+    groups = sorted(zip(counts.values(), counts, strict=True), reverse=True)
     shape = tuple(n for n, _ in groups)
     by_group = tuple(r for _, r in groups)
     if size == 3:
@@ -203,7 +204,7 @@ def _build_tables() -> tuple[dict[int, HandRank], dict[int, HandRank]]:
         table[key] = interned.setdefault(rank_.value, rank_)
 
     for combo in combinations_with_replacement(range(2, 15), 5):
-        if max(Counter(combo).values()) <= 4:
+        if combo[0] != combo[4]:  # not five of one rank (the combination is sorted)
             put(rows5, rank_key(combo), _classify(combo, flush=False))
         if len(set(combo)) == 5:
             put(rows5, rank_key(combo) | FLUSH_TAG, _classify(combo, flush=True))
