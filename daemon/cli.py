@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Sequence
+from importlib.machinery import ModuleSpec, PathFinder
+from types import ModuleType
 
 from daemon import __version__
 
@@ -51,7 +53,51 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
+def _structlog_without_rich() -> None:
+    """Have structlog imported as the approved build has it: without `rich`.
+
+    structlog imports rich, when it is installed, for its console renderer and its tracebacks
+    (about 50 modules, a sixth of `tabled run`'s start-up CPU). The approved build never has
+    it (requirements.lock; the daemon renders plain tracebacks either way, daemon/logging.py),
+    but a development venv does (the test tools need it): hidden while structlog is imported,
+    by whichever command imports it, so the daemon starts the same in both. A command that
+    does not log (`tabled rules`, `tabled status`) does not import structlog at all.
+    """
+    if "structlog" not in sys.modules and "rich" not in sys.modules:
+        sys.meta_path.insert(0, _StructlogWithoutRich())
+
+
+class _StructlogWithoutRich:
+    """A meta path finder for one import, structlog's: rich is hidden while its module runs
+    (structlog's own submodules, which look for rich, are imported from it)."""
+
+    def find_spec(
+        self, name: str, path: Sequence[str] | None = None, target: object = None
+    ) -> ModuleSpec | None:
+        if name != "structlog":
+            return None
+        sys.meta_path.remove(self)
+        spec = PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            hide = "rich" not in sys.modules
+            if hide:
+                sys.modules["rich"] = None  # type: ignore[assignment] # import rich: ImportError
+            try:
+                run(module)
+            finally:
+                if hide and "rich" in sys.modules and sys.modules["rich"] is None:
+                    del sys.modules["rich"]
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _structlog_without_rich()
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         # No command is a mistake, not a question: the help on stderr, and the usage status.

@@ -8,7 +8,9 @@ renderer, so one stream holds everything in one format.
 
 Production (stderr not a terminal: systemd) writes JSON lines. The console renderer is for a
 person at a terminal; `rich`, which structlog uses when it is installed, is not a runtime
-dependency (requirements.lock), so the approved build never loads it.
+dependency (requirements.lock), so the approved build never loads it, and `tabled` imports
+structlog with rich hidden (`daemon.cli`), so a development venv, which has it for the test
+tools, starts the same.
 """
 
 from __future__ import annotations

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import combinations, combinations_with_replacement, product
+from itertools import combinations, combinations_with_replacement, product, repeat
 from math import comb, gcd
-from operator import add, itemgetter
+from operator import add, itemgetter, xor
+from threading import Lock
+from typing import Any
 
 from daemon.rules.cards import RANK_FIELD_MASK, Card, CardError, parse_cards
-from daemon.rules.thirteen.ranking import FLUSH_TAG, ROWS3, ROWS5, HandRank, rank_key
+from daemon.rules.thirteen.ranking import FLUSH_TAG, HandRank, rank_key, tables
 
 Arrangement = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]
 # (special units, objective score, tail value, middle value, head value): larger is better.
@@ -47,12 +49,17 @@ _COMMON = gcd(_HANDS5, _HANDS3)
 def _ways(ranks: Sequence[int]) -> int:
     """How many hands of one deck hold exactly these ranks, in any suits."""
     ways = 1
-    for n in Counter(ranks).values():
-        ways *= comb(4, n)
+    for rank_ in set(ranks):
+        ways *= _SUITINGS[ranks.count(rank_)]
     return ways
 
 
-def _build_scores() -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
+_SUITINGS = [comb(4, n) for n in range(6)]  # ways to hold n cards of one rank: C(4, n)
+
+
+def _build_scores(
+    rows5: dict[int, HandRank], rows3: dict[int, HandRank]
+) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
     """Score of every rank value: 2 * (hands it beats) + (hands it ties), on one denominator."""
     count5: Counter[int] = Counter()
     for five in combinations_with_replacement(range(2, 15), 5):
@@ -61,13 +68,13 @@ def _build_scores() -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
             continue
         key = rank_key(five)
         if len(set(five)) == 5:  # four of the 4**5 suit mixes are flushes
-            count5[ROWS5[key | FLUSH_TAG].value] += 4
+            count5[rows5[key | FLUSH_TAG].value] += 4
             ways -= 4
-        count5[ROWS5[key].value] += ways
+        count5[rows5[key].value] += ways
     count3: Counter[int] = Counter()
     for three in combinations_with_replacement(range(2, 15), 3):
-        count3[ROWS3[rank_key(three)].value] += _ways(three)
-    assert sum(count5.values()) == _HANDS5 and sum(count3.values()) == _HANDS3  # noqa: S101 -- import-time proof of the tables
+        count3[rows3[rank_key(three)].value] += _ways(three)
+    assert sum(count5.values()) == _HANDS5 and sum(count3.values()) == _HANDS3  # noqa: S101 -- build-time proof of the tables
 
     def scores(counts: Counter[int], scale: int) -> dict[int, int]:
         below = 0
@@ -91,7 +98,6 @@ def _build_scores() -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
     return score5, score3, cap
 
 
-SCORE5, SCORE3, HEAD_CAP = _build_scores()
 # One denominator for both: a row's score / SCORE_SCALE is its probability of beating a random row.
 SCORE_SCALE = 2 * _HANDS5 * _HANDS3 // _COMMON
 assert 3 * SCORE_SCALE < 1 << 29  # noqa: S101 -- one-digit sums, and _GONE below any need
@@ -99,6 +105,7 @@ assert 3 * SCORE_SCALE < 1 << 29  # noqa: S101 -- one-digit sums, and _GONE belo
 
 def objective(head: HandRank, middle: HandRank, tail: HandRank) -> int:
     """The house way's score of a split (see the module docstring)."""
+    _ready()
     return SCORE3[head.value] + SCORE5[middle.value] + SCORE5[tail.value]
 
 
@@ -106,31 +113,62 @@ def objective(head: HandRank, middle: HandRank, tail: HandRank) -> int:
 # the tail, the 56 (middle, head) pairs of the other eight positions.
 _POS5 = list(combinations(range(13), 5))
 _POS3 = list(combinations(range(13), 3))
-_INDEX5 = {sum(1 << p for p in c): i for i, c in enumerate(_POS5)}
-_INDEX3 = {sum(1 << p for p in c): i for i, c in enumerate(_POS3)}
-_MASK5 = [sum(1 << p for p in c) for c in _POS5]
 _FULL = (1 << 13) - 1
 
+# The house way's tables, built on first use (`_ready`) rather than at import: a daemon starts
+# (and a Pai Gow table plays) without them. Public names among them (SCORE5, SCORE3, HEAD_CAP)
+# build them when read from outside (the module's `__getattr__`).
+SCORE5: dict[int, int]
+SCORE3: dict[int, int]
+HEAD_CAP: dict[int, int]
+_INDEX5: dict[int, int]
+_INDEX3: dict[int, int]
+_MASK5: list[int]
+_MIDDLES: list[tuple[int, ...]]
+_HEADS: list[tuple[int, ...]]
+_MIDDLE_SCORES: list[Callable[[Sequence[int]], tuple[int, ...]]]
+_HEAD_SCORES: list[Callable[[Sequence[int]], tuple[int, ...]]]
+_VALUE5: dict[int, int]
+_VALUE3: dict[int, int]
+_KEY_SCORE5: dict[int, int]
+_KEY_SCORE3: dict[int, int]
+_KEY_TAIL_BOUND: dict[int, int]
+_FIVE_FROM: tuple[Callable[[Sequence[int]], tuple[int, ...]], ...]
+_THREE_FROM: tuple[Callable[[Sequence[int]], tuple[int, ...]], ...]
+_PAIR_FROM: tuple[Callable[[Sequence[int]], tuple[int, ...]], ...]
+_LAZY = frozenset({"SCORE5", "SCORE3", "HEAD_CAP"})
+_BUILT = False
+_BUILDING = Lock()
 
-def _pairs() -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+
+def _ready() -> None:
+    """Build the tables once, whichever thread asks first."""
+    if not _BUILT:
+        with _BUILDING:
+            if not _BUILT:
+                _build()
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        _ready()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _pairs(
+    index5: dict[int, int], index3: dict[int, int]
+) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
     middles: list[tuple[int, ...]] = []
     heads: list[tuple[int, ...]] = []
     for tail in _POS5:
-        rest = [p for p in range(13) if p not in tail]
-        ms, hs = [], []
-        for middle in combinations(rest, 5):
-            mask = sum(1 << p for p in middle)
-            ms.append(_INDEX5[mask])
-            hs.append(_INDEX3[_FULL ^ mask ^ sum(1 << p for p in tail)])
-        middles.append(tuple(ms))
-        heads.append(tuple(hs))
+        rest = sum(1 << p for p in range(13) if p not in tail)
+        # The middles' masks in the order of combinations(rest, 5), at C speed (the bits are
+        # distinct: their sum is their union); each head is what the middle leaves of the rest.
+        masks = list(map(sum, combinations([1 << p for p in range(13) if rest >> p & 1], 5)))
+        middles.append(tuple(map(index5.__getitem__, masks)))
+        heads.append(tuple(map(index3.__getitem__, map(xor, repeat(rest), masks))))
     return middles, heads
-
-
-_MIDDLES, _HEADS = _pairs()
-# Gathering the 56 scores of a tail's middles (heads) with one C call each.
-_MIDDLE_SCORES = [itemgetter(*middles) for middles in _MIDDLES]
-_HEAD_SCORES = [itemgetter(*heads) for heads in _HEADS]
 
 
 def _hand13(cards13: Sequence[Card] | str) -> tuple[Card, ...]:
@@ -147,28 +185,42 @@ def _hand13(cards13: Sequence[Card] | str) -> tuple[Card, ...]:
     return tuple(sorted(cards, key=lambda c: c.index, reverse=True))
 
 
-# Per table key: the rank value and the score, so evaluating a hand is two C-level maps.
-_VALUE5 = {key: hand.value for key, hand in ROWS5.items()}
-_VALUE3 = {key: hand.value for key, hand in ROWS3.items()}
-_KEY_SCORE5 = {key: SCORE5[hand.value] for key, hand in ROWS5.items()}
-_KEY_SCORE3 = {key: SCORE3[hand.value] for key, hand in ROWS3.items()}
-# Per five-card key: twice its score plus the best head it allows, the bound of a tail.
-_KEY_TAIL_BOUND = {
-    key: 2 * SCORE5[hand.value] + HEAD_CAP[hand.value] for key, hand in ROWS5.items()
-}
+def _build() -> None:
+    global SCORE5, SCORE3, HEAD_CAP, _INDEX5, _INDEX3, _MASK5, _MIDDLES, _HEADS  # noqa: PLW0603
+    global _MIDDLE_SCORES, _HEAD_SCORES, _VALUE5, _VALUE3, _KEY_SCORE5, _KEY_SCORE3  # noqa: PLW0603
+    global _KEY_TAIL_BOUND, _FIVE_FROM, _THREE_FROM, _PAIR_FROM, _BUILT  # noqa: PLW0603
+    rows5, rows3 = tables()
+    SCORE5, SCORE3, HEAD_CAP = _build_scores(rows5, rows3)
+    _INDEX5 = {sum(1 << p for p in c): i for i, c in enumerate(_POS5)}
+    _INDEX3 = {sum(1 << p for p in c): i for i, c in enumerate(_POS3)}
+    _MASK5 = [sum(1 << p for p in c) for c in _POS5]
+    _MIDDLES, _HEADS = _pairs(_INDEX5, _INDEX3)
+    # Gathering the 56 scores of a tail's middles (heads) with one C call each.
+    _MIDDLE_SCORES = [itemgetter(*middles) for middles in _MIDDLES]
+    _HEAD_SCORES = [itemgetter(*heads) for heads in _HEADS]
 
+    # Per table key: the rank value and the score, so evaluating a hand is two C-level maps.
+    _VALUE5 = {key: hand.value for key, hand in rows5.items()}
+    _VALUE3 = {key: hand.value for key, hand in rows3.items()}
+    _KEY_SCORE5 = {key: SCORE5[hand.value] for key, hand in rows5.items()}
+    _KEY_SCORE3 = {key: SCORE3[hand.value] for key, hand in rows3.items()}
+    # Per five-card key: twice its score plus the best head it allows, the bound of a tail.
+    _KEY_TAIL_BOUND = {
+        key: 2 * SCORE5[hand.value] + HEAD_CAP[hand.value] for key, hand in rows5.items()
+    }
 
-# Each 5-subset as (its first two positions, its last three) and each 3-subset as (first,
-# last two), so a hand's subset sums are two C-level gathers and an add, not a Python loop.
-_POS2 = list(combinations(range(13), 2))
-_INDEX2 = {c: i for i, c in enumerate(_POS2)}
-_INDEX3_OF = {c: i for i, c in enumerate(_POS3)}
-_FIVE_FROM = (
-    itemgetter(*(_INDEX2[c[:2]] for c in _POS5)),
-    itemgetter(*(_INDEX3_OF[c[2:]] for c in _POS5)),
-)
-_THREE_FROM = (itemgetter(*(c[0] for c in _POS3)), itemgetter(*(_INDEX2[c[1:]] for c in _POS3)))
-_PAIR_FROM = (itemgetter(*(c[0] for c in _POS2)), itemgetter(*(c[1] for c in _POS2)))
+    # Each 5-subset as (its first two positions, its last three) and each 3-subset as (first,
+    # last two), so a hand's subset sums are two C-level gathers and an add, not a Python loop.
+    pos2 = list(combinations(range(13), 2))
+    index2 = {c: i for i, c in enumerate(pos2)}
+    index3_of = {c: i for i, c in enumerate(_POS3)}
+    _FIVE_FROM = (
+        itemgetter(*(index2[c[:2]] for c in _POS5)),
+        itemgetter(*(index3_of[c[2:]] for c in _POS5)),
+    )
+    _THREE_FROM = (itemgetter(*(c[0] for c in _POS3)), itemgetter(*(index2[c[1:]] for c in _POS3)))
+    _PAIR_FROM = (itemgetter(*(c[0] for c in pos2)), itemgetter(*(c[1] for c in pos2)))
+    _BUILT = True  # last: the other threads read the tables once this is set
 
 
 class _Evaluated:
@@ -357,6 +409,7 @@ def house_way(
     units of the special hand the cards hold whatever the setting (or a function giving them,
     called only when the cards can be set as a setting-dependent special hand).
     """
+    _ready()
     ev = _Evaluated(_hand13(cards13))
     try:
         _, choice = _search(ev, strict)
@@ -376,6 +429,7 @@ def house_way(
 
 def best_key(cards13: Sequence[Card] | str, strict: bool = False) -> SplitKey:
     """The objective key of the house way's split (for tests and the benchmark)."""
+    _ready()
     return _search(_Evaluated(_hand13(cards13)), strict)[0]
 
 

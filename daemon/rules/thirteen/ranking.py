@@ -34,10 +34,10 @@ K-Q-J-10-9, as in Macau; so one scale serves every rule set.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
+from threading import Lock
 
 from daemon.rules.cards import (
     RANK_FIELD_MASK,
@@ -133,9 +133,11 @@ _PAIRED = frozenset({"one_pair", "two_pair", "three_of_a_kind", "full_house", "f
 def _classify(ranks: Sequence[int], flush: bool) -> HandRank:
     """The rank of a multiset of 3 or 5 ranks (2..14), suited or not."""
     size = len(ranks)
-    counts = Counter(ranks)
+    counts: dict[int, int] = {}
+    for rank_ in ranks:
+        counts[rank_] = counts.get(rank_, 0) + 1
     # Groups by count then rank, largest first: (3, 8), (2, 5) for 8-8-8-5-5.
-    groups = sorted(((n, r) for r, n in counts.items()), reverse=True)
+    groups = sorted(zip(counts.values(), counts, strict=True), reverse=True)
     shape = tuple(n for n, _ in groups)
     by_group = tuple(r for _, r in groups)
     if size == 3:
@@ -202,7 +204,7 @@ def _build_tables() -> tuple[dict[int, HandRank], dict[int, HandRank]]:
         table[key] = interned.setdefault(rank_.value, rank_)
 
     for combo in combinations_with_replacement(range(2, 15), 5):
-        if max(Counter(combo).values()) <= 4:
+        if combo[0] != combo[4]:  # not five of one rank (the combination is sorted)
             put(rows5, rank_key(combo), _classify(combo, flush=False))
         if len(set(combo)) == 5:
             put(rows5, rank_key(combo) | FLUSH_TAG, _classify(combo, flush=True))
@@ -211,10 +213,7 @@ def _build_tables() -> tuple[dict[int, HandRank], dict[int, HandRank]]:
     return rows5, rows3
 
 
-ROWS5, ROWS3 = _build_tables()
-
-
-def _build_slots() -> tuple[list[HandRank | None], dict[int, HandRank]]:
+def _build_slots(rows5: dict[int, HandRank]) -> tuple[list[HandRank | None], dict[int, HandRank]]:
     """The fast path's tables, by the rank part of a five-card sum.
 
     ``slots[part]`` is the rank of five different ranks that are not a flush and
@@ -222,9 +221,9 @@ def _build_slots() -> tuple[list[HandRank | None], dict[int, HandRank]]:
     index that finds a row also says whether it needs the check for a card given twice, and
     the two share a cache line. ``flushes[part]``: the flush of five different ranks.
     """
-    slots: list[HandRank | None] = [None] * (max(ROWS5) + 2)
+    slots: list[HandRank | None] = [None] * (max(rows5) + 2)
     flushes: dict[int, HandRank] = {}
-    for key, found in ROWS5.items():
+    for key, found in rows5.items():
         if key & FLUSH_TAG:
             flushes[key ^ FLUSH_TAG] = found
         else:
@@ -237,7 +236,29 @@ def _build_slots() -> tuple[list[HandRank | None], dict[int, HandRank]]:
     return slots, flushes
 
 
-_SLOTS, _FLUSHES = _build_slots()
+# The tables, by row key: every five-card row (ROWS5) and head (ROWS3). They are built on first
+# use, not at import (a daemon that never ranks a row, a Pai Gow table, starts without them),
+# and filled in place, so `rank`'s fast path reads module globals that never change identity:
+# before the build, `_SLOTS` is empty and every row takes the checked path, which builds them.
+ROWS5: dict[int, HandRank] = {}
+ROWS3: dict[int, HandRank] = {}
+_SLOTS: list[HandRank | None] = []
+_FLUSHES: dict[int, HandRank] = {}
+_BUILDING = Lock()
+
+
+def tables() -> tuple[dict[int, HandRank], dict[int, HandRank]]:
+    """ROWS5 and ROWS3, built the first time they are asked for (once, whichever thread asks)."""
+    if not _SLOTS:
+        with _BUILDING:
+            if not _SLOTS:
+                rows5, rows3 = _build_tables()
+                slots, flushes = _build_slots(rows5)
+                ROWS5.update(rows5)
+                ROWS3.update(rows3)
+                _FLUSHES.update(flushes)
+                _SLOTS.extend(slots)  # last: a filled `_SLOTS` says every table is there
+    return ROWS5, ROWS3
 
 
 def rank(cards: Sequence[Card] | str) -> HandRank:
@@ -287,14 +308,15 @@ def _rank_checked(cards: object) -> HandRank:
             raise CardError(f"{card} appears twice in one row")
         seen.add(card)
     key_sum = sum(row)
+    rows5, rows3 = tables()
     if len(row) == 3:
-        return ROWS3[key_sum & RANK_FIELD_MASK]
+        return rows3[key_sum & RANK_FIELD_MASK]
     if len(row) == 5:
-        return ROWS5[row_key(key_sum)]
+        return rows5[row_key(key_sum)]
     raise CardError(f"a row has 3 or 5 cards, not {len(row)}")
 
 
 def every_rank() -> list[HandRank]:
     """Every distinct rank, 3- and 5-card, weakest first (for tables and tests)."""
-    values = {r.value: r for table in (ROWS5, ROWS3) for r in table.values()}
+    values = {r.value: r for table in tables() for r in table.values()}
     return [values[v] for v in sorted(values)]
