@@ -150,6 +150,7 @@ def _spellings() -> dict[str, Card]:
 
 # A card read off the wire or typed is one of these nearly always: looked up, not parsed.
 _ONE_CARD = _spellings()
+_ONE_NAME = {text: _NAMES[card] for text, card in _ONE_CARD.items()}
 
 
 def parse_card(text: str) -> Card:
@@ -161,6 +162,18 @@ def parse_card(text: str) -> Card:
     if len(cards) != 1:
         raise CardError(f"expected one card, got {len(cards)} in {text!r}")
     return cards[0]
+
+
+def card_name(text: str) -> str | None:
+    """The short name (``As``) of the one card ``text`` names, or None when ``text`` is not
+    exactly one card: ``card_name("10♥") == "Th"``."""
+    name = _ONE_NAME.get(text) if isinstance(text, str) else None
+    if name is not None:
+        return name
+    try:
+        return str(parse_card(text))
+    except CardError:
+        return None
 
 
 def parse_cards(text: str | Iterable[str | Card]) -> tuple[Card, ...]:

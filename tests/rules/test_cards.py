@@ -14,6 +14,7 @@ from daemon.rules.cards import (
     SUIT_BITS,
     Card,
     CardError,
+    card_name,
     card_of,
     format_cards,
     parse_card,
@@ -91,10 +92,13 @@ def test_one_card_looked_up_is_the_card_parsed_in_every_spelling() -> None:
     for rank, suit in product(ranks, suits):
         (parsed,) = parse_cards([rank + suit])
         assert parse_card(rank + suit) is parsed
+        assert card_name(rank + suit) == str(parsed)
     assert parse_card(" As,") is parse_card("As")
+    assert card_name(" 10h,") == "Th"
     for bad in ("", "1s", "Ax", "AsKd", "10"):
         with pytest.raises(CardError):
             parse_card(bad)
+        assert card_name(bad) is None
 
 
 def test_cards_are_singletons_and_card_index_bounds() -> None:

@@ -46,7 +46,7 @@ from daemon.procedures.thirteen.game import (
 )
 from daemon.procedures.thirteen.settle import highest_bettor, holder, settle_table, settle_thirteen
 from daemon.rules import thirteen as rules13
-from daemon.rules.cards import CardError, parse_card
+from daemon.rules.cards import card_name
 
 # The names of the round's state (`STATE`), a line of them at a time.
 _STATE = (
@@ -711,7 +711,4 @@ def _odd_cards(payload: Mapping[str, Any]) -> dict[str, int]:
 
 def _card_name(raw: str) -> str | None:
     """The rules engine's name of one card, or None when `raw` is not exactly one card."""
-    try:
-        return str(parse_card(raw))
-    except CardError:
-        return None
+    return card_name(raw)
