@@ -25,6 +25,7 @@ Actors are written `role` or `role:id` (`dealer:D17`, `device:shoe_reader`, `sys
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -165,6 +166,8 @@ def _compiled(machine: Machine, transitions: Iterable[Transition]) -> tuple[Rout
 
 
 _ROUTES: dict[type[Engine], dict[tuple[str, str], tuple[Route, ...] | None]] = {}
+# `transitions`' logger: at INFO or below (`--log-level debug`), it narrates every step it runs.
+_NARRATION = logging.getLogger("transitions.core")
 _PAIRS: dict[type[Engine], frozenset[tuple[str, str]]] = {}
 _CERTAIN: dict[type[Engine], frozenset[tuple[str, str]]] = {}
 
@@ -367,9 +370,12 @@ class Engine:
 
         The machine's own `trigger` logs and resolves every step each time (a third of an
         input's CPU); the compiled routes hold the same transitions, conditions and order
-        (`compile_routes`), and a pair the routes cannot hold exactly goes through `trigger`."""
+        (`compile_routes`). A pair the routes cannot hold exactly goes through `trigger`, and
+        so does every input while `transitions`' narration is asked for (its logger at INFO or
+        below: `--log-level debug`, daemon/logging.py)."""
         routes = self._routes().get((phase, action))
-        if routes is None:
+        if routes is None or _NARRATION.isEnabledFor(logging.INFO):
+            # `--log-level debug` asks for the machine's narration of each step: it tells it.
             self.machine.events[action].trigger(self)
             return
         machine = self.machine

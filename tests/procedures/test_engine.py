@@ -4,6 +4,7 @@ the round is changed; one that no row of the table takes is refused and changes 
 
 from __future__ import annotations
 
+import logging
 from typing import Any, ClassVar
 
 import pytest
@@ -65,6 +66,25 @@ def test_a_transition_with_a_callback_of_its_own_fires_through_the_machine() -> 
     table.ok("confirm_hand_shuffle", DEALER)
     assert table.proc.phase == "MACHINE_SHUFFLE"
     assert table.proc._notes == 1
+
+
+def test_the_machine_narrates_each_step_when_its_log_is_asked_for(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """`--log-level debug` brings `transitions`' narration of each step back (daemon/logging.py):
+    while its logger is at DEBUG the engine fires through the machine, which tells each step;
+    otherwise from the compiled routes, silently, to the same phase."""
+    identified = {"device": "shuffler", "approved": True}
+    with caplog.at_level(logging.WARNING, logger="transitions"):
+        quiet = ThirteenProcedure()
+        assert quiet.handle("device_identified", device("shuffler"), identified, 1.0).accepted
+    assert not [r for r in caplog.records if r.name.startswith("transitions")]
+    with caplog.at_level(logging.DEBUG, logger="transitions"):
+        told = ThirteenProcedure()
+        assert told.handle("device_identified", device("shuffler"), identified, 1.0).accepted
+    narrated = [r.getMessage() for r in caplog.records if r.name == "transitions.core"]
+    assert any("Initiating transition from state EQUIPMENT_CHECK" in m for m in narrated)
+    assert told.snapshot() == quiet.snapshot()
 
 
 def test_a_trigger_no_row_takes_is_refused_and_changes_nothing() -> None:
