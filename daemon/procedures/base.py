@@ -23,10 +23,10 @@ Actors are written `role` or `role:id` (`dealer:D17`, `device:shoe_reader`, `sys
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from daemon.procedures.checkpoint import clone
 from daemon.procedures.common import (
     HOUSE_DICE,
     HOUSE_FAULTS,
@@ -108,9 +108,9 @@ class Procedure(WithOverrides):
             "phase": self.phase,
             "suspended": self.suspended,
             "resume_to": self.resume_to,
-            "faults": copy.deepcopy(self.faults),
+            "faults": clone(self.faults),
             "invalid_shakes": self.invalid_shakes,
-            "override": copy.deepcopy(self.override),
+            "override": clone(self.override),
             # The table's unit of money, currency and limits, for whoever shows an amount.
             "stakes": None if self.stakes is None else self.stakes.as_dict(),
             **self._game_snapshot(),
@@ -190,7 +190,7 @@ class Procedure(WithOverrides):
 
     def _apply_device_identified(self, payload: Mapping[str, Any], now: float) -> None:
         identity = {k: v for k, v in payload.items() if k != "device"}
-        self.identified[payload["device"]] = copy.deepcopy(identity)
+        self.identified[payload["device"]] = clone(identity)
         self.emit("device.identified", device=payload["device"], **identity)
 
     def _check_open_table(self, payload: Mapping[str, Any], now: float) -> None:

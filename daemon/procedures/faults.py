@@ -16,10 +16,10 @@ supervisor approves (`daemon.procedures.overrides`); a settled round is never vo
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
+from daemon.procedures.checkpoint import clone
 from daemon.procedures.common import HOUSE_FAULTS, HOUSE_VOID
 from daemon.procedures.engine import Engine
 from daemon.procedures.payload import Refused, text
@@ -154,7 +154,7 @@ class WithFaults(Engine):
             phase=target,
             suspended=self.suspended,
             exact=exact,
-            faults=copy.deepcopy(self.faults),
+            faults=clone(self.faults),
         )
         self._target = target
         self.faults, self.suspended, self.resume_to = {}, None, None
@@ -206,7 +206,7 @@ class WithFaults(Engine):
         self.emit(
             "round.voided",
             suspended=self.suspended,
-            faults=copy.deepcopy(self.faults),
+            faults=clone(self.faults),
             **decided,
         )
         self.faults, self.suspended, self.resume_to = {}, None, None

@@ -4,10 +4,10 @@ or rejects it, with a reason; both actors are journaled (house rule H4)."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from daemon.procedures.checkpoint import clone
 from daemon.procedures.common import HOUSE_OVERRIDE, HOUSE_VOID, VOIDS
 from daemon.procedures.faults import WithFaults
 from daemon.procedures.payload import Refused, need, text
@@ -72,9 +72,9 @@ class WithOverrides(WithFaults):
             "article": article,
             "proposed_by": actor,
             "since": now,
-            **copy.deepcopy(details),
+            **clone(details),
         }
-        self.emit("override.proposed", **copy.deepcopy(self.override))
+        self.emit("override.proposed", **clone(self.override))
 
     def _ready_approve_override(self) -> bool:
         return self.override is not None

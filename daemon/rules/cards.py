@@ -140,12 +140,40 @@ def card_of(rank: int, suit: str) -> Card:
     return DECK[(rank - 2) * 4 + suit_index]
 
 
+def _spellings() -> dict[str, Card]:
+    """Every way of writing one card on its own (``As``, ``aS``, ``10h``, ``T♥``): 304 names."""
+    ranks = {ch: i + 2 for i, ch in enumerate(RANK_CHARS)}
+    ranks |= {ch.lower(): rank for ch, rank in ranks.items()} | {"10": 10}
+    suits = _SUIT_ALIASES | {alias.upper(): suit for alias, suit in _SUIT_ALIASES.items()}
+    return {r + s: card_of(rank, suit) for r, rank in ranks.items() for s, suit in suits.items()}
+
+
+# A card read off the wire or typed is one of these nearly always: looked up, not parsed.
+_ONE_CARD = _spellings()
+_ONE_NAME = {text: _NAMES[card] for text, card in _ONE_CARD.items()}
+
+
 def parse_card(text: str) -> Card:
     """Exactly one card, e.g. ``"As"``, ``"10h"``, ``"9♠"``."""
+    card = _ONE_CARD.get(text) if isinstance(text, str) else None
+    if card is not None:
+        return card
     cards = parse_cards(text)
     if len(cards) != 1:
         raise CardError(f"expected one card, got {len(cards)} in {text!r}")
     return cards[0]
+
+
+def card_name(text: str) -> str | None:
+    """The short name (``As``) of the one card ``text`` names, or None when ``text`` is not
+    exactly one card: ``card_name("10♥") == "Th"``."""
+    name = _ONE_NAME.get(text) if isinstance(text, str) else None
+    if name is not None:
+        return name
+    try:
+        return str(parse_card(text))
+    except CardError:
+        return None
 
 
 def parse_cards(text: str | Iterable[str | Card]) -> tuple[Card, ...]:

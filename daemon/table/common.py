@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from typing import Any
 
 from daemon.procedures.base import Input, Outcome, Procedure
@@ -52,7 +53,8 @@ class TableStats:
 @dataclass(frozen=True)
 class RuntimePhases:
     """The phases the runtime itself looks at, as members of the procedure's own `Phase` enum
-    (every game has them): a KeyError at start names a game that lacks one."""
+    (every game has them): a KeyError at start names a game that lacks one. The sets of them
+    are made once (`cached_property`): the runtime reads one every input."""
 
     equipment_check: Enum
     round_over: Enum
@@ -64,19 +66,19 @@ class RuntimePhases:
         phase = type(procedure).Phase
         return cls(phase["EQUIPMENT_CHECK"], phase["ROUND_OVER"], phase["HOLD"], phase["TILT"])
 
-    @property
+    @cached_property
     def checkpoint(self) -> frozenset[Enum]:
         """A checkpoint is journaled when a round ends (its settlement done): a restart restores
         the last one and replays only the inputs after it."""
         return frozenset({self.round_over})
 
-    @property
+    @cached_property
     def idle(self) -> frozenset[Enum]:
         """Outside a round: a device restart there loses nothing the round needs, so it is
         journaled and does not TILT."""
         return frozenset({self.equipment_check, self.round_over})
 
-    @property
+    @cached_property
     def suspended(self) -> frozenset[Enum]:
         return frozenset({self.hold, self.tilt})
 

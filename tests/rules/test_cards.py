@@ -14,6 +14,7 @@ from daemon.rules.cards import (
     SUIT_BITS,
     Card,
     CardError,
+    card_name,
     card_of,
     format_cards,
     parse_card,
@@ -80,6 +81,24 @@ def test_a_non_string_item_is_an_error() -> None:
 def test_parse_card_wants_exactly_one() -> None:
     with pytest.raises(CardError, match="expected one card"):
         parse_card("As Kd")
+
+
+def test_one_card_looked_up_is_the_card_parsed_in_every_spelling() -> None:
+    """`parse_card` looks a lone card up in a table of its 304 spellings before it parses:
+    every spelling of rank (2-9, 10, T J Q K A in either case) and suit (letter in either
+    case, symbol) gives the parser's card, and anything else is still parsed or refused."""
+    ranks = [*"23456789", "10", *"TJQKA", *"tjqka"]
+    suits = [*"shdcSHDC", *"♠♤♥♡♦♢♣♧"]
+    for rank, suit in product(ranks, suits):
+        (parsed,) = parse_cards([rank + suit])
+        assert parse_card(rank + suit) is parsed
+        assert card_name(rank + suit) == str(parsed)
+    assert parse_card(" As,") is parse_card("As")
+    assert card_name(" 10h,") == "Th"
+    for bad in ("", "1s", "Ax", "AsKd", "10"):
+        with pytest.raises(CardError):
+            parse_card(bad)
+        assert card_name(bad) is None
 
 
 def test_cards_are_singletons_and_card_index_bounds() -> None:

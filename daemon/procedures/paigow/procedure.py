@@ -6,13 +6,13 @@ The legal procedure it follows, article by article, is told in `daemon/procedure
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any, ClassVar
 
 from daemon.procedures.base import Procedure
+from daemon.procedures.checkpoint import clone
 from daemon.procedures.paigow.game import (
     ACTIONS,
     ART_1,
@@ -330,9 +330,9 @@ class PaiGowProcedure(Procedure):
         self.invalid_shakes = 0
         self.emit(
             "bets.closed",
-            bets=copy.deepcopy(self.bets),
+            bets=clone(self.bets),
             stake=self.stake,
-            co_bankers=copy.deepcopy(self.co_bankers),
+            co_bankers=clone(self.co_bankers),
             holders={str(s): self.holder(s) for s in self.played_seats()},
         )
         self.command("dice_shaker", "shake")
@@ -494,7 +494,7 @@ class PaiGowProcedure(Procedure):
             self.emit("tiles.shown_face_up", tiles=self.used_tiles)
         else:
             self.tiles_kept_for_next = False
-        self.emit("round.settled", settlement=copy.deepcopy(self.settlement))
+        self.emit("round.settled", settlement=clone(self.settlement))
 
     def _check_extend_bank(self, payload: Mapping[str, Any], now: float) -> None:
         consents = payload["consents"]
@@ -532,9 +532,9 @@ class PaiGowProcedure(Procedure):
         if self.opened and self.banker is not None:
             self.emit(
                 "bets.returned",
-                bets=copy.deepcopy(self.bets),
+                bets=clone(self.bets),
                 stake=self.stake,
-                co_bankers=copy.deepcopy(self.co_bankers),
+                co_bankers=clone(self.co_bankers),
             )
             self.round_id += 1
             # A void round does not count toward the bank's two (Art. 5(1) counts rounds played).
@@ -551,14 +551,14 @@ class PaiGowProcedure(Procedure):
                     "holder": self.banker if seat == self.banker_seat else self.holder(seat),
                     "dealt": seat in self.dealt,
                     "set": seat in self.set_seats,
-                    "setting": copy.deepcopy(self.settings.get(seat)),
+                    "setting": clone(self.settings.get(seat)),
                     "wrongly_set": seat in self.wrongly_set,
                 }
             )
         return {
             "hands": self.hands,
             "ruleset": self.ruleset,
-            "devices": copy.deepcopy(self.identified),
+            "devices": clone(self.identified),
             "opened": self.opened,
             "banker": self.banker,
             "banker_seat": self.banker_seat,
@@ -569,24 +569,24 @@ class PaiGowProcedure(Procedure):
             "bettors_seen": list(self.bettors_seen),
             "min_stake": self.min_stake,
             "stake": self.stake,
-            "co_bankers": copy.deepcopy(self.co_bankers),
+            "co_bankers": clone(self.co_bankers),
             "head_out": self.head_out,
             "set_number": self.set_number,
             "new_sets": self.new_sets,
             "tiles_kept": self.tiles_kept_for_next,
             "used_tiles": list(self.used_tiles),
-            "stack_moves": copy.deepcopy(self.stack_moves),
-            "bets": copy.deepcopy(self.bets),
+            "stack_moves": clone(self.stack_moves),
+            "bets": clone(self.bets),
             "bets_closed": self.bets_closed,
             "dice": self.dice,
-            "shakes": copy.deepcopy(self.shakes),
+            "shakes": clone(self.shakes),
             "first_hand": self.first_hand,
             "dealt_doors": list(self.dealt),
-            "face_up": copy.deepcopy(self.face_up),
+            "face_up": clone(self.face_up),
             "seats": seats,
             "opened_hands": self.opened_hands,
-            "resets": copy.deepcopy(self.resets),
-            "settlement": copy.deepcopy(self.settlement),
+            "resets": clone(self.resets),
+            "settlement": clone(self.settlement),
         }
 
 

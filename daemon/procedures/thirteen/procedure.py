@@ -6,12 +6,12 @@ The legal procedure it follows, article by article, is told in `daemon/procedure
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any, ClassVar
 
 from daemon.procedures.base import Procedure
+from daemon.procedures.checkpoint import clone
 from daemon.procedures.faults import shuffle_fault
 from daemon.procedures.payload import Refused, dice_reading, flag, integer, need, text
 from daemon.procedures.records import Cut, DealtCard, Entered, Misread, Shuffle
@@ -46,7 +46,7 @@ from daemon.procedures.thirteen.game import (
 )
 from daemon.procedures.thirteen.settle import highest_bettor, holder, settle_table, settle_thirteen
 from daemon.rules import thirteen as rules13
-from daemon.rules.cards import CardError, parse_card
+from daemon.rules.cards import card_name
 
 # The names of the round's state (`STATE`), a line of them at a time.
 _STATE = (
@@ -100,7 +100,7 @@ class ThirteenProcedure(Procedure):
         self._timer_in_hold = timer_in_hold
         # What the configuration set besides the rule set's name (a checkpoint records it).
         self.settings = {
-            "rules": copy.deepcopy(dict(rules or {})),
+            "rules": clone(dict(rules or {})),
             "stakes": self.stakes.as_dict(),
             "shaker": shaker,
             "timer_in_hold": timer_in_hold,
@@ -189,6 +189,21 @@ class ThirteenProcedure(Procedure):
 
     def highest_bettor(self) -> str | None:
         return highest_bettor(self.bets, seated_first=self._shaker == "seated-first")
+
+    # An index of `dealt`'s card names: (the list it indexes, how many of its cards, their
+    # names). `dealt` only grows by appending or is replaced whole (a round, a voided deal, a
+    # restore), so the index follows it by identity and length: O(1) a card read.
+    _dealt_index: tuple[list[DealtCard], int, set[str]] | None = None
+
+    def is_dealt(self, card: str) -> bool:
+        """Whether `card` (its rules-engine name) has been dealt this round."""
+        dealt, index = self.dealt, self._dealt_index
+        if index is None or index[0] is not dealt or index[1] > len(dealt):
+            index = self._dealt_index = (dealt, 0, set())
+        if index[1] < len(dealt):
+            index[2].update(d["card"] for d in dealt[index[1] :])
+            index = self._dealt_index = (dealt, len(dealt), index[2])
+        return card in index[2]
 
     def seat_cards(self, seat: int) -> list[str]:
         return [d["card"] for d in self.dealt if d["seat"] == seat]
@@ -324,7 +339,7 @@ class ThirteenProcedure(Procedure):
         self.invalid_shakes = 0
         self.emit(
             "bets.closed",
-            bets=copy.deepcopy(self.bets),
+            bets=clone(self.bets),
             holders={str(s): self.holder(s) for s in self.played_seats()},
         )
         self.command("dice_shaker", "shake")
@@ -368,7 +383,7 @@ class ThirteenProcedure(Procedure):
                 self.misread = {"index": due, "seat": self.order[due - 1], "read": raw}
             self.tilt("shoe_reader", "misread" if raw is None else f"misread {raw!r}", now)
             return
-        if any(d["card"] == card for d in self.dealt):
+        if self.is_dealt(card):
             self.tilt("shoe_reader", f"duplicate card {card}", now, misdeal=True)
             return
         index = len(self.dealt)
@@ -409,7 +424,7 @@ class ThirteenProcedure(Procedure):
         card = _card_name(raw)
         if card is None:
             raise Refused(ART_4, f"{raw!r} is not one card")
-        if any(d["card"] == card for d in self.dealt):
+        if self.is_dealt(card):
             raise Refused(ART_4, f"{card} has already been dealt")
 
     def _apply_propose_card(self, payload: Mapping[str, Any], now: float) -> None:
@@ -428,7 +443,7 @@ class ThirteenProcedure(Procedure):
     def _check_override(self, pending: Mapping[str, Any], now: float) -> None:
         if len(self.dealt) + 1 != pending["index"]:
             raise Refused(ART_4, f"card #{pending['index']} is no longer the one due")
-        if any(d["card"] == pending["card"] for d in self.dealt):
+        if self.is_dealt(pending["card"]):
             raise Refused(ART_4, f"{pending['card']} has already been dealt")
 
     def _apply_override(self, pending: Mapping[str, Any], now: float) -> None:
@@ -467,7 +482,7 @@ class ThirteenProcedure(Procedure):
         self.propose("void_deal", ART_4, now, reason=reason, phase=self.phase, misdeal=misdeal)
 
     def _void_deal(self, now: float, **decided: Any) -> None:
-        self.voided_deals.append(copy.deepcopy(self.dealt))
+        self.voided_deals.append(clone(self.dealt))
         self.emit("deal.voided", cards=[d["card"] for d in self.dealt], **decided)
         self.dealt, self.arrangements, self.banker_opened = [], {}, False
         self.misread, self.override, self.misdeal = None, None, None
@@ -580,7 +595,7 @@ class ThirteenProcedure(Procedure):
             self.settlement = settle_table(
                 self.arrangements, self.bets, self.late, self._rules, self.stakes.unit
             )
-        self.emit("round.settled", settlement=copy.deepcopy(self.settlement))
+        self.emit("round.settled", settlement=clone(self.settlement))
 
     def _apply_start_round(self, payload: Mapping[str, Any], now: float) -> None:
         self.round_id += 1
@@ -641,7 +656,7 @@ class ThirteenProcedure(Procedure):
 
     def _on_void(self, now: float) -> None:
         if self.opened:
-            self.emit("bets.returned", bets=copy.deepcopy(self.bets))
+            self.emit("bets.returned", bets=clone(self.bets))
             self.round_id += 1
             self._new_round_state()
 
@@ -656,26 +671,26 @@ class ThirteenProcedure(Procedure):
                     if seat == BANKER_SEAT and self.banker_game
                     else self.holder(seat),
                     "cards": self.seat_cards(seat),
-                    "arrangement": copy.deepcopy(self.arrangements.get(seat)),
+                    "arrangement": clone(self.arrangements.get(seat)),
                     "late": seat in self.late,
                 }
             )
         return {
             "ruleset": self.ruleset,
             "scoring": self._rules.scoring,
-            "devices": copy.deepcopy(self.identified),
+            "devices": clone(self.identified),
             "opened": self.opened,
-            "shuffle": copy.deepcopy(self.shuffle),
-            "cut": copy.deepcopy(self.cut),
-            "bets": copy.deepcopy(self.bets),
+            "shuffle": clone(self.shuffle),
+            "cut": clone(self.cut),
+            "bets": clone(self.bets),
             "bets_closed": self.bets_closed,
             "shooter": self.shooter,
             "dice": self.dice,
-            "shakes": copy.deepcopy(self.shakes),
+            "shakes": clone(self.shakes),
             "first_seat": self.first_seat,
-            "dealt": copy.deepcopy(self.dealt),
-            "voided_deals": copy.deepcopy(self.voided_deals),
-            "misread": copy.deepcopy(self.misread),
+            "dealt": clone(self.dealt),
+            "voided_deals": clone(self.voided_deals),
+            "misread": clone(self.misread),
             "redealing": self.redealing,
             "seats": seats,
             "banker_opened": self.banker_opened,
@@ -684,9 +699,9 @@ class ThirteenProcedure(Procedure):
                 "paused_remaining": self.timer_remaining,
                 "held_deadline": self.held_deadline,
             },
-            "advice": copy.deepcopy(self.advice),
-            "away": copy.deepcopy(self.away),
-            "settlement": copy.deepcopy(self.settlement),
+            "advice": clone(self.advice),
+            "away": clone(self.away),
+            "settlement": clone(self.settlement),
         }
 
 
@@ -696,7 +711,4 @@ def _odd_cards(payload: Mapping[str, Any]) -> dict[str, int]:
 
 def _card_name(raw: str) -> str | None:
     """The rules engine's name of one card, or None when `raw` is not exactly one card."""
-    try:
-        return str(parse_card(raw))
-    except CardError:
-        return None
+    return card_name(raw)
