@@ -25,14 +25,13 @@ Actors are written `role` or `role:id` (`dealer:D17`, `device:shoe_reader`, `sys
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
-from transitions import EventData, Machine, Transition
+from transitions import EventData, Machine
 
 from daemon.procedures import checkpoint as codec
 from daemon.procedures.common import HOUSE_FAULTS, HOUSE_ROLES, check_device_fact
@@ -123,51 +122,6 @@ def _person(actor: str) -> str | None:
     return actor.split(":", 1)[1] if ":" in actor else None
 
 
-# A compiled transition: its destination phase and its conditions, each a callable or the name
-# of a model method, with the value it must return (True for `conditions`, False for `unless`).
-Route = tuple[Enum, tuple[tuple[Any, bool], ...]]
-
-# The callbacks a machine of `Engine` runs on every transition: its own `_mark_fired`.
-_OWN_CALLBACKS = ["_mark_fired"]
-
-
-def compile_routes(machine: Machine) -> dict[tuple[str, str], tuple[Route, ...] | None]:
-    """Every (phase name, trigger) of `machine`: its transitions in the machine's order, as
-    `Route`s, or None for a pair whose firing does more than change the state (a callback of
-    its own, an internal transition), which `Engine._fire` leaves to the machine. A machine
-    with callbacks of its own beyond `_mark_fired`, or states with enter/exit callbacks, is
-    left to itself whole (an empty mapping: every pair None)."""
-    states = machine.states
-    if (
-        machine.prepare_event
-        or machine.before_state_change
-        or machine.finalize_event
-        or machine.on_exception
-        or machine.on_final
-        or machine.after_state_change != _OWN_CALLBACKS
-        or any(s.on_enter or s.on_exit or s.final for s in states.values())
-    ):
-        return {}
-    return {
-        (source, trigger): _compiled(machine, transitions)
-        for trigger, event in machine.events.items()
-        for source, transitions in event.transitions.items()
-    }
-
-
-def _compiled(machine: Machine, transitions: Iterable[Transition]) -> tuple[Route, ...] | None:
-    routes: list[Route] = []
-    for t in transitions:
-        dest = None if t.dest is None else machine.states[t.dest].value
-        if t.prepare or t.before or t.after or not isinstance(dest, Enum):
-            return None
-        routes.append((dest, tuple((c.func, bool(c.target)) for c in t.conditions)))
-    return tuple(routes)
-
-
-_ROUTES: dict[type[Engine], dict[tuple[str, str], tuple[Route, ...] | None]] = {}
-# `transitions`' logger: at INFO or below (`--log-level debug`), it narrates every step it runs.
-_NARRATION = logging.getLogger("transitions.core")
 _PAIRS: dict[type[Engine], frozenset[tuple[str, str]]] = {}
 _CERTAIN: dict[type[Engine], frozenset[tuple[str, str]]] = {}
 
@@ -244,7 +198,7 @@ class Engine:
         self._fired, self._target = False, None
         try:
             getattr(self, f"_apply_{action}", self._apply_nothing)(payload, now)
-            self._fire(action, phase)
+            self.machine.events[action].trigger(self)
         except BaseException:
             if kept is not None:
                 self._take_back(kept)
@@ -356,46 +310,6 @@ class Engine:
                 pairs |= {(s.name, row["trigger"]) for s in sources}
             cached = _CERTAIN[cls] = frozenset(pairs)
         return cached
-
-    def _routes(self) -> Mapping[tuple[str, str], tuple[Route, ...] | None]:
-        """The machine's transitions by (phase name, trigger), compiled once per class."""
-        routes = _ROUTES.get(type(self))
-        if routes is None:
-            routes = _ROUTES[type(self)] = compile_routes(self.machine)
-        return routes
-
-    def _fire(self, action: str, phase: str) -> None:
-        """Trigger `action` from `phase` as the machine would: its transitions from the phase
-        in order, the first whose conditions hold changes the state (`_mark_fired`).
-
-        The machine's own `trigger` logs and resolves every step each time (a third of an
-        input's CPU); the compiled routes hold the same transitions, conditions and order
-        (`compile_routes`). A pair the routes cannot hold exactly goes through `trigger`, and
-        so does every input while `transitions`' narration is asked for (its logger at INFO or
-        below: `--log-level debug`, daemon/logging.py)."""
-        routes = self._routes().get((phase, action))
-        if routes is None or _NARRATION.isEnabledFor(logging.INFO):
-            # `--log-level debug` asks for the machine's narration of each step: it tells it.
-            self.machine.events[action].trigger(self)
-            return
-        machine = self.machine
-        event: EventData | None = None
-        for dest, conditions in routes:
-            for func, target in conditions:
-                if event is None:
-                    event = EventData(
-                        machine.states[phase], machine.events[action], machine, self, (), {}
-                    )
-                # A model method by name (the usual condition), else as the machine resolves it.
-                predicate = getattr(self, func, None) if type(func) is str else func
-                if predicate is None or not callable(predicate):
-                    predicate = machine.resolve_callable(func, event)
-                if predicate(event) != target:
-                    break
-            else:
-                self.state = dest
-                self._fired = True
-                return
 
     def _take_back(self, kept: Mapping[str, Any]) -> None:
         """Undo an input that did not go through: the round as `checkpoint()` kept it."""

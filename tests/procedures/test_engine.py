@@ -22,7 +22,6 @@ from procedure_drive import (
 )
 
 from daemon.procedures.base import Procedure
-from daemon.procedures.engine import compile_routes
 from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import DEVICES, ThirteenProcedure
 from daemon.procedures.thirteen.game import TRANSITIONS
@@ -41,39 +40,12 @@ class _Hole(ThirteenProcedure):
         return False
 
 
-class _Noted(ThirteenProcedure):
-    """Thirteen with a callback of its own on the hand shuffle's transition."""
-
-    TRANSITIONS: ClassVar[list[dict[str, Any]]] = [
-        {**row, "after": "note"} if row["trigger"] == "confirm_hand_shuffle" else row
-        for row in TRANSITIONS
-    ]
-    _notes = 0
-
-    def note(self, event: object) -> None:
-        self._notes += 1
-
-
-def test_a_transition_with_a_callback_of_its_own_fires_through_the_machine() -> None:
-    """The engine fires transitions from a compiled copy of the machine's table; one that does
-    more than change the phase (a callback) is left to the machine, which runs it."""
-    table = Table(_Noted())
-    routes = compile_routes(table.proc.machine)
-    assert routes[("HAND_SHUFFLE", "confirm_hand_shuffle")] is None
-    assert routes[("CUT", "confirm_cut")] == ((ThirteenProcedure.Phase["SHOE_LOADING"], ()),)
-    identify(table, DEVICES)
-    table.ok("open_table", DEALER)
-    table.ok("confirm_hand_shuffle", DEALER)
-    assert table.proc.phase == "MACHINE_SHUFFLE"
-    assert table.proc._notes == 1
-
-
 def test_the_machine_narrates_each_step_when_its_log_is_asked_for(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """`--log-level debug` brings `transitions`' narration of each step back (daemon/logging.py):
-    while its logger is at DEBUG the engine fires through the machine, which tells each step;
-    otherwise from the compiled routes, silently, to the same phase."""
+    the machine fires every transition and tells each step while its logger is at DEBUG;
+    otherwise silently, to the same phase."""
     identified = {"device": "shuffler", "approved": True}
     with caplog.at_level(logging.WARNING, logger="transitions"):
         quiet = ThirteenProcedure()

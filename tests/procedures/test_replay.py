@@ -4,9 +4,6 @@ procedure, give the same outcomes; the accepted inputs alone give the same snaps
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -15,10 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from procedure_drive import (
     DEALER,
-    SUPERVISOR,
-    Prefixes,
     Table,
-    device,
     fresh,
     paigow_play,
     paigow_round,
@@ -137,115 +131,6 @@ def test_replay_reproduces_outcomes_and_snapshots(game: str, data: st.DataObject
     assert tail.outcomes == table.outcomes[cut:]
     assert tail.proc.snapshot() == table.proc.snapshot()
     assert tail.proc.checkpoint() == table.proc.checkpoint()
-
-
-@contextmanager
-def _routes_in_use() -> Iterator[None]:
-    """The engine fires from its compiled routes only while `transitions`' narration is off
-    (its logger above INFO, as the daemon sets it): so during the comparison."""
-    logger = logging.getLogger("transitions")
-    level = logger.level
-    logger.setLevel(logging.WARNING)
-    try:
-        assert not logging.getLogger("transitions.core").isEnabledFor(logging.INFO)
-        yield
-    finally:
-        logger.setLevel(level)
-
-
-class _ThirteenByMachine(ThirteenProcedure):
-    """Thirteen whose transitions fire through `transitions`' own trigger: the reference the
-    engine's compiled routes (`Engine._fire`) must agree with."""
-
-    def _fire(self, action: str, phase: str) -> None:
-        self.machine.events[action].trigger(self)
-
-
-class _PaiGowByMachine(PaiGowProcedure):
-    def _fire(self, action: str, phase: str) -> None:
-        self.machine.events[action].trigger(self)
-
-
-@pytest.mark.parametrize("game", ["thirteen", "paigow"])
-@settings(max_examples=60)
-@given(data=st.data())
-def test_the_compiled_routes_fire_as_the_machine_does(game: str, data: st.DataObject) -> None:
-    """The engine fires a transition from its compiled copy of the machine's table (the
-    machine's own trigger is a third of an input's CPU): on random mixes of legal, illegal,
-    fault, clear and void inputs, every outcome and every snapshot is the machine's."""
-    with _routes_in_use():
-        _compare_on_random_inputs(game, data)
-
-
-def _compare_on_random_inputs(game: str, data: st.DataObject) -> None:
-    legal = script(game)
-    fast = Table(fresh(game))
-    slow = Table(_ThirteenByMachine() if game == "thirteen" else _PaiGowByMachine())
-    position = 0
-    for step in range(data.draw(st.integers(1, 120), label="steps")):
-        if position < len(legal) and data.draw(st.integers(0, 9)) < 7:
-            item = legal[position]
-            action, actor, payload = item.action, item.actor, dict(item.payload)
-            fast.now = slow.now = max(fast.now, item.now - 1.0)
-        else:
-            action, actor, payload = _draw_input(data, game, step)
-        outcome = fast.feed(action, actor, dict(payload))
-        assert slow.feed(action, actor, dict(payload)) == outcome
-        assert fast.proc.snapshot() == slow.proc.snapshot()
-        if outcome.accepted and position < len(legal) and legal[position].action == action:
-            position += 1
-
-
-_PREFIXES = Prefixes()
-_SECOND = "supervisor:S2"
-# HOLD and TILT entered from a phase, then cleared, resumed elsewhere or voided: the rows whose
-# conditions read where the round goes (`_ResumesTo`, `VOIDED`, `PROPOSED`).
-_FAULT_SCRIPTS = {
-    "tilt cleared": [("fault_reported", "dice_shaker"), ("device_healthy", "dice_shaker"),
-                     ("clear_hold", SUPERVISOR), ("clear_tilt", SUPERVISOR)],
-    "hold cleared": [("door_opened", "dice_shaker"), ("device_healthy", "dice_shaker"),
-                     ("clear_tilt", SUPERVISOR), ("clear_hold", SUPERVISOR)],
-    "void approved": [("door_opened", "dice_shaker"), ("device_healthy", "dice_shaker"),
-                      ("void_round", SUPERVISOR), ("approve_override", SUPERVISOR),
-                      ("approve_override", _SECOND)],
-    "void rejected": [("fault_reported", "dice_shaker"), ("device_healthy", "dice_shaker"),
-                      ("void_round", SUPERVISOR), ("reject_override", _SECOND),
-                      ("clear_tilt", SUPERVISOR)],
-}  # fmt: skip
-
-
-@pytest.mark.parametrize("script_name", sorted(_FAULT_SCRIPTS))
-@pytest.mark.parametrize("game", ["thirteen", "paigow"])
-def test_the_compiled_routes_clear_and_void_as_the_machine_does(
-    game: str, script_name: str
-) -> None:
-    """From every phase of each game: HOLD or TILT, healthy again, then a clear (the wrong one
-    first), a void one supervisor proposes and another approves, or a rejected void."""
-    with _routes_in_use():
-        for phase, prefix in _PREFIXES[game].items():
-            _compare_fault_script(game, script_name, phase, prefix)
-
-
-def _compare_fault_script(game: str, script_name: str, phase: str, prefix: list[Input]) -> None:
-    fast = Table(fresh(game))
-    slow = Table(_ThirteenByMachine() if game == "thirteen" else _PaiGowByMachine())
-    for item in prefix:
-        fast.now = slow.now = item.now - 1.0
-        assert fast.feed(item.action, item.actor, dict(item.payload)).accepted
-        slow.feed(item.action, item.actor, dict(item.payload))
-    moved = {fast.proc.phase}
-    for action, who in _FAULT_SCRIPTS[script_name]:
-        actor = (
-            device(who) if action in ("fault_reported", "door_opened", "device_healthy") else who
-        )
-        payload = {"reason": "test"} if actor.startswith("supervisor") else {"device": who}
-        if action in ("fault_reported", "door_opened"):
-            payload["fault"] = "lid open"
-        outcome = fast.feed(action, actor, payload)
-        assert slow.feed(action, actor, dict(payload)) == outcome, (phase, action)
-        assert fast.proc.snapshot() == slow.proc.snapshot(), (phase, action)
-        moved.add(fast.proc.phase)
-    assert len(moved) > 1, (phase, script_name)  # the script went somewhere
 
 
 def test_a_checkpoint_restores_only_into_the_same_game_and_configuration() -> None:
