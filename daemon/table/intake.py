@@ -46,8 +46,9 @@ OWN_HANDLING = (LinkUp, DoorChanged, FaultCleared, DeviceRestarted, LinkDegraded
 # The loop is never held longer than this by one device's backlog: the other devices' frames
 # and ACKs run between two inputs (issue 10: loop lag p99 <= 2 ms).
 YIELD_AFTER = 0.0005
-# At most this many inputs share a commit point, so the first of them is not kept waiting long.
-MAX_GROUP = 64
+# At most this many inputs share a commit point: the first of them is not kept waiting long, and
+# acting on them once durable (their commands, the waiters) holds the loop for a bounded time.
+MAX_GROUP = 16
 
 
 async def take_events(
