@@ -3,10 +3,12 @@
 `Table.feed` hands one input to the procedure, journals its outcome and, once that is durable,
 queues the procedure's device commands (`daemon.table.devices`). Every accepted input is
 journaled as `table.input` (the replay record: action, actor, payload and the table time it
-carried), followed by the procedure's own events; the last line of the group is the commit
-point, so `feed` returns only when the whole group is on disk. A refused input is journaled as
-the procedure's `table.violation` and changes nothing. The input that ends a round also
-journals a `table.checkpoint` (`daemon.table.recovery`).
+carried), followed by the procedure's own events; the group ends in a commit point, so `feed`
+returns only when the whole group is on disk. A refused input is journaled as the procedure's
+`table.violation` and changes nothing. The input that ends a round also journals a
+`table.checkpoint` (`daemon.table.recovery`). `feed` is `stage` (decide and stage the lines, no
+await) then `settle` (the commit point, then the commands); the device pump stages a device's
+backlog and settles it with one commit point (`daemon.table.intake`).
 
 Table time (the `now` every input carries, and the deadlines the procedure keeps) is the wall
 clock read once at start, then advanced by the table's clock, and never earlier than the last
