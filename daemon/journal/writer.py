@@ -272,15 +272,33 @@ class Journal:
         """`append` for the asyncio loop: the line is staged at once (its seq taken, in the
         order of the calls), and its fdatasync waited for in the commit thread, off the loop."""
         record = self._stage(event, actor, round_id, payload, commit)
-        if commit and self._durable_seq < record.seq:
-            if self._durable:
-                await self._committer.wait(record.seq)
-            else:
-                self._sync(record.seq)  # a write(2) to the page cache: no disk wait
-                # Still a suspension point, as a commit always was: the table's device
-                # handlers let the other tasks run between an append and its return.
-                await asyncio.sleep(0)
+        if commit:
+            await self.commit_async(record.seq)
         return record
+
+    def commit(self, seq: int) -> None:
+        """A commit point for lines appended with ``commit=False``: returns once every line up
+        to `seq` is durable (written, and with durability fsync on disk)."""
+        self._sync(seq)
+
+    async def commit_async(self, seq: int) -> None:
+        """`commit` for the asyncio loop: the lines are written to the OS on the loop, their
+        fdatasync waited for in the commit thread, off the loop. Lines staged while a sync is in
+        flight share the next one (group commit)."""
+        if self._durable_seq >= seq:
+            return
+        if self._durable:
+            with self._lock:
+                if self._failure is not None:
+                    raise JournalFailed(f"journal unusable after: {self._failure!r}")
+                if self._written_seq < seq:
+                    self._write_pending()
+            await self._committer.wait(seq)
+        else:
+            self._sync(seq)  # a write(2) to the page cache: no disk wait
+            # Still a suspension point, as a commit always was: the table's device
+            # handlers let the other tasks run between an append and its return.
+            await asyncio.sleep(0)
 
     def _stage(
         self,

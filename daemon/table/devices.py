@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +25,7 @@ from daemon.api.metrics import LatencyHistogram
 from daemon.journal import JournalError
 from daemon.procedures.base import DeviceCommand
 from daemon.table.common import Fed, TableError
+from daemon.table.intake import take_events
 from drivers.adapter import DeviceAdapter, ProcedureInput
 from drivers.base import DeviceDriver
 from drivers.events import (
@@ -150,14 +150,13 @@ class DeviceHost:
         receive_time = self.table.receive_time
         while True:
             event = await driver.next_event()
-            received = time.perf_counter() if receive_time is None else receive_time(event)
+            # Every event already received shares one commit point (daemon.table.intake).
             try:
-                await self.on_event(name, event, received)
+                await take_events(
+                    self, name, driver, [event, *driver.pending_events()], receive_time
+                )
             except TableError:
                 return
-            except Exception as exc:
-                # A device fact the table cannot take must not silence the device's later ones.
-                self.table.log.exception("table.device_event_failed", device=name, error=repr(exc))
 
     async def on_event(self, name: str, event: DriverEvent, received: float) -> None:
         """One driver event of device `name`, as the table takes it."""

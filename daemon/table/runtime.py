@@ -3,10 +3,12 @@
 `Table.feed` hands one input to the procedure, journals its outcome and, once that is durable,
 queues the procedure's device commands (`daemon.table.devices`). Every accepted input is
 journaled as `table.input` (the replay record: action, actor, payload and the table time it
-carried), followed by the procedure's own events; the last line of the group is the commit
-point, so `feed` returns only when the whole group is on disk. A refused input is journaled as
-the procedure's `table.violation` and changes nothing. The input that ends a round also
-journals a `table.checkpoint` (`daemon.table.recovery`).
+carried), followed by the procedure's own events; the group ends in a commit point, so `feed`
+returns only when the whole group is on disk. A refused input is journaled as the procedure's
+`table.violation` and changes nothing. The input that ends a round also journals a
+`table.checkpoint` (`daemon.table.recovery`). `feed` is `stage` (decide and stage the lines, no
+await) then `settle` (the commit point, then the commands); the device pump stages a device's
+backlog and settles it with one commit point (`daemon.table.intake`).
 
 Table time (the `now` every input carries, and the deadlines the procedure keeps) is the wall
 clock read once at start, then advanced by the table's clock, and never earlier than the last
@@ -21,7 +23,8 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -53,8 +56,15 @@ log = structlog.get_logger("tabled.table")
 
 RECENT_VIOLATIONS = 50
 
-# One journal line of an input's group: (event, actor, round, payload).
-Line = tuple[str, str, Any, Mapping[str, Any]]
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """An input the procedure took and the journal staged, not yet durable (`Table.stage`)."""
+
+    fed: Fed
+    before: Enum  # the procedure's state before the input
+    after: Enum  # and after it
+    received: float | None  # when its device frame arrived (perf_counter), if it had one
 
 
 class Table(OperatorFacade):
@@ -290,6 +300,27 @@ class Table(OperatorFacade):
         Between the procedure's decision and the journal staging its lines there is no await,
         so the journal's order is the order the procedure saw, whatever runs concurrently.
         """
+        staged = self.stage(action, actor, payload, now=now, received=received)
+        await self.settle([staged])
+        return staged.fed
+
+    def stage(
+        self,
+        action: str,
+        actor: str,
+        payload: Mapping[str, Any],
+        *,
+        now: float | None = None,
+        received: float | None = None,
+    ) -> Staged:
+        """The first half of `feed`, without an await: the procedure decides and the journal
+        stages the group's lines (in memory, in the procedure's order). Nothing is acted on
+        until `settle`: the input's device commands go out only once it is durable.
+
+        Several inputs staged one after another and settled together share one commit point
+        (group commit): the device pump stages every event its driver already holds, then
+        waits once (`daemon.table.intake`).
+        """
         journal = self.journal
         if journal is None or self._closing or self.failure is not None:
             raise TableError(self.failure or "the table is not running")
@@ -299,63 +330,77 @@ class Table(OperatorFacade):
         before = procedure.state
         outcome = procedure.handle(action, actor, payload, when)
         item = Input(action, actor, dict(payload), when)
-        lines: list[Line] = []
-        if outcome.accepted:
-            self._last_now = when
-            # The replay record: the line is encoded as it is staged, so the payload needs no
-            # copy of its own (Input.as_payload would deep-copy it).
-            replay = {"action": action, "actor": actor, "payload": item.payload, "now": when}
-            lines.append((INPUT_EVENT, actor, procedure.round_id, replay))
-        for event in outcome.events:
-            lines.append(
-                (
-                    event.name,
-                    str(event.payload.get("actor", actor)),
-                    event.payload.get("round", procedure.round_id),
-                    event.payload,
-                )
-            )
-        if outcome.accepted:
-            self._inputs += 1
-            checkpoints = self.phases.checkpoint
-            if procedure.state in checkpoints and before not in checkpoints:
-                checkpoint = checkpoint_payload(procedure, self._inputs, when)
-                lines.append((CHECKPOINT_EVENT, "system", procedure.round_id, checkpoint))
+        round_id = procedure.round_id
+        append = journal.append
+        record: Record | None = None
         try:
-            record = await self._append_group(journal, lines)
+            if outcome.accepted:
+                self._last_now = when
+                # The replay record: the line is encoded as it is staged, so the payload needs
+                # no copy of its own (Input.as_payload would deep-copy it).
+                replay = {"action": action, "actor": actor, "payload": item.payload, "now": when}
+                record = append(
+                    INPUT_EVENT, actor=actor, round_id=round_id, payload=replay, commit=False
+                )
+            for event in outcome.events:
+                event_payload = event.payload
+                record = append(
+                    event.name,
+                    actor=str(event_payload.get("actor", actor)),
+                    round_id=event_payload.get("round", round_id),
+                    payload=event_payload,
+                    commit=False,
+                )
+            if outcome.accepted:
+                self._inputs += 1
+                checkpoints = self.phases.checkpoint
+                if procedure.state in checkpoints and before not in checkpoints:
+                    checkpoint = checkpoint_payload(procedure, self._inputs, when)
+                    record = append(
+                        CHECKPOINT_EVENT,
+                        actor="system",
+                        round_id=round_id,
+                        payload=checkpoint,
+                        commit=False,
+                    )
         except JournalError as exc:
             self.fail(f"journal: {exc}")
             raise TableError(self.failure or str(exc)) from exc
-        fed = Fed(outcome, record.seq, item)
-        self._after(fed, before)
-        if received is not None:
-            self.frame_to_durable.observe(time.perf_counter() - received)
-        if self.on_durable is not None:
-            self.on_durable(fed, received)
-        await self.notify()
-        return fed
+        if record is None:  # a refusal is journaled too: every input has a line
+            raise TableError(f"{action}: the procedure gave nothing to journal")
+        return Staged(Fed(outcome, record.seq, item), before, procedure.state, received)
 
-    async def _append_group(self, journal: Journal, lines: list[Line]) -> Record:
-        *head, last = lines
-        for event, actor, round_id, payload in head:
-            journal.append(event, actor=actor, round_id=round_id, payload=payload, commit=False)
-        event, actor, round_id, payload = last
-        if self.journal_config.durability == "none" or self.commit_on_loop:
-            # No disk wait to take off the loop: a thread hop would only add latency.
-            return journal.append(
-                event, actor=actor, round_id=round_id, payload=payload, commit=True
-            )
-        return await journal.append_async(
-            event, actor=actor, round_id=round_id, payload=payload, commit=True
-        )
+    async def settle(self, staged: Sequence[Staged]) -> None:
+        """The second half of `feed`: one commit point for the inputs `stage` gave (in their
+        order), then, once they are durable, their bookkeeping and device commands."""
+        if not staged:
+            return
+        journal = self._journal()
+        try:
+            if self.journal_config.durability == "none" or self.commit_on_loop:
+                # No disk wait to take off the loop: a thread hop would only add latency.
+                journal.commit(staged[-1].fed.seq)
+            else:
+                await journal.commit_async(staged[-1].fed.seq)
+        except JournalError as exc:
+            self.fail(f"journal: {exc}")
+            raise TableError(self.failure or str(exc)) from exc
+        for one in staged:
+            self._after(one.fed, one.before, one.after)
+            if one.received is not None:
+                self.frame_to_durable.observe(time.perf_counter() - one.received)
+            if self.on_durable is not None:
+                self.on_durable(one.fed, one.received)
+        await self.notify()
 
     def _append_sync(self, event: str, actor: str, payload: Mapping[str, Any]) -> Record:
         return self._journal().append(
             event, actor=actor, round_id=self.procedure.round_id, payload=payload, commit=True
         )
 
-    def _after(self, fed: Fed, before: Enum) -> None:
-        """Bookkeeping and device commands of a durable input."""
+    def _after(self, fed: Fed, before: Enum, after: Enum) -> None:
+        """Bookkeeping and device commands of a durable input (`after`: the state it left the
+        procedure in, which later inputs staged with it may have moved on from)."""
         outcome = fed.outcome
         self.stats.inputs += 1
         for event in outcome.events:
@@ -388,7 +433,7 @@ class Table(OperatorFacade):
         for command in outcome.commands:
             self.devices.queue(command)
         equipment_check = self.phases.equipment_check
-        if before is not equipment_check and self.procedure.state is equipment_check:
+        if before is not equipment_check and after is equipment_check:
             # Back at the equipment check (a restart held before opening, then cleared):
             # devices already connected are identified again, as at a first connection.
             self.devices.identify_pending()
