@@ -198,7 +198,9 @@ function connect() {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
   const ws = new WebSocket(scheme + "//" + location.host + "/api/events");
   state.ws = ws;
-  ws.onopen = () => ws.send(JSON.stringify({ token: state.token, after: state.lastSeq }));
+  // batch: the events queued for this console come in one message (a busy table sends fewer).
+  ws.onopen = () =>
+    ws.send(JSON.stringify({ token: state.token, after: state.lastSeq, batch: true }));
   ws.onmessage = (message) => {
     const data = JSON.parse(message.data);
     if (data.type === "hello") {
@@ -215,6 +217,8 @@ function connect() {
         state.awaitingPush = null;
       }
       applyState(data.state, data.legal);
+    } else if (data.type === "events") {
+      for (const event of data.events) addEvent(event);
     } else if (data.type === "event") {
       addEvent(data.event);
     } else if (data.type === "error") {
