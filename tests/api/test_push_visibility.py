@@ -90,6 +90,18 @@ class Console:
             return len(self.messages)
 
 
+ROWS = ((0, 3), (3, 8), (8, 13))
+
+
+def _records(journal: Path) -> dict[int, dict[str, Any]]:
+    """The journal on disk by seq."""
+    return {
+        record["seq"]: record
+        for path in sorted(journal.glob("journal-*.jsonl"))
+        for record in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+    }
+
+
 def _last_seq(url: str) -> int:
     journal = httpx.get(url + "/api/journal", params={"limit": 1000}, headers=auth("admin"))
     seq: int = journal.json()["events"][-1]["seq"]
@@ -138,18 +150,17 @@ def test_live_consoles_are_sent_only_what_their_audience_may_see(
 
     t.deal_thirteen(seats=(1, 2), face_up_at=4)
     hands = seats_on_disk(t.journal, range(4))
-    every = {c for cards in hands.values() for c in cards}
+    every = set().union(*hands.values())
     assert len(every) == 52
-    [face_up] = [
-        json.loads(line)["payload"]["card"]
-        for path in t.journal.glob("journal-*.jsonl")
-        for line in path.read_text().splitlines()
-        if '"card.dealt"' in line and json.loads(line)["payload"].get("face_up")
-    ]
+    face_up = next(
+        r["payload"]["card"] for r in _records(t.journal).values() if r["payload"].get("face_up")
+    )
 
     def rows(seat: int) -> dict[str, list[str]]:
-        cards = hands[seat]
-        return {"head": cards[:3], "middle": cards[3:8], "tail": cards[8:]}
+        """`seat`'s cards in the rows the hand is arranged in (3, 5, 5)."""
+        return dict(
+            zip(("head", "middle", "tail"), (hands[seat][a:b] for a, b in ROWS), strict=True)
+        )
 
     # Dealt face down, live: every console (both audiences: the round is in play) is sent
     # the card that came out face up, and no other.
@@ -175,11 +186,7 @@ def test_live_consoles_are_sent_only_what_their_audience_may_see(
     assert by_form[("supervisor", False)] == by_form[("surveillance", True)]
     # And what a console of each audience would have made of the records itself, learning
     # what the game opened from each record in turn (daemon.procedures.visibility.Seen).
-    records = {
-        record["seq"]: record
-        for path in sorted(t.journal.glob("journal-*.jsonl"))
-        for record in map(json.loads, path.read_text(encoding="utf-8").splitlines())
-    }
+    records = _records(t.journal)
     for role in ("dealer", "supervisor"):
         seen = visibility.Seen(game="thirteen")
         expected = [seen.redact(records[seq], role) for seq in seqs]
