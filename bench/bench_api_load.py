@@ -373,6 +373,9 @@ async def scenario(name: str, args: argparse.Namespace, folder: Path) -> Run:  #
         stop.set()
         await asyncio.gather(*load, return_exceptions=True)
         await process.wait()
+        # The run may end with the load off: the consoles, waiting to connect, must try once
+        # more (the daemon is gone: they end) before their counts can be read.
+        on.set()
         if console_process is not None:
             await asyncio.to_thread(console_process.join, 30)
             with os.fdopen(read_end, "rb") as counts_in:
