@@ -9,14 +9,15 @@ times its rounds from the progress lines, leaving out the first `--warmup` round
 clients connecting):
 
 - `unloaded`: the API served, nobody calling it (the peer of every other row);
-- `loaded`: `--clients` surveillance consoles on the push feed (`/api/events`, one message a
-  journal event, as the dealer console reads it; a client the daemon drops for falling behind
-  reconnects with `after` its last seq; they run in a child process niced +10, as consoles on
-  other machines would not take the table PC's cores) and `--rate` `GET /api/state` a second,
-  open loop over 8 keep-alive connections (a request whose turn comes while all 8 are busy is
-  counted as refused by the bench, so the load stays bounded);
-- `loaded/batch`: the same, the consoles asking for `"batch": true` (the events queued for a
-  client go out in one message);
+- `loaded`: `--clients` surveillance consoles on the push feed (`/api/events`, asking for
+  `"batch": true` as the dealer console does: the events queued for a console go out in one
+  message; a client the daemon drops for falling behind reconnects with `after` its last seq;
+  they run in a child process niced +10, as consoles on other machines would not take the
+  table PC's cores) and `--rate` `GET /api/state` a second, open loop over 8 keep-alive
+  connections (a request whose turn comes while all 8 are busy is counted as refused by the
+  bench, so the load stays bounded);
+- `loaded/single`: the same, the consoles asking for one message a journal event (a client
+  that does not ask for batches);
 - in both loaded runs the load alternates (`--segment` rounds with it, as many without: the
   consoles disconnect, the reads pause), and the loaded segments' median rate is compared with
   the unloaded segments' of the same daemon: a machine whose load drifts (other work on its
@@ -347,7 +348,7 @@ async def scenario(name: str, args: argparse.Namespace, folder: Path) -> Run:  #
         if name.startswith("loaded"):
             on.set()
             console_process, read_end = _start_consoles(
-                f"ws://{host}:{port}/api/events", args.clients, name.endswith("batch"), on
+                f"ws://{host}:{port}/api/events", args.clients, name == "loaded", on
             )
             load.append(
                 asyncio.ensure_future(
@@ -436,7 +437,7 @@ def report(runs: list[Run], args: argparse.Namespace) -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
-    names = ["unloaded", "loaded", "loaded/batch", "slow client"]
+    names = ["unloaded", "loaded", "loaded/single", "slow client"]
     runs = []
     with tempfile.TemporaryDirectory(prefix="bench-api-") as tmp:
         for _ in range(args.repeat):

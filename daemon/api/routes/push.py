@@ -33,7 +33,7 @@ from daemon.api.fanout import (
     event_message,
     events_message,
 )
-from daemon.api.tokens import Principal
+from daemon.api.tokens import Principal, hash_token
 from daemon.procedures import visibility
 
 WS_AUTH_TIMEOUT = 10.0
@@ -78,8 +78,11 @@ async def events(ws: WebSocket) -> None:
         await ws.send_json({"type": "error", "error": exc.error, "message": exc.message})
         await ws.close(4429 if exc.status == 429 else 4401)
         return
+    # Checked before each message: the hub reads the tokens file again (if it changed) once
+    # per batch, not once per console (`AppContext.push_hub`).
+    digest = hash_token(token)
     feed = _Feed(
-        ws, ctx, who, after=after, batch=batch, still_valid=lambda: tokens.lookup(token) == who
+        ws, ctx, who, after=after, batch=batch, still_valid=lambda: tokens.holder(digest) == who
     )
     await feed.run()
 
