@@ -41,7 +41,8 @@ log = structlog.get_logger("tabled.api")
 # application's; 4408 as HTTP's 408: the server gave up waiting for the client).
 CLOSE_TOO_SLOW = 4408
 MAX_PENDING = 4096  # events queued for one client before it is dropped
-FLUSH_INTERVAL = 0.01  # seconds: events arriving within it go out as one batch
+FLUSH_INTERVAL = 0.05  # seconds: events arriving within it go out as one batch (one socket
+# write per console per batch: with 50 consoles the writes, not the JSON, were the API's cost)
 SEEN_ROUNDS = 16  # rounds the hub remembers what was opened of (older ones: closed anyway)
 
 # One event: its seq and its JSON text (the journal record as a reader is shown it).
