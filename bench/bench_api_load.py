@@ -9,18 +9,23 @@ times its rounds from the progress lines, leaving out the first `--warmup` round
 clients connecting):
 
 - `unloaded`: the API served, nobody calling it (the peer of every other row);
-- `loaded`: `--clients` surveillance consoles on the push feed (`/api/events`, one message a
-  journal event, as the dealer console reads it; a client the daemon drops for falling behind
-  reconnects with `after` its last seq; they run in a child process niced +10, as consoles on
-  other machines would not take the table PC's cores) and `--rate` `GET /api/state` a second,
-  open loop over 8 keep-alive connections (a request whose turn comes while all 8 are busy is
-  counted as refused by the bench, so the load stays bounded);
-- `loaded/batch`: the same, the consoles asking for `"batch": true` (the events queued for a
-  client go out in one message);
+- `loaded`: `--clients` surveillance consoles on the push feed (`/api/events`, asking for
+  `"batch": true` as the dealer console does: the events queued for a console go out in one
+  message; a client the daemon drops for falling behind reconnects with `after` its last seq;
+  they run in a child process niced +10, as consoles on other machines would not take the
+  table PC's cores) and `--rate` `GET /api/state` a second, open loop over 8 keep-alive
+  connections (a request whose turn comes while all 8 are busy is counted as refused by the
+  bench, so the load stays bounded);
+- `loaded/single`: the same, the consoles asking for one message a journal event (a client
+  that does not ask for batches);
 - in both loaded runs the load alternates (`--segment` rounds with it, as many without: the
   consoles disconnect, the reads pause), and the loaded segments' median rate is compared with
   the unloaded segments' of the same daemon: a machine whose load drifts (other work on its
   cores) moves both alike. `unloaded`, a whole run without load, is printed beside them;
+- `loaded elsewhere`: the `loaded` load, alternating the same way, sent to another daemon
+  playing on the same machine while this one is timed: what the load takes from the table
+  through the machine's cores alone (the consoles, the reader and the other daemon's API), the
+  peer of `loaded` for a design that would move the API out of the table's process;
 - `slow client`: one console that sends its hello and never reads (a small receive buffer);
   the daemon must drop it (close code 4408, `daemon.api.fanout`) and keep its memory bounded.
 
@@ -63,6 +68,7 @@ from api_support import TOKENS, write_tokens  # noqa: E402 - the tests' fixed to
 RATE_GOAL = 0.90
 P99_GOAL_MS = 100.0
 CONNECTIONS = 8
+ELSEWHERE = "loaded elsewhere"
 
 
 @dataclass
@@ -314,12 +320,14 @@ def _start_consoles(
     return process, read_end
 
 
-async def scenario(name: str, args: argparse.Namespace, folder: Path) -> Run:  # noqa: PLR0915 - one run, start to end
-    run = Run(name)
-    journal = folder / f"journal-{name.replace(' ', '-').replace('/', '-')}"
+async def _daemon(
+    label: str, rounds: int, args: argparse.Namespace, folder: Path
+) -> tuple[asyncio.subprocess.Process, str]:
+    """`tabled run --http --autoplay ROUNDS --progress` and the URL it serves."""
+    journal = folder / f"journal-{label.replace(' ', '-').replace('/', '-')}"
     command = [
         sys.executable, "-m", "daemon", "run", "--config", str(_config(folder)),
-        "--journal", str(journal), "--http", "127.0.0.1:0", "--autoplay", str(args.rounds),
+        "--journal", str(journal), "--http", "127.0.0.1:0", "--autoplay", str(rounds),
         "--seed", "7", "--progress",
     ]  # fmt: skip
     process = await asyncio.create_subprocess_exec(
@@ -329,30 +337,50 @@ async def scenario(name: str, args: argparse.Namespace, folder: Path) -> Run:  #
         cwd=args.tree,
     )
     assert process.stdout is not None
+    url = ""
+    while not url:
+        line = (await process.stdout.readline()).decode()
+        if not line:
+            raise RuntimeError(f"{label}: the daemon did not start")
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            url = json.loads(line)["http"]
+    return process, url
+
+
+async def _end(process: asyncio.subprocess.Process | None) -> None:
+    if process is not None and process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.terminate()
+    if process is not None:
+        await process.wait()
+
+
+async def scenario(name: str, args: argparse.Namespace, folder: Path) -> Run:  # noqa: PLR0915 - one run, start to end
+    run = Run(name)
     stop = asyncio.Event()
     load: list[asyncio.Task[None]] = []
     console_process: multiprocessing.Process | None = None
     on = multiprocessing.get_context("fork").Event()
     read_end = -1
+    other: asyncio.subprocess.Process | None = None
+    process, url = await _daemon(name, args.rounds, args, folder)
+    assert process.stdout is not None
     try:
-        url = ""
-        while not url:
-            line = (await process.stdout.readline()).decode()
-            if not line:
-                raise RuntimeError(f"{name}: the daemon did not start")
-            with contextlib.suppress(ValueError, KeyError, TypeError):
-                url = json.loads(line)["http"]
         host, port = url.removeprefix("http://").rsplit(":", 1)
+        target = url
+        if name == ELSEWHERE:
+            # The same load, on another daemon playing on the same machine: what the load
+            # takes from the timed table through the machine's cores alone.
+            other, target = await _daemon(name + " (target)", 10**6, args, folder)
         cpu0, rss0, start = _proc_cpu(process.pid), _rss_kib(process.pid), time.perf_counter()
         if name.startswith("loaded"):
             on.set()
+            at, to = target.removeprefix("http://").rsplit(":", 1)
             console_process, read_end = _start_consoles(
-                f"ws://{host}:{port}/api/events", args.clients, name.endswith("batch"), on
+                f"ws://{at}:{to}/api/events", args.clients, name != "loaded/single", on
             )
             load.append(
-                asyncio.ensure_future(
-                    _state_reader(host, int(port), run, args.rate, stop=stop, on=on)
-                )
+                asyncio.ensure_future(_state_reader(at, int(to), run, args.rate, stop=stop, on=on))
             )
         elif name == "slow client":
             load.append(asyncio.ensure_future(_slow_console(host, int(port), run, stop)))
@@ -373,6 +401,10 @@ async def scenario(name: str, args: argparse.Namespace, folder: Path) -> Run:  #
         stop.set()
         await asyncio.gather(*load, return_exceptions=True)
         await process.wait()
+        await _end(other)
+        # The run may end with the load off: the consoles, waiting to connect, must try once
+        # more (the daemon is gone: they end) before their counts can be read.
+        on.set()
         if console_process is not None:
             await asyncio.to_thread(console_process.join, 30)
             with os.fdopen(read_end, "rb") as counts_in:
@@ -383,10 +415,8 @@ async def scenario(name: str, args: argparse.Namespace, folder: Path) -> Run:  #
         stop.set()
         for task in load:
             task.cancel()
-        if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.terminate()
-        await process.wait()
+        await _end(process)
+        await _end(other)
         if console_process is not None and console_process.is_alive():
             console_process.terminate()
     return run
@@ -397,7 +427,7 @@ def report(runs: list[Run], args: argparse.Namespace) -> None:
     peer = statistics.median(r.rate(args.warmup) for r in base) if base else 0.0
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 shared cores)")
     print(
-        f"{'scenario':14} {'rounds/s':>8} {'peer r/s':>8} {'share':>7} {'goal':>6} {'':6} "
+        f"{'scenario':16} {'rounds/s':>8} {'peer r/s':>8} {'share':>7} {'goal':>6} {'':6} "
         f"{'p50 ms':>7} "
         f"{'p99 ms':>7} {'goal':>5} {'':6} {'reads':>6} {'refused':>7} {'pushed':>8} "
         f"{'dropped':>7} {'daemon cpu':>10} {'rss KiB':>15}"
@@ -412,18 +442,20 @@ def report(runs: list[Run], args: argparse.Namespace) -> None:
         rate_verdict = ("met" if share >= RATE_GOAL else "MISSED") if loaded else "peer"
         p99 = run.p(0.99)
         lat_verdict = ("met" if p99 <= P99_GOAL_MS else "MISSED") if run.latencies else ""
+        if run.name == ELSEWHERE:  # the machine's share, beside the goal's rows: no verdict
+            rate_verdict, lat_verdict = "peer", "peer"
         cpu = f"{run.daemon_cpu / run.wall:.0%}" if run.wall else "-"
         print(
-            f"{run.name:14} {rate:8.2f} {run_peer:8.2f} {share:7.0%} {'>=90%':>6} "
+            f"{run.name:16} {rate:8.2f} {run_peer:8.2f} {share:7.0%} {'>=90%':>6} "
             f"{rate_verdict:6} {run.p(0.5):7.1f} {p99:7.1f} "
             f"{'<=100' if run.latencies else '':>5} {lat_verdict:6} {len(run.latencies):6d} "
             f"{run.refused:7d} {run.pushed:8d} {run.dropped:7d} {cpu:>10} "
             f"{run.rss_kib[0]:>7}->{run.rss_kib[1]:<7}"
         )
         if run.slow_closed:
-            print(f"{'':14} the client that never reads: {run.slow_closed}")
+            print(f"{'':16} the client that never reads: {run.slow_closed}")
         if run.errors:
-            print(f"{'':14} {run.errors} state reads failed or consoles closed otherwise")
+            print(f"{'':16} {run.errors} state reads failed or consoles closed otherwise")
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(
         f"CPU: state reader {resource.getrusage(resource.RUSAGE_SELF).ru_utime:.1f} s; "
@@ -433,7 +465,7 @@ def report(runs: list[Run], args: argparse.Namespace) -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
-    names = ["unloaded", "loaded", "loaded/batch", "slow client"]
+    names = ["unloaded", "loaded", "loaded/single", ELSEWHERE, "slow client"]
     runs = []
     with tempfile.TemporaryDirectory(prefix="bench-api-") as tmp:
         for _ in range(args.repeat):

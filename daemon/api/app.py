@@ -89,6 +89,7 @@ def create_app(
         console_idle_seconds=api_config.console_idle_seconds,
     )
     install_handlers(app)
+    app.router.routes.extend(read.LEAN)
     for routes in (public, read, act, push, training):
         app.include_router(routes.router)
     _document_actions(app, table)

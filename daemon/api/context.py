@@ -45,8 +45,15 @@ class AppContext:
 
     def push_hub(self) -> PushHub:
         if self.hub is None:
-            self.hub = PushHub(self.table, on_flush=self.states.refresh)
+            self.hub = PushHub(self.table, on_flush=self._on_push)
         return self.hub
+
+    def _on_push(self) -> None:
+        """Before the hub hands a batch to its consoles: the state for a table that does not
+        publish its own, and the tokens file read again if it changed (a token withdrawn ends
+        its console's feed at the next batch; each console then checks its token in memory)."""
+        self.states.refresh()
+        self.tokens.reload()
 
     def table_id(self) -> str:
         return self.configured_table_id or str(self.table.snapshot().get("table", "")) or "unknown"

@@ -60,6 +60,10 @@ class ApiServer:
                 access_log=False,
                 lifespan="off",
                 ws_max_size=64 * 1024,
+                # No per-message compression on the push feed: each console's copy of a shared
+                # message would be compressed for it alone (half the API thread's time with 50
+                # consoles, bench_api_load); the consoles are on the table's network.
+                ws_per_message_deflate=False,
                 server_header=False,
                 ssl_certfile=doors.tls_cert,
                 ssl_keyfile=doors.tls_key,

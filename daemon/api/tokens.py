@@ -212,11 +212,19 @@ class TokenStore:
 
     def lookup(self, token: str) -> Principal | None:
         self._reload()
-        digest = hash_token(token)
+        return self.holder(hash_token(token))
+
+    def holder(self, digest: str) -> Principal | None:
+        """Who holds the token of this hash, as the file said when it was last read (`reload`);
+        for a check repeated many times a second (each push-feed message)."""
         for known, principal in self._by_hash.items():
             if hmac.compare_digest(known, digest):
                 return principal
         return None
+
+    def reload(self) -> None:
+        """Read the tokens file again if it changed since it was last read."""
+        self._reload()
 
 
 def token_entry(actor: str, role: str, token: str) -> str:

@@ -387,3 +387,32 @@ def test_the_hubs_feed_catches_up_after_falling_behind_the_journal(
     finally:
         journal.close()
     assert seen == list(range(seen[0], seen[0] + 21))
+
+
+def test_the_push_feed_is_not_compressed_per_console(tokens_file: Path) -> None:
+    """A console offering per-message compression (browsers do, and so does this client) is
+    answered without it: each console's copy of a shared message would be compressed for it
+    alone."""
+    app = create_app(FakeTable(), ApiConfig(tokens_file=tokens_file))
+    server = ApiServer(app, "127.0.0.1:0")
+    _host, port = server.bind()
+
+    async def run() -> tuple[str | None, str | None, dict[str, Any]]:
+        serving = asyncio.ensure_future(server.serve())
+        try:
+            async with connect(f"ws://127.0.0.1:{port}/api/events", compression="deflate") as ws:
+                offered = ws.request.headers.get("Sec-WebSocket-Extensions") if ws.request else None
+                agreed = (
+                    ws.response.headers.get("Sec-WebSocket-Extensions") if ws.response else None
+                )
+                await ws.send(_hello("dealer"))
+                hello = json.loads(await ws.recv())
+        finally:
+            server.stop()
+            await serving
+        return offered, agreed, hello
+
+    offered, agreed, hello = asyncio.run(run())
+    assert offered is not None and "permessage-deflate" in offered
+    assert agreed is None
+    assert hello["type"] == "hello"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import anyio
@@ -26,13 +26,14 @@ from daemon.api.errors import ApiError
 from daemon.api.facade import Subscription
 from daemon.api.fanout import (
     CLOSE_TOO_SLOW,
+    Batch,
     Item,
     PushClient,
     encode,
     event_message,
     events_message,
 )
-from daemon.api.tokens import Principal
+from daemon.api.tokens import Principal, hash_token
 from daemon.procedures import visibility
 
 WS_AUTH_TIMEOUT = 10.0
@@ -77,8 +78,11 @@ async def events(ws: WebSocket) -> None:
         await ws.send_json({"type": "error", "error": exc.error, "message": exc.message})
         await ws.close(4429 if exc.status == 429 else 4401)
         return
+    # Checked before each message: the hub reads the tokens file again (if it changed) once
+    # per batch, not once per console (`AppContext.push_hub`).
+    digest = hash_token(token)
     feed = _Feed(
-        ws, ctx, who, after=after, batch=batch, still_valid=lambda: tokens.lookup(token) == who
+        ws, ctx, who, after=after, batch=batch, still_valid=lambda: tokens.holder(digest) == who
     )
     await feed.run()
 
@@ -107,19 +111,21 @@ class _Feed:
         self.client.last = after
         self.after = after
         self.state_seq: int | None = None
-        # What the game has opened, round by round, from the state now and the records sent.
-        self.seen = visibility.Seen(state=json.loads(self.states.latest().state))
+        # What the game has opened, for the events a reconnecting console catches up on from
+        # the journal (the live ones come from the hub, redacted there once per audience).
+        self.seen: visibility.Seen | None = None
+        if after is not None:
+            self.seen = visibility.Seen(state=json.loads(self.states.latest().state))
         self.unstated = False  # events sent since the last state message
 
-    def deliver(self, text: str) -> str:
-        """The one place a journal record goes to this client (as JSON text): as the client's
-        role may see it, with what the game has opened so far (daemon.procedures.visibility).
-        A record that shows the same either way is passed on as it was encoded, unchanged."""
-        record = json.loads(text)
-        shown = self.seen.redact(record, self.who.role)
-        if shown == record:
-            return text
-        return json.dumps(shown, default=str, separators=(",", ":"), ensure_ascii=False)
+    def deliver(self, record: Mapping[str, Any]) -> Item:
+        """A journal record read by this client's catch-up, as the client's role may see it,
+        with what the game has opened so far (daemon.procedures.visibility): its seq and JSON
+        text."""
+        if self.seen is None:
+            self.seen = visibility.Seen(state=json.loads(self.states.latest().state))
+        seq, text = encode(self.seen.redact(record, self.who.role))
+        return seq, text
 
     async def send_state(self) -> None:
         """After a burst of events, or when the table announced a new state (a table that
@@ -133,11 +139,28 @@ class _Feed:
         client.state_due = False
         await self.ws.send_text(states.push_message(self.who.role))
 
-    async def send(self, queued: Iterable[Item]) -> None:
+    async def send_batch(self, batch: Batch) -> None:
+        """A batch the hub queued: its messages for this client's audience, shared with every
+        client of it, unless some of its events were already sent by the catch-up."""
+        last, audience = self.client.last, self.client.audience
+        if last is None or batch.first > last:
+            await self._send(batch.messages(audience, self.batch), batch.last)
+        else:
+            await self.send([item for item in batch.items(audience) if item[0] > last])
+
+    async def send(self, items: list[Item]) -> None:
+        """Events already shown as this client may see them (seq, JSON text), in order."""
         last = self.client.last
-        items = [(seq, self.deliver(text)) for seq, text in queued if last is None or seq > last]
+        items = [item for item in items if last is None or item[0] > last]
         if not items:
             return
+        if self.batch:
+            messages: Iterable[str] = (events_message(items),)
+        else:
+            messages = (event_message(text) for _, text in items)
+        await self._send(messages, items[-1][0])
+
+    async def _send(self, messages: Iterable[str], last: int) -> None:
         if not self.still_valid():
             await self.ws.send_json(
                 {
@@ -148,12 +171,9 @@ class _Feed:
             )
             await self.ws.close(4401)
             raise _Ended
-        if self.batch:
-            await self.ws.send_text(events_message(items))
-        else:
-            for _seq, text in items:
-                await self.ws.send_text(event_message(text))
-        self.client.last = items[-1][0]
+        for message in messages:
+            await self.ws.send_text(message)
+        self.client.last = last
         self.unstated = True
 
     async def run(self) -> None:
@@ -201,7 +221,7 @@ class _Feed:
             if client.dropped:
                 return
             for queued in client.take():
-                await self.send(queued)
+                await self.send_batch(queued)
             if client.ended:
                 scope.cancel()
                 return
@@ -237,7 +257,7 @@ class _Feed:
                 except StopAsyncIteration:
                     return
                 upcoming = None
-                await self.send([encode(event)])
+                await self.send([self.deliver(event)])
         finally:
             if upcoming is not None:
                 upcoming.cancel()

@@ -10,12 +10,14 @@ import anyio
 import structlog
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
+from starlette.routing import Route
 
 from daemon.api.bodies import ActionsBody, DevicesBody, JournalBody, StateBody
 from daemon.api.context import context
 from daemon.api.errors import AUTH_ERRORS, ApiError, ErrorBody
-from daemon.api.gate import Who
+from daemon.api.gate import Who, principal
 from daemon.api.models import catalog_entry
+from daemon.api.tokens import Principal
 from daemon.procedures.visibility import redact_records
 
 log = structlog.get_logger("tabled.api")
@@ -26,10 +28,26 @@ router = APIRouter()
 @router.get("/api/state", response_model=StateBody, responses=AUTH_ERRORS, tags=["read"])
 async def state(request: Request, who: Who) -> Response:
     """The table now and the actions legal for the caller's role."""
+    return _state_body(request, who)
+
+
+async def lean_state(request: Request) -> Response:
+    """`GET /api/state` as `state` answers it, served ahead of FastAPI's router (`LEAN`): the
+    most read route (every console's panel, surveillance's polls) skips the dependency
+    solving, which cost about half of its time. The route above documents it."""
+    return _state_body(request, await principal(request))
+
+
+def _state_body(request: Request, who: Principal) -> Response:
     # A `StateBody`, its state made once per durable change and audience, as the role may see
     # it (daemon.api.snapshots, redacted by daemon.procedures.visibility).
     body = context(request).states.state_body(who.actor, who.role)
     return Response(body, media_type="application/json")
+
+
+# Routes matched before every other (`create_app` puts them first), each the same answer as
+# the documented route of its path.
+LEAN = (Route("/api/state", lean_state, methods=["GET"], include_in_schema=False),)
 
 
 @router.get("/api/actions", response_model=ActionsBody, responses=AUTH_ERRORS, tags=["read"])

@@ -198,7 +198,9 @@ function connect() {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
   const ws = new WebSocket(scheme + "//" + location.host + "/api/events");
   state.ws = ws;
-  ws.onopen = () => ws.send(JSON.stringify({ token: state.token, after: state.lastSeq }));
+  // batch: the events queued for this console come in one message (a busy table sends fewer).
+  ws.onopen = () =>
+    ws.send(JSON.stringify({ token: state.token, after: state.lastSeq, batch: true }));
   ws.onmessage = (message) => {
     const data = JSON.parse(message.data);
     if (data.type === "hello") {
@@ -215,6 +217,8 @@ function connect() {
         state.awaitingPush = null;
       }
       applyState(data.state, data.legal);
+    } else if (data.type === "events") {
+      for (const event of data.events) addEvent(event);
     } else if (data.type === "event") {
       addEvent(data.event);
     } else if (data.type === "error") {
@@ -851,6 +855,7 @@ async function loadConsole(mine) {
 
 let trainingRead = null;
 let trainingAgain = false;
+let byHandAsked = null; // the trainer's "by hand" choice on its way to the table
 
 // The panel follows the table: read again after each pushed state (one read at a time).
 async function refreshTraining() {
@@ -876,9 +881,18 @@ function renderTraining(data) {
     chosen[select.dataset.device] = select.value;
   }
   const byHand = $("by-hand");
-  byHand.checked = Boolean(data.by_hand);
-  byHand.onchange = () => simControl({ op: "by_hand", on: byHand.checked },
-    ["洗牌及搖骰等待訓練員", "shuffler and shaker wait for me"]);
+  // A read begun before the trainer's click must not undo it: the box keeps what was asked
+  // until the table reports it (or refuses it).
+  const reported = Boolean(data.by_hand);
+  if (byHandAsked === null || byHandAsked === reported) {
+    byHandAsked = null;
+    byHand.checked = reported;
+  }
+  byHand.onchange = () => {
+    byHandAsked = byHand.checked;
+    simControl({ op: "by_hand", on: byHand.checked },
+      ["洗牌及搖骰等待訓練員", "shuffler and shaker wait for me"], () => { byHandAsked = null; });
+  };
   $("training-devices").replaceChildren(
     ...(data.devices || []).map((device) => simDevice(device, chosen[device.name])));
   panel.classList.remove("hidden");
@@ -972,7 +986,7 @@ const DOORS_OPEN = {
   shuffler: "蓋已打開 lid open", shoe_reader: "牌靴離座 shoe out", dice_shaker: "骰盅離座 shaker off",
 };
 
-async function simControl(request, label) {
+async function simControl(request, label, refused) {
   const { op, ...body } = request;
   const result = $("training-result");
   const r = await api("/api/training/" + encodeURIComponent(op), {
@@ -989,6 +1003,7 @@ async function simControl(request, label) {
     result.textContent = "✕ " + label[0] + " " + label[1] + ": " +
       ((r.body && r.body.message) || "HTTP " + r.status);
     result.className = "bad";
+    if (refused) refused();
   }
   refreshTraining();
 }
