@@ -10,15 +10,16 @@ import json
 import os
 import random
 import re
+import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 from training_support import PAIGOW, PEOPLE, auth, tabled_run
 
 from daemon.rules import paigow
+from tests.loopback_http import http
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -76,10 +77,13 @@ def sim(page: Any, control: str, device: str | None = None) -> None:
 
 def wait_ready(url: str) -> None:
     """The simulated devices are identified: the dealer may open the table."""
-    for _ in range(300):
-        body = httpx.get(url + "/api/state", headers=auth("dealer")).json()
+    deadline = time.monotonic() + 60  # a hang guard: a request's round trip is the wait
+    while True:
+        body = http.get(url + "/api/state", headers=auth("dealer")).json()
         if "open_table" in body["legal"]:
             return
+        if time.monotonic() > deadline:
+            break
     raise AssertionError(f"the devices did not come up: {body['state'].get('devices')}")
 
 
@@ -198,7 +202,7 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
             expect(dealer.locator("#dice .die")).to_have_count(4)
 
             # A bet after the dice, from another client: refused; said in both languages.
-            late = httpx.post(
+            late = http.post(
                 url + "/api/actions/place_bet",
                 json={
                     "payload": {
@@ -346,7 +350,7 @@ def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
             expect(dealer.locator("#dice .die")).to_have_count(4)
             expect(phase).to_contain_text("Dealing")
             # Art. 2(3): the stacks are dealt counter-clockwise from the door the dice name.
-            state = httpx.get(url + "/api/state", headers=auth("dealer")).json()["state"]
+            state = http.get(url + "/api/state", headers=auth("dealer")).json()["state"]
             first = (state["dice_total"] - 1) % 8
             for turn in range(8):
                 submit_form(dealer, "deal_hand", {"seat": str((first + turn) % 8)})
@@ -366,7 +370,7 @@ def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
             no_overflow(dealer)
             no_overflow(trainer)
             # No shoe at this table: nothing to handle there; refused, and journaled too.
-            no_shoe = httpx.post(
+            no_shoe = http.post(
                 url + "/api/training/inject",
                 json={"device": "shoe_reader", "fault": "misread"},
                 headers=auth("trainer"),
