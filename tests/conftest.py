@@ -22,19 +22,6 @@ else:
     expect.set_options(timeout=15_000)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under xdist (`--dist loadgroup`), the tests of a module that share a module-scoped
-    fixture (a floor, a table server) run on one worker: it is started once, not on each."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        if info is None:
-            continue
-        scopes = {d.scope for defs in info.name2fixturedefs.values() for d in defs}
-        if scopes & {"module", "package", "class"}:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-
-
 def pytest_configure(config: pytest.Config) -> None:
     # `tabled trace` reads these marks from the source (daemon/trace/marks.py).
     config.addinivalue_line(

@@ -75,6 +75,15 @@ def sim(page: Any, control: str, device: str | None = None) -> None:
     expect(page.locator("#training-result")).to_contain_text("✓")
 
 
+def by_hand(trainer: Any) -> None:
+    """The trainer ticks "by hand" and sees it done. A panel refresh already on its way may
+    redraw the box as it was for a moment (Playwright's check() calls that a failed click):
+    what the trainer sees is the control confirmed, then the box ticked."""
+    trainer.click("#by-hand")
+    expect(trainer.locator("#training-result")).to_contain_text("✓ 洗牌及搖骰等待訓練員")
+    expect(trainer.locator("#by-hand")).to_be_checked()
+
+
 def wait_ready(url: str) -> None:
     """The simulated devices are identified: the dealer may open the table."""
     deadline = time.monotonic() + 60  # a hang guard: a request's round trip is the wait
@@ -140,8 +149,7 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
             expect(trainer.locator("#training .sim-device")).to_have_count(4)
 
             # The shuffler and the shaker wait for the trainer.
-            trainer.check("#by-hand")
-            expect(trainer.locator("#training-result")).to_contain_text("✓")
+            by_hand(trainer)
             phase = dealer.locator("#phase")
             dealer.click("#actions [data-action=open_table]")
             expect(phase).to_contain_text("Hand shuffle")
@@ -337,8 +345,7 @@ def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
             submit_form(supervisor, "clear_tilt", {"__reason": "reader reseated"})
             expect(phase).to_contain_text("Betting")
 
-            trainer.check("#by-hand")
-            expect(trainer.locator("#training-result")).to_contain_text("✓")
+            by_hand(trainer)
             # Art. 5(3): the head tiles out first, then the dice.
             dealer.click("#actions [data-action=head_tiles_out]")
             submit_form(dealer, "shake_dice", {"player": "B"})
