@@ -10,10 +10,11 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from api_support import TOKENS, auth, write_tokens
 from server_process import fake_server
+
+from tests.loopback_http import http
 
 
 @pytest.fixture
@@ -149,9 +150,9 @@ def test_journal_lists_filters_and_follows_new_events(server: str) -> None:
         assert follow.stdout.readline().startswith("#2 ")
         # The follower is connected once the server has a subscriber; acting before that would
         # still be caught up (it resumes after seq 2), so no waiting is needed here.
-        httpx.post(server + "/api/actions/shake_dice", headers=auth("dealer"))
-        httpx.post(server + "/_fake/fault", params={"device": "shuffler"})
-        httpx.post(
+        http.post(server + "/api/actions/shake_dice", headers=auth("dealer"))
+        http.post(server + "/_fake/fault", params={"device": "shuffler"})
+        http.post(
             server + "/api/actions/clear_hold",
             json={"reason": "lid closed"},
             headers=auth("supervisor"),

@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from api_support import TOKENS, auth, write_tokens
 from playwright.sync_api import expect, sync_playwright
 from server_process import fake_server, table_server
 
 from daemon.rules.cards import DECK
+from tests.loopback_http import http
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -97,7 +97,7 @@ def test_a_whole_round_through_the_console(server: str) -> None:
                 )
 
             def legal(role: str) -> list[str]:
-                r = httpx.get(server + "/api/state", headers=auth(role))
+                r = http.get(server + "/api/state", headers=auth(role))
                 return sorted(r.json()["legal"])
 
             # A wrong token is refused on the page; the dealer's is accepted.
@@ -137,7 +137,7 @@ def test_a_whole_round_through_the_console(server: str) -> None:
             assert buttons() == ["deal"]
 
             # A bet after the shake, from another client: refused, and highlighted here.
-            refused = httpx.post(
+            refused = http.post(
                 server + "/api/actions/place_bet",
                 json={"payload": {"seat": 1, "amount": 100, "bettor": "late"}},
                 headers=auth("dealer"),
@@ -153,7 +153,7 @@ def test_a_whole_round_through_the_console(server: str) -> None:
             expect(page.locator("#bell")).to_be_hidden()
 
             # The table's clock passes the five minutes: the bell rings on the console.
-            httpx.post(server + "/_fake/advance", params={"seconds": 301})
+            http.post(server + "/_fake/advance", params={"seconds": 301})
             expect(page.locator("#bell")).to_be_visible()
             expect(page.locator("#countdown")).to_have_text("00:00")
             expect(page.locator(".seat.late")).to_have_count(4)
@@ -172,7 +172,7 @@ def test_a_whole_round_through_the_console(server: str) -> None:
             assert size[1] <= 800
 
             # A device fault: TILT on the page, and the dealer is offered nothing.
-            httpx.post(server + "/_fake/fault", params={"device": "shuffler"})
+            http.post(server + "/_fake/fault", params={"device": "shuffler"})
             expect(page.locator("#hold-banner")).to_contain_text("shuffler")
             expect(page.locator("#hold-banner")).to_contain_text("TILT")
             expect(page.locator("#faults li")).to_contain_text("shuffler")
@@ -192,7 +192,7 @@ def test_a_whole_round_through_the_console(server: str) -> None:
             cleared = "解除暫停 · Clear hold · wong.supervisor"
             expect(page.locator("#events")).to_contain_text(cleared)
 
-            journal = httpx.get(
+            journal = http.get(
                 server + "/api/journal",
                 params={"event": "table.clear_hold"},
                 headers=auth("surveillance"),
@@ -218,7 +218,7 @@ def test_a_tilt_mid_deal_on_the_real_table_and_who_signs_in_then(real_table: str
     server = real_table
 
     def control(**request: str) -> dict[str, Any]:
-        reply: dict[str, Any] = httpx.post(server + "/_sim/control", json=request).json()
+        reply: dict[str, Any] = http.post(server + "/_sim/control", json=request).json()
         assert reply["ok"], reply
         return reply
 
@@ -289,7 +289,7 @@ def test_a_tilt_mid_deal_on_the_real_table_and_who_signs_in_then(real_table: str
             submit_form(supervisor, "approve_override", {"__reason": "seen on camera 3"})
             expect(page.locator("#override")).to_be_hidden()
             expect(page.locator(".seat .card")).to_have_count(2)
-            approved = httpx.get(
+            approved = http.get(
                 server + "/api/journal",
                 params={"event": "override.approved"},
                 headers=auth("surveillance"),
@@ -312,7 +312,7 @@ def test_the_dealer_proposes_an_override_and_only_a_supervisor_decides_it(server
             page.click("[data-action=open_round]")
             page.click("[data-action=shake_dice]")
             expect(page.locator("#phase")).to_contain_text("Dealing")
-            httpx.post(server + "/_fake/misread", params={"seat": 2})
+            http.post(server + "/_fake/misread", params={"seat": 2})
             submit_form(page, "propose_card", {"card": "QH"})
             override = page.locator("#override")
             expect(override).to_contain_text("Awaiting a supervisor")
@@ -327,7 +327,7 @@ def test_the_dealer_proposes_an_override_and_only_a_supervisor_decides_it(server
             submit_form(page, "approve_override", {"__reason": "seen on camera 3"})
             expect(override).to_be_hidden()
             expect(page.locator(".seat[data-seat='2'] .card")).to_have_text("Q♥")
-            journal = httpx.get(
+            journal = http.get(
                 server + "/api/journal",
                 params={"event": "table.approve_override"},
                 headers=auth("surveillance"),

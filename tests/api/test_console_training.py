@@ -10,15 +10,16 @@ import json
 import os
 import random
 import re
+import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 from training_support import PAIGOW, PEOPLE, auth, tabled_run
 
 from daemon.rules import paigow
+from tests.loopback_http import http
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -74,12 +75,24 @@ def sim(page: Any, control: str, device: str | None = None) -> None:
     expect(page.locator("#training-result")).to_contain_text("✓")
 
 
+def by_hand(trainer: Any) -> None:
+    """The trainer ticks "by hand" and sees it done. A panel refresh already on its way may
+    redraw the box as it was for a moment (Playwright's check() calls that a failed click):
+    what the trainer sees is the control confirmed, then the box ticked."""
+    trainer.click("#by-hand")
+    expect(trainer.locator("#training-result")).to_contain_text("✓ 洗牌及搖骰等待訓練員")
+    expect(trainer.locator("#by-hand")).to_be_checked()
+
+
 def wait_ready(url: str) -> None:
     """The simulated devices are identified: the dealer may open the table."""
-    for _ in range(300):
-        body = httpx.get(url + "/api/state", headers=auth("dealer")).json()
+    deadline = time.monotonic() + 60  # a hang guard: a request's round trip is the wait
+    while True:
+        body = http.get(url + "/api/state", headers=auth("dealer")).json()
         if "open_table" in body["legal"]:
             return
+        if time.monotonic() > deadline:
+            break
     raise AssertionError(f"the devices did not come up: {body['state'].get('devices')}")
 
 
@@ -136,8 +149,7 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
             expect(trainer.locator("#training .sim-device")).to_have_count(4)
 
             # The shuffler and the shaker wait for the trainer.
-            trainer.check("#by-hand")
-            expect(trainer.locator("#training-result")).to_contain_text("✓")
+            by_hand(trainer)
             phase = dealer.locator("#phase")
             dealer.click("#actions [data-action=open_table]")
             expect(phase).to_contain_text("Hand shuffle")
@@ -198,7 +210,7 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
             expect(dealer.locator("#dice .die")).to_have_count(4)
 
             # A bet after the dice, from another client: refused; said in both languages.
-            late = httpx.post(
+            late = http.post(
                 url + "/api/actions/place_bet",
                 json={
                     "payload": {
@@ -333,8 +345,7 @@ def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
             submit_form(supervisor, "clear_tilt", {"__reason": "reader reseated"})
             expect(phase).to_contain_text("Betting")
 
-            trainer.check("#by-hand")
-            expect(trainer.locator("#training-result")).to_contain_text("✓")
+            by_hand(trainer)
             # Art. 5(3): the head tiles out first, then the dice.
             dealer.click("#actions [data-action=head_tiles_out]")
             submit_form(dealer, "shake_dice", {"player": "B"})
@@ -346,7 +357,7 @@ def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
             expect(dealer.locator("#dice .die")).to_have_count(4)
             expect(phase).to_contain_text("Dealing")
             # Art. 2(3): the stacks are dealt counter-clockwise from the door the dice name.
-            state = httpx.get(url + "/api/state", headers=auth("dealer")).json()["state"]
+            state = http.get(url + "/api/state", headers=auth("dealer")).json()["state"]
             first = (state["dice_total"] - 1) % 8
             for turn in range(8):
                 submit_form(dealer, "deal_hand", {"seat": str((first + turn) % 8)})
@@ -366,7 +377,7 @@ def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
             no_overflow(dealer)
             no_overflow(trainer)
             # No shoe at this table: nothing to handle there; refused, and journaled too.
-            no_shoe = httpx.post(
+            no_shoe = http.post(
                 url + "/api/training/inject",
                 json={"device": "shoe_reader", "fault": "misread"},
                 headers=auth("trainer"),

@@ -34,6 +34,7 @@ from simulators.shoe_reader import ShoeReaderModel
 from simulators.shuffler import ShufflerModel
 from simulators.timer_bell import TimerBellModel
 from simulators.world import TableWorld, forget_world, get_world
+from tests.loopback_http import http
 
 _worlds = itertools.count()
 
@@ -180,12 +181,12 @@ def test_the_api_on_tabled_run_roles_refusals_and_the_journal(tmp_path: Path) ->
     with tabled_run(tmp_path) as url:
 
         def train(op: str, role: str = "trainer", **body: Any) -> httpx.Response:
-            return httpx.post(f"{url}/api/training/{op}", json=body, headers=auth(role))
+            return http.post(f"{url}/api/training/{op}", json=body, headers=auth(role))
 
         for role in ("dealer", "supervisor", "surveillance"):
-            assert httpx.get(url + "/api/training", headers=auth(role)).status_code == 403
+            assert http.get(url + "/api/training", headers=auth(role)).status_code == 403
             assert train("draw", role).status_code == 403
-        described = httpx.get(url + "/api/training", headers=auth("admin")).json()
+        described = http.get(url + "/api/training", headers=auth("admin")).json()
         assert [d["name"] for d in described["devices"]] == [
             "dice_shaker",
             "shoe_reader",
@@ -196,7 +197,7 @@ def test_the_api_on_tabled_run_roles_refusals_and_the_journal(tmp_path: Path) ->
         assert shuffler["door"]["label"]["en"] == "Lid"
         assert {"jam", "wrong_count", "sort_mode"} <= {f["fault"] for f in shuffler["faults"]}
         for role, trainer in (("dealer", False), ("trainer", True), ("admin", True)):
-            assert httpx.get(url + "/api/console", headers=auth(role)).json() == {
+            assert http.get(url + "/api/console", headers=auth(role)).json() == {
                 "currency": "MOP",
                 "training": True,
                 "trainer": trainer,
@@ -209,11 +210,11 @@ def test_the_api_on_tabled_run_roles_refusals_and_the_journal(tmp_path: Path) ->
         refused = train("shake")
         assert refused.status_code == 409 and "nothing waiting" in refused.json()["message"]
         assert train("door", device="shuffler", open=True).json() == {"ok": True}
-        lid = httpx.get(url + "/api/training", headers=auth("trainer")).json()["devices"][2]
+        lid = http.get(url + "/api/training", headers=auth("trainer")).json()["devices"][2]
         assert lid["door"]["open"] is True
         assert train("door", "admin", device="shuffler", open=False).status_code == 200
 
-        journal = httpx.get(
+        journal = http.get(
             url + "/api/journal", params={"limit": 1000}, headers=auth("surveillance")
         ).json()["events"]
         controls = [e for e in journal if e["event"] == "training.control"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -39,8 +38,23 @@ REVIEW_ROLES = ("supervisor", "surveillance", "admin")
 
 
 def shown(body: str, values: Iterable[str]) -> set[str]:
-    """The values (card or tile names) written anywhere in `body` as a whole token."""
-    return {v for v in values if re.search(rf"(?<![0-9A-Za-z]){re.escape(v)}(?![0-9A-Za-z])", body)}
+    """The values (card or tile names) written anywhere in `body` as a whole token: neither
+    neighbour is an ASCII letter or digit. (str.find, not a regex with look-arounds: these
+    bodies are whole journals, searched for 52 cards at each step.)"""
+
+    def joined(c: str) -> bool:
+        return c.isascii() and c.isalnum()
+
+    found = set()
+    for value in values:
+        at = body.find(value)
+        while at != -1:
+            end = at + len(value)
+            if not (at and joined(body[at - 1])) and not (end < len(body) and joined(body[end])):
+                found.add(value)
+                break
+            at = body.find(value, at + 1)
+    return found
 
 
 class Table:

@@ -25,6 +25,7 @@ from training_support import tabled_run
 from websockets.sync.client import connect
 
 from daemon.rules import paigow
+from tests.loopback_http import http
 
 ROLES = ("dealer", "supervisor", "surveillance", "admin")
 REVIEW = ("supervisor", "surveillance", "admin")
@@ -43,12 +44,12 @@ class Served:
         body: dict[str, Any] = {"payload": payload}
         if reason is not None:
             body["reason"] = reason
-        r = httpx.post(f"{self.url}/api/actions/{action}", json=body, headers=auth(role))
+        r = http.post(f"{self.url}/api/actions/{action}", json=body, headers=auth(role))
         assert r.status_code == 200, (action, r.status_code, r.text)
         return r.json()
 
     def control(self, **request: Any) -> dict[str, Any]:
-        reply: dict[str, Any] = httpx.post(self.url + "/_sim/control", json=request).json()
+        reply: dict[str, Any] = http.post(self.url + "/_sim/control", json=request).json()
         assert reply["ok"], reply
         return reply
 
@@ -56,7 +57,7 @@ class Served:
         """Wait for the table to reach `wanted` (a device's answer is asynchronous)."""
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            state = httpx.get(self.url + "/api/state", headers=auth("dealer")).json()["state"]
+            state = http.get(self.url + "/api/state", headers=auth("dealer")).json()["state"]
             if state["phase"] == wanted:
                 return
         raise AssertionError(f"the table did not reach {wanted}; it is in {state['phase']}")
@@ -85,24 +86,25 @@ class Served:
 
     def bodies(self, role: str) -> str:
         """Every byte `role` is served now: the state, the journal, the push feed from seq 0."""
-        state = httpx.get(self.url + "/api/state", headers=auth(role))
-        journal = httpx.get(self.url + "/api/journal", params={"limit": 1000}, headers=auth(role))
+        state = http.get(self.url + "/api/state", headers=auth(role))
+        journal = http.get(self.url + "/api/journal", params={"limit": 1000}, headers=auth(role))
         assert state.status_code == journal.status_code == 200
         last = journal.json()["events"][-1]["seq"]
         pushed: list[str] = []
         ws_url = self.url.replace("http://", "ws://") + "/api/events"
         with connect(ws_url, open_timeout=10) as ws:
             ws.send(json.dumps({"token": TOKENS[role][1], "after": 0}))
-            caught_up = False
-            while True:
+            # The feed sends the state on connecting, then the events; the quiet table's next
+            # state (the same one) would follow only at its periodic refresh, a second later.
+            caught_up = stated = False
+            while not (caught_up and stated):
                 raw = ws.recv(timeout=30)
                 assert isinstance(raw, str)
                 pushed.append(raw)
                 message = json.loads(raw)
                 if message["type"] == "event" and message["event"]["seq"] >= last:
                     caught_up = True
-                elif message["type"] == "state" and caught_up:
-                    break
+                stated = stated or message["type"] == "state"
         return "\n".join([state.text, journal.text, *pushed])
 
     def check(self, hidden: set[str], every: set[str], whole_to_review: bool = False) -> None:
@@ -153,7 +155,7 @@ def test_thirteen_through_the_api_and_the_push_feed_by_role_and_phase(thirteen: 
     t.check(every - set(hands[0]) - {face_up}, every)
     t.act("enter_arrangement", seat=1, **rows(1))
     t.check(every - set(hands[0]) - {face_up}, every)
-    httpx.post(t.url + "/_sim/jump", params={"seconds": 301})  # seat 2 late at the bell
+    http.post(t.url + "/_sim/jump", params={"seconds": 301})  # seat 2 late at the bell
     t.phase("SETTLING")
     t.act("settle_round")
     # Closed: the seat compared is opened; the late seat and the seat nobody bet on are not,
@@ -190,7 +192,7 @@ def test_pai_gow_through_the_api_by_role_and_phase(tmp_path: Path) -> None:
         for action, payload in PAIGOW_TO_SHAKE:
             t.act(action, **payload)
         t.phase("DEALING")
-        state = httpx.get(url + "/api/state", headers=auth("dealer")).json()["state"]
+        state = http.get(url + "/api/state", headers=auth("dealer")).json()["state"]
         total = state["dice_total"]
         for seat in paigow.deal_order(total):  # offsets from the banker's door 0: its seats
             if seat == 1:
@@ -219,9 +221,7 @@ def test_a_card_drawn_from_the_training_panel_is_served_face_down(tmp_path: Path
         t.deal_thirteen(seats=(1,), draws=0)
 
         def train(op: str, **body: Any) -> httpx.Response:
-            reply = httpx.post(
-                f"{url}/api/training/{op}", json=body, headers=people_auth("trainer")
-            )
+            reply = http.post(f"{url}/api/training/{op}", json=body, headers=people_auth("trainer"))
             assert reply.status_code == 200, reply.text
             return reply
 
@@ -254,6 +254,6 @@ def test_the_cli_and_metrics_name_no_face_down_card(thirteen: Served) -> None:
             )
             assert "card.dealt" in done.stdout or "(13 face down)" in done.stdout, command
             assert shown(done.stdout, every) == set(), (role, command)
-    metrics = httpx.get(t.url + "/metrics", headers=auth("admin"))
+    metrics = http.get(t.url + "/metrics", headers=auth("admin"))
     assert metrics.status_code == 200 and "tabled_" in metrics.text
     assert shown(metrics.text, every) == set()

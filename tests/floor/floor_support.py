@@ -24,6 +24,7 @@ import websockets
 from daemon.api.tokens import new_token, token_entry
 from daemon.floor.localservers import NatsServer, PostgresCluster
 from daemon.floor.synthetic import ensure_stream, publish
+from tests.loopback_http import http
 
 ROLES = ("pit", "surveillance", "audit", "admin")
 REPO = Path(__file__).resolve().parents[2]
@@ -87,7 +88,7 @@ class FloorEnv:
         return floor
 
     def get(self, floor: FloorProcess, path: str, role: str = "audit", **params: Any) -> Any:
-        r = httpx.get(
+        r = http.get(
             floor.url + path,
             params=params,
             headers={"Authorization": f"Bearer {self.tokens[role]}"},

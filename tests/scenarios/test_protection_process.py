@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,8 +59,9 @@ class Daemon:
         return events
 
     def wait_phase(self, phase: str) -> None:
+        deadline = time.monotonic() + 60  # a hang guard
         with self.client() as client:
-            for _ in range(400):
+            while time.monotonic() < deadline:
                 state = client.get("/api/state").json()["state"]
                 if state["phase"] == phase:
                     return
@@ -97,8 +99,9 @@ def daemon(tmp_path: Path) -> Iterator[Daemon]:
         url = json.loads(process.stdout.readline())["http"]
         running = Daemon(url, tmp_path / "j")
         running.wait_phase("EQUIPMENT_CHECK")
+        deadline = time.monotonic() + 60  # a hang guard: a round trip is the wait
         with running.client() as client:
-            for _ in range(400):
+            while time.monotonic() < deadline:
                 if "open_table" in client.get("/api/state").json()["legal"]:
                     break
         yield running

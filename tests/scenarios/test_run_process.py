@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -177,7 +178,8 @@ def test_the_api_serves_the_real_table(tmp_path: Path) -> None:
         url = json.loads(process.stdout.readline())["http"]
         dealer = {"Authorization": f"Bearer {token}"}
         with httpx.Client(base_url=url, timeout=10) as client:
-            for _ in range(100):
+            deadline = time.monotonic() + 60  # a hang guard: a round trip is the wait
+            while time.monotonic() < deadline:
                 state = client.get("/api/state", headers=dealer).json()
                 if "open_table" in state["legal"]:
                     break

@@ -3,7 +3,9 @@ the journal's last line and a chain that verifies.
 
 Autoplay ignored SIGTERM in half the runs: on Python 3.11 `asyncio.wait_for` swallows a
 cancellation that arrives as the wait it wraps completes, and the cancelled round loop played on.
-The slow tier (`-m slow` alone, or plain `pytest`) stops autoplay twenty times in a row.
+Here autoplay is stopped after its first, second and third round (the signal lands at different
+steps), and a plain table a few times; bench/bench_sigterm.py stops each twenty times in a row
+and times the exit (issue 10 item 4).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from daemon.run import _cancel
 from tests.scenarios.scenario_support import REPO, journal_lines, table_config, toml
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
-RUNS = 20
+# The signal after round 1, 2 and 3; bench/bench_sigterm.py stops autoplay 20 times in a row.
+RUNS = 3
 # A table without autoplay never ignored the signal; bench/bench_sigterm.py stops it 20 times.
 PLAIN_RUNS = 3
 
@@ -65,12 +68,12 @@ def _stop_autoplay(tmp_path: Path, rounds_first: int, verify: bool) -> None:
 
 
 @pytest.mark.slow
-def test_sigterm_stops_autoplay_twenty_times_in_a_row(tmp_path: Path) -> None:
+def test_sigterm_stops_autoplay_after_its_first_second_and_third_round(tmp_path: Path) -> None:
     for run in range(RUNS):
         where = tmp_path / f"run{run}"
         where.mkdir()
         # After the first, second or third round: the signal lands at different steps.
-        _stop_autoplay(where, 1 + run % 3, verify=run % 5 == 4)
+        _stop_autoplay(where, 1 + run % 3, verify=True)
 
 
 @pytest.mark.slow
