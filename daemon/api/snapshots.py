@@ -169,15 +169,10 @@ class StateCache:
         return loaded
 
     def push_message(self, role: str) -> str:
-        """The push feed's `{"type": "state", "seq": N, "state": ..., "legal": [...]}` for
-        `role`: `seq`, the last journal line the state includes, may be ahead of the events the
-        console has been sent (an action's answer publishes the state before the hub's next
-        batch carries its events)."""
+        """The push feed's `{"type": "state", "state": ..., "legal": [...]}` for `role`."""
         published = self.latest()
         return (
-            '{"type":"state","seq":'
-            + str(published.seq)
-            + ',"state":'
+            '{"type":"state","state":'
             + self.state_text(role, published)
             + ',"legal":'
             + self.legal_text(role, published)

@@ -212,9 +212,7 @@ function connect() {
         el("span", "role muted", (roles[data.role] || "") + " " + data.role));
       $("actor").title = data.actor + " · " + data.role;
     } else if (data.type === "state") {
-      // The state names the last journal line it includes: it may come before that line's
-      // event (an action's answer publishes the state before the next batch of events).
-      state.stateSeq = Math.max(state.lastSeq || 0, typeof data.seq === "number" ? data.seq : 0);
+      state.stateSeq = state.lastSeq || 0;
       if (state.awaitingPush !== null && state.stateSeq >= state.awaitingPush) {
         state.awaitingPush = null;
       }
