@@ -77,6 +77,21 @@ async def deal_to_the_last_three(table: Table, world: str) -> ThirteenProcedure:
     return proc
 
 
+async def hold_card_50_with_two_waiting(table: Table, world: str, disk: TokenDisk) -> None:
+    """Card 50 staged, its commit held on `disk`; cards 51 and 52 read meanwhile, acknowledged
+    and waiting in the shoe reader's driver."""
+    journal = table.journal
+    assert journal is not None
+    journal.fdatasync = disk  # type: ignore[method-assign]
+    control = quiet_autoplay(table, world)
+    assert (await control.control_request({"op": "draw"}))["reader"] == "read"
+    await disk.wait_entered()
+    for _ in range(2):
+        assert (await control.control_request({"op": "draw"}))["reader"] == "read"
+    reader = table.drivers["shoe_reader"]
+    await eventually(lambda: queued(reader) == 2, "two cards waiting in the driver")
+
+
 def test_cards_read_during_a_commit_share_the_next_and_the_disarm_waits_for_it(
     tmp_path: Path,
 ) -> None:
@@ -92,16 +107,7 @@ def test_cards_read_during_a_commit_share_the_next_and_the_disarm_waits_for_it(
             journal = table.journal
             assert journal is not None
             disk = TokenDisk()
-            journal.fdatasync = disk  # type: ignore[method-assign]
-            control = quiet_autoplay(table, key)
-            # Card 50: staged, its commit held on the disk.
-            assert (await control.control_request({"op": "draw"}))["reader"] == "read"
-            await disk.wait_entered()
-            # Cards 51 and 52 come in meanwhile: acknowledged, waiting in the driver.
-            for _ in range(2):
-                assert (await control.control_request({"op": "draw"}))["reader"] == "read"
-            reader = table.drivers["shoe_reader"]
-            await eventually(lambda: queued(reader) == 2, "two cards waiting in the driver")
+            await hold_card_50_with_two_waiting(table, key, disk)
             assert len(proc.dealt) == 50 and shoe.shoe_armed
             disk.tokens.release()  # card 50 durable
             await disk.wait_entered()
@@ -146,14 +152,7 @@ def test_a_failed_commit_fails_the_table_and_nothing_staged_with_it_is_acted_on(
             journal = table.journal
             assert journal is not None
             disk = TokenDisk(fail_from=2)
-            journal.fdatasync = disk  # type: ignore[method-assign]
-            control = quiet_autoplay(table, key)
-            assert (await control.control_request({"op": "draw"}))["reader"] == "read"
-            await disk.wait_entered()
-            for _ in range(2):
-                assert (await control.control_request({"op": "draw"}))["reader"] == "read"
-            reader = table.drivers["shoe_reader"]
-            await eventually(lambda: queued(reader) == 2, "two cards waiting in the driver")
+            await hold_card_50_with_two_waiting(table, key, disk)
             disk.tokens.release(2)  # card 50 durable; the commit of 51 and 52 fails
             assert table.failed is not None
             await asyncio.wait_for(table.failed.wait(), 30)
