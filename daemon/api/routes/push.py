@@ -131,6 +131,10 @@ class _Feed:
         """After a burst of events, or when the table announced a new state (a table that
         publishes its state announces it itself: the same state is not sent twice)."""
         client, states = self.client, self.states
+        if not states.publishing:
+            # A table that does not publish is read as it is now: the catch-up can send an
+            # event before the hub's next batch has refreshed the state it leads to.
+            states.refresh()
         published = states.latest()
         same = states.publishing and published.seq == self.state_seq
         if self.state_seq is not None and not (client.state_due or (self.unstated and not same)):
