@@ -12,7 +12,9 @@ at no cost to the daemon.
 
 1. Per round: unpaced rounds (bench_table's script), this process's CPU time (user + system)
    per round beside the wire time at 115,200 baud (10 bits a byte) of every byte the drivers
-   wrote and read in that round, with durability `none` and `fsync`.
+   wrote and read in that round, with durability `none` and `fsync`. The operational log is
+   on as `tabled run` has it by default: level info, JSON lines, here to a file in the
+   bench's folder (a daemon's go to systemd's journal through stderr).
 2. Per exchange: GET_STATUS to the shoe reader through its pty, one after another: CPU per
    exchange beside the wire time of its two frames.
 3. Start-up: `tabled run --trace` on the embedded config (sim:// devices); the process's CPU
@@ -184,10 +186,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--exchanges", type=int, default=1000)
     args = parser.parse_args()
-    configure_logging("error")
     (ROOT / "var").mkdir(exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="bench-cpu-", dir=ROOT / "var"))
     results: dict[str, tuple[float, float]] = {}
+    oplog = (workdir / "tabled.log").open("w")
+    # `tabled run`'s default level, written as it writes them when stderr is not a terminal.
+    configure_logging("info", json=True, stream=oplog)
     try:
         for durability in ("none", "fsync"):
 
@@ -208,10 +212,12 @@ def main() -> int:
         compile_tree()
         start = min(start_cpu(workdir / f"start-{n}") for n in range(3))
     finally:
+        oplog.close()
         shutil.rmtree(workdir, ignore_errors=True)
     print(
         f"the daemon's CPU (this process; the devices in `tabled sim` on ptys), {args.rounds} "
-        f"rounds, {args.exchanges} exchanges; load average {os.getloadavg()[0]:.2f}"
+        f"rounds, {args.exchanges} exchanges; log level info; load average "
+        f"{os.getloadavg()[0]:.2f}"
     )
     for durability, (cpu, wire) in results.items():
         share = cpu / wire
