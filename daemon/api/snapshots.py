@@ -169,10 +169,18 @@ class StateCache:
         return loaded
 
     def push_message(self, role: str) -> str:
-        """The push feed's `{"type": "state", "state": ..., "legal": [...]}` for `role`."""
+        """The push feed's `{"type": "state", "seq": N, "state": ..., "legal": [...]}` for
+        `role`. `seq` is the journal's durable seq the table read as it built the state (so the
+        state shows every event up to it): an action's answer publishes the state before the
+        hub's next batch carries the action's events, and the console orders the two by it. A
+        table that does not publish (the tests' fakes) has no such seq: its state is read as it
+        is when sent, after the events sent before it, and the message has no `seq`."""
         published = self.latest()
+        seq = '"seq":' + str(published.seq) + "," if self.publishing else ""
         return (
-            '{"type":"state","state":'
+            '{"type":"state",'
+            + seq
+            + '"state":'
             + self.state_text(role, published)
             + ',"legal":'
             + self.legal_text(role, published)

@@ -56,7 +56,7 @@ const freshState = () => ({
   // After an accepted action the buttons wait for the state it led to, so a second tap cannot
   // ask for a step that was legal only before it.
   awaitingPush: null,  // the seq of the accepted action whose state is awaited
-  stateSeq: 0,  // the last event seq seen when a pushed state was applied
+  stateSeq: 0,  // the last journal line the pushed state applied shows
   // Violations seen in the pushed journal, shown even before the table's state lists them.
   pushedViolations: [],
   // The console signs its person out after this long without a touch or a key (the daemon's
@@ -212,7 +212,13 @@ function connect() {
         el("span", "role muted", (roles[data.role] || "") + " " + data.role));
       $("actor").title = data.actor + " · " + data.role;
     } else if (data.type === "state") {
-      state.stateSeq = state.lastSeq || 0;
+      // What the state shows, ordered against the events: a daemon's state names the last
+      // journal line it shows (`seq`), and may come before that line's event (an action's
+      // answer publishes the state at once, its events go with the hub's next batch) or after
+      // newer events (then it is not the last word: the table publishes again, and the buttons
+      // wait for that). A state without `seq` (a table that does not publish) is read as it is
+      // when sent, after every event sent before it.
+      state.stateSeq = typeof data.seq === "number" ? data.seq : state.lastSeq || 0;
       if (state.awaitingPush !== null && state.stateSeq >= state.awaitingPush) {
         state.awaitingPush = null;
       }
