@@ -45,12 +45,16 @@ from daemon.journal.format import (
     GENESIS,
     JournalError,
     Record,
-    encode_line,
     file_name,
+    format_line,
     fsync_dir,
     iso_utc,
     journal_files,
+    json_number,
+    json_round,
+    json_value,
     line_hash,
+    make_record,
     parse_file_name,
 )
 from daemon.journal.reader import TornTail, replay
@@ -64,6 +68,8 @@ BUFFER_BYTES = 64 * 1024
 # The last events appended are kept in memory, so a replay from a recent seq (a subscriber
 # catching up, a console reconnecting) reads no file.
 RECENT_RECORDS = 4096
+# Actors remembered with their JSON; more (operators come and go) start the memory afresh.
+NAMES_KEPT = 1024
 # Wall minus monotonic time moving by more than this between two appends is a clock step.
 CLOCK_STEP_SECONDS = 1.0
 
@@ -110,7 +116,10 @@ class Journal:
         self._durable = config.durability == "fsync"
         self._lock = threading.Lock()
         self._sync_lock = threading.Lock()
-        self._known_events: set[str] = set()
+        # The events and actors seen so far, with their JSON (the line's text for them).
+        self._known_events: dict[str, str] = {"clock.wall_stepped": '"clock.wall_stepped"'}
+        self._actors: dict[str, str] = {}
+        self._table_json = json_value(table_id)
         self._lock_fd = -1
         self._fd = -1
         self._path: Path | None = None
@@ -313,7 +322,7 @@ class Journal:
                 raise ValueError(
                     f"journal event {event!r} is not a dotted fact like shoe.card_read"
                 )
-            self._known_events.add(event)
+            self._known_events[event] = json_value(event)
         if not actor:
             raise ValueError("journal event needs an actor")
         data = dict(payload) if payload else {}
@@ -350,16 +359,22 @@ class Journal:
     ) -> Record:
         seq = self._next_seq
         ts = iso_utc(wall)
-        line = encode_line(
-            seq=seq,
-            ts=ts,
-            mono=mono,
-            table=self.table_id,
-            round_id=round_id,
-            actor=actor,
-            event=event,
-            payload=data,
-            prev=self._prev,
+        actor_json = self._actors.get(actor)
+        if actor_json is None:
+            if len(self._actors) >= NAMES_KEPT:
+                self._actors.clear()
+            actor_json = self._actors[actor] = json_value(actor)
+        # One pass: the parts that repeat (table, actor, event) are JSON already.
+        line = format_line(
+            seq,
+            ts,
+            json_number(mono),
+            self._table_json,
+            json_round(round_id),
+            actor_json,
+            self._known_events[event],
+            json_value(data),
+            self._prev,
         )
         day = ts[:10]
         if (
@@ -369,7 +384,7 @@ class Journal:
         ):
             self._rotate(seq, day)
         digest = line_hash(line)
-        record = Record(
+        record = make_record(
             seq, ts, mono, self.table_id, round_id, actor, event, MappingProxyType(data),
             self._prev, digest, line,
         )  # fmt: skip
