@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
-from transitions import EventData, Machine
+from transitions import Machine
 
 from daemon.procedures import checkpoint as codec
+from daemon.procedures import guards
 from daemon.procedures.common import HOUSE_FAULTS, HOUSE_ROLES, check_device_fact
 from daemon.procedures.payload import Refused, check_params
 from daemon.procedures.records import Fault
@@ -159,18 +160,18 @@ class Engine:
         self.misdeal: dict[str, Any] | None = None
         self._events: list[JournalEvent] = []
         self._commands: list[DeviceCommand] = []
-        self._fired = False
         self._input: Input | None = None
         self._target: str | None = None
+        # Not queued: nothing the machine calls fires another trigger, so each trigger runs
+        # to its end at once and answers whether one of its transitions fired (no callback
+        # of our own on every transition to tell it).
         self.machine = Machine(
             model=self,
             states=list(type(self).Phase),
             transitions=type(self).TRANSITIONS,
             initial=type(self).INITIAL,
             auto_transitions=False,
-            queued=True,
             send_event=True,
-            after_state_change="_mark_fired",
         )
 
     # ---- the runtime's API -------------------------------------------------------------------
@@ -188,24 +189,27 @@ class Engine:
             self._admit(action, actor, payload, now)
         except Refused as refusal:
             return self._refuse(action, actor, phase, refusal)
-        # Validated: the action is legal here and its payload is good. Where an unconditional
-        # row of the table leads out of this phase, a transition is certain; where every row is
-        # conditional (a clear, a void), the conditions read the state the action makes, so the
-        # round is kept as it was and taken back whole if none holds: refused, nothing changed.
+        # Validated: the action is legal here and its payload is good. Where the rows of the
+        # table from this phase leave no case out (one without guards, or guards that cover
+        # every case), a transition is certain; where they may all fail (a clear, a void), the
+        # conditions read the state the action makes, so the round is kept as it was and taken
+        # back whole if none holds: refused, nothing changed.
         kept = None if (phase, action) in type(self).certain_pairs() else self.checkpoint()
         self._events, self._commands = [], []
         self._input = Input(action, actor, dict(payload), now)
-        self._fired, self._target = False, None
+        self._target = None
         try:
             getattr(self, f"_apply_{action}", self._apply_nothing)(payload, now)
-            self.machine.events[action].trigger(self)
+            fired = self.machine.events[action].trigger(self)
         except BaseException:
             if kept is not None:
                 self._take_back(kept)
             raise
-        if not self._fired:
+        if not fired:
             if kept is None:
-                raise RuntimeError(f"{action} from {phase}: its unconditional row did not fire")
+                raise RuntimeError(
+                    f"{action} from {phase}: no row fired, yet they cover every case"
+                )
             self._take_back(kept)
             spec = type(self).ACTIONS[action]
             reason = f"{action} from {phase}: no transition applies to the round as it stands"
@@ -290,25 +294,20 @@ class Engine:
         """Every (phase name, trigger) that the transition table allows."""
         cached = _PAIRS.get(cls)
         if cached is None:
-            pairs: set[tuple[str, str]] = set()
-            for row in cls.TRANSITIONS:
-                sources = row["source"] if isinstance(row["source"], list) else [row["source"]]
-                pairs |= {(s.name, row["trigger"]) for s in sources}
-            cached = _PAIRS[cls] = frozenset(pairs)
+            cached = _PAIRS[cls] = frozenset(guards.pairs(cls.TRANSITIONS))
         return cached
 
     @classmethod
     def certain_pairs(cls) -> frozenset[tuple[str, str]]:
-        """Every (phase name, trigger) with a row that has no condition: it always fires."""
+        """Every (phase name, trigger) some row of which fires whatever the round's state: a
+        row without guards, or rows whose guards leave no case out (`guards.covers`)."""
         cached = _CERTAIN.get(cls)
         if cached is None:
-            pairs: set[tuple[str, str]] = set()
-            for row in cls.TRANSITIONS:
-                if row.get("conditions") or row.get("unless"):
-                    continue
-                sources = row["source"] if isinstance(row["source"], list) else [row["source"]]
-                pairs |= {(s.name, row["trigger"]) for s in sources}
-            cached = _CERTAIN[cls] = frozenset(pairs)
+            cached = _CERTAIN[cls] = frozenset(
+                pair
+                for pair, rows in guards.pairs(cls.TRANSITIONS).items()
+                if guards.covers([guards.guards(row) for row in rows])
+            )
         return cached
 
     def _take_back(self, kept: Mapping[str, Any]) -> None:
@@ -347,9 +346,6 @@ class Engine:
         """The round is void: what the game returns and clears."""
 
     # ---- internals ---------------------------------------------------------------------------
-
-    def _mark_fired(self, event: EventData) -> None:
-        self._fired = True
 
     def _apply_nothing(self, payload: Mapping[str, Any], now: float) -> None:
         pass
