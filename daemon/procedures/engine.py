@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
-from transitions import Machine
+from transitions import Machine, State
 
 from daemon.procedures import checkpoint as codec
 from daemon.procedures import guards
@@ -123,8 +123,28 @@ def _person(actor: str) -> str | None:
     return actor.split(":", 1)[1] if ":" in actor else None
 
 
+class PhaseState(State):
+    """A phase of an engine's machine: `transitions`' own State, its name read once. `State.name`
+    asks the Enum member for its name on every read, and a trigger reads it about six times."""
+
+    name = ""  # a plain attribute in place of `State.name`'s property, set once below
+
+    def __init__(self, name: str | Enum, *args: Any, **kwargs: Any) -> None:
+        super().__init__(name, *args, **kwargs)
+        self.name = name.name if isinstance(name, Enum) else name
+
+
+class PhaseMachine(Machine):
+    """`transitions`' Machine, its states `PhaseState`s; it fires every trigger as it would."""
+
+    state_cls = PhaseState
+
+
 _PAIRS: dict[type[Engine], frozenset[tuple[str, str]]] = {}
 _CERTAIN: dict[type[Engine], frozenset[tuple[str, str]]] = {}
+# An action's check or effect, called on the procedure with the payload and the input's time.
+Hook = Callable[[Any, Mapping[str, Any], float], None]
+_HOOKS: dict[type[Engine], Mapping[str, tuple[Hook | None, Hook | None]]] = {}
 
 
 class Engine:
@@ -165,7 +185,7 @@ class Engine:
         # Not queued: nothing the machine calls fires another trigger, so each trigger runs
         # to its end at once and answers whether one of its transitions fired (no callback
         # of our own on every transition to tell it).
-        self.machine = Machine(
+        self.machine = PhaseMachine(
             model=self,
             states=list(type(self).Phase),
             transitions=type(self).TRANSITIONS,
@@ -184,22 +204,28 @@ class Engine:
 
     def handle(self, action: str, actor: str, payload: Mapping[str, Any], now: float) -> Outcome:
         """Feed one input; a refused input changes nothing and returns its violation."""
-        phase = self.phase
+        cls = type(self)
+        phase = self.state._name_
+        self._admitting = actor
         try:
-            self._admit(action, actor, payload, now)
+            self._admit_checked(action, actor, payload, now)
         except Refused as refusal:
             return self._refuse(action, actor, phase, refusal)
+        finally:
+            self._admitting = None
         # Validated: the action is legal here and its payload is good. Where the rows of the
         # table from this phase leave no case out (one without guards, or guards that cover
         # every case), a transition is certain; where they may all fail (a clear, a void), the
         # conditions read the state the action makes, so the round is kept as it was and taken
         # back whole if none holds: refused, nothing changed.
-        kept = None if (phase, action) in type(self).certain_pairs() else self.checkpoint()
+        kept = None if (phase, action) in cls.certain_pairs() else self.checkpoint()
         self._events, self._commands = [], []
-        self._input = Input(action, actor, dict(payload), now)
+        self._input = Input(action, actor, payload, now)
         self._target = None
         try:
-            getattr(self, f"_apply_{action}", self._apply_nothing)(payload, now)
+            apply = cls.hooks()[action][1]
+            if apply is not None:
+                apply(self, payload, now)
             fired = self.machine.events[action].trigger(self)
         except BaseException:
             if kept is not None:
@@ -211,12 +237,14 @@ class Engine:
                     f"{action} from {phase}: no row fired, yet they cover every case"
                 )
             self._take_back(kept)
-            spec = type(self).ACTIONS[action]
+            spec = cls.ACTIONS[action]
             reason = f"{action} from {phase}: no transition applies to the round as it stands"
             return self._refuse(action, actor, phase, Refused(spec.article, reason))
-        if self.phase != phase:
+        now_phase = self.state._name_
+        if now_phase != phase:
             self._on_enter(phase, now)
-        outcome = Outcome(True, self.phase, None, tuple(self._events), tuple(self._commands))
+            now_phase = self.state._name_
+        outcome = Outcome(True, now_phase, None, tuple(self._events), tuple(self._commands))
         self._events, self._commands, self._input = [], [], None
         return outcome
 
@@ -310,6 +338,18 @@ class Engine:
             )
         return cached
 
+    @classmethod
+    def hooks(cls) -> Mapping[str, tuple[Hook | None, Hook | None]]:
+        """Each action's `_check_<action>` and `_apply_<action>` (None where it has none), as
+        the class defines them: looked up once, not by name on every input."""
+        cached = _HOOKS.get(cls)
+        if cached is None:
+            cached = _HOOKS[cls] = {
+                name: (getattr(cls, f"_check_{name}", None), getattr(cls, f"_apply_{name}", None))
+                for name in cls.ACTIONS
+            }
+        return cached
+
     def _take_back(self, kept: Mapping[str, Any]) -> None:
         """Undo an input that did not go through: the round as `checkpoint()` kept it."""
         self.restore(kept)
@@ -347,17 +387,8 @@ class Engine:
 
     # ---- internals ---------------------------------------------------------------------------
 
-    def _apply_nothing(self, payload: Mapping[str, Any], now: float) -> None:
-        pass
-
+    # The actor of the input being admitted (a check compares it with a proposer's).
     _admitting: str | None = None
-
-    def _admit(self, action: str, actor: str, payload: Mapping[str, Any], now: float) -> None:
-        self._admitting = actor
-        try:
-            self._admit_checked(action, actor, payload, now)
-        finally:
-            self._admitting = None
 
     def _admit_checked(
         self, action: str, actor: str, payload: Mapping[str, Any], now: float
@@ -371,34 +402,33 @@ class Engine:
             raise Refused(HOUSE_ROLES, "the input carries no valid time")
         if type(payload) is not dict and not isinstance(payload, Mapping):
             raise Refused(spec.article, "the payload must be a mapping")
-        role = role_of(actor)
+        role = actor.partition(":")[0]
         if role not in spec.roles:
             raise Refused(
                 HOUSE_ROLES, f"{action} is for {', '.join(sorted(spec.roles))}, not {role!r}"
             )
-        if (self.phase, action) not in type(self).transition_pairs():
+        phase = self.state._name_
+        if (phase, action) not in type(self).transition_pairs():
             closed = self._closed_refusal(action)
             if closed is not None:
                 raise closed
-            if self.phase in ("HOLD", "TILT"):
+            if phase in ("HOLD", "TILT"):
                 raise Refused(
                     HOUSE_FAULTS,
-                    f"the table is in {self.phase} ({self._fault_summary()}); "
+                    f"the table is in {phase} ({self._fault_summary()}); "
                     f"{action} waits for a supervisor to clear it",
                 )
-            raise Refused(spec.article, f"{action} is not allowed in phase {self.phase}")
+            raise Refused(spec.article, f"{action} is not allowed in phase {phase}")
         if role == "device":
             check_device_fact(action, actor, payload)
         pending = self._pending_refusal(action)
         if pending is not None:
             raise pending
         check_params(spec, payload)
-        check: Callable[[Mapping[str, Any], float], None] | None = getattr(
-            self, f"_check_{action}", None
-        )
+        check = type(self).hooks()[action][0]
         if check is not None:
             try:
-                check(payload, now)
+                check(self, payload, now)
             except (KeyError, TypeError, ValueError) as exc:
                 raise Refused(spec.article, f"malformed payload: {exc}") from None
 
