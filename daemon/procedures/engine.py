@@ -142,6 +142,7 @@ class PhaseMachine(Machine):
 
 _PAIRS: dict[type[Engine], frozenset[tuple[str, str]]] = {}
 _CERTAIN: dict[type[Engine], frozenset[tuple[str, str]]] = {}
+_ROWS: dict[type[Engine], list[dict[str, Any]]] = {}
 # An action's check or effect, called on the procedure with the payload and the input's time.
 Hook = Callable[[Any, Mapping[str, Any], float], None]
 _HOOKS: dict[type[Engine], Mapping[str, tuple[Hook | None, Hook | None]]] = {}
@@ -188,7 +189,7 @@ class Engine:
         self.machine = PhaseMachine(
             model=self,
             states=list(type(self).Phase),
-            transitions=type(self).TRANSITIONS,
+            transitions=type(self).machine_rows(),
             initial=type(self).INITIAL,
             auto_transitions=False,
             send_event=True,
@@ -316,6 +317,21 @@ class Engine:
     def machine_data(cls) -> tuple[list[Enum], list[dict[str, Any]], Enum]:
         """States, transitions and initial state: what both the procedure and diagrams use."""
         return list(cls.Phase), cls.TRANSITIONS, cls.INITIAL
+
+    @classmethod
+    def machine_rows(cls) -> list[dict[str, Any]]:
+        """`TRANSITIONS` as the machine is given them: a row that leads from its one phase back
+        to that phase is an internal transition (`dest` None), which `transitions` fires
+        without leaving and entering the phase again (exit, set, enter: the larger part of a
+        trigger's cost). The phases have no enter or exit callbacks, so nothing else differs;
+        the diagrams draw it as the same loop (`diagram.edges`)."""
+        cached = _ROWS.get(cls)
+        if cached is None:
+            cached = _ROWS[cls] = [
+                {**row, "dest": None} if row["source"] in (row["dest"], [row["dest"]]) else row
+                for row in cls.TRANSITIONS
+            ]
+        return cached
 
     @classmethod
     def transition_pairs(cls) -> frozenset[tuple[str, str]]:

@@ -26,7 +26,9 @@ def _machine_rows(cls: type[Procedure]) -> dict[tuple[str, str], list[Row]]:
     machine = cls().machine
     return {
         (source, trigger): [
-            (t.dest, tuple((c.func, bool(c.target)) for c in t.conditions)) for t in rows
+            # An internal transition (dest None) stays in its phase (Engine.machine_rows).
+            (t.dest or source, tuple((c.func, bool(c.target)) for c in t.conditions))
+            for t in rows
         ]
         for trigger, event in machine.events.items()
         for source, rows in event.transitions.items()
@@ -144,3 +146,23 @@ def test_a_card_read_with_the_shoe_faulted_still_tilts_and_the_last_card_ends_th
         dup.ok(step.action, step.actor, dict(step.payload))
     assert dup.proc.phase == "DEALING"
     assert dup.ok("card_read", device("shoe_reader"), {"card": deck[0]}).phase == "TILT"
+
+
+@pytest.mark.parametrize("cls", list(GAMES.values()), ids=list(GAMES))
+def test_a_row_back_to_its_own_phase_is_an_internal_transition(cls: type[Procedure]) -> None:
+    """The machine fires a loop without leaving its phase (no exit, no enter), which changes
+    nothing while no phase has enter or exit callbacks; every other row keeps its dest."""
+    machine = cls().machine
+    assert not any(s.on_enter or s.on_exit for s in machine.states.values())
+    internal = 0
+    for row in cls.TRANSITIONS:
+        for source in guards.sources(row):
+            kept = [
+                t.dest
+                for t in machine.events[row["trigger"]].transitions[source.name]
+                if tuple((c.func, bool(c.target)) for c in t.conditions) == guards.guards(row)
+            ]
+            loop = guards.sources(row) == [row["dest"]]
+            internal += loop
+            assert (None if loop else row["dest"].name) in kept, (row["trigger"], source)
+    assert internal > 20
