@@ -19,7 +19,7 @@ a case to consider. That is enough to tell:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 # A guard: the condition (a method's name or a callable) and the value it must return.
@@ -92,11 +92,3 @@ def exclusive(rows: Sequence[Sequence[Guard]], index: int) -> bool:
     mine = rows[index]
     others = [row for i, row in enumerate(rows) if i != index]
     return not any(holds(mine, case) and any(holds(row, case) for row in others) for case in every)
-
-
-def describe(condition: Any) -> str:
-    """A guard's name as the diagrams write it."""
-    if isinstance(condition, str):
-        return condition
-    name: Callable[..., Any] | str = getattr(condition, "__name__", "?")
-    return str(name)
