@@ -16,17 +16,19 @@ def encode(value: Any) -> Any:
     """JSON-able, and exact on the way back: tuples and dicts with int keys are tagged."""
     # The usual values first, by exact type (a checkpoint is taken at every round's end and
     # is mostly lists of dicts of strings and ints); anything else the general way below.
+    # A scalar inside a list or a dict is taken as it is, without a call of its own: most of
+    # a checkpoint's values are.
     kind = type(value)
     if kind in _PLAIN:
         return value
     if kind is list:
-        return [encode(v) for v in value]
+        return [v if type(v) in _PLAIN else encode(v) for v in value]
     if kind is dict and _TUPLE not in value and _KEYED not in value:
         out = {}
         for k, v in value.items():
             if type(k) is not str:
                 break
-            out[k] = encode(v)
+            out[k] = v if type(v) in _PLAIN else encode(v)
         else:
             return out
     return _encode(value)

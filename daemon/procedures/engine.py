@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
-from transitions import EventData, Machine
+from transitions import Machine, State
 
 from daemon.procedures import checkpoint as codec
+from daemon.procedures import guards
 from daemon.procedures.common import HOUSE_FAULTS, HOUSE_ROLES, check_device_fact
 from daemon.procedures.payload import Refused, check_params
 from daemon.procedures.records import Fault
@@ -122,8 +123,29 @@ def _person(actor: str) -> str | None:
     return actor.split(":", 1)[1] if ":" in actor else None
 
 
+class PhaseState(State):
+    """A phase of an engine's machine: `transitions`' own State, its name read once. `State.name`
+    asks the Enum member for its name on every read, and a trigger reads it about six times."""
+
+    name = ""  # a plain attribute in place of `State.name`'s property, set once below
+
+    def __init__(self, name: str | Enum, *args: Any, **kwargs: Any) -> None:
+        super().__init__(name, *args, **kwargs)
+        self.name = name.name if isinstance(name, Enum) else name
+
+
+class PhaseMachine(Machine):
+    """`transitions`' Machine, its states `PhaseState`s; it fires every trigger as it would."""
+
+    state_cls = PhaseState
+
+
 _PAIRS: dict[type[Engine], frozenset[tuple[str, str]]] = {}
 _CERTAIN: dict[type[Engine], frozenset[tuple[str, str]]] = {}
+_ROWS: dict[type[Engine], list[dict[str, Any]]] = {}
+# An action's check or effect, called on the procedure with the payload and the input's time.
+Hook = Callable[[Any, Mapping[str, Any], float], None]
+_HOOKS: dict[type[Engine], Mapping[str, tuple[Hook | None, Hook | None]]] = {}
 
 
 class Engine:
@@ -159,18 +181,18 @@ class Engine:
         self.misdeal: dict[str, Any] | None = None
         self._events: list[JournalEvent] = []
         self._commands: list[DeviceCommand] = []
-        self._fired = False
         self._input: Input | None = None
         self._target: str | None = None
-        self.machine = Machine(
+        # Not queued: nothing the machine calls fires another trigger, so each trigger runs
+        # to its end at once and answers whether one of its transitions fired (no callback
+        # of our own on every transition to tell it).
+        self.machine = PhaseMachine(
             model=self,
             states=list(type(self).Phase),
-            transitions=type(self).TRANSITIONS,
+            transitions=type(self).machine_rows(),
             initial=type(self).INITIAL,
             auto_transitions=False,
-            queued=True,
             send_event=True,
-            after_state_change="_mark_fired",
         )
 
     # ---- the runtime's API -------------------------------------------------------------------
@@ -183,36 +205,47 @@ class Engine:
 
     def handle(self, action: str, actor: str, payload: Mapping[str, Any], now: float) -> Outcome:
         """Feed one input; a refused input changes nothing and returns its violation."""
-        phase = self.phase
+        cls = type(self)
+        phase = self.state._name_
+        self._admitting = actor
         try:
-            self._admit(action, actor, payload, now)
+            self._admit_checked(action, actor, payload, now)
         except Refused as refusal:
             return self._refuse(action, actor, phase, refusal)
-        # Validated: the action is legal here and its payload is good. Where an unconditional
-        # row of the table leads out of this phase, a transition is certain; where every row is
-        # conditional (a clear, a void), the conditions read the state the action makes, so the
-        # round is kept as it was and taken back whole if none holds: refused, nothing changed.
-        kept = None if (phase, action) in type(self).certain_pairs() else self.checkpoint()
+        finally:
+            self._admitting = None
+        # Validated: the action is legal here and its payload is good. Where the rows of the
+        # table from this phase leave no case out (one without guards, or guards that cover
+        # every case), a transition is certain; where they may all fail (a clear, a void), the
+        # conditions read the state the action makes, so the round is kept as it was and taken
+        # back whole if none holds: refused, nothing changed.
+        kept = None if (phase, action) in cls.certain_pairs() else self.checkpoint()
         self._events, self._commands = [], []
-        self._input = Input(action, actor, dict(payload), now)
-        self._fired, self._target = False, None
+        self._input = Input(action, actor, payload, now)
+        self._target = None
         try:
-            getattr(self, f"_apply_{action}", self._apply_nothing)(payload, now)
-            self.machine.events[action].trigger(self)
+            apply = cls.hooks()[action][1]
+            if apply is not None:
+                apply(self, payload, now)
+            fired = self.machine.events[action].trigger(self)
         except BaseException:
             if kept is not None:
                 self._take_back(kept)
             raise
-        if not self._fired:
+        if not fired:
             if kept is None:
-                raise RuntimeError(f"{action} from {phase}: its unconditional row did not fire")
+                raise RuntimeError(
+                    f"{action} from {phase}: no row fired, yet they cover every case"
+                )
             self._take_back(kept)
-            spec = type(self).ACTIONS[action]
+            spec = cls.ACTIONS[action]
             reason = f"{action} from {phase}: no transition applies to the round as it stands"
             return self._refuse(action, actor, phase, Refused(spec.article, reason))
-        if self.phase != phase:
+        now_phase = self.state._name_
+        if now_phase != phase:
             self._on_enter(phase, now)
-        outcome = Outcome(True, self.phase, None, tuple(self._events), tuple(self._commands))
+            now_phase = self.state._name_
+        outcome = Outcome(True, now_phase, None, tuple(self._events), tuple(self._commands))
         self._events, self._commands, self._input = [], [], None
         return outcome
 
@@ -286,29 +319,51 @@ class Engine:
         return list(cls.Phase), cls.TRANSITIONS, cls.INITIAL
 
     @classmethod
+    def machine_rows(cls) -> list[dict[str, Any]]:
+        """`TRANSITIONS` as the machine is given them: a row that leads from its one phase back
+        to that phase is an internal transition (`dest` None), which `transitions` fires
+        without leaving and entering the phase again (exit, set, enter: the larger part of a
+        trigger's cost). The phases have no enter or exit callbacks, so nothing else differs;
+        the diagrams draw it as the same loop (`diagram.edges`)."""
+        cached = _ROWS.get(cls)
+        if cached is None:
+            cached = _ROWS[cls] = [
+                {**row, "dest": None} if row["source"] in (row["dest"], [row["dest"]]) else row
+                for row in cls.TRANSITIONS
+            ]
+        return cached
+
+    @classmethod
     def transition_pairs(cls) -> frozenset[tuple[str, str]]:
         """Every (phase name, trigger) that the transition table allows."""
         cached = _PAIRS.get(cls)
         if cached is None:
-            pairs: set[tuple[str, str]] = set()
-            for row in cls.TRANSITIONS:
-                sources = row["source"] if isinstance(row["source"], list) else [row["source"]]
-                pairs |= {(s.name, row["trigger"]) for s in sources}
-            cached = _PAIRS[cls] = frozenset(pairs)
+            cached = _PAIRS[cls] = frozenset(guards.pairs(cls.TRANSITIONS))
         return cached
 
     @classmethod
     def certain_pairs(cls) -> frozenset[tuple[str, str]]:
-        """Every (phase name, trigger) with a row that has no condition: it always fires."""
+        """Every (phase name, trigger) some row of which fires whatever the round's state: a
+        row without guards, or rows whose guards leave no case out (`guards.covers`)."""
         cached = _CERTAIN.get(cls)
         if cached is None:
-            pairs: set[tuple[str, str]] = set()
-            for row in cls.TRANSITIONS:
-                if row.get("conditions") or row.get("unless"):
-                    continue
-                sources = row["source"] if isinstance(row["source"], list) else [row["source"]]
-                pairs |= {(s.name, row["trigger"]) for s in sources}
-            cached = _CERTAIN[cls] = frozenset(pairs)
+            cached = _CERTAIN[cls] = frozenset(
+                pair
+                for pair, rows in guards.pairs(cls.TRANSITIONS).items()
+                if guards.covers([guards.guards(row) for row in rows])
+            )
+        return cached
+
+    @classmethod
+    def hooks(cls) -> Mapping[str, tuple[Hook | None, Hook | None]]:
+        """Each action's `_check_<action>` and `_apply_<action>` (None where it has none), as
+        the class defines them: looked up once, not by name on every input."""
+        cached = _HOOKS.get(cls)
+        if cached is None:
+            cached = _HOOKS[cls] = {
+                name: (getattr(cls, f"_check_{name}", None), getattr(cls, f"_apply_{name}", None))
+                for name in cls.ACTIONS
+            }
         return cached
 
     def _take_back(self, kept: Mapping[str, Any]) -> None:
@@ -348,20 +403,8 @@ class Engine:
 
     # ---- internals ---------------------------------------------------------------------------
 
-    def _mark_fired(self, event: EventData) -> None:
-        self._fired = True
-
-    def _apply_nothing(self, payload: Mapping[str, Any], now: float) -> None:
-        pass
-
+    # The actor of the input being admitted (a check compares it with a proposer's).
     _admitting: str | None = None
-
-    def _admit(self, action: str, actor: str, payload: Mapping[str, Any], now: float) -> None:
-        self._admitting = actor
-        try:
-            self._admit_checked(action, actor, payload, now)
-        finally:
-            self._admitting = None
 
     def _admit_checked(
         self, action: str, actor: str, payload: Mapping[str, Any], now: float
@@ -375,34 +418,33 @@ class Engine:
             raise Refused(HOUSE_ROLES, "the input carries no valid time")
         if type(payload) is not dict and not isinstance(payload, Mapping):
             raise Refused(spec.article, "the payload must be a mapping")
-        role = role_of(actor)
+        role = actor.partition(":")[0]
         if role not in spec.roles:
             raise Refused(
                 HOUSE_ROLES, f"{action} is for {', '.join(sorted(spec.roles))}, not {role!r}"
             )
-        if (self.phase, action) not in type(self).transition_pairs():
+        phase = self.state._name_
+        if (phase, action) not in type(self).transition_pairs():
             closed = self._closed_refusal(action)
             if closed is not None:
                 raise closed
-            if self.phase in ("HOLD", "TILT"):
+            if phase in ("HOLD", "TILT"):
                 raise Refused(
                     HOUSE_FAULTS,
-                    f"the table is in {self.phase} ({self._fault_summary()}); "
+                    f"the table is in {phase} ({self._fault_summary()}); "
                     f"{action} waits for a supervisor to clear it",
                 )
-            raise Refused(spec.article, f"{action} is not allowed in phase {self.phase}")
+            raise Refused(spec.article, f"{action} is not allowed in phase {phase}")
         if role == "device":
             check_device_fact(action, actor, payload)
         pending = self._pending_refusal(action)
         if pending is not None:
             raise pending
         check_params(spec, payload)
-        check: Callable[[Mapping[str, Any], float], None] | None = getattr(
-            self, f"_check_{action}", None
-        )
+        check = type(self).hooks()[action][0]
         if check is not None:
             try:
-                check(payload, now)
+                check(self, payload, now)
             except (KeyError, TypeError, ValueError) as exc:
                 raise Refused(spec.article, f"malformed payload: {exc}") from None
 

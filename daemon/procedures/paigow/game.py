@@ -419,8 +419,10 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.TILT, "conditions": "dice_failed"},
     {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.SHAKING},
     {"trigger": "tile_face_up", "source": P.DEALING, "dest": P.DEALING},
+    # A hand of the deal under way (all but the last of a round's): written first, its guard
+    # excludes the other row (daemon.procedures.guards.exclusive), so it is found first.
+    {"trigger": "deal_hand", "source": P.DEALING, "dest": P.DEALING, "unless": "all_dealt"},
     {"trigger": "deal_hand", "source": P.DEALING, "dest": P.SETTING, "conditions": "all_dealt"},
-    {"trigger": "deal_hand", "source": P.DEALING, "dest": P.DEALING},
     {"trigger": "set_hand", "source": P.SETTING, "dest": P.BANKER_SETTING, "conditions": "all_set"},
     {"trigger": "set_hand", "source": P.SETTING, "dest": P.SETTING},
     {"trigger": "set_banker", "source": P.BANKER_SETTING, "dest": P.OPENING},

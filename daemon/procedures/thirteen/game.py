@@ -464,6 +464,15 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.DEALING, "conditions": "dice_good"},
     {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.TILT, "conditions": "dice_failed"},
     {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.SHAKING},
+    # A card of the deal under way, the shoe sound: 51 of a round's 52 reads. Written first, its
+    # guards exclude every other row of card_read (daemon.procedures.guards.exclusive), so
+    # `transitions` finds it first and no other row could have fired instead.
+    {
+        "trigger": "card_read",
+        "source": P.DEALING,
+        "dest": P.DEALING,
+        "unless": ["shoe_faulted", "deal_complete"],
+    },
     {"trigger": "card_read", "source": P.DEALING, "dest": P.TILT, "conditions": "shoe_faulted"},
     # Without a banker (003 way 3, 「四人对比」) every seat arranges at once after the deal.
     {
@@ -478,7 +487,6 @@ TRANSITIONS: list[dict[str, Any]] = [
         "dest": P.BANKER_ARRANGING,
         "conditions": "deal_complete",
     },
-    {"trigger": "card_read", "source": P.DEALING, "dest": P.DEALING},
     {"trigger": "propose_card", "source": P.DEALING, "dest": P.DEALING},
     {"trigger": "reject_override", "source": P.DEALING, "dest": P.DEALING},
     {
