@@ -157,8 +157,12 @@ class ShoeReaderDriver(DeviceDriver):
             device_duplicate or host_duplicate,
         )
         # No card value in the operational log: whoever reads the PC's logs during play must not
-        # learn a face-down card (issue 9). The journal, private to the daemon, keeps it.
-        self._log.info(
+        # learn a face-down card (issue 9). The journal, private to the daemon, keeps it, and is
+        # the record of each card: the line is debug (52 a Thirteen round were most of the
+        # operational log at info, and of its cost). A card out of phase or a duplicate is a
+        # warning, each one, even while its fault is latched (the fault's line comes once).
+        log = self._log.warning if drawn.out_of_phase or drawn.duplicate else self._log.debug
+        log(
             "shoe.card_read",
             sequence=event.sequence,
             face_up=drawn.face_up,
