@@ -15,6 +15,8 @@ device command) it prints, side by side:
 - the daemon process's CPU per exchange through the pty against the wire time at 115,200 baud
   (goal, issue 10 item 7: at most 2 %), with the share of it the sans-I/O link and codec take.
 
+The driver runs on the loop `tabled run` runs the table on (uvloop's: daemon/eventloop.py).
+
 Run: .venv/bin/python bench/bench_link.py [--exchanges N]
 Figures depend on the machine; the CI machine is shared, so read them as orders of magnitude.
 """
@@ -22,7 +24,6 @@ Figures depend on the machine; the CI machine is shared, so read them as orders 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import subprocess
 import sys
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from serial.serialutil import SerialBase
 
+from daemon import eventloop
 from daemon.logging import configure_logging
 from drivers.capture import register
 from drivers.clock import ManualClock
@@ -200,8 +202,8 @@ def main() -> None:
         for name, (request, reply) in EXCHANGES.items():
             sizes = mean_sizes(answers(request, reply))
             wire = sum(sizes)
-            pty_rtt, pty_cpu = asyncio.run(through_pty(path, request, args.exchanges))
-            own = asyncio.run(in_process(request, reply, args.exchanges))
+            pty_rtt, pty_cpu = eventloop.run(through_pty(path, request, args.exchanges))
+            own = eventloop.run(in_process(request, reply, args.exchanges))
             pure = sans_io(request, reply, args.exchanges * 10)
             rows.append((name, sizes, wire, pty_rtt, pty_cpu, own, pure))
     finally:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import structlog
 
+from daemon import eventloop
 from daemon.config import ConfigError, TableConfig, load_config
 from simulators.base import SIM_MAKE, UnknownFault, firmware_digest
 from simulators.control import serve_control
@@ -191,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     try:
         config, specs = _specs(args)
-        return asyncio.run(_serve(args, config, specs))
+        return eventloop.run(_serve(args, config, specs))
     except (ConfigError, LookupError, ValueError, UnknownFault, OSError) as exc:
         print(f"tabled sim: {exc}", file=sys.stderr)
         return 2

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from daemon import sdnotify
+from daemon import eventloop, sdnotify
 from daemon.cli_address import publish, withdraw
 from daemon.cli_progress import Progress
 from daemon.config import ConfigError, TableConfig, load_config
@@ -114,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.seed is not None:
         config = seeded(config, args.seed)
     try:
-        status = asyncio.run(_run(config, args))
+        status = eventloop.run(_run(config, args))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

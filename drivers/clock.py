@@ -6,7 +6,7 @@ the table's own time and its journal, and the scripted autoplay all read a `Cloc
   outside any event loop).
 - `ManualClock`: time stands still until a test moves it, with `advance` (on an event loop,
   letting it run between timers) or `tick` (no loop: a model unit test).
-- `SimulationClock`: the loop's time plus the time a simulation jumped over (autoplay skips the
+- `SimulationClock`: monotonic time plus the time a simulation jumped over (autoplay skips the
   five-minute arrangement wait).
 
 Each keeps its timers in the one `TimerQueue`. `wall()` is the wall-clock time that goes with
@@ -56,7 +56,7 @@ class Timer:
         self.when = when
         self.callback = callback
         self.cancelled = False
-        self.handle: asyncio.TimerHandle | None = None  # where an event loop also holds it
+        self.handle: TimerHandle | None = None  # where an event loop also holds it
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -94,6 +94,10 @@ class TimerQueue:
             heapq.heappop(heap)
         return heap[0][0] if heap else None
 
+    def live(self) -> list[Timer]:
+        """The timers not cancelled, in no particular order."""
+        return [timer for _, _, timer in self._heap if not timer.cancelled]
+
     def pop_due(self, now: float) -> Timer | None:
         """The first live timer due at or before `now`, taken off the queue."""
         earliest = self.earliest()
@@ -103,6 +107,10 @@ class TimerQueue:
 
 
 _LOOP_TIME = asyncio.BaseEventLoop.time  # time.monotonic(): every loop asyncio itself makes
+# A loop that keeps its own time may keep it coarsely: uvloop's (daemon/eventloop.py) counts
+# whole milliseconds and rounds a delay to one, so a timer set for `when` could fire up to 1.5 ms
+# before it. Such a loop is asked for this much later: a deadline never fires early.
+_FOREIGN_LOOP_SLACK = 0.002
 
 
 class MonotonicClock:
@@ -111,7 +119,8 @@ class MonotonicClock:
     Without `loop`, `now()` reads time.monotonic() directly, on the loop or off it (a journal
     thread): that is what the time() of every loop asyncio makes returns, and asking which
     loop is running costs a getpid() system call, several times an exchange. `call_at` turns
-    the deadline into the running loop's time should that loop keep its own."""
+    the deadline into the running loop's time should that loop keep its own (uvloop's), never
+    earlier than the deadline."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop
@@ -133,7 +142,7 @@ class MonotonicClock:
         if loop is None:
             loop = asyncio.get_running_loop()
             if type(loop).time is not _LOOP_TIME:
-                when += loop.time() - time.monotonic()
+                when += loop.time() - time.monotonic() + _FOREIGN_LOOP_SLACK
         return loop.call_at(when, callback)
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
@@ -252,21 +261,29 @@ class ManualClock:
 
 
 class SimulationClock:
-    """The loop's monotonic time plus the time jumped over; timers due after a jump fire."""
+    """Monotonic time plus the time jumped over; timers due after a jump fire, the others are
+    due that much sooner.
+
+    The time is `time.monotonic()`'s, as the drivers' clock reads it, not the loop's: uvloop's
+    `loop.time()` counts whole milliseconds, so a jump in the same millisecond as the input that
+    set a deadline `seconds` ahead saw the same time plus `seconds`, and the deadline, gone
+    through the table's wall-anchored offset and back, came out 1e-7 s later: not due, its loop
+    timer five real minutes off (autoplay waited for the bell in vain, one run in two)."""
 
     def __init__(self) -> None:
         self.skipped = 0.0
         self._timers = TimerQueue()
+        self._real = MonotonicClock()
 
     def now(self) -> float:
-        return asyncio.get_running_loop().time() + self.skipped
+        return time.monotonic() + self.skipped
 
     def wall(self) -> float:
         return time.time() + self.skipped
 
     def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
         timer = self._timers.push(when, callback)
-        timer.handle = asyncio.get_running_loop().call_at(when - self.skipped, timer.fire)
+        timer.handle = self._real.call_at(when - self.skipped, timer.fire)
         return timer
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
@@ -280,6 +297,11 @@ class SimulationClock:
         now = self.now()
         while (timer := self._timers.pop_due(now)) is not None:
             timer.fire()
+        # The others are due that much sooner in real time: their loop timers move with them.
+        for timer in self._timers.live():
+            if timer.handle is not None:
+                timer.handle.cancel()
+            timer.handle = self._real.call_at(timer.when - self.skipped, timer.fire)
 
 
 _shared: ThreadClock | None = None

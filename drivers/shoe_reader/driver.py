@@ -30,6 +30,9 @@ from drivers.shoe_reader.messages import (
 )
 
 _MODE_NAMES = {mode: mode.name.lower() for mode in ShoeMode}  # no Enum .name lookup an arm
+_FACE_UP = int(DrawFlag.FACE_UP)
+_OUT_OF_PHASE = int(DrawFlag.OUT_OF_PHASE)
+_DUPLICATE = int(DrawFlag.DUPLICATE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,32 +144,45 @@ class ShoeReaderDriver(DeviceDriver):
         return super()._translate(event)
 
     def _card_drawn(self, event: CardDrawnEvent) -> list[DriverEvent]:
-        flags = DrawFlag(event.flags)
+        flags = event.flags  # an int: DrawFlag's bits read as ints (52 a round, no IntFlag)
         seen = self._seen
         key = (event.rank, event.suit)
-        device_duplicate = DrawFlag.DUPLICATE in flags
+        device_duplicate = bool(flags & _DUPLICATE)
         host_duplicate = key in seen and not device_duplicate
         seen.add(key)
+        out_of_phase = bool(flags & _OUT_OF_PHASE)
         drawn = CardDrawn(
             self.name,
             event.sequence,
             event.rank,
             event.suit,
-            DrawFlag.FACE_UP in flags,
-            DrawFlag.OUT_OF_PHASE in flags,
+            bool(flags & _FACE_UP),
+            out_of_phase,
             device_duplicate or host_duplicate,
         )
         # No card value in the operational log: whoever reads the PC's logs during play must not
-        # learn a face-down card (issue 9). The journal, private to the daemon, keeps it.
-        self._log.info(
+        # learn a face-down card (issue 9). The journal, private to the daemon, keeps it, and is
+        # the record of each card: the line is debug (52 a Thirteen round were most of the
+        # operational log at info, and of its cost). A card out of phase or a duplicate is a
+        # warning, each one, even while its fault is latched (the fault's line comes once).
+        if not (out_of_phase or drawn.duplicate):
+            self._log.debug(
+                "shoe.card_read",
+                sequence=event.sequence,
+                face_up=drawn.face_up,
+                out_of_phase=False,
+                duplicate=False,
+            )
+            return [drawn]
+        self._log.warning(
             "shoe.card_read",
             sequence=event.sequence,
             face_up=drawn.face_up,
-            out_of_phase=drawn.out_of_phase,
+            out_of_phase=out_of_phase,
             duplicate=drawn.duplicate,
         )
         out: list[DriverEvent | None] = [drawn]
-        if drawn.out_of_phase:
+        if out_of_phase:
             out.append(self._fault(ShoeFault.CARD_OUT_OF_PHASE))
         if device_duplicate:
             out.append(self._fault(ShoeFault.DUPLICATE_CARD))

@@ -15,9 +15,10 @@ from pathlib import Path
 from tests.daemon.cli_support import REPO, environment
 
 # `python -m daemon ARGS`, its stdout watched: at the first line naming a device input, the
-# modules loaded so far go to the file named by the first argument.
+# modules loaded so far go to the file named by the first argument, and the kind of loop
+# running the table (`loop:MODULE.CLASS`).
 WATCHED = """
-import runpy, sys
+import asyncio, runpy, sys
 listing = sys.argv.pop(1)
 
 class Watched:
@@ -28,8 +29,10 @@ class Watched:
     def write(self, text):
         if "device_" in text and not self.listed:
             self.listed = True
+            loop = type(asyncio.get_running_loop())  # printed on the table's loop
+            names = [*sorted(sys.modules), f"loop:{loop.__module__}.{loop.__name__}"]
             with open(listing, "w") as f:
-                f.write("\\n".join(sorted(sys.modules)))
+                f.write("\\n".join(names))
         return self.out.write(text)
 
     def __getattr__(self, name):
@@ -72,6 +75,8 @@ def test_a_thirteen_table_loads_neither_pai_gow_nor_the_api_nor_rich(tmp_path: P
     # structlog's console pretty-printer: installed in this venv (the test tools need it), not
     # in the approved build; the daemon never loads it.
     assert "rich.console" not in modules and "rich.traceback" not in modules
+    # The table runs on uvloop's loop (daemon/eventloop.py: less CPU a round and an exchange).
+    assert "loop:uvloop.Loop" in modules
 
 
 def test_a_pai_gow_table_loads_no_thirteen_rules(tmp_path: Path) -> None:

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import asyncio
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any
 
 import pytest
+import uvloop
 
 from simulators.world import TableWorld, forget_world, get_world
 
@@ -27,3 +30,14 @@ def table() -> Iterator[SimTable]:
     sim = SimTable()
     yield sim
     forget_world(sim.key)
+
+
+# Run a test's coroutine on a new loop of each kind: asyncio's own (what the library and the
+# in-process tests use) and uvloop's (what `tabled run` and `tabled sim` use, daemon/eventloop.py).
+LoopRun = Callable[[Coroutine[Any, Any, Any]], Any]
+LOOPS: dict[str, LoopRun] = {"asyncio": asyncio.run, "uvloop": uvloop.run}
+
+
+@pytest.fixture(params=sorted(LOOPS))
+def on_loop(request: pytest.FixtureRequest) -> LoopRun:
+    return LOOPS[request.param]

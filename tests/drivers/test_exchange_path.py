@@ -9,17 +9,19 @@ from __future__ import annotations
 import asyncio
 import os
 import tty
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import uvloop
 
 from drivers.base import LinkDown, LinkLost
-from drivers.clock import ManualClock, MonotonicClock, settle
+from drivers.clock import ManualClock, MonotonicClock, SimulationClock, settle
 from drivers.framing import ErrorKind, Frame, FrameCodec, ProtocolError, Role, encode_frame
 from drivers.link import MAX_WIRE_FRAME, LinkTiming, wire_time
 from drivers.messages import GetStatus, Identify, Identity, Message, Status, StatusFlag
 from drivers.shoe_reader.driver import ShoeReaderDriver
+from tests.drivers.conftest import LoopRun
 
 TIMING = LinkTiming(poll_interval=3600.0)
 MESSAGES = ShoeReaderDriver.MESSAGES
@@ -167,7 +169,7 @@ class HandDevice:
 
 
 def test_over_a_pty_a_late_answer_settles_nothing_and_the_right_one_settles(
-    pty_pair: tuple[int, str],
+    pty_pair: tuple[int, str], on_loop: LoopRun
 ) -> None:
     master, path = pty_pair
 
@@ -190,11 +192,11 @@ def test_over_a_pty_a_late_answer_settles_nothing_and_the_right_one_settles(
         await driver.close()
         device.close()
 
-    asyncio.run(body())
+    on_loop(body())
 
 
 def test_over_a_pty_a_silent_device_still_times_out_after_every_try(
-    pty_pair: tuple[int, str],
+    pty_pair: tuple[int, str], on_loop: LoopRun
 ) -> None:
     master, path = pty_pair
 
@@ -215,7 +217,7 @@ def test_over_a_pty_a_silent_device_still_times_out_after_every_try(
         await driver.close()
         device.close()
 
-    asyncio.run(body())
+    on_loop(body())
 
 
 # --- the codec and the status description reuse what they decoded last -----------------------
@@ -281,18 +283,26 @@ class OffsetLoop(asyncio.SelectorEventLoop):
         return super().time() + 1000.0
 
 
-def test_the_clock_times_a_loop_that_keeps_its_own_time() -> None:
+@pytest.mark.parametrize("loop_factory", [OffsetLoop, uvloop.new_event_loop])
+def test_the_clock_times_a_loop_that_keeps_its_own_time(
+    loop_factory: Callable[[], asyncio.AbstractEventLoop],
+) -> None:
+    """A deadline in the clock's time (time.monotonic()) is met on a loop whose time is its own:
+    one 1,000 s ahead, and uvloop's, which counts whole milliseconds. Never before it."""
     clock = MonotonicClock()
 
-    async def body() -> tuple[float, float]:
-        fired: asyncio.Future[float] = asyncio.get_running_loop().create_future()
-        when = clock.now() + 0.05
-        clock.call_at(when, lambda: fired.set_result(clock.now()))
-        return when, await asyncio.wait_for(fired, 10)
+    async def body() -> list[tuple[float, float]]:
+        times = []
+        for n in range(50):
+            fired: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+            when = clock.now() + 0.002 + n * 0.00013  # at every fraction of a millisecond
+            clock.call_at(when, lambda f=fired: f.set_result(clock.now()))
+            times.append((when, await asyncio.wait_for(fired, 10)))
+        return times
 
-    with asyncio.Runner(loop_factory=OffsetLoop) as runner:
-        when, fired_at = runner.run(body())
-    assert fired_at >= when  # not 1,000 s early (at once), and it fired
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        times = runner.run(body())
+    assert all(fired_at >= when for when, fired_at in times)  # not early, and each fired
 
 
 def test_the_clock_reads_the_asyncio_loops_own_time() -> None:
@@ -305,3 +315,40 @@ def test_the_clock_reads_the_asyncio_loops_own_time() -> None:
         assert before <= now <= loop.time()
 
     asyncio.run(body())
+
+
+def test_a_simulation_jump_fires_what_it_reached_and_brings_the_rest_forward(
+    on_loop: LoopRun,
+) -> None:
+    """Autoplay jumps the five-minute arrangement: a deadline set just before it, exactly five
+    minutes ahead, fires at the jump, on either loop (uvloop's time counts whole milliseconds);
+    one 50 ms beyond it fires 50 ms later, not five real minutes later."""
+    clock = SimulationClock()
+
+    async def body() -> tuple[list[str], float, float]:
+        fired: list[str] = []
+        later = asyncio.get_running_loop().create_future()
+        for _ in range(20):  # each in the same millisecond as its jump, or not
+            clock.call_at(clock.now() + 300.0, lambda: fired.append("deadline"))
+            clock.jump(300.0)
+        when = clock.now() + 300.05
+        clock.call_at(when, lambda: later.set_result(clock.now()))
+        clock.jump(300.0)
+        fired_at = await asyncio.wait_for(later, 5)
+        return fired, when, fired_at
+
+    fired, when, fired_at = on_loop(body())
+    assert fired == ["deadline"] * 20
+    assert when <= fired_at < when + 5
+
+
+def test_simulation_time_is_the_drivers_monotonic_time(on_loop: LoopRun) -> None:
+    clock, drivers = SimulationClock(), MonotonicClock()
+
+    async def body() -> None:
+        clock.jump(12.5)
+        before = drivers.now()
+        now = clock.now() - clock.skipped
+        assert before <= now <= drivers.now()
+
+    on_loop(body())
