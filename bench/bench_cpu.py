@@ -4,9 +4,10 @@ the CPU from start-up to the first device exchange.
     python bench/bench_cpu.py [--rounds N] [--exchanges N]
 
 `tabled sim` runs the four simulated devices in another process on pseudo-terminals, so what
-this process spends is the daemon's side only: drivers, framing, link, asyncio, the table, the
-procedure, the journal, and the dealer's actions through `Table.act` (an operator's action
-costs the daemon that much whichever way it comes). The benchmark's dealer draws the round's 52
+this process spends is the daemon's side only: drivers, framing, link, the event loop (uvloop's,
+as `tabled run` has it: daemon/eventloop.py), the table, the procedure, the journal, and the
+dealer's actions through `Table.act` (an operator's action costs the daemon that much whichever
+way it comes). The benchmark's dealer draws the round's 52
 cards with one request on the simulators' control socket, as a real dealer draws them by hand
 at no cost to the daemon.
 
@@ -30,7 +31,6 @@ Goals (issue 10 item 7): CPU per round <= 5 % of its wire time; per exchange <= 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import compileall
 import json
 import os
@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_table import DEVICES, play  # noqa: E402
 
+from daemon import eventloop  # noqa: E402
 from daemon.autoplay import SocketControl  # noqa: E402
 from daemon.config import JournalConfig, TableConfig, load_config  # noqa: E402
 from daemon.logging import configure_logging  # noqa: E402
@@ -197,7 +198,7 @@ def main() -> int:
 
             def run_rounds(config: TableConfig, control: Path, d: str = durability) -> object:
                 journal = JournalConfig(dir=workdir / f"journal-{d}", durability=d)
-                return asyncio.run(
+                return eventloop.run(
                     rounds_cpu(
                         replace(config, journal=journal), SocketControl(control), args.rounds
                     )
@@ -206,7 +207,7 @@ def main() -> int:
             results[durability] = with_sim(workdir, run_rounds)  # type: ignore[assignment]
 
         def run_exchanges(config: TableConfig, _control: Path) -> object:
-            return asyncio.run(exchange_cpu(config, args.exchanges))
+            return eventloop.run(exchange_cpu(config, args.exchanges))
 
         exchange, exchange_wire = with_sim(workdir, run_exchanges)  # type: ignore[misc]
         compile_tree()
