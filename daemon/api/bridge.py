@@ -29,6 +29,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from daemon.api import journal_feed
 from daemon.api.facade import ActionSpec, Subscription, TableMetrics
 from daemon.api.snapshots import Published
 
@@ -173,8 +174,13 @@ class TableBridge:
 
     def subscribe(self, after_seq: int | None = None) -> Subscription:
         # The journal's subscriptions are thread-safe; the reader's loop is woken by the
-        # committing thread with one call_soon_threadsafe.
-        return self._table.subscribe(after_seq)
+        # committing thread with one call_soon_threadsafe. Its records are the journal's own,
+        # not copied, with their lines' text (`journal_feed.FeedRecord`); missed ones are
+        # read from the files in a worker thread.
+        journal = self._table.journal
+        if journal is None:
+            raise RuntimeError("the table's journal is closed")
+        return journal_feed.subscribe(journal, after_seq)
 
     def metrics(self) -> TableMetrics:
         return self._call(self._table.metrics)
