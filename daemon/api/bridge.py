@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import threading
 import time
@@ -120,6 +121,30 @@ class SnapshotPublisher:
                 return
             self.publish(unless_same=not changed)
             self._built_at = time.monotonic()
+
+
+async def training_call(table: Any, name: str, args: list[Any]) -> Any:
+    """A training control (`daemon.training.Training`) on `table`, where its simulated devices
+    live: `describe()` or `control(asked, actor, role)`. None when the table's devices are not
+    all simulated (no training mode)."""
+    from daemon.training import Training  # noqa: PLC0415 - only for training
+
+    if name == "describe" and not args:
+        call: Callable[[Training], Any] = lambda training: training.describe()  # noqa: E731
+    elif (
+        name == "control"
+        and len(args) == 3
+        and isinstance(args[0], dict)
+        and all(isinstance(a, str) for a in args[1:])
+    ):
+        call = lambda training: training.control(*args)  # noqa: E731
+    else:
+        raise ValueError(f"training: no control {name} with these arguments")
+    training = Training.of(table)
+    if training is None:
+        return None
+    result = call(training)
+    return await result if inspect.isawaitable(result) else result
 
 
 def _same(a: Published, b: Published) -> bool:
