@@ -23,8 +23,9 @@ it serves, as before) and handed to the API process, so connections made while i
 wait in the socket's backlog. If the API process dies, the table goes on: the death is logged
 (`api.process_died`) and journaled, and a new API process starts (after 0.5 s, doubling to
 30 s while it keeps dying). If it stops reading the channel, it is killed and restarted the
-same way: the table never waits for it. `stop()` asks it to end (its open connections closed,
-its last journal lines sent) and kills it after `STOP_TIMEOUT`.
+same way, and so is one that answers no ping for 10 s (a minute to start): the table never
+waits for it. `stop()` asks it to end (its open connections closed, its last journal lines
+sent) and kills it after `STOP_TIMEOUT`.
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ STOP_TIMEOUT = 1.0  # seconds the API process has to end its connections before 
 RESTART_FIRST, RESTART_MAX = 0.5, 30.0  # seconds before a dead API process is started again
 STABLE = 60.0  # seconds an API process must live for the next death to restart it at once
 MAX_BUFFERED = 16 << 20  # bytes waiting for the API process to read: more, and it is stuck
+PING_EVERY = 2.0  # seconds between two pings of the API process (it answers from its loop)
+UNRESPONSIVE = 10.0  # seconds without a word from the API process: it is hung, and killed
+START_GRACE = 60.0  # seconds a new API process has to say its first word (imports, the app)
 FORWARD_QUEUE = 8192  # durable events waiting for the forwarder before it must read the files
 SECURITY_EVENT = re.compile(r"^api\.[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
 
@@ -92,6 +96,7 @@ class ApiProcess:
         self._forwarder: asyncio.Task[None] | None = None
         self._answering: set[asyncio.Task[None]] = set()
         self._stopping = False
+        self._heard = 0.0  # when the API process last sent anything (monotonic)
         self.starts = 0  # API processes started (the first one included)
         self.deaths = 0  # of them, how many ended without being asked to
 
@@ -219,11 +224,14 @@ class ApiProcess:
         if self._stopping:
             writer.write(pickle_frame({"t": "stop"}))
         log.info("api.process_started", pid=process.pid)
+        self._heard = time.monotonic() + START_GRACE - UNRESPONSIVE
+        pinging = asyncio.ensure_future(self._ping(writer))
         try:
             await self._serve(reader, writer)
         except (ChannelError, OSError) as exc:  # broken framing, or the connection reset
             log.error("api.channel_broken", error=repr(exc), pid=process.pid)
         finally:
+            pinging.cancel()
             self._writer = None
             if not self._stopping:
                 # It closed the channel or broke it: it is not serving (as it should) any more.
@@ -233,6 +241,18 @@ class ApiProcess:
                     self._kill()
             writer.close()
         return await process.wait()
+
+    async def _ping(self, writer: asyncio.StreamWriter) -> None:
+        """Ping the API process; one that says nothing for `UNRESPONSIVE` seconds (its loop
+        stuck, or the process stopped) is killed, and started again."""
+        while self._writer is writer:
+            await asyncio.sleep(PING_EVERY)
+            silent = time.monotonic() - self._heard
+            if silent > UNRESPONSIVE and not self._stopping:
+                log.error("api.process_unresponsive", pid=self.pid, silent=round(silent, 1))
+                self._kill()
+                return
+            self._send(pickle_frame({"t": "ping"}))
 
     def _kill(self) -> None:
         process = self._process
@@ -292,11 +312,12 @@ class ApiProcess:
             got = await read_frame(reader, MAX_FROM_API)
             if got is None:
                 return
+            self._heard = time.monotonic()
             kind, body = got
             if kind != JSON:
                 raise ChannelError("the API process may send JSON only")
             message = json_body(body)
-            if message.get("t") == "bye":
+            if message.get("t") in ("ready", "bye", "pong"):
                 continue
             if message.get("t") != "call" or not isinstance(message.get("id"), int):
                 raise ChannelError(f"not a request: {str(message)[:200]}")

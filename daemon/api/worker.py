@@ -310,6 +310,8 @@ class RemoteTable:
                     future.set_exception(message["error"])
                 else:
                     future.set_result(message.get("value"))
+        elif kind == "ping":
+            self._writer.write(json_frame({"t": "pong"}))
         elif kind == "stop":
             stop()
 
@@ -334,6 +336,7 @@ async def serve(channel: socket.socket, listening: socket.socket) -> None:
 
     table.on_state = state_changed
     server = ApiServer(app, init["listen"], sock=listening)
+    writer.write(json_frame({"t": "ready"}))
     reading = asyncio.ensure_future(table.read(reader, server.stop))
     try:
         await server.serve()

@@ -105,6 +105,20 @@ def test_the_table_goes_on_when_its_api_process_dies_and_a_new_one_serves(
     )
 
 
+def test_an_api_process_that_stops_answering_is_killed_and_replaced(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    with serving("--config", str(config), "--http", "127.0.0.1:0", cwd=tmp_path) as (url, daemon):
+        _state(url)
+        [hung] = _api_pids(daemon.pid)
+        os.kill(hung, signal.SIGSTOP)  # alive, its loop answering nothing
+        assert _state(url)["role"] == "surveillance"  # answered by the next one
+        assert _api_pids(daemon.pid) != [hung]
+    [died] = [
+        line for line in journal_lines(tmp_path / "journal") if line["event"] == "api.process_died"
+    ]
+    assert died["payload"]["returncode"] == -signal.SIGKILL
+
+
 def test_sigterm_to_the_daemon_ends_its_api_process_too(tmp_path: Path) -> None:
     config = _config(tmp_path)
     with serving("--config", str(config), "--http", "127.0.0.1:0", cwd=tmp_path) as (url, daemon):
