@@ -141,7 +141,11 @@ class ApiProcess:
         self._stopping = True
         self._send(pickle_frame({"t": "stop"}))
         supervisor = self._supervisor
-        if supervisor is not None:
+        if supervisor is not None and self._process is None:
+            supervisor.cancel()  # waiting to start one again: nothing to stop
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await supervisor
+        elif supervisor is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(supervisor), timeout)
             except TimeoutError:
@@ -196,6 +200,9 @@ class ApiProcess:
                 stdout=asyncio.subprocess.DEVNULL,
                 pass_fds=fds,
             )  # fmt: skip
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
         self._process = process
@@ -240,7 +247,9 @@ class ApiProcess:
                 except TimeoutError:
                     self._kill()
             writer.close()
-        return await process.wait()
+        returncode = await process.wait()
+        self._process = None
+        return returncode
 
     async def _ping(self, writer: asyncio.StreamWriter) -> None:
         """Ping the API process; one that says nothing for `UNRESPONSIVE` seconds (its loop

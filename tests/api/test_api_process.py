@@ -136,6 +136,20 @@ def test_sigterm_to_the_daemon_ends_its_api_process_too(tmp_path: Path) -> None:
     assert "api.process_died" not in events
 
 
+def test_sigterm_while_the_api_process_is_being_replaced_stops_cleanly(
+    tmp_path: Path,
+) -> None:
+    config = _config(tmp_path)
+    with serving("--config", str(config), "--http", "127.0.0.1:0", cwd=tmp_path) as (url, daemon):
+        _state(url)
+        [api] = _api_pids(daemon.pid)
+        os.kill(api, signal.SIGKILL)
+        # At once: the daemon is noticing the death, or waiting to start the next one.
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=60) == 0
+    assert not _alive(api)
+
+
 async def _pair() -> tuple[asyncio.StreamReader, socket.socket]:
     """A stream reader on one end of a socket pair, and the other end."""
     ours, theirs = socket.socketpair()
