@@ -24,6 +24,10 @@ from daemon.api.channel import (
     json_frame,
     read_frame,
 )
+from daemon.api.process import ApiProcess
+from daemon.config import load_config
+from daemon.table import Table
+from drivers.clock import MonotonicClock
 from tests.daemon.cli_support import serving
 from tests.scenarios.scenario_support import journal_lines, table_config, toml
 
@@ -148,6 +152,42 @@ def test_sigterm_while_the_api_process_is_being_replaced_stops_cleanly(
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=60) == 0
     assert not _alive(api)
+
+
+@pytest.mark.parametrize(
+    ("op", "args", "refused"),
+    [
+        ("shutdown", {}, "no such request"),
+        ("journal_security", {"event": "round.voided", "payload": {}}, "an api.* event"),
+        ("journal_security", {"event": "api.forbidden", "payload": []}, "payload is an object"),
+        ("act", {"action": "cut", "actor": "x", "role": "dealer", "payload": [1]}, "an object"),
+        ("act", {"action": 1, "actor": "x", "role": "dealer", "payload": {}}, "strings"),
+        ("training", {"name": "__init__", "args": []}, "no control"),
+        ("training", {"name": "control", "args": [1, 2, 3]}, "no control"),
+        ("metrics", [], "args are an object"),
+    ],
+)
+def test_the_table_takes_from_its_api_process_only_the_requests_it_may_make(
+    tmp_path: Path, op: str, args: object, refused: str
+) -> None:
+    async def main() -> None:
+        config = load_config(_config(tmp_path))
+        table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
+        await table.start()
+        try:
+            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            before = table.journal.durable_seq if table.journal else 0
+            with pytest.raises(ValueError, match=refused):
+                await api._call(op, args)
+            await api._call("journal_security", {"event": "api.forbidden", "payload": {}})
+            assert table.journal is not None
+            by_api = [r.event for r in table.journal.replay(before + 1) if r.actor == "api"]
+            assert by_api == ["api.forbidden"]  # that one, and nothing of the refused request
+            api.server.listening().close()
+        finally:
+            await table.stop()
+
+    asyncio.run(main())
 
 
 async def _pair() -> tuple[asyncio.StreamReader, socket.socket]:
