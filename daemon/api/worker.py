@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import itertools
 import json
 import pickle
@@ -336,6 +337,11 @@ async def serve(channel: socket.socket, listening: socket.socket) -> None:
 
     table.on_state = state_changed
     server = ApiServer(app, init["listen"], sock=listening)
+    # What start-up made (the web stack's modules, the app, its models) lives as long as the
+    # process: kept out of the collector's full passes, which otherwise stopped this loop for
+    # 90 ms under the bench's load (37 ms with them frozen; state read p99 91 -> 38-44 ms).
+    gc.collect()
+    gc.freeze()
     writer.write(json_frame({"t": "ready"}))
     reading = asyncio.ensure_future(table.read(reader, server.stop))
     try:
