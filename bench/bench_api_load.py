@@ -24,15 +24,17 @@ clients connecting):
   cores) moves both alike. `unloaded`, a whole run without load, is printed beside them;
 - `loaded elsewhere`: the `loaded` load, alternating the same way, sent to another daemon
   playing on the same machine while this one is timed: what the load takes from the table
-  through the machine's cores alone (the consoles, the reader and the other daemon's API), the
-  peer of `loaded` for a design that would move the API out of the table's process;
+  through the machine's cores alone (the consoles, the reader and the other daemon's API
+  process), the peer of `loaded` (the API is served by a process of its own,
+  daemon/api/process.py: what is left between the two rows is the table's own cost);
 - `slow client`: one console that sends its hello and never reads (a small receive buffer);
   the daemon must drop it (close code 4408, `daemon.api.fanout`) and keep its memory bounded.
 
 Latency of a state read is measured from the moment the request was due (open loop), so a
 stalled API is not hidden by the bench waiting for it. The clients run in this process, the
 daemon in its own; on one machine they share its cores, so load average and each process's CPU
-are printed beside the figures.
+are printed beside the figures: `daemon cpu` is the table's process, `api cpu` its API
+process(es) (a tree whose API is a thread shows none).
 
 Goals (issue 10 item 2): loaded round rate >= 90 % of the unloaded rate of the same run; state
 read p99 <= 100 ms. Each is printed beside its goal with `met` or `MISSED`.
@@ -82,6 +84,7 @@ class Run:
     dropped: int = 0
     reconnects: int = 0
     daemon_cpu: float = 0.0
+    api_cpu: float = 0.0
     rss_kib: tuple[int, int] = (0, 0)
     slow_closed: str = ""
     segments: list[tuple[int, bool]] = field(default_factory=list)  # (first round, loaded)
@@ -127,6 +130,17 @@ def _proc_cpu(pid: int) -> float:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return 0.0
+
+
+def _api_cpu(pid: int) -> float:
+    """CPU seconds of the daemon's API processes now (its children running the API worker)."""
+    total = 0.0
+    with contextlib.suppress(OSError):
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            with contextlib.suppress(OSError):
+                if b"daemon.api.worker" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    total += _proc_cpu(int(child))
+    return total
 
 
 def _rss_kib(pid: int) -> int:
@@ -373,6 +387,7 @@ async def scenario(name: str, args: argparse.Namespace, folder: Path) -> Run:  #
             # takes from the timed table through the machine's cores alone.
             other, target = await _daemon(name + " (target)", 10**6, args, folder)
         cpu0, rss0, start = _proc_cpu(process.pid), _rss_kib(process.pid), time.perf_counter()
+        api0 = _api_cpu(process.pid)
         if name.startswith("loaded"):
             on.set()
             at, to = target.removeprefix("http://").rsplit(":", 1)
@@ -397,6 +412,7 @@ async def scenario(name: str, args: argparse.Namespace, folder: Path) -> Run:  #
                 if len(run.rounds) == args.rounds:
                     run.rss_kib = (rss0, _rss_kib(process.pid))
                     run.daemon_cpu = _proc_cpu(process.pid) - cpu0
+                    run.api_cpu = _api_cpu(process.pid) - api0
                     run.wall = time.perf_counter() - start
         stop.set()
         await asyncio.gather(*load, return_exceptions=True)
@@ -430,7 +446,7 @@ def report(runs: list[Run], args: argparse.Namespace) -> None:
         f"{'scenario':16} {'rounds/s':>8} {'peer r/s':>8} {'share':>7} {'goal':>6} {'':6} "
         f"{'p50 ms':>7} "
         f"{'p99 ms':>7} {'goal':>5} {'':6} {'reads':>6} {'refused':>7} {'pushed':>8} "
-        f"{'dropped':>7} {'daemon cpu':>10} {'rss KiB':>15}"
+        f"{'dropped':>7} {'daemon cpu':>10} {'api cpu':>7} {'rss KiB':>15}"
     )
     for run in runs:
         rate, run_peer = run.rate(args.warmup), peer
@@ -445,11 +461,12 @@ def report(runs: list[Run], args: argparse.Namespace) -> None:
         if run.name == ELSEWHERE:  # the machine's share, beside the goal's rows: no verdict
             rate_verdict, lat_verdict = "peer", "peer"
         cpu = f"{run.daemon_cpu / run.wall:.0%}" if run.wall else "-"
+        api = f"{run.api_cpu / run.wall:.0%}" if run.wall and run.api_cpu else "-"
         print(
             f"{run.name:16} {rate:8.2f} {run_peer:8.2f} {share:7.0%} {'>=90%':>6} "
             f"{rate_verdict:6} {run.p(0.5):7.1f} {p99:7.1f} "
             f"{'<=100' if run.latencies else '':>5} {lat_verdict:6} {len(run.latencies):6d} "
-            f"{run.refused:7d} {run.pushed:8d} {run.dropped:7d} {cpu:>10} "
+            f"{run.refused:7d} {run.pushed:8d} {run.dropped:7d} {cpu:>10} {api:>7} "
             f"{run.rss_kib[0]:>7}->{run.rss_kib[1]:<7}"
         )
         if run.slow_closed:

@@ -35,7 +35,7 @@ from daemon.cli_progress import Progress
 from daemon.config import ConfigError, TableConfig, load_config
 from daemon.journal import JournalError, JournalLocked
 from daemon.logging import LEVELS, configure_logging, get_logger
-from daemon.shipper.runtime import start_feed, stop_feed, with_feed
+from daemon.shipper.runtime import start_feed, stop_feed
 from daemon.table import Fed, Table, TableError
 from drivers.clock import MonotonicClock
 
@@ -159,13 +159,11 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
     api = None
     address: Path | None = None
     if args.http is not None:
-        # The API on its own thread and loop: its clients cannot slow the table's loop.
-        from daemon.api.threaded import ApiThread  # noqa: PLC0415 - FastAPI only when serving
+        # The API in a process of its own: its clients cannot slow the table (daemon.api.process).
+        from daemon.api.process import ApiProcess  # noqa: PLC0415 - FastAPI only when serving
 
         try:
-            api = ApiThread.build(
-                table, config, args.http or config.api.listen, decorate=lambda a: with_feed(a, feed)
-            )
+            api = ApiProcess.build(table, config, args.http or config.api.listen, feed=feed)
             url = api.url()
         except (ValueError, OSError) as exc:
             print(f"tabled run: --http {args.http}: {exc}", file=sys.stderr)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import threading
 import time
@@ -29,6 +30,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from daemon.api import journal_feed
 from daemon.api.facade import ActionSpec, Subscription, TableMetrics
 from daemon.api.snapshots import Published
 
@@ -121,6 +123,30 @@ class SnapshotPublisher:
             self._built_at = time.monotonic()
 
 
+async def training_call(table: Any, name: str, args: list[Any]) -> Any:
+    """A training control (`daemon.training.Training`) on `table`, where its simulated devices
+    live: `describe()` or `control(asked, actor, role)`. None when the table's devices are not
+    all simulated (no training mode)."""
+    from daemon.training import Training  # noqa: PLC0415 - only for training
+
+    if name == "describe" and not args:
+        call: Callable[[Training], Any] = lambda training: training.describe()  # noqa: E731
+    elif (
+        name == "control"
+        and len(args) == 3
+        and isinstance(args[0], dict)
+        and all(isinstance(a, str) for a in args[1:])
+    ):
+        call = lambda training: training.control(*args)  # noqa: E731
+    else:
+        raise ValueError(f"training: no control {name} with these arguments")
+    training = Training.of(table)
+    if training is None:
+        return None
+    result = call(training)
+    return await result if inspect.isawaitable(result) else result
+
+
 def _same(a: Published, b: Published) -> bool:
     return (a.seq, a.state, a.legal, a.devices) == (b.seq, b.state, b.legal, b.devices)
 
@@ -173,8 +199,13 @@ class TableBridge:
 
     def subscribe(self, after_seq: int | None = None) -> Subscription:
         # The journal's subscriptions are thread-safe; the reader's loop is woken by the
-        # committing thread with one call_soon_threadsafe.
-        return self._table.subscribe(after_seq)
+        # committing thread with one call_soon_threadsafe. Its records are the journal's own,
+        # not copied, with their lines' text (`journal_feed.FeedRecord`); missed ones are
+        # read from the files in a worker thread.
+        journal = self._table.journal
+        if journal is None:
+            raise RuntimeError("the table's journal is closed")
+        return journal_feed.subscribe(journal, after_seq)
 
     def metrics(self) -> TableMetrics:
         return self._call(self._table.metrics)

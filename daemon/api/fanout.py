@@ -33,6 +33,7 @@ from typing import Any
 import structlog
 
 from daemon.api.facade import Subscription, TableFacade
+from daemon.api.journal_feed import FeedRecord
 from daemon.procedures import visibility
 
 log = structlog.get_logger("tabled.api")
@@ -240,7 +241,7 @@ class PushHub:
                 text = _dumps(shown)
             else:
                 if event.plain is None:
-                    event.plain = _dumps(record)
+                    event.plain = record_text(record)
                 text = event.plain
             event.shown[audience] = text
         return text
@@ -306,11 +307,19 @@ def events_message(items: list[Item]) -> str:
     return '{"type":"events","events":[' + ",".join(text for _, text in items) + "]}"
 
 
+def record_text(record: Mapping[str, Any]) -> str:
+    """A record's own JSON text: made from its journal line when it has one (`FeedRecord`)."""
+    if isinstance(record, FeedRecord):
+        return record.text()
+    return _dumps(record)
+
+
+def shown_text(record: Mapping[str, Any], shown: Mapping[str, Any]) -> str:
+    """The JSON text of `shown`, `record` as a reader may see it: the record's own text when
+    nothing of it was hidden."""
+    return record_text(record) if shown == record else _dumps(shown)
+
+
 def _dumps(record: Mapping[str, Any]) -> str:
     """A record's JSON text, as Starlette's `send_json` wrote it (compact, UTF-8)."""
     return json.dumps(record, default=str, separators=(",", ":"), ensure_ascii=False)
-
-
-def encode(event: Mapping[str, Any]) -> Item:
-    """An event's seq and JSON text."""
-    return int(event["seq"]), _dumps(event)

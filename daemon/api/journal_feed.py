@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections import deque
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -21,6 +22,38 @@ from daemon.journal import Journal, JournalClosed, Record, SubscriberLagged, rec
 from daemon.journal.format import journal_files, parse_file_name
 
 CATCH_UP_BATCH = 500
+
+
+class FeedRecord(dict[str, Any]):
+    """A journal record as the push feed reads it: `record_dict`'s keys, with the journal's own
+    payload (its top level copied, nothing below it: the feed redacts into new objects and
+    never changes a record, so the deep copy `record_dict` makes for its callers is not needed)
+    and its JSON text made from the line's own bytes (`text`), not encoded again."""
+
+    __slots__ = ("_hash", "_line")
+
+    def __init__(self, record: Record) -> None:
+        super().__init__(
+            seq=record.seq,
+            ts=record.ts,
+            mono=record.mono,
+            table=record.table,
+            round=record.round_id,
+            actor=record.actor,
+            event=record.event,
+            payload=dict(record.payload),
+            prev=record.prev,
+            hash=record.hash,
+        )
+        self._line, self._hash = record.line, record.hash
+
+    def text(self) -> str:
+        """The record's JSON text, as `json.dumps` of it writes it (compact, UTF-8): the line
+        (its keys in the same order, `"prev"` last) with `"hash"` after it."""
+        line = self._line
+        if not line.endswith(b"}\n"):  # not a line as the journal writes it: encode the record
+            return json.dumps(self, default=str, separators=(",", ":"), ensure_ascii=False)
+        return f'{line[:-2].decode()},"hash":"{self._hash}"}}'
 
 
 def _ts(record: Record) -> datetime | None:
@@ -123,7 +156,7 @@ class JournalSubscription:
             backlog = await self._catch_up()
             for record in backlog:
                 self._last = record.seq
-                yield record_dict(record)
+                yield FeedRecord(record)
             if len(backlog) >= CATCH_UP_BATCH:
                 continue
             try:
@@ -133,7 +166,7 @@ class JournalSubscription:
                     if record.seq > self._last + 1:
                         break  # a gap (cannot happen with one journal): read it from the files
                     self._last = record.seq
-                    yield record_dict(record)
+                    yield FeedRecord(record)
                 return  # the journal closed
             except SubscriberLagged:
                 self._live = self._journal.subscribe(self._maxsize)

@@ -36,7 +36,16 @@ class _QuietServer(uvicorn.Server):
 class ApiServer:
     """The API on one listening socket, bound when `bind()` (or `serve()`) is called."""
 
-    def __init__(self, app: FastAPI, listen: str, *, log_level: str = "warning") -> None:
+    def __init__(
+        self,
+        app: FastAPI,
+        listen: str,
+        *,
+        log_level: str = "warning",
+        sock: socket.socket | None = None,
+    ) -> None:
+        """`sock`: a socket already listening (the API process is handed the one its table's
+        process bound, `daemon.api.process`)."""
         self.host, port = parse_listen(listen)
         self._requested_port = port
         doors: DoorsPolicy = getattr(app.state, "doors", None) or DoorsPolicy()
@@ -69,11 +78,15 @@ class ApiServer:
                 ssl_keyfile=doors.tls_key,
             )
         )
-        self._socket: socket.socket | None = None
+        self._socket: socket.socket | None = sock
 
     def bind(self) -> tuple[str, int]:
         """Open the listening socket now (so start-up fails early on a taken port)."""
         return self._bound().getsockname()[:2]  # type: ignore[no-any-return]
+
+    def listening(self) -> socket.socket:
+        """The listening socket (bound now if it was not)."""
+        return self._bound()
 
     def _bound(self) -> socket.socket:
         if self._socket is None:

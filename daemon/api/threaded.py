@@ -1,4 +1,7 @@
-"""`tabled run --http`: the operator API on its own thread and event loop (`daemon.api.bridge`).
+"""The operator API on its own thread and event loop of the table's process (`daemon.api.bridge`).
+
+`tabled run --http` serves it from a process of its own (`daemon.api.process`); this form, the
+same app over the same publication, serves the tests that add routes reaching the table.
 
     api = ApiThread.build(table, config, listen, decorate=...)  # on the table's loop
     url = api.url()          # bound now: a taken port fails the start

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 from importlib.resources import files
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
@@ -33,9 +35,9 @@ async def console() -> HTMLResponse:
 @router.get("/api/health", response_model=HealthBody, tags=["public"])
 async def health(request: Request) -> HealthBody:
     """Liveness for monitoring; needs no token. With a `[feed]`, the shipper's state and lag."""
-    feed = getattr(request.app.state, "feed", None)
+    status = await _feed_status(request)
     return HealthBody(
-        status="ok", version=__version__, feed=feed.status().as_dict() if feed else None
+        status="ok", version=__version__, feed=status.as_dict() if status is not None else None
     )
 
 
@@ -49,14 +51,25 @@ async def prometheus(request: Request) -> Response:
     """Prometheus text exposition: rounds, violations by article, faults and frame errors by
     device, link round-trip time, journal fsync latency, API refusals."""
     ctx = context(request)
+    table_metrics = getattr(ctx.table, "metrics_async", None)  # a table in another process
     body = metrics_text.render(
-        ctx.table.metrics(),
+        await table_metrics() if table_metrics is not None else ctx.table.metrics(),
         ctx.table_id(),
         {"tabled_api_refused_total": dict(ctx.gate.refused)},
     )
-    feed = getattr(request.app.state, "feed", None)
-    if feed is not None:
+    status = await _feed_status(request)
+    if status is not None:
         from daemon.shipper.runtime import metrics_text as feed_metrics  # noqa: PLC0415
 
-        body += feed_metrics(feed.status(), ctx.table_id())
+        body += feed_metrics(status, ctx.table_id())
     return Response(body, media_type=metrics_text.CONTENT_TYPE)
+
+
+async def _feed_status(request: Request) -> Any:
+    """The shipper's state (`[feed]`), or None without one; asked of the table's process when
+    the API runs in a process of its own (`daemon.api.worker`)."""
+    feed = getattr(request.app.state, "feed", None)
+    if feed is None:
+        return None
+    status = feed.status()
+    return await status if inspect.isawaitable(status) else status

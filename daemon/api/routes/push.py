@@ -29,9 +29,9 @@ from daemon.api.fanout import (
     Batch,
     Item,
     PushClient,
-    encode,
     event_message,
     events_message,
+    shown_text,
 )
 from daemon.api.tokens import Principal, hash_token
 from daemon.procedures import visibility
@@ -124,8 +124,8 @@ class _Feed:
         text."""
         if self.seen is None:
             self.seen = visibility.Seen(state=json.loads(self.states.latest().state))
-        seq, text = encode(self.seen.redact(record, self.who.role))
-        return seq, text
+        shown = self.seen.redact(record, self.who.role)
+        return int(record["seq"]), shown_text(record, shown)
 
     async def send_state(self) -> None:
         """After a burst of events, or when the table announced a new state (a table that

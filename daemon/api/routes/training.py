@@ -11,20 +11,18 @@ is a card of the round: the reply serves it as the table's state does
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from daemon.api.bridge import training_call
 from daemon.api.context import context
 from daemon.api.errors import AUTH_ERRORS, INPUT_ERRORS, ApiError, ErrorBody
 from daemon.api.gate import Who
 from daemon.procedures.visibility import redact_value
 from daemon.training import ROLES, Training, named
-
-T = TypeVar("T")
 
 router = APIRouter()
 
@@ -67,21 +65,22 @@ async def _training(request: Request, actor: str, role: str, op: str) -> None:
         raise ApiError(404, "not_simulated", "this table's devices are real: no training mode")
 
 
-async def _on_table(request: Request, work: Callable[[Training], Awaitable[T]]) -> T:
-    """Run `work` with the table's training controls where the table's devices live: on the
-    table's own loop when the API runs on a thread of its own (daemon.api.bridge)."""
+async def _on_table(request: Request, name: str, *args: Any) -> Any:
+    """The training control `name` (`describe`, `control`) where the table's devices live: on
+    the table's own loop when the API runs on a thread of its own (daemon.api.bridge), in the
+    table's process when it runs in a process of its own (daemon.api.worker)."""
     table = context(request).table
-
-    async def run(real: Any) -> T:
-        training = Training.of(real)
-        if training is None:
-            raise ApiError(404, "not_simulated", "this table's devices are real: no training mode")
-        return await work(training)
-
-    on_table = getattr(table, "on_table", None)
-    if on_table is None:
-        return await run(table)
-    result: T = await on_table(run)
+    remote = getattr(table, "training", None)
+    if remote is not None:
+        result = await remote(name, list(args))
+    else:
+        on_table = getattr(table, "on_table", None)
+        if on_table is None:
+            result = await training_call(table, name, list(args))
+        else:
+            result = await on_table(lambda real: training_call(real, name, list(args)))
+    if result is None:
+        raise ApiError(404, "not_simulated", "this table's devices are real: no training mode")
     return result
 
 
@@ -115,10 +114,8 @@ async def training_state(request: Request, who: Who) -> dict[str, Any]:
     """The simulated devices as a trainer sees them, and the controls each offers."""
     await _training(request, who.actor, who.role, "state")
 
-    async def describe(training: Training) -> dict[str, Any]:
-        return training.describe()
-
-    return await _on_table(request, describe)
+    described: dict[str, Any] = await _on_table(request, "describe")
+    return described
 
 
 @router.post(
@@ -144,10 +141,7 @@ async def control(
     if body is not None:
         asked |= body.model_dump(exclude_none=True)
 
-    async def handle(training: Training) -> dict[str, Any]:
-        return await training.control(asked, who.actor, who.role)
-
-    reply = await _on_table(request, handle)
+    reply: dict[str, Any] = await _on_table(request, "control", asked, who.actor, who.role)
     if not reply.get("ok"):
         message = str(reply.get("error", "refused"))
         return JSONResponse({"error": "refused", "message": message}, 409)

@@ -1,0 +1,385 @@
+"""`tabled run --http`: the operator API in a process of its own (`daemon.api.worker`).
+
+    api = ApiProcess.build(table, config, listen, feed=shipper)  # on the table's loop
+    url = api.url()          # bound now: a taken port fails the start
+    api.start()              # the API process starts; the table goes on meanwhile
+    ...
+    await api.stop()         # before the table stops: the API's last journal lines go in
+
+The table's process keeps the devices, the procedure and the journal; it never runs API code,
+and no API work competes with the table's loop for the interpreter (an API on a thread of the
+same process did: at 200 state reads a second and fifty consoles the table lost a quarter of
+its rounds on a quiet machine, bench/bench_api_load.py). Across the channel
+(`daemon.api.channel`, an anonymous socket pair):
+
+- to the API process: the start-up facts (config, actions, the journal's folder and durable
+  seq), each publication of the table's state (`SnapshotPublisher`, as for the thread), and the
+  journal's durable lines as they are on disk (one subscription, forwarded as they come);
+- from it: requests (an action, a security fact, a training control, a metrics scrape), JSON
+  only and checked field by field, each answered once the table's loop has done it.
+
+The listening socket is bound here (a taken port or a refused address fails `tabled run` before
+it serves, as before) and handed to the API process, so connections made while it (re)starts
+wait in the socket's backlog. If the API process dies, the table goes on: the death is logged
+(`api.process_died`) and journaled, and a new API process starts (after 0.5 s, doubling to
+30 s while it keeps dying). If it stops reading the channel, it is killed and restarted the
+same way, and so is one that answers no ping for 10 s (a minute to start): the table never
+waits for it. `stop()` asks it to end (its open connections closed, its last journal lines
+sent) and kills it after `STOP_TIMEOUT`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import socket
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from daemon.api.app import create_app
+from daemon.api.bridge import SnapshotPublisher, TableBridge, training_call
+from daemon.api.channel import (
+    JSON,
+    LINES,
+    MAX_FROM_API,
+    ChannelError,
+    frame,
+    json_body,
+    pickle_frame,
+    read_frame,
+)
+from daemon.api.server import ApiServer
+from daemon.journal import JournalClosed, SubscriberLagged
+
+if TYPE_CHECKING:
+    from daemon.config import TableConfig
+    from daemon.table.runtime import Table
+
+log = structlog.get_logger("tabled.api")
+
+STOP_TIMEOUT = 1.0  # seconds the API process has to end its connections before it is killed
+RESTART_FIRST, RESTART_MAX = 0.5, 30.0  # seconds before a dead API process is started again
+STABLE = 60.0  # seconds an API process must live for the next death to restart it at once
+MAX_BUFFERED = 16 << 20  # bytes waiting for the API process to read: more, and it is stuck
+PING_EVERY = 2.0  # seconds between two pings of the API process (it answers from its loop)
+UNRESPONSIVE = 10.0  # seconds without a word from the API process: it is hung, and killed
+START_GRACE = 60.0  # seconds a new API process has to say its first word (imports, the app)
+FORWARD_QUEUE = 8192  # durable events waiting for the forwarder before it must read the files
+SECURITY_EVENT = re.compile(r"^api\.[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
+
+
+class ApiProcess:
+    """The API server of one table, served from a process of its own."""
+
+    def __init__(
+        self,
+        table: Table,
+        config: TableConfig,
+        listen: str,
+        server: ApiServer,
+        publisher: SnapshotPublisher,
+        *,
+        feed: Any = None,
+        app_options: dict[str, Any] | None = None,
+    ) -> None:
+        self._table, self._config, self._listen = table, config, listen
+        self.server, self.publisher, self._feed = server, publisher, feed
+        self._app_options = app_options or {}
+        self._writer: asyncio.StreamWriter | None = None
+        self._process: asyncio.subprocess.Process | None = None
+        self._supervisor: asyncio.Task[None] | None = None
+        self._forwarder: asyncio.Task[None] | None = None
+        self._answering: set[asyncio.Task[None]] = set()
+        self._stopping = False
+        self._heard = 0.0  # when the API process last sent anything (monotonic)
+        self.starts = 0  # API processes started (the first one included)
+        self.deaths = 0  # of them, how many ended without being asked to
+
+    @classmethod
+    def build(
+        cls,
+        table: Table,
+        config: TableConfig,
+        listen: str,
+        *,
+        feed: Any = None,
+        **app_options: Any,
+    ) -> ApiProcess:
+        """On the table's running loop. The app is made here once, as the API process will make
+        it, so what it refuses (a tokens file others may read, plain HTTP beyond loopback, a
+        TLS key without its certificate) stops `tabled run` now, before anything is served."""
+        publisher = SnapshotPublisher(table)
+        publisher.publish()
+        bridge = TableBridge(table, asyncio.get_running_loop(), publisher)
+        server = ApiServer(create_app(bridge, config, **app_options), listen)
+        return cls(table, config, listen, server, publisher, feed=feed, app_options=app_options)
+
+    def url(self) -> str:
+        return self.server.url()
+
+    @property
+    def pid(self) -> int | None:
+        """The API process's pid now (None while none runs)."""
+        process = self._process
+        return process.pid if process is not None and process.returncode is None else None
+
+    def start(self) -> None:
+        self.server.bind()
+        self.publisher.start()
+        self.publisher.listen(self._published)
+        self._forwarder = asyncio.ensure_future(self._forward_journal())
+        self._supervisor = asyncio.ensure_future(self._supervise())
+
+    async def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+        """Ask the API process to end, kill it after `timeout`; the table's loop runs meanwhile
+        (its last requests, the refusals' summary, are answered)."""
+        self._stopping = True
+        self._send(pickle_frame({"t": "stop"}))
+        supervisor = self._supervisor
+        if supervisor is not None and self._process is None:
+            supervisor.cancel()  # waiting to start one again: nothing to stop
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await supervisor
+        elif supervisor is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(supervisor), timeout)
+            except TimeoutError:
+                log.warning("api.stop_timeout", seconds=timeout, pid=self.pid)
+                self._kill()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(supervisor, timeout)
+            with contextlib.suppress(asyncio.CancelledError):
+                supervisor.cancel()
+        for task in (self._forwarder, *self._answering):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        await self.publisher.stop()
+        with contextlib.suppress(OSError):
+            self.server.listening().close()
+
+    # ---- the API process, started again while the table runs -------------------------------
+
+    async def _supervise(self) -> None:
+        delay = RESTART_FIRST
+        while not self._stopping:
+            started = time.monotonic()
+            try:
+                returncode = await self._run_once()
+            except Exception as exc:  # could not start it: as if it died at once
+                log.error("api.process_failed", error=repr(exc))
+                returncode = None
+            if self._stopping:
+                return
+            self.deaths += 1
+            if time.monotonic() - started > STABLE:
+                delay = RESTART_FIRST
+            fact = {"returncode": returncode, "restart_in": delay, "deaths": self.deaths}
+            log.error("api.process_died", **fact)
+            with contextlib.suppress(Exception):
+                await self._table.journal_security("api.process_died", fact)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RESTART_MAX)
+
+    async def _run_once(self) -> int | None:
+        """Start one API process and serve its requests until it ends: its return code."""
+        ours, theirs = socket.socketpair()
+        listening = self.server.listening()
+        fds = (theirs.fileno(), listening.fileno())
+        try:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "daemon.api.worker",
+                "--channel", str(fds[0]), "--listen", str(fds[1]),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                pass_fds=fds,
+            )  # fmt: skip
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._process = process
+        self.starts += 1
+        reader, writer = await asyncio.open_unix_connection(sock=ours)
+        journal = self._table.journal
+        level = logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower()
+        writer.write(
+            pickle_frame(
+                {
+                    "t": "init",
+                    "config": self._config,
+                    "listen": self._listen,
+                    "actions": self._table.actions(),
+                    "published": self.publisher.latest,
+                    "wall_offset": self._table._wall() - time.time(),
+                    "journal_dir": str(journal.dir) if journal is not None else None,
+                    "durable_seq": journal.durable_seq if journal is not None else 0,
+                    "feed": self._feed is not None,
+                    "log_level": level if level in ("debug", "info", "warning") else "warning",
+                    "app_options": self._app_options,
+                }
+            )
+        )
+        self._writer = writer
+        if self._stopping:
+            writer.write(pickle_frame({"t": "stop"}))
+        log.info("api.process_started", pid=process.pid)
+        self._heard = time.monotonic() + START_GRACE - UNRESPONSIVE
+        pinging = asyncio.ensure_future(self._ping(writer))
+        try:
+            await self._serve(reader, writer)
+        except (ChannelError, OSError) as exc:  # broken framing, or the connection reset
+            log.error("api.channel_broken", error=repr(exc), pid=process.pid)
+        finally:
+            pinging.cancel()
+            self._writer = None
+            if not self._stopping:
+                # It closed the channel or broke it: it is not serving (as it should) any more.
+                try:
+                    await asyncio.wait_for(process.wait(), STOP_TIMEOUT)
+                except TimeoutError:
+                    self._kill()
+            writer.close()
+        returncode = await process.wait()
+        self._process = None
+        return returncode
+
+    async def _ping(self, writer: asyncio.StreamWriter) -> None:
+        """Ping the API process; one that says nothing for `UNRESPONSIVE` seconds (its loop
+        stuck, or the process stopped) is killed, and started again."""
+        while self._writer is writer:
+            await asyncio.sleep(PING_EVERY)
+            silent = time.monotonic() - self._heard
+            if silent > UNRESPONSIVE and not self._stopping:
+                log.error("api.process_unresponsive", pid=self.pid, silent=round(silent, 1))
+                self._kill()
+                return
+            self._send(pickle_frame({"t": "ping"}))
+
+    def _kill(self) -> None:
+        process = self._process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+
+    def _send(self, data: bytes) -> None:
+        """Hand `data` to the API process without waiting for it; one that lets too much wait
+        unread is stuck, and is killed (then started again)."""
+        writer = self._writer
+        if writer is None or writer.is_closing():
+            return
+        writer.write(data)
+        if writer.transport.get_write_buffer_size() > MAX_BUFFERED:
+            log.error("api.process_stuck", pid=self.pid, buffered=MAX_BUFFERED)
+            self._writer = None
+            self._kill()
+
+    # ---- to the API process: the state, the journal ----------------------------------------
+
+    def _published(self) -> None:
+        self._send(
+            pickle_frame(
+                {
+                    "t": "state",
+                    "published": self.publisher.latest,
+                    "wall_offset": self._table._wall() - time.time(),
+                }
+            )
+        )
+
+    async def _forward_journal(self) -> None:
+        """The journal's durable lines, as they come, to whichever API process runs. One that
+        missed some (started since, or this forwarder fell behind) reads them from the files."""
+        journal = self._table.journal
+        if journal is None:
+            return
+        subscription = journal.subscribe(FORWARD_QUEUE)
+        while True:
+            try:
+                record = await subscription.next()
+                lines = [record.line]
+                while (more := subscription.get_nowait()) is not None:
+                    lines.append(more.line)
+            except SubscriberLagged:
+                subscription = journal.subscribe(FORWARD_QUEUE)
+                continue
+            except JournalClosed:
+                return
+            self._send(frame(LINES, b"".join(lines)))
+
+    # ---- from the API process: requests ----------------------------------------------------
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            got = await read_frame(reader, MAX_FROM_API)
+            if got is None:
+                return
+            self._heard = time.monotonic()
+            kind, body = got
+            if kind != JSON:
+                raise ChannelError("the API process may send JSON only")
+            message = json_body(body)
+            if message.get("t") in ("ready", "bye", "pong"):
+                continue
+            if message.get("t") != "call" or not isinstance(message.get("id"), int):
+                raise ChannelError(f"not a request: {str(message)[:200]}")
+            task = asyncio.ensure_future(self._answer(message, writer))
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
+
+    async def _answer(self, message: dict[str, Any], writer: asyncio.StreamWriter) -> None:
+        reply: dict[str, Any] = {"t": "reply", "id": message["id"]}
+        try:
+            reply["value"] = await self._call(str(message.get("op")), message.get("args"))
+        except Exception as exc:
+            reply["error"] = exc
+        try:
+            data = pickle_frame(reply)
+        except Exception as exc:  # an exception that does not pickle: said in words
+            data = pickle_frame(
+                {"t": "reply", "id": message["id"], "error": RuntimeError(repr(exc))}
+            )
+        if self._writer is writer:
+            self._send(data)
+
+    async def _call(self, op: str, args: Any) -> Any:
+        """One request of the API process, its every field checked (it faces the network)."""
+        if not isinstance(args, dict):
+            raise ValueError("a request's args are an object")
+        table = self._table
+        if op == "act":
+            action, actor, role, payload = (
+                args.get(k) for k in ("action", "actor", "role", "payload")
+            )
+            if not (isinstance(action, str) and isinstance(actor, str) and isinstance(role, str)):
+                raise ValueError("act: action, actor and role are strings")
+            if not isinstance(payload, dict):
+                raise ValueError("act: the payload is an object")
+            answer = await table.act(action, actor, role, payload)
+            self.publisher.publish()  # the state it leads to goes before the answer
+            return answer
+        if op == "journal_security":
+            event, payload = args.get("event"), args.get("payload")
+            if not (isinstance(event, str) and SECURITY_EVENT.match(event)):
+                raise ValueError("journal_security: an api.* event")
+            if not isinstance(payload, dict):
+                raise ValueError("journal_security: the payload is an object")
+            await table.journal_security(event, payload)
+            return None
+        if op == "metrics":
+            return table.metrics()
+        if op == "feed_status":
+            return self._feed.status() if self._feed is not None else None
+        if op == "training":
+            name, call_args = args.get("name"), args.get("args")
+            if not (isinstance(name, str) and isinstance(call_args, list)):
+                raise ValueError("training: a name and a list of args")
+            return await training_call(table, name, call_args)
+        raise ValueError(f"no such request: {op}")

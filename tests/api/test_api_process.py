@@ -1,0 +1,237 @@
+"""`tabled run --http` serves its API from a process of its own (daemon.api.process): the table
+goes on when that process dies (the death journaled, a new one started on the same socket),
+SIGTERM to the daemon ends both, and the channel between them refuses what it may not carry."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+from pathlib import Path
+
+import httpx
+import pytest
+from api_support import TOKENS, auth, write_tokens
+from websockets.sync.client import connect
+
+from daemon.api.channel import (
+    MAX_FROM_API,
+    ChannelError,
+    frame,
+    json_body,
+    json_frame,
+    read_frame,
+)
+from daemon.api.process import ApiProcess
+from daemon.config import load_config
+from daemon.table import Table
+from drivers.clock import MonotonicClock
+from tests.daemon.cli_support import serving
+from tests.scenarios.scenario_support import journal_lines, table_config, toml
+
+
+def _config(tmp_path: Path) -> Path:
+    data = table_config(tmp_path / "journal")
+    data["api"] = {"tokens_file": str(write_tokens(tmp_path / "tokens.toml"))}
+    path = tmp_path / "table.toml"
+    path.write_text(toml(data))
+    return path
+
+
+def _api_pids(daemon: int) -> list[int]:
+    """The daemon's API processes now (its children running `daemon.api.worker`)."""
+    children = Path(f"/proc/{daemon}/task/{daemon}/children").read_text().split()
+    found = []
+    for child in children:
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"daemon.api.worker" in command:
+            found.append(int(child))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def _state(url: str) -> dict[str, object]:
+    # A connection made while the API process (re)starts waits in the listening socket's
+    # backlog (the daemon holds the socket) and is answered once it serves.
+    answer = httpx.get(f"{url}/api/state", headers=auth("surveillance"), timeout=60)
+    assert answer.status_code == 200, answer.text
+    body: dict[str, object] = answer.json()
+    return body
+
+
+def _events(url: str, count: int) -> list[dict[str, object]]:
+    """The next `count` journal events the push feed sends (the table must be playing)."""
+    ws_url = url.replace("http://", "ws://") + "/api/events"
+    got: list[dict[str, object]] = []
+    with connect(ws_url, open_timeout=60) as ws:
+        ws.send(json.dumps({"token": TOKENS["surveillance"][1], "after": None}))
+        while len(got) < count:
+            message = json.loads(ws.recv(timeout=60))
+            if message.get("type") == "event":
+                got.append(message["event"])
+    return got
+
+
+def test_the_table_goes_on_when_its_api_process_dies_and_a_new_one_serves(
+    tmp_path: Path,
+) -> None:
+    config = _config(tmp_path)
+    args = ("--config", str(config), "--http", "127.0.0.1:0", "--autoplay", "100000")
+    with serving(*args, cwd=tmp_path) as (url, daemon):
+        assert _state(url)["role"] == "surveillance"
+        [first] = _api_pids(daemon.pid)
+        os.kill(first, signal.SIGKILL)
+        # The same URL answers again, from another API process; the table played on meanwhile.
+        assert _state(url)["role"] == "surveillance"
+        [second] = _api_pids(daemon.pid)
+        assert second != first
+        live = _events(url, 5)
+        assert daemon.poll() is None
+    lines = journal_lines(tmp_path / "journal")
+    [died] = [line for line in lines if line["event"] == "api.process_died"]
+    assert died["actor"] == "api"
+    assert died["payload"]["returncode"] == -signal.SIGKILL
+    assert all(int(str(event["seq"])) > died["seq"] for event in live)
+    assert any(
+        line["seq"] > died["seq"] and not str(line["event"]).startswith("api.") for line in lines
+    )
+
+
+def test_an_api_process_that_stops_answering_is_killed_and_replaced(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    with serving("--config", str(config), "--http", "127.0.0.1:0", cwd=tmp_path) as (url, daemon):
+        _state(url)
+        [hung] = _api_pids(daemon.pid)
+        os.kill(hung, signal.SIGSTOP)  # alive, its loop answering nothing
+        assert _state(url)["role"] == "surveillance"  # answered by the next one
+        assert _api_pids(daemon.pid) != [hung]
+    [died] = [
+        line for line in journal_lines(tmp_path / "journal") if line["event"] == "api.process_died"
+    ]
+    assert died["payload"]["returncode"] == -signal.SIGKILL
+
+
+def test_sigterm_to_the_daemon_ends_its_api_process_too(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    with serving("--config", str(config), "--http", "127.0.0.1:0", cwd=tmp_path) as (url, daemon):
+        _state(url)
+        [api] = _api_pids(daemon.pid)
+        # The API process leaves the signals to the table's process (a Ctrl-C reaches both):
+        # SIGTERM sent to it alone is ignored, and the same process answers.
+        os.kill(api, signal.SIGTERM)
+        _state(url)
+        assert _api_pids(daemon.pid) == [api]
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=60) == 0
+    assert not _alive(api)
+    events = [line["event"] for line in journal_lines(tmp_path / "journal")]
+    assert "api.process_died" not in events
+
+
+def test_sigterm_while_the_api_process_is_being_replaced_stops_cleanly(
+    tmp_path: Path,
+) -> None:
+    config = _config(tmp_path)
+    with serving("--config", str(config), "--http", "127.0.0.1:0", cwd=tmp_path) as (url, daemon):
+        _state(url)
+        [api] = _api_pids(daemon.pid)
+        os.kill(api, signal.SIGKILL)
+        # At once: the daemon is noticing the death, or waiting to start the next one.
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=60) == 0
+    assert not _alive(api)
+
+
+@pytest.mark.parametrize(
+    ("op", "args", "refused"),
+    [
+        ("shutdown", {}, "no such request"),
+        ("journal_security", {"event": "round.voided", "payload": {}}, "an api.* event"),
+        ("journal_security", {"event": "api.forbidden", "payload": []}, "payload is an object"),
+        ("act", {"action": "cut", "actor": "x", "role": "dealer", "payload": [1]}, "an object"),
+        ("act", {"action": 1, "actor": "x", "role": "dealer", "payload": {}}, "strings"),
+        ("training", {"name": "__init__", "args": []}, "no control"),
+        ("training", {"name": "control", "args": [1, 2, 3]}, "no control"),
+        ("metrics", [], "args are an object"),
+    ],
+)
+def test_the_table_takes_from_its_api_process_only_the_requests_it_may_make(
+    tmp_path: Path, op: str, args: object, refused: str
+) -> None:
+    async def main() -> None:
+        config = load_config(_config(tmp_path))
+        table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
+        await table.start()
+        try:
+            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            before = table.journal.durable_seq if table.journal else 0
+            with pytest.raises(ValueError, match=refused):
+                await api._call(op, args)
+            await api._call("journal_security", {"event": "api.forbidden", "payload": {}})
+            assert table.journal is not None
+            by_api = [r.event for r in table.journal.replay(before + 1) if r.actor == "api"]
+            assert by_api == ["api.forbidden"]  # that one, and nothing of the refused request
+            api.server.listening().close()
+        finally:
+            await table.stop()
+
+    asyncio.run(main())
+
+
+async def _pair() -> tuple[asyncio.StreamReader, socket.socket]:
+    """A stream reader on one end of a socket pair, and the other end."""
+    ours, theirs = socket.socketpair()
+    reader = asyncio.StreamReader()
+    loop = asyncio.get_running_loop()
+    await loop.connect_accepted_socket(lambda: asyncio.StreamReaderProtocol(reader), sock=ours)
+    return reader, theirs
+
+
+@pytest.mark.parametrize(
+    ("sent", "problem"),
+    [
+        (b"\x00\x00\x00\x00", "a frame of 0 bytes"),
+        ((MAX_FROM_API + 1).to_bytes(4, "big") + b"J", f"a frame of {MAX_FROM_API + 1} bytes"),
+        (b"\x00\x00", "inside a frame's header"),
+        (b"\x00\x00\x00\x09J{}", "inside a frame"),
+    ],
+)
+def test_the_channel_refuses_a_broken_frame(sent: bytes, problem: str) -> None:
+    async def main() -> None:
+        reader, theirs = await _pair()
+        theirs.sendall(sent)
+        theirs.close()
+        with pytest.raises(ChannelError, match=problem):
+            await read_frame(reader, MAX_FROM_API)
+
+    asyncio.run(main())
+
+
+def test_the_channel_carries_frames_in_order_and_ends_cleanly() -> None:
+    async def main() -> None:
+        reader, theirs = await _pair()
+        theirs.sendall(json_frame({"t": "call", "id": 1}) + frame(b"L", b"line\n"))
+        theirs.close()
+        assert await read_frame(reader, MAX_FROM_API) == (b"J", b'{"t":"call","id":1}')
+        assert await read_frame(reader, MAX_FROM_API) == (b"L", b"line\n")
+        assert await read_frame(reader, MAX_FROM_API) is None
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("body", [b"[1]", b"not json", b"[" * 100_000])
+def test_a_request_that_is_not_a_json_object_is_refused(body: bytes) -> None:
+    with pytest.raises(ChannelError):
+        json_body(body)
