@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from daemon.api.channel import finite_float, no_constant
 from daemon.api.errors import ApiError
 
 
@@ -76,8 +77,8 @@ async def read_act_request(request: Request) -> ActRequest:
     if not raw.strip():
         return ActRequest()
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = json.loads(raw, parse_float=finite_float, parse_constant=no_constant)
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError, NaN, 1e999, 10**5000
         raise ApiError(400, "malformed_json", f"body is not JSON: {exc}") from None
     except RecursionError:
         raise ApiError(400, "malformed_json", "body is nested too deeply to read") from None

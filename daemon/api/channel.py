@@ -63,10 +63,25 @@ async def read_frame(reader: asyncio.StreamReader, limit: int) -> tuple[bytes, b
     return body[:1], body[1:]
 
 
+def finite_float(text: str) -> float:
+    """`json.loads`'s `parse_float` for JSON the table takes in: a number too large for a
+    float (`1e999`) is refused, as NaN and Infinity are (`no_constant`): the journal writes
+    strict JSON, so a payload it could not write must not reach the procedure."""
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"a number out of range: {text[:32]}")
+    return value
+
+
+def no_constant(name: str) -> Any:
+    """`json.loads`'s `parse_constant`: NaN, Infinity and -Infinity are not JSON."""
+    raise ValueError(f"{name} is not JSON")
+
+
 def json_body(body: bytes) -> dict[str, Any]:
     """A JSON frame's object; ChannelError for anything else."""
     try:
-        message = json.loads(body)
+        message = json.loads(body, parse_float=finite_float, parse_constant=no_constant)
     except (ValueError, RecursionError):
         raise ChannelError("a frame that is not JSON") from None
     if not isinstance(message, dict):

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import re
 import socket
@@ -55,6 +56,7 @@ from daemon.api.channel import (
 )
 from daemon.api.server import ApiServer
 from daemon.journal import JournalClosed, SubscriberLagged
+from daemon.table.facade import OPERATOR_ROLES
 
 if TYPE_CHECKING:
     from daemon.config import TableConfig
@@ -70,7 +72,26 @@ PING_EVERY = 2.0  # seconds between two pings of the API process (it answers fro
 UNRESPONSIVE = 10.0  # seconds without a word from the API process: it is hung, and killed
 START_GRACE = 60.0  # seconds a new API process has to say its first word (imports, the app)
 FORWARD_QUEUE = 8192  # durable events waiting for the forwarder before it must read the files
-SECURITY_EVENT = re.compile(r"^api\.[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
+# What the API process may ask the table for, each field checked: it faces the network, so a
+# request outside these is a compromised or broken API process. Such a request is refused,
+# journaled (`api.channel_refused`) and the process is killed and started again (with the
+# restart's back-off, so a flood of them costs the journal one line a start).
+# An action's actor as the tokens file names people (no ":", which joins a role to an actor).
+ACTOR = re.compile(r"^[A-Za-z0-9._@-]{1,64}$")
+ACTION = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+# The security facts the API journals (daemon.api.gate, routes/act.py, routes/training.py,
+# server.py): no other name, and never the table's own (`api.process_died`).
+SECURITY_EVENTS = frozenset(
+    {
+        "api.forbidden",
+        "api.auth_refused",
+        "api.input_refused",
+        "api.auth_locked_out",
+        "api.plain_http_behind_proxy",
+    }
+)
+MAX_FACT_BYTES = 64 << 10  # a security fact's payload, as JSON
+MAX_FACT_DEPTH = 6  # objects and lists within a security fact's payload
 
 
 class ApiProcess:
@@ -99,6 +120,7 @@ class ApiProcess:
         self._heard = 0.0  # when the API process last sent anything (monotonic)
         self.starts = 0  # API processes started (the first one included)
         self.deaths = 0  # of them, how many ended without being asked to
+        self._why: str | None = None  # why the table's process ended the running one, if it did
 
     @classmethod
     def build(
@@ -180,7 +202,13 @@ class ApiProcess:
             self.deaths += 1
             if time.monotonic() - started > STABLE:
                 delay = RESTART_FIRST
-            fact = {"returncode": returncode, "restart_in": delay, "deaths": self.deaths}
+            reason = self._why or ("exited" if returncode is not None else "not_started")
+            fact = {
+                "returncode": returncode,
+                "reason": reason,
+                "restart_in": delay,
+                "deaths": self.deaths,
+            }
             log.error("api.process_died", **fact)
             with contextlib.suppress(Exception):
                 await self._table.journal_security("api.process_died", fact)
@@ -189,6 +217,7 @@ class ApiProcess:
 
     async def _run_once(self) -> int | None:
         """Start one API process and serve its requests until it ends: its return code."""
+        self._why = None
         ours, theirs = socket.socketpair()
         listening = self.server.listening()
         fds = (theirs.fileno(), listening.fileno())
@@ -237,6 +266,8 @@ class ApiProcess:
             await self._serve(reader, writer)
         except (ChannelError, OSError) as exc:  # broken framing, or the connection reset
             log.error("api.channel_broken", error=repr(exc), pid=process.pid)
+            if isinstance(exc, ChannelError):  # a reset is its death, said by its return code
+                self._why = self._why or "channel_broken"
         finally:
             pinging.cancel()
             self._writer = None
@@ -259,6 +290,7 @@ class ApiProcess:
             silent = time.monotonic() - self._heard
             if silent > UNRESPONSIVE and not self._stopping:
                 log.error("api.process_unresponsive", pid=self.pid, silent=round(silent, 1))
+                self._why = "unresponsive"
                 self._kill()
                 return
             self._send(pickle_frame({"t": "ping"}))
@@ -278,6 +310,7 @@ class ApiProcess:
         writer.write(data)
         if writer.transport.get_write_buffer_size() > MAX_BUFFERED:
             log.error("api.process_stuck", pid=self.pid, buffered=MAX_BUFFERED)
+            self._why = "stuck"
             self._writer = None
             self._kill()
 
@@ -350,27 +383,53 @@ class ApiProcess:
             self._send(data)
 
     async def _call(self, op: str, args: Any) -> Any:
-        """One request of the API process, its every field checked (it faces the network)."""
+        """One request of the API process, its every field checked (it faces the network). A
+        request it may not make is refused, journaled, and the API process replaced."""
+        try:
+            return await self._checked_call(op, args)
+        except RequestRefused as exc:
+            await self._refused(op, str(exc))
+            raise
+
+    async def _refused(self, op: str, problem: str) -> None:
+        fact = {"op": op[:64], "problem": problem[:200], "pid": self.pid}
+        log.error("api.channel_refused", **fact)
+        with contextlib.suppress(Exception):
+            await self._table.journal_security("api.channel_refused", fact)
+        self._why = "refused_request"
+        self._kill()
+
+    async def _checked_call(self, op: str, args: Any) -> Any:
         if not isinstance(args, dict):
-            raise ValueError("a request's args are an object")
+            raise RequestRefused("a request's args are an object")
         table = self._table
         if op == "act":
             action, actor, role, payload = (
                 args.get(k) for k in ("action", "actor", "role", "payload")
             )
             if not (isinstance(action, str) and isinstance(actor, str) and isinstance(role, str)):
-                raise ValueError("act: action, actor and role are strings")
+                raise RequestRefused("act: action, actor and role are strings")
+            if role not in OPERATOR_ROLES:
+                # Devices and the system feed the table themselves: no token holds their roles.
+                raise RequestRefused(f"act: a person acts as {' or '.join(OPERATOR_ROLES)}")
+            if not (ACTION.match(action) and ACTOR.match(actor)):
+                raise RequestRefused("act: an action's and an actor's name")
             if not isinstance(payload, dict):
-                raise ValueError("act: the payload is an object")
+                raise RequestRefused("act: the payload is an object")
             answer = await table.act(action, actor, role, payload)
             self.publisher.publish()  # the state it leads to goes before the answer
             return answer
         if op == "journal_security":
             event, payload = args.get("event"), args.get("payload")
-            if not (isinstance(event, str) and SECURITY_EVENT.match(event)):
-                raise ValueError("journal_security: an api.* event")
+            if event not in SECURITY_EVENTS:
+                raise RequestRefused("journal_security: one of the API's api.* events")
             if not isinstance(payload, dict):
-                raise ValueError("journal_security: the payload is an object")
+                raise RequestRefused("journal_security: the payload is an object")
+            if not _small(payload):
+                raise RequestRefused(
+                    f"journal_security: a payload of at most {MAX_FACT_BYTES} bytes and "
+                    f"{MAX_FACT_DEPTH} levels"
+                )
             await table.journal_security(event, payload)
             return None
         if op == "metrics":
@@ -378,8 +437,43 @@ class ApiProcess:
         if op == "feed_status":
             return self._feed.status() if self._feed is not None else None
         if op == "training":
+            from daemon.training import ROLES as TRAINING_ROLES  # noqa: PLC0415 - training only
+
             name, call_args = args.get("name"), args.get("args")
-            if not (isinstance(name, str) and isinstance(call_args, list)):
-                raise ValueError("training: a name and a list of args")
-            return await training_call(table, name, call_args)
-        raise ValueError(f"no such request: {op}")
+            describe = name == "describe" and call_args == []
+            control = (
+                name == "control"
+                and isinstance(call_args, list)
+                and len(call_args) == 3
+                and isinstance(call_args[0], dict)
+                and all(isinstance(a, str) for a in call_args[1:])
+                and call_args[2] in TRAINING_ROLES
+            )
+            if not (describe or control):
+                raise RequestRefused(f"training: no control {str(name)[:64]} with these arguments")
+            return await training_call(table, str(name), list(call_args or []))
+        raise RequestRefused(f"no such request: {op[:64]}")
+
+
+class RequestRefused(ValueError):
+    """A request the API process may not make (daemon.api.process's checks)."""
+
+
+def _small(payload: dict[str, Any]) -> bool:
+    """A security fact's payload within `MAX_FACT_DEPTH` levels and `MAX_FACT_BYTES`."""
+    level: list[Any] = [payload]
+    for _ in range(MAX_FACT_DEPTH):
+        level = [
+            inner
+            for value in level
+            for inner in (value.values() if isinstance(value, dict) else value)
+            if isinstance(inner, dict | list)
+        ]
+        if not level:
+            break
+    else:
+        return False
+    try:
+        return len(json.dumps(payload, allow_nan=False)) <= MAX_FACT_BYTES
+    except (TypeError, ValueError):
+        return False

@@ -366,6 +366,12 @@ class Table(OperatorFacade):
         except JournalError as exc:
             self.fail(f"journal: {exc}")
             raise TableError(self.failure or str(exc)) from exc
+        except Exception as exc:
+            # The procedure has decided, and its lines could not be written (a payload the
+            # journal cannot encode): memory and journal would disagree, and a restart would
+            # replay to another state. The table takes no more inputs, as for a disk error.
+            self.fail(f"journal: the procedure's decision could not be written: {exc!r}")
+            raise TableError(self.failure or repr(exc)) from exc
         if record is None:  # a refusal is journaled too: every input has a line
             raise TableError(f"{action}: the procedure gave nothing to journal")
         return Staged(Fed(outcome, record.seq, item), before, procedure.state, received)

@@ -155,6 +155,10 @@ def test_a_request_without_a_token_is_refused_before_its_body_is_read(
     ("path", "content", "status", "error", "words"),
     [
         ("open_round", b"{not json", 400, "malformed_json", "not JSON"),
+        # Not JSON the journal may write: NaN, Infinity, a number past a float's range.
+        ("open_round", b'{"payload": {"x": NaN}}', 400, "malformed_json", "NaN is not JSON"),
+        ("open_round", b'{"reason": -Infinity}', 400, "malformed_json", "-Infinity is not JSON"),
+        ("open_round", b'{"payload": {"x": 1e999}}', 400, "malformed_json", "out of range"),
         ("open_round", b"[1, 2]", 422, "invalid_input", "JSON object"),
         ("open_round", b'{"reason": 5}', 422, "invalid_input", "reason"),
         ("open_round", b'{"paylod": {}}', 422, "invalid_input", "paylod"),

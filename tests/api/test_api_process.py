@@ -103,6 +103,7 @@ def test_the_table_goes_on_when_its_api_process_dies_and_a_new_one_serves(
     [died] = [line for line in lines if line["event"] == "api.process_died"]
     assert died["actor"] == "api"
     assert died["payload"]["returncode"] == -signal.SIGKILL
+    assert died["payload"]["reason"] == "exited"  # it died; the table did not end it
     assert all(int(str(event["seq"])) > died["seq"] for event in live)
     assert any(
         line["seq"] > died["seq"] and not str(line["event"]).startswith("api.") for line in lines
@@ -121,6 +122,7 @@ def test_an_api_process_that_stops_answering_is_killed_and_replaced(tmp_path: Pa
         line for line in journal_lines(tmp_path / "journal") if line["event"] == "api.process_died"
     ]
     assert died["payload"]["returncode"] == -signal.SIGKILL
+    assert died["payload"]["reason"] == "unresponsive"
 
 
 def test_sigterm_to_the_daemon_ends_its_api_process_too(tmp_path: Path) -> None:
@@ -154,16 +156,41 @@ def test_sigterm_while_the_api_process_is_being_replaced_stops_cleanly(
     assert not _alive(api)
 
 
+DEEP: dict[str, object] = {}
+_level = DEEP
+for _ in range(7):
+    _level["x"] = _level = {}
+FORGED_FAULT = (
+    "act",
+    {"action": "fault_reported", "actor": "shuffler", "role": "device",
+     "payload": {"device": "shuffler", "fault": "jam"}},
+    "a person acts as dealer or supervisor",
+)  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("op", "args", "refused"),
     [
         ("shutdown", {}, "no such request"),
-        ("journal_security", {"event": "round.voided", "payload": {}}, "an api.* event"),
+        ("journal_security", {"event": "round.voided", "payload": {}}, "the API's api.* events"),
+        # The table's own record of an API process's death is not the API process's to write.
+        ("journal_security", {"event": "api.process_died", "payload": {}}, "api.* events"),
         ("journal_security", {"event": "api.forbidden", "payload": []}, "payload is an object"),
+        ("journal_security", {"event": "api.forbidden", "payload": DEEP}, "levels"),
+        ("journal_security", {"event": "api.forbidden", "payload": {"x": "a" * 70000}}, "bytes"),
         ("act", {"action": "cut", "actor": "x", "role": "dealer", "payload": [1]}, "an object"),
         ("act", {"action": 1, "actor": "x", "role": "dealer", "payload": {}}, "strings"),
+        # A device's or the system's input, which no token can make: a fault, a card, the bell.
+        FORGED_FAULT,
+        ("act", {"action": "link_lost", "actor": "x", "role": "system", "payload": {}}, "person"),
+        (
+            "act",
+            {"action": "open_table", "actor": "device:x", "role": "dealer", "payload": {}},
+            "actor's name",
+        ),
         ("training", {"name": "__init__", "args": []}, "no control"),
         ("training", {"name": "control", "args": [1, 2, 3]}, "no control"),
+        ("training", {"name": "control", "args": [{}, "D1", "dealer"]}, "no control"),
         ("metrics", [], "args are an object"),
     ],
 )
@@ -177,12 +204,18 @@ def test_the_table_takes_from_its_api_process_only_the_requests_it_may_make(
         try:
             api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
             before = table.journal.durable_seq if table.journal else 0
+            phase = table.procedure.phase
             with pytest.raises(ValueError, match=refused):
                 await api._call(op, args)
+            assert table.procedure.phase == phase  # nothing of it reached the procedure
             await api._call("journal_security", {"event": "api.forbidden", "payload": {}})
             assert table.journal is not None
-            by_api = [r.event for r in table.journal.replay(before + 1) if r.actor == "api"]
-            assert by_api == ["api.forbidden"]  # that one, and nothing of the refused request
+            by_api = [r for r in table.journal.replay(before + 1) if r.actor == "api"]
+            # The refusal is on record (the table's process journals it, and replaces an API
+            # process that asks what it may not), then the fact the API process may journal.
+            assert [r.event for r in by_api] == ["api.channel_refused", "api.forbidden"]
+            assert by_api[0].payload["op"] == op
+            assert refused in by_api[0].payload["problem"]
             api.server.listening().close()
         finally:
             await table.stop()
@@ -197,6 +230,12 @@ async def _pair() -> tuple[asyncio.StreamReader, socket.socket]:
     loop = asyncio.get_running_loop()
     await loop.connect_accepted_socket(lambda: asyncio.StreamReaderProtocol(reader), sock=ours)
     return reader, theirs
+
+
+@pytest.mark.parametrize("body", [b'{"x": NaN}', b'{"x": [Infinity]}', b'{"x": -1e999}'])
+def test_the_channel_refuses_json_the_journal_could_not_write(body: bytes) -> None:
+    with pytest.raises(ChannelError, match="not JSON"):
+        json_body(body)
 
 
 @pytest.mark.parametrize(

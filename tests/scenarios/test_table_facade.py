@@ -272,3 +272,33 @@ def test_the_journal_keeps_the_tables_own_time(tmp_path: Path) -> None:
     assert second - first == timedelta(seconds=300)
     assert [r["mono"] for r in refused] == [10.0, 310.0]
     assert "clock.wall_stepped" not in {r["event"] for r in lines}
+
+
+def test_a_decision_the_journal_cannot_write_stops_the_table(tmp_path: Path) -> None:
+    """A payload the journal refuses to encode (NaN: it writes strict JSON) reaches the table
+    only from inside the process (the API and its channel refuse it), but if it does, the
+    procedure has decided before the journal failed: the table takes no more inputs, as for a
+    disk error, rather than go on with a memory the journal does not hold."""
+    key, _ = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def main() -> None:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            await table.wait_for(lambda: "open_table" in table.legal_actions("dealer"))
+            assert table.journal is not None
+            seq = table.journal.durable_seq
+            # A device's fact takes the payload its driver gives (no declared parameters).
+            fault = {"device": "shuffler", "fault": "jam", "note": float("nan")}
+            with pytest.raises(TableError, match="could not be written"):
+                await table.feed("fault_reported", "device:shuffler", fault)
+            assert table.failure is not None and "could not be written" in table.failure
+            with pytest.raises(TableError):
+                await table.act("open_table", "D1", "dealer", {})
+            assert table.journal.durable_seq == seq
+        finally:
+            await table.stop()
+
+    asyncio.run(main())
+    assert all("NaN" not in str(line) for line in journal_lines(tmp_path / "j"))
