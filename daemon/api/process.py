@@ -92,6 +92,7 @@ SECURITY_EVENTS = frozenset(
 )
 MAX_FACT_BYTES = 64 << 10  # a security fact's payload, as JSON
 MAX_FACT_DEPTH = 6  # objects and lists within a security fact's payload
+MAX_IN_FLIGHT = 256  # requests of the API process the table has not answered yet
 
 
 class ApiProcess:
@@ -363,6 +364,12 @@ class ApiProcess:
                 continue
             if message.get("t") != "call" or not isinstance(message.get("id"), int):
                 raise ChannelError(f"not a request: {str(message)[:200]}")
+            if len(self._answering) >= MAX_IN_FLIGHT:
+                # Each request holds memory on the table's loop until answered: an API process
+                # that piles them up is flooding the table, not serving consoles.
+                problem = f"more than {MAX_IN_FLIGHT} requests waiting for an answer"
+                await self._refused(str(message.get("op")), problem)
+                raise ChannelError(problem)
             task = asyncio.ensure_future(self._answer(message, writer))
             self._answering.add(task)
             task.add_done_callback(self._answering.discard)

@@ -24,7 +24,7 @@ from daemon.api.channel import (
     json_frame,
     read_frame,
 )
-from daemon.api.process import ApiProcess
+from daemon.api.process import MAX_IN_FLIGHT, ApiProcess
 from daemon.config import load_config
 from daemon.table import Table
 from drivers.clock import MonotonicClock
@@ -274,3 +274,38 @@ def test_the_channel_carries_frames_in_order_and_ends_cleanly() -> None:
 def test_a_request_that_is_not_a_json_object_is_refused(body: bytes) -> None:
     with pytest.raises(ChannelError):
         json_body(body)
+
+
+def test_an_api_process_that_piles_up_requests_is_refused_on_record(tmp_path: Path) -> None:
+    """Requests not yet answered hold the table's memory: past `MAX_IN_FLIGHT` the channel is
+    broken, the refusal journaled, and the API process would be replaced."""
+
+    async def main() -> None:
+        config = load_config(_config(tmp_path))
+        table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
+        await table.start()
+        try:
+            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            before = table.journal.durable_seq if table.journal else 0
+            reader, theirs = await _pair()
+            calls = [
+                json_frame({"t": "call", "id": n, "op": "metrics", "args": {}})
+                for n in range(MAX_IN_FLIGHT + 1)
+            ]
+            theirs.sendall(b"".join(calls))
+            theirs.close()
+            with pytest.raises(ChannelError, match=f"more than {MAX_IN_FLIGHT} requests"):
+                await api._serve(reader, None)  # type: ignore[arg-type]  # answers go nowhere
+            assert table.journal is not None
+            [refused] = [r for r in table.journal.replay(before + 1) if r.actor == "api"]
+            assert refused.event == "api.channel_refused"
+            assert refused.payload["problem"] == (
+                f"more than {MAX_IN_FLIGHT} requests waiting for an answer"
+            )
+            for task in list(api._answering):
+                await task
+            api.server.listening().close()
+        finally:
+            await table.stop()
+
+    asyncio.run(main())
