@@ -123,23 +123,32 @@ class SnapshotPublisher:
             self._built_at = time.monotonic()
 
 
+def training_args(name: Any, args: Any) -> bool:
+    """Whether `name(*args)` is a training control: `describe()` or `control(asked, actor,
+    role)`."""
+    if name == "describe":
+        return bool(args == [])
+    return (
+        name == "control"
+        and isinstance(args, list)
+        and len(args) == 3
+        and isinstance(args[0], dict)
+        and all(isinstance(a, str) for a in args[1:])
+    )
+
+
 async def training_call(table: Any, name: str, args: list[Any]) -> Any:
     """A training control (`daemon.training.Training`) on `table`, where its simulated devices
     live: `describe()` or `control(asked, actor, role)`. None when the table's devices are not
     all simulated (no training mode)."""
     from daemon.training import Training  # noqa: PLC0415 - only for training
 
-    if name == "describe" and not args:
-        call: Callable[[Training], Any] = lambda training: training.describe()  # noqa: E731
-    elif (
-        name == "control"
-        and len(args) == 3
-        and isinstance(args[0], dict)
-        and all(isinstance(a, str) for a in args[1:])
-    ):
-        call = lambda training: training.control(*args)  # noqa: E731
-    else:
+    if not training_args(name, args):
         raise ValueError(f"training: no control {name} with these arguments")
+    if name == "describe":
+        call: Callable[[Training], Any] = lambda training: training.describe()  # noqa: E731
+    else:
+        call = lambda training: training.control(*args)  # noqa: E731
     training = Training.of(table)
     if training is None:
         return None

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from daemon.api.app import create_app
-from daemon.api.bridge import SnapshotPublisher, TableBridge, training_call
+from daemon.api.bridge import SnapshotPublisher, TableBridge, training_args, training_call
 from daemon.api.channel import (
     JSON,
     LINES,
@@ -446,19 +446,14 @@ class ApiProcess:
         if op == "training":
             from daemon.training import ROLES as TRAINING_ROLES  # noqa: PLC0415 - training only
 
-            name, call_args = args.get("name"), args.get("args")
-            describe = name == "describe" and call_args == []
-            control = (
-                name == "control"
-                and isinstance(call_args, list)
-                and len(call_args) == 3
-                and isinstance(call_args[0], dict)
-                and all(isinstance(a, str) for a in call_args[1:])
-                and call_args[2] in TRAINING_ROLES
-            )
-            if not (describe or control):
+            name = args.get("name")
+            call_args: Any = args.get("args")
+            # A control only as someone who may train (the route checked it; so does this).
+            if not training_args(name, call_args) or (
+                name == "control" and call_args[2] not in TRAINING_ROLES
+            ):
                 raise RequestRefused(f"training: no control {str(name)[:64]} with these arguments")
-            return await training_call(table, str(name), list(call_args or []))
+            return await training_call(table, str(name), list(call_args))
         raise RequestRefused(f"no such request: {op[:64]}")
 
 
