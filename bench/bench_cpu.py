@@ -39,8 +39,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -59,6 +61,8 @@ from drivers.link import LinkTiming  # noqa: E402
 from drivers.registry import driver_class  # noqa: E402
 
 BAUD = 115_200
+_T = TypeVar("_T")
+Durability = Literal["fsync", "none"]
 ROUND_GOAL = 0.05
 EXCHANGE_GOAL = 0.02
 START_GOAL = 0.3
@@ -150,7 +154,7 @@ def start_cpu(journal: Path) -> float:
         process.wait(timeout=30)
 
 
-def with_sim(workdir: Path, run: object) -> object:
+def with_sim(workdir: Path, run: Callable[[TableConfig, Path], _T]) -> _T:
     base = workdir / "sim.toml"
     base.write_text(
         '[table]\nid = "B01"\ngame = "thirteen"\n'
@@ -172,7 +176,7 @@ def with_sim(workdir: Path, run: object) -> object:
                 break
         if control is None:
             raise RuntimeError("tabled sim did not start")
-        return run(load_config(written), control)  # type: ignore[operator]
+        return run(load_config(written), control)
     finally:
         sim.terminate()
         sim.wait(timeout=10)
@@ -194,9 +198,12 @@ def main() -> int:
     # `tabled run`'s default level, written as it writes them when stderr is not a terminal.
     configure_logging("info", json=True, stream=oplog)
     try:
-        for durability in ("none", "fsync"):
+        durabilities: tuple[Durability, ...] = ("none", "fsync")
+        for durability in durabilities:
 
-            def run_rounds(config: TableConfig, control: Path, d: str = durability) -> object:
+            def run_rounds(
+                config: TableConfig, control: Path, d: Durability = durability
+            ) -> tuple[float, float]:
                 journal = JournalConfig(dir=workdir / f"journal-{d}", durability=d)
                 return eventloop.run(
                     rounds_cpu(
@@ -204,12 +211,12 @@ def main() -> int:
                     )
                 )
 
-            results[durability] = with_sim(workdir, run_rounds)  # type: ignore[assignment]
+            results[durability] = with_sim(workdir, run_rounds)
 
-        def run_exchanges(config: TableConfig, _control: Path) -> object:
+        def run_exchanges(config: TableConfig, _control: Path) -> tuple[float, float]:
             return eventloop.run(exchange_cpu(config, args.exchanges))
 
-        exchange, exchange_wire = with_sim(workdir, run_exchanges)  # type: ignore[misc]
+        exchange, exchange_wire = with_sim(workdir, run_exchanges)
         compile_tree()
         start = min(start_cpu(workdir / f"start-{n}") for n in range(3))
     finally:
@@ -220,10 +227,10 @@ def main() -> int:
         f"rounds, {args.exchanges} exchanges; log level info; load average "
         f"{os.getloadavg()[0]:.2f}"
     )
-    for durability, (cpu, wire) in results.items():
+    for mode, (cpu, wire) in results.items():
         share = cpu / wire
         print(
-            f"Thirteen round, durability {durability:<5}: CPU {cpu * 1e3:6.1f} ms, wire "
+            f"Thirteen round, durability {mode:<5}: CPU {cpu * 1e3:6.1f} ms, wire "
             f"{wire * 1e3:6.1f} ms at 115,200 baud: {share:6.1%}   goal <= {ROUND_GOAL:.0%}   "
             f"{verdict(share, ROUND_GOAL)}"
         )

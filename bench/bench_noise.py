@@ -304,7 +304,8 @@ def main() -> None:
     args = parser.parse_args()
     configure_logging("info", json=True, stream=open(os.devnull, "w"))  # noqa: SIM115
     if args.serve:
-        serve(*args.serve, args.rate)
+        noisy_fd, quiet_fd = args.serve
+        serve(noisy_fd, quiet_fd, args.rate)
         return
     patterns = [p for p in args.patterns.split(",") if p]
     unknown = set(patterns) - set(PATTERNS)
@@ -370,15 +371,15 @@ def report(results: list[tuple[str, Run, Run | None]], args: argparse.Namespace)
     for pattern, new, old in results:
         print(
             f"{pattern:<11}"
-            f"{_cells(ms(new.lag_p99), old and ms(old.lag_p99), 19)}"
+            f"{_cells(ms(new.lag_p99), ms(old.lag_p99) if old else None, 19)}"
             f"{ms(new.lag_p99_clean):>9}"
-            f"{_cells(ms(new.own_lag_p99), old and ms(old.own_lag_p99), 19)}"
-            f"{_cells(f'{new.cpu_noise:.0%}', old and f'{old.cpu_noise:.0%}', 11)}"
+            f"{_cells(ms(new.own_lag_p99), ms(old.own_lag_p99) if old else None, 19)}"
+            f"{_cells(f'{new.cpu_noise:.0%}', f'{old.cpu_noise:.0%}' if old else None, 11)}"
             f"{new.cpu_clean:>9.0%}"
-            f"{_cells(f'{rate(new):.0%}', old and f'{rate(old):.0%}', 12)}"
-            f"{_cells(ms(new.recovery), old and ms(old.recovery), 21)}"
-            f"{_cells(str(new.counters.get('naks_sent', 0)), old and str(old.counters.get('naks_sent', 0)), 14)}"  # noqa: E501
-            f"{_cells(f'{new.noisy_exchanges / args.seconds:.0f}', old and f'{old.noisy_exchanges / args.seconds:.0f}', 11)}"  # noqa: E501
+            f"{_cells(f'{rate(new):.0%}', f'{rate(old):.0%}' if old else None, 12)}"
+            f"{_cells(ms(new.recovery), ms(old.recovery) if old else None, 21)}"
+            f"{_cells(str(new.counters.get('naks_sent', 0)), str(old.counters.get('naks_sent', 0)) if old else None, 14)}"  # noqa: E501
+            f"{_cells(f'{new.noisy_exchanges / args.seconds:.0f}', f'{old.noisy_exchanges / args.seconds:.0f}' if old else None, 11)}"  # noqa: E501
             f"  {'degraded' if new.degraded else '-'}, {'down' if new.down else 'up'}"
         )
     runs = [new for _, new, _ in results]
