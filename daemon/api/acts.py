@@ -19,18 +19,20 @@ the request was answered already.
 from __future__ import annotations
 
 import asyncio
-import json
+import hashlib
 import re
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from daemon.api.tokens import Principal, TokenStore
+from daemon.api.tokens import Principal, TokenStore, hash_token
 
 KEPT = 512  # requests with a request_id whose answers the table's process keeps
 REQUEST_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # as the API takes it (daemon.api.bodies)
 MAX_TOKEN = 512  # characters of a token (`tabled token` makes 43)
+FRESH = 1.0  # seconds the table's process takes its reading of the tokens file as current
 
 
 class NotThePerson(ValueError):
@@ -38,12 +40,15 @@ class NotThePerson(ValueError):
 
 
 class People:
-    """The tokens file as the table's process reads it (its own reading, made at the first
-    request that needs it and read again when the file changes)."""
+    """The tokens file as the table's process reads it: its own reading, made at the first
+    request that needs it, looked at again (a `stat`) when a token is not found or names
+    another person, and at most `FRESH` seconds after the last look (a token withdrawn is
+    refused by the API process at once, and by the table's process within `FRESH`)."""
 
     def __init__(self, path: Path | None) -> None:
         self._path = path
         self._store: TokenStore | None = None
+        self._read = 0.0  # when the file was last looked at (monotonic)
 
     def who(
         self, token: Any, roles: Collection[str], actor: str | None, role: str | None
@@ -52,20 +57,32 @@ class People:
         `role` (None: whoever it names)."""
         if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN:
             raise NotThePerson("no token (the one its caller presented)")
-        if self._store is None:
-            self._store = TokenStore(self._path)
-        holder = self._store.lookup(token)
+        store = self._store
+        if store is None:
+            store = self._store = TokenStore(self._path)
+        digest = hash_token(token)
+        holder = store.holder(digest)
+        now = time.monotonic()
+        if holder is None or not _names(holder, actor, role) or now - self._read > FRESH:
+            # A token given, withdrawn or changed since the file was last read: read it again
+            # (if it changed) and look again. The API process has read it for this request.
+            store.reload()
+            self._read = now
+            holder = store.holder(digest)
         if holder is None:
             raise NotThePerson("a token the tokens file does not hold")
-        said = (holder.actor if actor is None else actor, holder.role if role is None else role)
-        if (holder.actor, holder.role) != said:
+        if not _names(holder, actor, role):
             raise NotThePerson(
-                f"the token is {holder.actor}'s ({holder.role}), not {said[0][:64]}'s "
-                f"({said[1][:16]})"
+                f"the token is {holder.actor}'s ({holder.role}), not "
+                f"{(actor or holder.actor)[:64]}'s ({(role or holder.role)[:16]})"
             )
         if holder.role not in roles:
             raise NotThePerson(f"the token is {holder.actor}'s, a {holder.role}: not for this")
         return holder
+
+
+def _names(holder: Principal, actor: str | None, role: str | None) -> bool:
+    return (actor is None or holder.actor == actor) and (role is None or holder.role == role)
 
 
 class Answered:
@@ -73,7 +90,7 @@ class Answered:
 
     def __init__(self, kept: int = KEPT) -> None:
         self.kept = kept
-        self._answers: OrderedDict[tuple[str, str], tuple[str, str, asyncio.Future[Any]]] = (
+        self._answers: OrderedDict[tuple[str, str], tuple[str, bytes, asyncio.Future[Any]]] = (
             OrderedDict()
         )
 
@@ -90,7 +107,10 @@ class Answered:
         if request_id is None:
             return await act()
         key = (actor, request_id)
-        asked = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+        # What was asked, to tell a retry from another request: a payload's fields are plain
+        # values or lists of them (the game's declaration), so its sorted items say it all; kept
+        # as a digest (a payload may be 16 KiB, the digest is 16 bytes).
+        asked = hashlib.blake2b(repr(sorted(payload.items())).encode(), digest_size=16).digest()
         kept = self._answers.get(key)
         if kept is not None:
             first_action, first_asked, answer = kept

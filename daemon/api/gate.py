@@ -53,6 +53,9 @@ NAMED = 20
 # How many distinct keys a tally remembers between summaries, so a flood of distinct clients or
 # paths cannot grow memory without bound.
 REMEMBERED = 1000
+# Characters of a client, a path or a token's fingerprint as a refusal is noted (paths are cut to
+# 100): what the API process sends the table's process of one (daemon.api.worker).
+SHORT = 128
 
 
 @dataclass

@@ -16,7 +16,11 @@ its rounds on a quiet machine, bench/bench_api_load.py). Across the channel
   seq), each publication of the table's state (`SnapshotPublisher`, as for the thread), and the
   journal's durable lines as they are on disk (one subscription, forwarded as they come);
 - from it: requests (an action, a security fact, a training control, a metrics scrape), JSON
-  only and checked field by field, each answered once the table's loop has done it.
+  only, small (`MAX_FROM_API`) and checked field by field, each answered once the table's loop
+  has done it. An action or a training control carries the token its caller presented: the
+  table's process looks the person up itself (`daemon.api.acts`), and keeps the answers to
+  request_ids, so that a retry to a new API process acts once. The refusals at the API's doors
+  come as they happen and are counted and journaled here (`refusals`).
 
 The listening socket is bound here (a taken port or a refused address fails `tabled run` before
 it serves, as before) and handed to the API process, so connections made while it (re)starts
@@ -57,7 +61,7 @@ from daemon.api.channel import (
     pickle_frame,
     read_frame,
 )
-from daemon.api.gate import AUTH_REFUSED, INPUT_REFUSED, NAMED, RefusalLog
+from daemon.api.gate import AUTH_REFUSED, INPUT_REFUSED, NAMED, SHORT, RefusalLog
 from daemon.api.server import ApiServer
 from daemon.journal import JournalClosed, SubscriberLagged
 from daemon.table.facade import OPERATOR_ROLES
@@ -92,7 +96,6 @@ MAX_FACT_BYTES = 4 << 10  # a security fact's payload, as JSON (the API's are un
 MAX_FACT_DEPTH = 6  # objects and lists within a security fact's payload
 REFUSAL_FIELDS = 7  # a refusal's frame: t, event, reason, client, detail, locked, on_guard
 REASON = re.compile(r"^[a-z_]{1,32}$")  # why the doors refused (`bad_token`, `not_found`, ...)
-SHORT = 128  # characters of a client, a path or a token's fingerprint in a refusal
 MAX_IN_FLIGHT = 256  # requests of the API process the table has not answered yet
 YIELD_AFTER = 16 << 10  # bytes of frames parsed back to back before the table's loop runs others
 
@@ -540,7 +543,7 @@ class RequestRefused(ValueError):
 
 def _short(value: Any) -> bool:
     """A client, a path or a token's fingerprint as the doors note them (at most 128)."""
-    return isinstance(value, str) and 0 < len(value) <= SHORT
+    return isinstance(value, str) and len(value) <= SHORT
 
 
 def _small(payload: dict[str, Any]) -> bool:

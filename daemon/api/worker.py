@@ -8,9 +8,12 @@ publication of the table's state, the journal's durable lines (kept in memory fo
 older ones read from the journal's files, read-only), and requests for what only the table may
 do (an action, a security fact, a training control, its metrics).
 
+Each refusal at its doors is sent to the table's process as it happens (`ForwardedRefusals`),
+which counts and journals them: nothing refused is kept only here.
+
 It ignores SIGINT and SIGTERM: the table's process owns the signals and tells it to stop (the
-refusals' summary and the last journal lines of the API go in before the table's journal
-closes); if the table's process goes away, the channel ends and so does this process.
+last journal lines of the API go in before the table's journal closes); if the table's process
+goes away, the channel ends and so does this process.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from daemon.api.app import create_app
 from daemon.api.channel import LINES, MAX_TO_API, PICKLE, ChannelError, json_frame, read_frame
 from daemon.api.context import AppContext
 from daemon.api.facade import ActionSpec, TableMetrics
-from daemon.api.gate import NAMED, RefusalLog
+from daemon.api.gate import NAMED, SHORT, RefusalLog
 from daemon.api.journal_feed import FeedRecord
 from daemon.api.server import ApiServer
 from daemon.api.snapshots import Published, StateCache
@@ -189,9 +192,9 @@ class ForwardedRefusals(RefusalLog):
                 "t": "refused",
                 "event": event,
                 "reason": reason,
-                "client": client,
-                "detail": detail,
-                "locked": list(locked[:NAMED]),
+                "client": client[:SHORT],
+                "detail": None if detail is None else detail[:SHORT],
+                "locked": [name[:SHORT] for name in locked[:NAMED]],
                 "on_guard": on_guard,
             }
         )
