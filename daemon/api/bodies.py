@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from daemon.api.channel import finite_float, no_constant
+from daemon.api.channel import MAX_ACT_BODY, finite_float, no_constant
 from daemon.api.errors import ApiError
 
 
@@ -74,6 +74,11 @@ class HealthBody(BaseModel):
 
 async def read_act_request(request: Request) -> ActRequest:
     raw = await request.body()
+    if len(raw) > MAX_ACT_BODY:
+        # No action's payload comes near it: the bound the channel to the table is sized by.
+        raise ApiError(
+            413, "body_too_large", f"an action's body over {MAX_ACT_BODY} bytes; nothing was done"
+        )
     if not raw.strip():
         return ActRequest()
     try:

@@ -6,9 +6,13 @@ its end, nothing else does). Frames are length-prefixed: 4 bytes (big-endian) of
 one byte of kind, then the body:
 
 - `J`: a JSON object, UTF-8. Everything the API process sends is JSON (requests: an action, a
-  security fact, a training control, a metrics scrape): the API process faces the network, so
-  the table's process reads nothing from it but plain data, each field checked, at most
-  `MAX_FROM_API` bytes a frame.
+  security fact, a training control, a metrics scrape; a refusal at its doors): the API process
+  faces the network, so the table's process reads nothing from it but plain data, each field
+  checked. A frame is at most `MAX_FROM_API` bytes (what the largest legitimate request needs:
+  an action's body, at most `MAX_ACT_BODY`, encoded again is no longer than it was, plus the
+  request's envelope), refused by its header before its body is read; and holds no number
+  with a fraction or an exponent (nothing the API sends has one), so that parsing the largest
+  frame costs the table's loop about a millisecond.
 - `P`: a pickle, only from the table's process to the API process (the table trusts itself):
   the start-up facts (the table's config, its actions), each publication of its state, the
   answers to requests (dataclasses such as `TableMetrics`, or the exception raised).
@@ -25,7 +29,11 @@ from typing import Any
 
 HEADER = struct.Struct(">I")
 JSON, PICKLE, LINES = b"J", b"P", b"L"
-MAX_FROM_API = 1 << 20  # bytes a frame from the API process may have
+# Bytes of an action's body (`POST /api/actions/...`, daemon.api.bodies): the largest a game
+# declares (thirteen cards in three rows, a 500-character reason, a 200-character note) is under
+# 3 KiB.
+MAX_ACT_BODY = 16 << 10
+MAX_FROM_API = MAX_ACT_BODY + (4 << 10)  # bytes a frame from the API process may have
 MAX_TO_API = 1 << 30  # a frame from the table's process (a burst of journal lines)
 
 
@@ -33,12 +41,20 @@ class ChannelError(Exception):
     """The peer broke the channel's framing (or sent what it may not)."""
 
 
+class FrameRefused(ChannelError):
+    """A frame the peer may not send: too large, or not a JSON object as the channel takes it
+    (a broken channel, such as one that ends inside a frame, is a plain `ChannelError`)."""
+
+
 def frame(kind: bytes, body: bytes) -> bytes:
     return HEADER.pack(len(body) + 1) + kind + body
 
 
 def json_frame(message: dict[str, Any]) -> bytes:
-    return frame(JSON, json.dumps(message, separators=(",", ":"), default=str).encode())
+    # As UTF-8, not \u escapes: a string in a frame is never longer than it was in the body it
+    # came from (a lone surrogate, which JSON allows, goes as `json.loads` reads bytes back).
+    text = json.dumps(message, separators=(",", ":"), default=str, ensure_ascii=False)
+    return frame(JSON, text.encode("utf-8", "surrogatepass"))
 
 
 def pickle_frame(message: Any) -> bytes:
@@ -55,7 +71,7 @@ async def read_frame(reader: asyncio.StreamReader, limit: int) -> tuple[bytes, b
         return None
     (size,) = HEADER.unpack(head)
     if size < 1 or size > limit:
-        raise ChannelError(f"a frame of {size} bytes (at most {limit})")
+        raise FrameRefused(f"a frame of {size} bytes (at most {limit})")
     try:
         body = await reader.readexactly(size)
     except asyncio.IncompleteReadError:
@@ -78,12 +94,18 @@ def no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def no_float(text: str) -> Any:
+    """`json.loads`'s `parse_float` for the channel: nothing the API process sends has a number
+    with a fraction or an exponent, and such numbers are the slowest part of JSON to parse."""
+    raise ValueError(f"a number with a fraction or an exponent: {text[:32]}")
+
+
 def json_body(body: bytes) -> dict[str, Any]:
-    """A JSON frame's object; ChannelError for anything else."""
+    """A JSON frame's object; FrameRefused for anything else."""
     try:
-        message = json.loads(body, parse_float=finite_float, parse_constant=no_constant)
+        message = json.loads(body, parse_float=no_float, parse_constant=no_constant)
     except (ValueError, RecursionError):
-        raise ChannelError("a frame that is not JSON") from None
+        raise FrameRefused("a frame that is not JSON as the channel takes it") from None
     if not isinstance(message, dict):
-        raise ChannelError("a JSON frame that is not an object")
+        raise FrameRefused("a JSON frame that is not an object")
     return message

@@ -203,7 +203,12 @@ class PushHub:
     async def _pump(self, upstream: Subscription) -> None:
         loop = asyncio.get_running_loop()
         async for record in upstream:
-            self._pending.append(self.learn(record))
+            try:
+                event = self.learn(record)
+            except Exception as exc:  # the last resort: that record is not sent, the rest are
+                log.error("api.push_skipped", seq=record.get("seq"), error=repr(exc))
+                continue
+            self._pending.append(event)
             if self._flush_handle is None:
                 self._flush_handle = loop.call_later(self.flush_interval, self._flush)
         # The journal closed (the table stopped): every client's feed ends.
@@ -217,7 +222,12 @@ class PushHub:
         each audience that has a client now, as that audience may see it."""
         seen = self._seen
         event = Event(int(record["seq"]), record)
-        seen.learn(record)
+        try:
+            seen.learn(record)
+        except Exception as exc:
+            log.error(
+                "api.push_unreadable", seq=event.seq, event=record.get("event"), error=repr(exc)
+            )
         if len(seen.rounds) > 2 * SEEN_ROUNDS:
             # Rounds long over: a later round has begun, so `Seen` counts them closed anyway.
             for key in list(seen.rounds)[:-SEEN_ROUNDS]:
@@ -235,14 +245,17 @@ class PushHub:
         if text is None:
             record = event.record
             role = self._roles.get(audience, "")
-            shown = self._seen.show(record, role)
-            self.redacted_total += 1
-            if shown != record:
-                text = _dumps(shown)
-            else:
-                if event.plain is None:
-                    event.plain = record_text(record)
-                text = event.plain
+            try:
+                shown = self._seen.show(record, role)
+                self.redacted_total += 1
+                if shown != record:
+                    text = _dumps(shown)
+                else:
+                    if event.plain is None:
+                        event.plain = record_text(record)
+                    text = event.plain
+            except Exception as exc:  # shown as withheld (fail closed); the feed goes on
+                text = _dumps(withheld(record, exc))
             event.shown[audience] = text
         return text
 
@@ -295,6 +308,18 @@ class PushHub:
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self.state_changed)
+
+
+def withheld(record: Mapping[str, Any], error: BaseException) -> dict[str, Any]:
+    """What a reader is shown of a record its redaction could not be made for (a payload nested
+    past the interpreter's recursion, say): the record's plain fields, its payload withheld.
+    Logged; the feed goes on with the next event."""
+    log.error(
+        "api.push_withheld", seq=record.get("seq"), name=record.get("event"), error=repr(error)
+    )
+    plain = (str, int, float, bool, type(None))
+    kept = {k: v for k, v in record.items() if k != "payload" and isinstance(v, plain)}
+    return {**kept, "payload": {}, "withheld": "the payload could not be shown"}
 
 
 def event_message(text: str) -> str:

@@ -35,6 +35,7 @@ from typing import Annotated, Any
 import structlog
 from fastapi import Depends, Request
 from fastapi.security import HTTPBearer
+from starlette.requests import HTTPConnection
 
 from daemon.api.errors import ApiError
 from daemon.api.ratelimit import AuthFailureLimiter
@@ -52,6 +53,9 @@ NAMED = 20
 # How many distinct keys a tally remembers between summaries, so a flood of distinct clients or
 # paths cannot grow memory without bound.
 REMEMBERED = 1000
+# Characters of a client, a path or a token's fingerprint as a refusal is noted (paths are cut to
+# 100): what the API process sends the table's process of one (daemon.api.worker).
+SHORT = 128
 
 
 @dataclass
@@ -130,16 +134,33 @@ class RefusalLog:
     ) -> None:
         """A token refused (`bad_token`) or a request refused while locked out; `locked` are
         the clients this refusal locked out, `on_guard` whether the global budget is spent."""
-        tally = self._tallies[AUTH_REFUSED]
-        tally.locked.extend(locked)
-        tally.on_guard = tally.on_guard or on_guard
-        await self._note(
-            AUTH_REFUSED, reason, client, None if token is None else fingerprint(token)
+        await self.noted(
+            AUTH_REFUSED,
+            reason,
+            client,
+            None if token is None else fingerprint(token),
+            locked,
+            on_guard=on_guard,
         )
 
     async def input(self, reason: str, client: str, path: str) -> None:
         """A request refused for its form: Host, Origin, body, fields, path."""
-        await self._note(INPUT_REFUSED, reason, client, path[:100])
+        await self.noted(INPUT_REFUSED, reason, client, path[:100])
+
+    async def noted(  # noqa: PLR0917 - one refusal, as `auth` and `input` say it
+        self,
+        event: str,
+        reason: str,
+        client: str,
+        detail: str | None,
+        locked: Sequence[str] = (),
+        on_guard: bool = False,
+    ) -> None:
+        """One refusal of `event`'s kind, its detail (a token's fingerprint, a path) made."""
+        tally = self._tallies[event]
+        tally.locked.extend(locked)
+        tally.on_guard = tally.on_guard or on_guard
+        await self._note(event, reason, client, detail)
 
     async def _note(self, event: str, reason: str, client: str, detail: str | None) -> None:
         tally = self._tallies[event]
@@ -316,6 +337,12 @@ async def principal(request: Request) -> Principal:
     client = request.client.host if request.client else "unknown"
     gate: Gate = request.app.state.gate
     return await gate.authenticate(token.strip() or None, client)
+
+
+def credential(request: HTTPConnection) -> str:
+    """The bearer token a request presented (`principal` named its caller by it): what the
+    table's process, when the API is served from a process of its own, looks up itself."""
+    return request.headers.get("authorization", "").partition(" ")[2].strip()
 
 
 Who = Annotated[Principal, Depends(_principal)]

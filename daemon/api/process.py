@@ -16,7 +16,11 @@ its rounds on a quiet machine, bench/bench_api_load.py). Across the channel
   seq), each publication of the table's state (`SnapshotPublisher`, as for the thread), and the
   journal's durable lines as they are on disk (one subscription, forwarded as they come);
 - from it: requests (an action, a security fact, a training control, a metrics scrape), JSON
-  only and checked field by field, each answered once the table's loop has done it.
+  only, small (`MAX_FROM_API`) and checked field by field, each answered once the table's loop
+  has done it. An action or a training control carries the token its caller presented: the
+  table's process looks the person up itself (`daemon.api.acts`), and keeps the answers to
+  request_ids, so that a retry to a new API process acts once. The refusals at the API's doors
+  come as they happen and are counted and journaled here (`refusals`).
 
 The listening socket is bound here (a taken port or a refused address fails `tabled run` before
 it serves, as before) and handed to the API process, so connections made while it (re)starts
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import re
@@ -42,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from daemon.api.acts import REQUEST_ID, Answered, NotThePerson, People
 from daemon.api.app import create_app
 from daemon.api.bridge import SnapshotPublisher, TableBridge, training_args, training_call
 from daemon.api.channel import (
@@ -49,11 +55,13 @@ from daemon.api.channel import (
     LINES,
     MAX_FROM_API,
     ChannelError,
+    FrameRefused,
     frame,
     json_body,
     pickle_frame,
     read_frame,
 )
+from daemon.api.gate import AUTH_REFUSED, INPUT_REFUSED, NAMED, SHORT, RefusalLog
 from daemon.api.server import ApiServer
 from daemon.journal import JournalClosed, SubscriberLagged
 from daemon.table.facade import OPERATOR_ROLES
@@ -79,20 +87,17 @@ FORWARD_QUEUE = 8192  # durable events waiting for the forwarder before it must 
 # An action's actor as the tokens file names people (no ":", which joins a role to an actor).
 ACTOR = re.compile(r"^[A-Za-z0-9._@-]{1,64}$")
 ACTION = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-# The security facts the API journals (daemon.api.gate, routes/act.py, routes/training.py,
-# server.py): no other name, and never the table's own (`api.process_died`).
-SECURITY_EVENTS = frozenset(
-    {
-        "api.forbidden",
-        "api.auth_refused",
-        "api.input_refused",
-        "api.auth_locked_out",
-        "api.plain_http_behind_proxy",
-    }
-)
-MAX_FACT_BYTES = 64 << 10  # a security fact's payload, as JSON
+# The security facts the API journals (routes/act.py, routes/training.py, server.py): no other
+# name, and never the table's own (`api.process_died`).
+# The refusals at its doors (`api.auth_refused`, `api.input_refused`) the API process does not
+# journal itself: it sends each of them (`_refusal`), and the table's process journals them.
+SECURITY_EVENTS = frozenset({"api.forbidden", "api.plain_http_behind_proxy"})
+MAX_FACT_BYTES = 4 << 10  # a security fact's payload, as JSON (the API's are under 1 KiB)
 MAX_FACT_DEPTH = 6  # objects and lists within a security fact's payload
+REFUSAL_FIELDS = 7  # a refusal's frame: t, event, reason, client, detail, locked, on_guard
+REASON = re.compile(r"^[a-z_]{1,32}$")  # why the doors refused (`bad_token`, `not_found`, ...)
 MAX_IN_FLIGHT = 256  # requests of the API process the table has not answered yet
+YIELD_AFTER = 16 << 10  # bytes of frames parsed back to back before the table's loop runs others
 
 
 class ApiProcess:
@@ -122,6 +127,13 @@ class ApiProcess:
         self.starts = 0  # API processes started (the first one included)
         self.deaths = 0  # of them, how many ended without being asked to
         self._why: str | None = None  # why the table's process ended the running one, if it did
+        # Who asks: the token each request carries, looked up here (daemon.api.acts); and the
+        # answers given to a request_id, kept here so that they outlive any one API process.
+        self._people = People(config.api.tokens_file)
+        self._answered = Answered()
+        # The refusals at the API's doors, sent here as they happen (daemon.api.worker): counted
+        # and journaled by the table's process, so an API process that dies loses none of them.
+        self.refusals = RefusalLog(table.journal_security, time.monotonic)
 
     @classmethod
     def build(
@@ -173,7 +185,10 @@ class ApiProcess:
                 await asyncio.wait_for(asyncio.shield(supervisor), timeout)
             except TimeoutError:
                 log.warning("api.stop_timeout", seconds=timeout, pid=self.pid)
+                fact = {"returncode": None, "reason": "stop_timeout", "pid": self.pid}
                 self._kill()
+                with contextlib.suppress(Exception):
+                    await self._table.journal_security("api.process_died", fact)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(supervisor, timeout)
             with contextlib.suppress(asyncio.CancelledError):
@@ -183,6 +198,8 @@ class ApiProcess:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+        with contextlib.suppress(Exception):
+            await self.refusals.close()  # what is counted and not yet journaled
         await self.publisher.stop()
         with contextlib.suppress(OSError):
             self.server.listening().close()
@@ -351,18 +368,36 @@ class ApiProcess:
     # ---- from the API process: requests ----------------------------------------------------
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        parsed = 0  # bytes parsed since the table's loop last ran its other work
         while True:
-            got = await read_frame(reader, MAX_FROM_API)
-            if got is None:
-                return
-            self._heard = time.monotonic()
-            kind, body = got
-            if kind != JSON:
-                raise ChannelError("the API process may send JSON only")
-            message = json_body(body)
-            if message.get("t") in ("ready", "bye", "pong"):
+            try:
+                got = await read_frame(reader, MAX_FROM_API)
+                if got is None:
+                    return
+                self._heard = time.monotonic()
+                kind, body = got
+                if kind != JSON:
+                    raise FrameRefused("the API process may send JSON only")
+                message = json_body(body)
+            except FrameRefused as exc:  # refused by its header, or by its parse
+                await self._refused("frame", str(exc))
+                raise
+            parsed += len(body)
+            if parsed >= YIELD_AFTER:
+                # Frames waiting in the buffer are read without a pause: the loop's other work
+                # (a device's frame, a timer) goes between them.
+                parsed = 0
+                await asyncio.sleep(0)
+            t = message.get("t")
+            if t in ("ready", "bye", "pong"):
+                if len(message) != 1:
+                    await self._refused(str(t), "a word of the channel with more than its word")
+                    raise ChannelError(f"{t} with more")
                 continue
-            if message.get("t") != "call" or not isinstance(message.get("id"), int):
+            if t == "refused":
+                await self._refusal(message)
+                continue
+            if t != "call" or not isinstance(message.get("id"), int):
                 raise ChannelError(f"not a request: {str(message)[:200]}")
             if len(self._answering) >= MAX_IN_FLIGHT:
                 # Each request holds memory on the table's loop until answered: an API process
@@ -373,6 +408,27 @@ class ApiProcess:
             task = asyncio.ensure_future(self._answer(message, writer))
             self._answering.add(task)
             task.add_done_callback(self._answering.discard)
+
+    async def _refusal(self, message: dict[str, Any]) -> None:
+        """A refusal at the API's doors (`ForwardedRefusals`), counted into `refusals`."""
+        event, reason, client, detail, locked, on_guard = (
+            message.get(k) for k in ("event", "reason", "client", "detail", "locked", "on_guard")
+        )
+        if not (
+            len(message) == REFUSAL_FIELDS
+            and event in (AUTH_REFUSED, INPUT_REFUSED)
+            and isinstance(reason, str)
+            and REASON.match(reason)
+            and _short(client)
+            and (detail is None or _short(detail))
+            and isinstance(locked, list)
+            and len(locked) <= NAMED
+            and all(_short(c) for c in locked)
+            and isinstance(on_guard, bool)
+        ):
+            await self._refused("refused", "a refusal as the API's doors note one")
+            raise ChannelError("a refusal as the API's doors note one")
+        await self.refusals.noted(event, reason, str(client), detail, locked, on_guard)
 
     async def _answer(self, message: dict[str, Any], writer: asyncio.StreamWriter) -> None:
         reply: dict[str, Any] = {"t": "reply", "id": message["id"]}
@@ -411,8 +467,8 @@ class ApiProcess:
             raise RequestRefused("a request's args are an object")
         table = self._table
         if op == "act":
-            action, actor, role, payload = (
-                args.get(k) for k in ("action", "actor", "role", "payload")
+            action, actor, role, payload, request_id = (
+                args.get(k) for k in ("action", "actor", "role", "payload", "request_id")
             )
             if not (isinstance(action, str) and isinstance(actor, str) and isinstance(role, str)):
                 raise RequestRefused("act: action, actor and role are strings")
@@ -423,9 +479,13 @@ class ApiProcess:
                 raise RequestRefused("act: an action's and an actor's name")
             if not isinstance(payload, dict):
                 raise RequestRefused("act: the payload is an object")
-            answer = await table.act(action, actor, role, payload)
-            self.publisher.publish()  # the state it leads to goes before the answer
-            return answer
+            if request_id is not None and not (
+                isinstance(request_id, str) and REQUEST_ID.match(request_id)
+            ):
+                raise RequestRefused("act: a request_id as the API takes it")
+            self._who("act", args.get("token"), OPERATOR_ROLES, actor, role)
+            act = functools.partial(self._act, action, actor, role, payload)
+            return await self._answered.once(actor, request_id, action, payload, act)
         if op == "journal_security":
             event, payload = args.get("event"), args.get("payload")
             if event not in SECURITY_EVENTS:
@@ -453,12 +513,37 @@ class ApiProcess:
                 name == "control" and call_args[2] not in TRAINING_ROLES
             ):
                 raise RequestRefused(f"training: no control {str(name)[:64]} with these arguments")
+            # A control as the person the token names; what the simulated devices hold
+            # (describe) for whoever may train.
+            actor, role = (call_args[1], call_args[2]) if name == "control" else (None, None)
+            self._who("training", args.get("token"), TRAINING_ROLES, actor, role)
             return await training_call(table, str(name), list(call_args))
         raise RequestRefused(f"no such request: {op[:64]}")
+
+    async def _act(
+        self, action: str, actor: str, role: str, payload: dict[str, Any]
+    ) -> dict[str, Any]:
+        answer = await self._table.act(action, actor, role, payload)
+        self.publisher.publish()  # the state it leads to goes before the answer
+        return answer
+
+    def _who(
+        self, op: str, token: Any, roles: tuple[str, ...], actor: str | None, role: str | None
+    ) -> None:
+        """The request's token names a person of `roles`: `actor` in `role` when it says so."""
+        try:
+            self._people.who(token, roles, actor, role)
+        except NotThePerson as exc:
+            raise RequestRefused(f"{op}: {exc}") from None
 
 
 class RequestRefused(ValueError):
     """A request the API process may not make (daemon.api.process's checks)."""
+
+
+def _short(value: Any) -> bool:
+    """A client, a path or a token's fingerprint as the doors note them (at most 128)."""
+    return isinstance(value, str) and len(value) <= SHORT
 
 
 def _small(payload: dict[str, Any]) -> bool:

@@ -8,9 +8,12 @@ publication of the table's state, the journal's durable lines (kept in memory fo
 older ones read from the journal's files, read-only), and requests for what only the table may
 do (an action, a security fact, a training control, its metrics).
 
+Each refusal at its doors is sent to the table's process as it happens (`ForwardedRefusals`),
+which counts and journals them: nothing refused is kept only here.
+
 It ignores SIGINT and SIGTERM: the table's process owns the signals and tells it to stop (the
-refusals' summary and the last journal lines of the API go in before the table's journal
-closes); if the table's process goes away, the channel ends and so does this process.
+last journal lines of the API go in before the table's journal closes); if the table's process
+goes away, the channel ends and so does this process.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -39,6 +42,7 @@ from daemon.api.app import create_app
 from daemon.api.channel import LINES, MAX_TO_API, PICKLE, ChannelError, json_frame, read_frame
 from daemon.api.context import AppContext
 from daemon.api.facade import ActionSpec, TableMetrics
+from daemon.api.gate import NAMED, SHORT, RefusalLog
 from daemon.api.journal_feed import FeedRecord
 from daemon.api.server import ApiServer
 from daemon.api.snapshots import Published, StateCache
@@ -164,6 +168,44 @@ class RemoteSubscription:
         self._wake.set()
 
 
+class ForwardedRefusals(RefusalLog):
+    """The doors' record of refusals, in the API process: each refusal is sent to the table's
+    process as it happens (one small frame, in the channel's socket before the refused request
+    is answered), and the table's process counts and journals them (`ApiProcess.refusals`).
+    An API process killed, or stuck and then killed, takes none of them with it."""
+
+    def __init__(self, table: RemoteTable, clock: Callable[[], float], interval: float) -> None:
+        super().__init__(table.journal_security, clock, interval=interval)
+        self._table = table
+
+    async def noted(  # noqa: PLR0917 - as RefusalLog.noted
+        self,
+        event: str,
+        reason: str,
+        client: str,
+        detail: str | None,
+        locked: Sequence[str] = (),
+        on_guard: bool = False,
+    ) -> None:
+        self._table.tell(
+            {
+                "t": "refused",
+                "event": event,
+                "reason": reason,
+                "client": client[:SHORT],
+                "detail": None if detail is None else detail[:SHORT],
+                "locked": [name[:SHORT] for name in locked[:NAMED]],
+                "on_guard": on_guard,
+            }
+        )
+
+    async def flush_due(self) -> None:
+        """The table's process keeps the summaries' times."""
+
+    async def close(self) -> None:
+        """What is counted is the table's process's already."""
+
+
 class RemoteFeed:
     """`app.state.feed` (the shipper) as the API process reaches it: its status, asked."""
 
@@ -249,15 +291,42 @@ class RemoteTable:
     async def act(
         self, action: str, actor: str, role: str, payload: dict[str, Any]
     ) -> dict[str, Any]:
-        args = {"action": action, "actor": actor, "role": role, "payload": payload}
+        raise RuntimeError("the table's process takes a person's token with an action: act_as")
+
+    async def act_as(
+        self,
+        action: str,
+        actor: str,
+        role: str,
+        payload: dict[str, Any],
+        *,
+        token: str,
+        request_id: str | None,
+    ) -> dict[str, Any]:
+        """`act`, with the token the caller presented (the table's process looks the person up
+        itself) and the request's `request_id` (the table's process answers a repeat of it with
+        the first answer, `replayed`; `request_id_reused` when it asked something else)."""
+        args = {
+            "action": action,
+            "actor": actor,
+            "role": role,
+            "payload": payload,
+            "token": token,
+            "request_id": request_id,
+        }
         answer: dict[str, Any] = await self.request("act", args)
         return answer
 
     async def journal_security(self, event: str, payload: dict[str, Any]) -> None:
         await self.request("journal_security", {"event": event, "payload": payload})
 
-    async def training(self, name: str, args: list[Any]) -> Any:
-        return await self.request("training", {"name": name, "args": args})
+    async def training(self, name: str, args: list[Any], token: str) -> Any:
+        return await self.request("training", {"name": name, "args": args, "token": token})
+
+    def tell(self, message: dict[str, Any]) -> None:
+        """Send `message` to the table's process; no answer is waited for."""
+        if not self._gone:
+            self._writer.write(json_frame(message))
 
     async def request(self, op: str, args: dict[str, Any]) -> Any:
         if self._gone:
@@ -329,6 +398,8 @@ async def serve(channel: socket.socket, listening: socket.socket) -> None:
     if init["feed"]:
         app.state.feed = RemoteFeed(table)
     context: AppContext = app.state.context
+    refusals = context.gate.refusals
+    context.gate.refusals = ForwardedRefusals(table, refusals.clock, refusals.interval)
     context.state_cache = StateCache(table, table.wall)
 
     def state_changed() -> None:

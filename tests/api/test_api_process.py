@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -17,14 +19,17 @@ from api_support import TOKENS, auth, write_tokens
 from websockets.sync.client import connect
 
 from daemon.api.channel import (
+    MAX_ACT_BODY,
     MAX_FROM_API,
     ChannelError,
+    FrameRefused,
     frame,
     json_body,
     json_frame,
     read_frame,
 )
 from daemon.api.process import MAX_IN_FLIGHT, ApiProcess
+from daemon.api.tokens import token_entry
 from daemon.config import load_config
 from daemon.table import Table
 from drivers.clock import MonotonicClock
@@ -60,6 +65,16 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return "\nState:\tZ" not in status
+
+
+def _deaths(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The API processes' deaths on record, but for one killed at the daemon's stop for not
+    ending within its second (`stop_timeout`: on a loaded machine it can take longer)."""
+    return [
+        line
+        for line in lines
+        if line["event"] == "api.process_died" and line["payload"]["reason"] != "stop_timeout"
+    ]
 
 
 def _state(url: str) -> dict[str, object]:
@@ -100,7 +115,7 @@ def test_the_table_goes_on_when_its_api_process_dies_and_a_new_one_serves(
         live = _events(url, 5)
         assert daemon.poll() is None
     lines = journal_lines(tmp_path / "journal")
-    [died] = [line for line in lines if line["event"] == "api.process_died"]
+    [died] = _deaths(lines)
     assert died["actor"] == "api"
     assert died["payload"]["returncode"] == -signal.SIGKILL
     assert died["payload"]["reason"] == "exited"  # it died; the table did not end it
@@ -118,9 +133,7 @@ def test_an_api_process_that_stops_answering_is_killed_and_replaced(tmp_path: Pa
         os.kill(hung, signal.SIGSTOP)  # alive, its loop answering nothing
         assert _state(url)["role"] == "surveillance"  # answered by the next one
         assert _api_pids(daemon.pid) != [hung]
-    [died] = [
-        line for line in journal_lines(tmp_path / "journal") if line["event"] == "api.process_died"
-    ]
+    [died] = _deaths(journal_lines(tmp_path / "journal"))
     assert died["payload"]["returncode"] == -signal.SIGKILL
     assert died["payload"]["reason"] == "unresponsive"
 
@@ -138,8 +151,7 @@ def test_sigterm_to_the_daemon_ends_its_api_process_too(tmp_path: Path) -> None:
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=60) == 0
     assert not _alive(api)
-    events = [line["event"] for line in journal_lines(tmp_path / "journal")]
-    assert "api.process_died" not in events
+    assert _deaths(journal_lines(tmp_path / "journal")) == []
 
 
 def test_sigterm_while_the_api_process_is_being_replaced_stops_cleanly(
@@ -168,6 +180,10 @@ FORGED_FAULT = (
 )  # fmt: skip
 
 
+DEALER = TOKENS["dealer"][1]
+OPEN_TABLE = {"action": "open_table", "actor": "lei.dealer", "role": "dealer", "payload": {}}
+
+
 @pytest.mark.parametrize(
     ("op", "args", "refused"),
     [
@@ -188,6 +204,34 @@ FORGED_FAULT = (
             {"action": "open_table", "actor": "device:x", "role": "dealer", "payload": {}},
             "actor's name",
         ),
+        # Who acts is whom the token names, in the table's own reading of the tokens file: not
+        # the dealer's token as a supervisor, not one supervisor's token as a second one (the
+        # two-person void and override, H5), not a token the file does not hold, not none.
+        (
+            "act",
+            {**OPEN_TABLE, "actor": "wong.supervisor", "role": "supervisor", "token": DEALER},
+            "act: the token is lei.dealer's (dealer), not wong.supervisor's (supervisor)",
+        ),
+        (
+            "act",
+            {
+                **OPEN_TABLE,
+                "action": "approve_override",
+                "actor": "chan.second",
+                "role": "supervisor",
+                "token": TOKENS["supervisor"][1],
+            },
+            "the token is wong.supervisor's (supervisor), not chan.second's",
+        ),
+        ("act", {**OPEN_TABLE, "token": "made-up-" + "x" * 40}, "tokens file does not hold"),
+        ("act", OPEN_TABLE, "act: no token"),
+        ("act", {**OPEN_TABLE, "token": DEALER, "request_id": "a b"}, "a request_id"),
+        ("training", {"name": "describe", "args": [], "token": DEALER}, "a dealer: not for"),
+        (
+            "training",
+            {"name": "control", "args": [{"op": "ring"}, "it.admin", "admin"], "token": DEALER},
+            "the token is lei.dealer's",
+        ),
         ("training", {"name": "__init__", "args": []}, "no control"),
         ("training", {"name": "control", "args": [1, 2, 3]}, "no control"),
         ("training", {"name": "control", "args": [{}, "D1", "dealer"]}, "no control"),
@@ -205,7 +249,7 @@ def test_the_table_takes_from_its_api_process_only_the_requests_it_may_make(
             api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
             before = table.journal.durable_seq if table.journal else 0
             phase = table.procedure.phase
-            with pytest.raises(ValueError, match=refused):
+            with pytest.raises(ValueError, match=re.escape(refused)):
                 await api._call(op, args)
             assert table.procedure.phase == phase  # nothing of it reached the procedure
             await api._call("journal_security", {"event": "api.forbidden", "payload": {}})
@@ -232,9 +276,14 @@ async def _pair() -> tuple[asyncio.StreamReader, socket.socket]:
     return reader, theirs
 
 
-@pytest.mark.parametrize("body", [b'{"x": NaN}', b'{"x": [Infinity]}', b'{"x": -1e999}'])
+@pytest.mark.parametrize(
+    "body",
+    # What the journal could not write, and numbers with a fraction or an exponent, which
+    # nothing the API process sends has (the slowest JSON to parse).
+    [b'{"x": NaN}', b'{"x": [Infinity]}', b'{"x": -1e999}', b'{"x": 1.5}', b'{"x": [1e3]}'],
+)
 def test_the_channel_refuses_json_the_journal_could_not_write(body: bytes) -> None:
-    with pytest.raises(ChannelError, match="not JSON"):
+    with pytest.raises(FrameRefused, match="not JSON"):
         json_body(body)
 
 
@@ -309,3 +358,174 @@ def test_an_api_process_that_piles_up_requests_is_refused_on_record(tmp_path: Pa
             await table.stop()
 
     asyncio.run(main())
+
+
+def test_the_table_acts_as_the_person_the_token_names_once_per_request_id(tmp_path: Path) -> None:
+    """The table's process takes an action as whom the token names, and answers a repeat of a
+    request_id with the first answer instead of acting again (or says the id was used for
+    another request)."""
+
+    async def main() -> None:
+        config = load_config(_config(tmp_path))
+        table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
+        await table.start()
+        try:
+            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            asked = {**OPEN_TABLE, "token": DEALER, "request_id": "r-1"}
+            first = await api._call("act", asked)
+            assert first["accepted"] is True
+            again = await asyncio.gather(*(api._call("act", asked) for _ in range(3)))
+            assert again == [{**first, "replayed": True}] * 3
+            other = await api._call("act", {**asked, "payload": {"x": 1}})
+            assert other == {"accepted": False, "request_id_reused": True, "action": "open_table"}
+            # Without a request_id, the same request is a new one: the table refuses it.
+            fresh = await api._call("act", {**asked, "request_id": None})
+            assert fresh["accepted"] is False
+            assert table.journal is not None
+            events = [r.event for r in table.journal.replay(1)]
+            assert events.count("table.opened") == 1, events
+            assert events.count("table.violation") == 1
+            assert "api.channel_refused" not in events
+            # A person given a token since the table's process read the file acts at once (the
+            # file is read again when a token is not found): no refusal, no process replaced.
+            tokens = config.api.tokens_file
+            assert tokens is not None
+            with tokens.open("a", encoding="utf-8") as out:
+                out.write("\n" + token_entry("ng.new", "supervisor", "new-" + "n" * 40))
+            held = await api._call(
+                "act",
+                {**OPEN_TABLE, "action": "hold_table", "actor": "ng.new", "role": "supervisor",
+                 "payload": {"reason": "a new supervisor"}, "token": "new-" + "n" * 40},
+            )  # fmt: skip
+            assert "violation" in held or held["accepted"] is True
+            assert api._why is None
+            api.server.listening().close()
+        finally:
+            await table.stop()
+
+    asyncio.run(main())
+
+
+def test_a_request_id_retried_after_the_api_process_restarts_acts_once(tmp_path: Path) -> None:
+    """A console retries with the same request_id after its API process died: the new API
+    process has no record of it, the table's process has, and answers with the first answer."""
+    config = _config(tmp_path)
+    with serving("--config", str(config), "--http", "127.0.0.1:0", cwd=tmp_path) as (url, daemon):
+        body = {"payload": {}, "request_id": "console-42"}
+
+        def post() -> dict[str, object]:
+            answer = httpx.post(
+                f"{url}/api/actions/open_table", json=body, headers=auth("dealer"), timeout=60
+            )
+            assert answer.status_code == 200, answer.text
+            reply: dict[str, object] = answer.json()
+            return reply
+
+        first = post()
+        [api] = _api_pids(daemon.pid)
+        os.kill(api, signal.SIGKILL)
+        again = post()  # waits in the socket's backlog for the next API process
+        assert _api_pids(daemon.pid) != [api]
+        assert again == {**first, "replayed": True}
+    lines = journal_lines(tmp_path / "journal")
+    events = [line["event"] for line in lines]
+    assert "api.process_died" in events
+    assert events.count("table.opened") == 1
+    assert "table.violation" not in events
+
+
+@pytest.mark.parametrize(
+    ("sent", "problem"),
+    [
+        # Refused by its header: its body is never read, nor parsed.
+        ((MAX_FROM_API + 1).to_bytes(4, "big") + b"J", f"a frame of {MAX_FROM_API + 1} bytes"),
+        (frame(b"P", b"\x80\x05N."), "JSON only"),  # a pickle, which only the table sends
+        (frame(b"J", b'{"t": "call", "id": 1, "op": "metrics", "args": {"x": 0.5}}'), "not JSON"),
+        (frame(b"J", b'{"t": "pong", "pad": "' + b"x" * 1000 + b'"}'), "more than its word"),
+    ],
+)
+def test_a_frame_the_api_process_may_not_send_is_refused_on_record(
+    tmp_path: Path, sent: bytes, problem: str
+) -> None:
+    """Through the table's reading of the channel (`_serve`): the frame is refused, the
+    refusal journaled, and the API process would be replaced."""
+
+    async def main() -> None:
+        config = load_config(_config(tmp_path))
+        table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
+        await table.start()
+        try:
+            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            before = table.journal.durable_seq if table.journal else 0
+            reader, theirs = await _pair()
+            theirs.sendall(json_frame({"t": "pong"}) + sent)
+            theirs.close()
+            with pytest.raises(ChannelError):
+                await api._serve(reader, None)  # type: ignore[arg-type]  # answers go nowhere
+            assert api._why == "refused_request"
+            assert table.journal is not None
+            [refused] = [r for r in table.journal.replay(before + 1) if r.actor == "api"]
+            assert refused.event == "api.channel_refused"
+            assert problem in refused.payload["problem"]
+            api.server.listening().close()
+        finally:
+            await table.stop()
+
+    asyncio.run(main())
+
+
+def test_the_largest_action_a_person_may_send_fits_a_frame() -> None:
+    """An action's body at its limit, of the characters that grow most when encoded again,
+    still fits the channel's frame with its envelope (the bound is sized from it)."""
+    # Written as the shortest body can write them (UTF-8, not \u escapes): the frame can only
+    # be as long.
+    unit = '\U0001f600\u00e9\u0000"/\\'  # an emoji, an accent, a control character, escapes
+
+    def raw(note: str) -> bytes:
+        return json.dumps({"payload": {"note": note}, "reason": "r"}, ensure_ascii=False).encode()
+
+    note = unit * 4000
+    while len(raw(note)) > MAX_ACT_BODY:
+        note = note[: -len(unit)]
+    assert len(raw(note)) > MAX_ACT_BODY - 100
+    body = json.loads(raw(note))
+    request = {
+        "t": "call",
+        "id": 2**31,
+        "op": "act",
+        "args": {
+            "action": "a" * 64,
+            "actor": "b" * 64,
+            "role": "supervisor",
+            "payload": {**body["payload"], "reason": body["reason"]},
+            "token": "t" * 512,
+            "request_id": "r" * 64,
+        },
+    }
+    assert len(json_frame(request)) <= MAX_FROM_API
+    assert json_body(json_frame(request)[5:]) == request
+
+
+def test_refusals_at_the_doors_reach_the_journal_though_the_api_process_is_killed(
+    tmp_path: Path,
+) -> None:
+    """The API process sends each refusal to the table's process as it happens: one stopped,
+    then killed when the daemon stops, takes none of them with it; its killing is on record."""
+    config = _config(tmp_path)
+    with serving("--config", str(config), "--http", "127.0.0.1:0", cwd=tmp_path) as (url, daemon):
+        for _ in range(3):
+            guess = httpx.get(
+                f"{url}/api/state", headers={"Authorization": "Bearer a-guess"}, timeout=60
+            )
+            assert guess.status_code == 401
+        [api] = _api_pids(daemon.pid)
+        os.kill(api, signal.SIGSTOP)  # hung: it will say nothing more, and is killed at stop
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=60) == 0
+    assert not _alive(api)
+    lines = journal_lines(tmp_path / "journal")
+    refused = [line["payload"] for line in lines if line["event"] == "api.auth_refused"]
+    assert sum(int(summary["refused"]) for summary in refused) == 3, refused
+    assert all(summary["by_reason"] == {"bad_token": summary["refused"]} for summary in refused)
+    [died] = [line for line in lines if line["event"] == "api.process_died"]
+    assert died["payload"]["reason"] == "stop_timeout"

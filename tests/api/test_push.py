@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from api_support import TOKENS, auth
@@ -9,6 +12,7 @@ from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from daemon.api.app import create_app
+from daemon.api.fanout import PushClient, PushHub
 from daemon.config import ApiConfig
 
 
@@ -144,3 +148,36 @@ def test_a_withdrawn_token_loses_the_live_feed_at_the_next_event(
         with pytest.raises(WebSocketDisconnect) as closed:
             ws.receive_json()
         assert closed.value.code == 4401
+
+
+def test_an_event_the_hub_cannot_show_is_withheld_and_the_feed_goes_on(table: FakeTable) -> None:
+    """A record whose redaction fails (a payload nested past the interpreter's recursion) is
+    sent with its payload withheld; the events after it still reach every console."""
+
+    async def main() -> list[dict[str, Any]]:
+        hub = PushHub(table, flush_interval=0.001)
+        client = PushClient("dealer")
+        hub.join(client)
+        deep: dict[str, Any] = {}
+        level = deep
+        for _ in range(100_000):
+            level["x"] = level = {}
+        table._append("api.before", "api", {})
+        entry = {**table.journal[-1], "seq": 2, "event": "api.deep", "payload": deep}
+        table.journal.append(entry)  # as the journal would offer it (no hash: never encoded)
+        for queue in table._subscribers:
+            queue.put_nowait(entry)
+        table._append("api.after", "api", {})
+        got: list[dict[str, Any]] = []
+        while len(got) < 3:
+            await asyncio.wait_for(client.wake.wait(), 30)  # a bound only
+            client.wake.clear()
+            for batch in client.take():
+                got += [json.loads(text) for _, text in batch.items(client.audience)]
+        await hub.close()
+        return got
+
+    before, deep, after = asyncio.run(main())
+    assert (before["event"], after["event"]) == ("api.before", "api.after")
+    assert deep["seq"] == 2 and deep["event"] == "api.deep"
+    assert deep["payload"] == {} and "withheld" in deep

@@ -30,7 +30,7 @@ from daemon.api.bodies import ActRequest, ActResult, Refusal, read_act_request
 from daemon.api.context import IDEMPOTENCY_CACHE, context
 from daemon.api.errors import AUTH_ERRORS, INPUT_ERRORS, ApiError, ErrorBody
 from daemon.api.facade import ActionSpec, TableFacade
-from daemon.api.gate import Gate, Who
+from daemon.api.gate import Gate, Who, credential
 from daemon.api.models import check_payload
 from daemon.api.tokens import Principal
 from daemon.procedures.visibility import redact_value
@@ -120,6 +120,43 @@ async def _within_budget(gate: Gate, person: str, path: str) -> None:
         )
 
 
+async def _ask(
+    request: Request, action: str, who: Principal, payload: dict[str, Any], request_id: str | None
+) -> dict[str, Any]:
+    """The table's answer to `action` (503 when it has none to give)."""
+    table = context(request).table
+    try:
+        act_as = getattr(table, "act_as", None)
+        if act_as is None:
+            outcome: dict[str, Any] = await table.act(action, who.actor, who.role, payload)
+        else:
+            # The table in another process (daemon.api.worker): it looks the person up by the
+            # token itself, and keeps the answers to request_ids across API processes.
+            outcome = await act_as(
+                action,
+                who.actor,
+                who.role,
+                payload,
+                token=credential(request),
+                request_id=request_id,
+            )
+    except Exception as exc:
+        # The table stopped or its journal failed: nothing was acknowledged, and the
+        # operator must know the step did not happen.
+        log.error("api.act_failed", actor=who.actor, action=action, error=repr(exc))
+        raise ApiError(
+            503, "table_unavailable", f"{action} not taken: the table answered {exc}"
+        ) from exc
+    if outcome.get("request_id_reused"):
+        raise ApiError(
+            422,
+            "request_id_reused",
+            f"request_id {request_id!r} was {who.actor}'s {outcome.get('action')} with "
+            f"other details; use a new one for this {action}",
+        )
+    return outcome
+
+
 @router.post(
     "/api/actions/{action}",
     response_model=ActResult,
@@ -172,15 +209,8 @@ async def act(action: str, request: Request, who: Who) -> JSONResponse:
     payload = dict(body.payload)
     if body.reason is not None:
         payload["reason"] = body.reason.strip()
-    try:
-        outcome = await table.act(action, who.actor, who.role, payload)
-    except Exception as exc:
-        # The table stopped or its journal failed: nothing was acknowledged, and the
-        # operator must know the step did not happen.
-        log.error("api.act_failed", actor=who.actor, action=action, error=repr(exc))
-        raise ApiError(
-            503, "table_unavailable", f"{action} not taken: the table answered {exc}"
-        ) from exc
+    outcome = await _ask(request, action, who, payload, body.request_id)
+    replayed = bool(outcome.pop("replayed", False))  # the table's answer to its first asking
     headers: dict[str, str] = {}
     if outcome.get("accepted"):
         status = 200
@@ -190,7 +220,8 @@ async def act(action: str, request: Request, who: Who) -> JSONResponse:
             # that took what the model refuses is a table to look at.
             log.error("api.model_and_table_disagree", action=action, problem=problem)
     else:
-        gate.budget.spend(who.actor)
+        if not replayed:
+            gate.budget.spend(who.actor)
         # The reason goes back to the sender as the sender may see it: a refusal that names a
         # face-down card ("... already dealt") must not confirm it (issue 9).
         refusal = _refusal(action, who.actor, outcome)
@@ -204,4 +235,6 @@ async def act(action: str, request: Request, who: Who) -> JSONResponse:
         while len(answered) > IDEMPOTENCY_CACHE:
             answered.popitem(last=False)
     log.info("api.action", actor=who.actor, role=who.role, action=action, status=status)
+    if replayed:
+        content = {**content, "replayed": True}
     return JSONResponse(content, status, headers=headers)

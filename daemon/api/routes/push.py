@@ -32,6 +32,7 @@ from daemon.api.fanout import (
     event_message,
     events_message,
     shown_text,
+    withheld,
 )
 from daemon.api.tokens import Principal, hash_token
 from daemon.procedures import visibility
@@ -124,8 +125,11 @@ class _Feed:
         text."""
         if self.seen is None:
             self.seen = visibility.Seen(state=json.loads(self.states.latest().state))
-        shown = self.seen.redact(record, self.who.role)
-        return int(record["seq"]), shown_text(record, shown)
+        try:
+            shown = self.seen.redact(record, self.who.role)
+            return int(record["seq"]), shown_text(record, shown)
+        except Exception as exc:  # shown as withheld (fail closed); the catch-up goes on
+            return int(record["seq"]), shown_text(record, withheld(record, exc))
 
     async def send_state(self) -> None:
         """After a burst of events, or when the table announced a new state (a table that

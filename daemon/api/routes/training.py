@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from daemon.api.bridge import training_call
 from daemon.api.context import context
 from daemon.api.errors import AUTH_ERRORS, INPUT_ERRORS, ApiError, ErrorBody
-from daemon.api.gate import Who
+from daemon.api.gate import Who, credential
 from daemon.procedures.visibility import redact_value
 from daemon.training import ROLES, Training, named
 
@@ -72,7 +72,7 @@ async def _on_table(request: Request, name: str, *args: Any) -> Any:
     table = context(request).table
     remote = getattr(table, "training", None)
     if remote is not None:
-        result = await remote(name, list(args))
+        result = await remote(name, list(args), credential(request))
     else:
         on_table = getattr(table, "on_table", None)
         if on_table is None:

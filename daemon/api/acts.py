@@ -1,0 +1,137 @@
+"""What the table's process needs to take a person's request from its API process
+(`daemon.api.process`) without believing the API process's word for who asks, or for whether
+the request was answered already.
+
+- **Who asks** (`People`): the API process sends, with each action and training control, the
+  token its caller presented (the bearer token itself, never its hash: the tokens file holds
+  the hashes and the API process can read the file). The table's process looks the token up in
+  its own reading of the tokens file and takes the person and role from there; a token that
+  names no one, or names another person or role than the request does, is a request the API
+  process may not make. An API process that is taken over can then act only as the people whose
+  tokens it holds: those who sign in through it while it is taken over.
+- **Asked already** (`Answered`): a request sent again with the same `request_id` by the same
+  person (a console retrying after a lost answer, perhaps to a new API process after the old one
+  died) gets the first answer and acts once, however many API processes come and go. The table's
+  process keeps the last `KEPT` of them; a retry that comes while the first is still being
+  taken waits for its answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Collection
+from pathlib import Path
+from typing import Any
+
+from daemon.api.tokens import Principal, TokenStore, hash_token
+
+KEPT = 512  # requests with a request_id whose answers the table's process keeps
+REQUEST_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # as the API takes it (daemon.api.bodies)
+MAX_TOKEN = 512  # characters of a token (`tabled token` makes 43)
+FRESH = 1.0  # seconds the table's process takes its reading of the tokens file as current
+
+
+class NotThePerson(ValueError):
+    """The request's token does not name the person (and role) the request says it does."""
+
+
+class People:
+    """The tokens file as the table's process reads it: its own reading, made at the first
+    request that needs it, looked at again (a `stat`) when a token is not found or names
+    another person, and at most `FRESH` seconds after the last look (a token withdrawn is
+    refused by the API process at once, and by the table's process within `FRESH`)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._path = path
+        self._store: TokenStore | None = None
+        self._read = 0.0  # when the file was last looked at (monotonic)
+
+    def who(
+        self, token: Any, roles: Collection[str], actor: str | None, role: str | None
+    ) -> Principal:
+        """The person `token` names, whose role is one of `roles`, and who must be `actor` in
+        `role` (None: whoever it names)."""
+        if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN:
+            raise NotThePerson("no token (the one its caller presented)")
+        store = self._store
+        if store is None:
+            store = self._store = TokenStore(self._path)
+        digest = hash_token(token)
+        holder = store.holder(digest)
+        now = time.monotonic()
+        if holder is None or not _names(holder, actor, role) or now - self._read > FRESH:
+            # A token given, withdrawn or changed since the file was last read: read it again
+            # (if it changed) and look again. The API process has read it for this request.
+            store.reload()
+            self._read = now
+            holder = store.holder(digest)
+        if holder is None:
+            raise NotThePerson("a token the tokens file does not hold")
+        if not _names(holder, actor, role):
+            raise NotThePerson(
+                f"the token is {holder.actor}'s ({holder.role}), not "
+                f"{(actor or holder.actor)[:64]}'s ({(role or holder.role)[:16]})"
+            )
+        if holder.role not in roles:
+            raise NotThePerson(f"the token is {holder.actor}'s, a {holder.role}: not for this")
+        return holder
+
+
+def _names(holder: Principal, actor: str | None, role: str | None) -> bool:
+    return (actor is None or holder.actor == actor) and (role is None or holder.role == role)
+
+
+class Answered:
+    """The answers given to requests with a `request_id` (module docstring), the last `kept`."""
+
+    def __init__(self, kept: int = KEPT) -> None:
+        self.kept = kept
+        self._answers: OrderedDict[tuple[str, str], tuple[str, bytes, asyncio.Future[Any]]] = (
+            OrderedDict()
+        )
+
+    async def once(
+        self,
+        actor: str,
+        request_id: str | None,
+        action: str,
+        payload: dict[str, Any],
+        act: Callable[[], Awaitable[dict[str, Any]]],
+    ) -> dict[str, Any]:
+        """`act()`'s answer, or the first answer to `request_id` from `actor` (with `replayed`),
+        or `request_id_reused` (and the first request's action) when it asked something else."""
+        if request_id is None:
+            return await act()
+        key = (actor, request_id)
+        # What was asked, to tell a retry from another request: a payload's fields are plain
+        # values or lists of them (the game's declaration), so its sorted items say it all; kept
+        # as a digest (a payload may be 16 KiB, the digest is 16 bytes).
+        asked = hashlib.blake2b(repr(sorted(payload.items())).encode(), digest_size=16).digest()
+        kept = self._answers.get(key)
+        if kept is not None:
+            first_action, first_asked, answer = kept
+            if (first_action, first_asked) != (action, asked):
+                return {"accepted": False, "request_id_reused": True, "action": first_action}
+            return {**await asyncio.shield(answer), "replayed": True}
+        answer = asyncio.get_running_loop().create_future()
+        self._answers[key] = (action, asked, answer)
+        while len(self._answers) > self.kept:
+            self._answers.popitem(last=False)
+        try:
+            outcome = await act()
+        except BaseException as exc:
+            # Not answered: a retry asks the table again.
+            if self._answers.get(key, (None, None, None))[2] is answer:
+                del self._answers[key]
+            answer.set_exception(exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
+            answer.exception()  # retrieved: a retry waiting on it gets it, nobody else needs to
+            raise
+        answer.set_result(outcome)
+        return outcome
+
+    def __len__(self) -> int:
+        return len(self._answers)
