@@ -22,7 +22,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 from daemon.sections import (
     Check,
@@ -42,7 +42,9 @@ from daemon.sections import (
     tuple_of,
     whole,
 )
-from daemon.shipper.config import TOKEN_PATTERN, FeedConfig
+
+if TYPE_CHECKING:
+    from daemon.shipper.config import FeedConfig
 
 DEVICE_NAMES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")
 BAUDRATES = (9600, 19200, 38400, 57600, 115200)  # the range the devices' RS-232 links use
@@ -274,6 +276,9 @@ def _devices(value: Any, context: Context) -> dict[str, DeviceConfig]:
 
 
 def _feed(value: Any, context: Context) -> FeedConfig:
+    # Read only for a table that ships its journal: the shipper's modules wait for a [feed].
+    from daemon.shipper.config import FeedConfig  # noqa: PLC0415
+
     # The credentials and TLS files are relative to the folder the config is read from.
     feed = build(FeedConfig, value, context)
     base = context.get("base") if context is not None else None
@@ -327,7 +332,9 @@ class TableConfig(Section):
     }
 
     def after(self, context: Context) -> None:
-        """A table this game can run."""
+        self._a_table_this_game_can_run(context)
+
+    def _a_table_this_game_can_run(self, context: Context) -> None:
         if self.paigow_hands not in (4, 8):
             raise ValueError(f"table.paigow_hands: {self.paigow_hands} (Art. 2(4) allows 8 or 4)")
         known = _rulesets(self.game)
@@ -346,11 +353,17 @@ class TableConfig(Section):
         if missing and not partial:
             sections = ", ".join(f"[devices.{name}]" for name in missing)
             raise ValueError(f"devices: a {self.game} table needs {sections}, enabled")
-        if self.feed is not None and not TOKEN_PATTERN.match(self.table_id):
+        if self.feed is not None and not _subject_token(self.table_id):
             raise ValueError(
                 f"table.id: {self.table_id!r} cannot be a NATS subject token "
                 "(letters, digits, - and _), and [feed] names the subjects after it"
             )
+
+
+def _subject_token(text: str) -> bool:
+    from daemon.shipper.config import TOKEN_PATTERN  # noqa: PLC0415 - only with a [feed]
+
+    return TOKEN_PATTERN.match(text) is not None
 
 
 def _check_stakes(config: TableConfig) -> None:

@@ -94,6 +94,12 @@ def test_a_plain_run_loads_no_pydantic_nor_what_only_the_api_feed_or_floor_needs
     assert not {m for m in modules if m.split(".")[0] in heavy}
     assert "importlib.metadata" not in modules
     assert not {m for m in modules if m.startswith(("daemon.floor", "daemon.api.app"))}
+    # What only the API asks of the table (its views, published snapshots, journal queries) and
+    # the shipper's config: loaded when served, not before.
+    api_only = {"daemon.api.views", "daemon.api.snapshots", "daemon.api.journal_feed"}
+    assert not modules & (api_only | {"daemon.table.feed", "daemon.shipper.config"})
+    # greenlet, like rich: structlog's when installed, not in the approved build.
+    assert "greenlet" not in modules
     assert not {
         m for m in modules if m.startswith(("daemon.shipper.engine", "daemon.shipper.broker"))
     }
