@@ -122,6 +122,8 @@ class ApiProcess:
         self.starts = 0  # API processes started (the first one included)
         self.deaths = 0  # of them, how many ended without being asked to
         self._why: str | None = None  # why the table's process ended the running one, if it did
+        # Set once the first API process serves (it said "ready"), or ended before it did.
+        self.settled = asyncio.Event()
 
     @classmethod
     def build(
@@ -198,6 +200,7 @@ class ApiProcess:
             except Exception as exc:  # could not start it: as if it died at once
                 log.error("api.process_failed", error=repr(exc))
                 returncode = None
+            self.settled.set()
             if self._stopping:
                 return
             self.deaths += 1
@@ -361,6 +364,8 @@ class ApiProcess:
                 raise ChannelError("the API process may send JSON only")
             message = json_body(body)
             if message.get("t") in ("ready", "bye", "pong"):
+                if message.get("t") == "ready":
+                    self.settled.set()
                 continue
             if message.get("t") != "call" or not isinstance(message.get("id"), int):
                 raise ChannelError(f"not a request: {str(message)[:200]}")
