@@ -41,6 +41,7 @@ from daemon.config import JournalConfig
 from daemon.journal import Journal
 from daemon.journal.format import journal_files, read_lines
 from daemon.logging import configure_logging
+from daemon.sections import build
 from daemon.shipper.config import FeedConfig
 from daemon.shipper.engine import Shipper
 from daemon.shipper.tail import line_event, line_seq
@@ -82,8 +83,8 @@ class Server:
 
 
 def feed(url: str, stream: str) -> FeedConfig:
-    return FeedConfig.model_validate(
-        {"servers": (url,), "stream": stream, "subject_prefix": stream.lower()}
+    return build(
+        FeedConfig, {"servers": (url,), "stream": stream, "subject_prefix": stream.lower()}
     )
 
 

@@ -53,13 +53,18 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
+# Imported by structlog when installed, absent from the approved build (requirements.lock).
+_NOT_IN_THE_BUILD = ("rich", "greenlet")
+
+
 def _structlog_without_rich() -> None:
-    """Have structlog imported as the approved build has it: without `rich`.
+    """Have structlog imported as the approved build has it: without `rich` (nor `greenlet`).
 
     structlog imports rich, when it is installed, for its console renderer and its tracebacks
-    (about 50 modules, a sixth of `tabled run`'s start-up CPU). The approved build never has
-    it (requirements.lock; the daemon renders plain tracebacks either way, daemon/logging.py),
-    but a development venv does (the test tools need it): hidden while structlog is imported,
+    (about 50 modules, a sixth of `tabled run`'s start-up CPU), and greenlet for a context of
+    each green thread (the daemon has none). The approved build has neither
+    (requirements.lock; the daemon renders plain tracebacks either way, daemon/logging.py),
+    but a development venv does (the test tools need them): hidden while structlog is imported,
     by whichever command imports it, so the daemon starts the same in both. A command that
     does not log (`tabled rules`, `tabled status`) does not import structlog at all.
     """
@@ -68,8 +73,8 @@ def _structlog_without_rich() -> None:
 
 
 class _StructlogWithoutRich:
-    """A meta path finder for one import, structlog's: rich is hidden while its module runs
-    (structlog's own submodules, which look for rich, are imported from it)."""
+    """A meta path finder for one import, structlog's: rich and greenlet are hidden while its
+    module runs (structlog's own submodules, which look for them, are imported from it)."""
 
     def find_spec(
         self, name: str, path: Sequence[str] | None = None, target: object = None
@@ -83,14 +88,15 @@ class _StructlogWithoutRich:
         run = spec.loader.exec_module
 
         def exec_module(module: ModuleType) -> None:
-            hide = "rich" not in sys.modules
-            if hide:
-                sys.modules["rich"] = None  # type: ignore[assignment] # import rich: ImportError
+            hidden = [absent for absent in _NOT_IN_THE_BUILD if absent not in sys.modules]
+            for absent in hidden:
+                sys.modules[absent] = None  # type: ignore[assignment] # import it: ImportError
             try:
                 run(module)
             finally:
-                if hide and "rich" in sys.modules and sys.modules["rich"] is None:
-                    del sys.modules["rich"]
+                for absent in hidden:
+                    if absent in sys.modules and sys.modules[absent] is None:
+                        del sys.modules[absent]
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec

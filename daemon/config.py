@@ -1,16 +1,18 @@
 """The table's configuration: one TOML file, `config/table.toml` by default.
 
 `load_config(None)` reads the embedded default (every device simulated); a path reads that file.
-The file is validated by pydantic against the classes below: a wrong type, an unknown key, a
-value out of range, a rule set the game does not have or a missing device the game's regulation
-names is a `ConfigError` of one line naming the key (``table.ruleset: ...``), so a typo in a
-table PC's config stops the daemon at start-up instead of running with a default, and
-`load_config` refuses everything `tabled run` would refuse.
+The file is checked against the classes below (daemon.sections: each field's check, then the
+checks across fields): a wrong type, an unknown key, a value out of range, a rule set the game
+does not have or a missing device the game's regulation names is a `ConfigError` of one line
+naming the key (``table.ruleset: ...``), so a typo in a table PC's config stops the daemon at
+start-up instead of running with a default, and `load_config` refuses everything `tabled run`
+would refuse.
 
 Each section of the file is a field of `TableConfig` of the same name, except ``[table]``, whose
 keys are `TableConfig`'s own (``id`` is `table_id`). A new section is one new field, e.g.
-``feed: FeedConfig | None = None`` with `FeedConfig` a pydantic model or dataclass: `[feed]` is
-then read, validated and refused like the others with no other change here.
+``feed: FeedConfig | None = None`` with `FeedConfig` a `Section`, and its check in `CHECKS`:
+`[feed]` is then read, checked and refused like the others. Built in code, a section checks what
+it is given too (a relative path stays as given there).
 """
 
 from __future__ import annotations
@@ -18,24 +20,31 @@ from __future__ import annotations
 import dataclasses
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
-from pydantic import (
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    TypeAdapter,
-    ValidationError,
-    ValidationInfo,
-    field_validator,
-    model_validator,
+from daemon.sections import (
+    Check,
+    Context,
+    Section,
+    SectionError,
+    anything,
+    build,
+    describe,
+    flag,
+    one_of,
+    optional,
+    path,
+    section,
+    table_of,
+    text,
+    tuple_of,
+    whole,
 )
-from pydantic.dataclasses import dataclass
 
-from daemon.shipper.config import TOKEN_PATTERN, FeedConfig
+if TYPE_CHECKING:
+    from daemon.shipper.config import FeedConfig
 
 DEVICE_NAMES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")
 BAUDRATES = (9600, 19200, 38400, 57600, 115200)  # the range the devices' RS-232 links use
@@ -54,10 +63,8 @@ REQUIRED_DEVICES = {
 }
 DEFAULT_RULESETS = {"thirteen": "macau-1989", "paigow": "macau-1990"}
 
-# Unknown keys are refused; strict scalar types (below) refuse "5" for 5 and 1 for true.
-_SECTION = ConfigDict(extra="forbid")
-Hash = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
-Name = Annotated[StrictStr, Field(min_length=1)]
+# Unknown keys are refused; strict scalar types refuse "5" for 5 and 1 for true.
+_NAME = text(min_length=1)
 
 
 class ConfigError(ValueError):
@@ -76,120 +83,145 @@ def parse_listen(listen: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
-def _relative_to_base(value: Path | None, info: ValidationInfo) -> Path | None:
-    """A relative path in a file resolves against the file's base (the working directory)."""
-    base = info.context.get("base") if isinstance(info.context, dict) else None
-    if value is None or base is None or value.is_absolute():
-        return value
-    return Path(base) / value
+def _then(first: Check, then: Any) -> Check:
+    """`first`, then `then(value)` on what it gave (a value check of one field)."""
+    return lambda value, context: then(first(value, context))
 
 
-@dataclass(frozen=True, config=_SECTION)
-class ApprovedFirmware:
+@dataclass(frozen=True)
+class ApprovedFirmware(Section):
     """One device build the casino has approved: the identity a device must report to be used."""
 
-    make: Name
-    model: Name
-    firmware: Name
+    make: str
+    model: str
+    firmware: str
     # The hex SHA-256 the device reports, as the drivers compare it ("sha256:..." never matches).
-    firmware_hash: Hash
+    firmware_hash: str
+
+    CHECKS: ClassVar[dict[str, Check]] = {
+        "make": _NAME,
+        "model": _NAME,
+        "firmware": _NAME,
+        "firmware_hash": text(pattern=r"^[0-9a-f]{64}$"),
+    }
 
 
-@dataclass(frozen=True, config=_SECTION)
-class DeviceConfig:
+def _address(value: int) -> int:
+    if not 1 <= value <= 127:
+        raise ValueError(f"{value} is outside 1..127 (the frame's ADDR)")
+    return value
+
+
+@dataclass(frozen=True)
+class DeviceConfig(Section):
     name: Literal["shuffler", "dice_shaker", "shoe_reader", "timer_bell"]
-    port: Annotated[StrictStr, Field(min_length=1)]  # a pyserial URL or a device path
+    port: str  # a pyserial URL or a device path
     baudrate: Literal[9600, 19200, 38400, 57600, 115200] = 115200
-    address: StrictInt = 1
-    enabled: StrictBool = True
+    address: int = 1
+    enabled: bool = True
     approved: tuple[ApprovedFirmware, ...] = ()
 
-    @field_validator("address")
-    @classmethod
-    def _address(cls, value: int) -> int:
-        if not 1 <= value <= 127:
-            raise ValueError(f"{value} is outside 1..127 (the frame's ADDR)")
-        return value
+    CHECKS: ClassVar[dict[str, Check]] = {
+        "name": one_of(*DEVICE_NAMES),
+        "port": _NAME,
+        "baudrate": one_of(*BAUDRATES),
+        "address": _then(whole(), _address),
+        "enabled": flag,
+        "approved": tuple_of(section(ApprovedFirmware)),
+    }
 
-    @model_validator(mode="after")
-    def _simulates_this_device(self) -> DeviceConfig:
+    def after(self, context: Context) -> None:
         if self.port.startswith("sim://"):
             simulated = self.port.removeprefix("sim://").partition("?")[0]
             if simulated != self.name:
                 raise ValueError(f"port {self.port!r} simulates a {simulated}, not a {self.name}")
-        return self
 
 
-@dataclass(frozen=True, config=_SECTION)
-class JournalConfig:
+@dataclass(frozen=True)
+class JournalConfig(Section):
     dir: Path = Path("var/journal")
     # "fsync": every commit point is on disk before it is acknowledged (the only setting for a
     # live table). "none": no fsync, for simulation and benchmarks only.
     durability: Literal["fsync", "none"] = "fsync"
-    rotate_bytes: Annotated[StrictInt, Field(gt=0)] = 64 * 1024 * 1024
-    rotate_daily: StrictBool = True
+    rotate_bytes: int = 64 * 1024 * 1024
+    rotate_daily: bool = True
 
-    _dir = field_validator("dir")(_relative_to_base)
+    CHECKS: ClassVar[dict[str, Check]] = {
+        "dir": path(),  # a relative path in a file resolves against the working directory
+        "durability": one_of("fsync", "none"),
+        "rotate_bytes": whole(gt=0),
+        "rotate_daily": flag,
+    }
 
 
-@dataclass(frozen=True, config=_SECTION)
-class ApiConfig:
-    listen: StrictStr = "127.0.0.1:8700"
+def _origins(value: tuple[str, ...]) -> tuple[str, ...]:
+    for origin in value:
+        if not origin.startswith(("http://", "https://")):
+            raise ValueError(f"{origin!r} is not an http(s):// origin")
+    return tuple(origin.rstrip("/") for origin in value)
+
+
+def _hosts(value: tuple[str, ...]) -> tuple[str, ...]:
+    for host in value:
+        if not _HOST_NAME.match(host):
+            raise ValueError(f"{host!r} is not a host name or IP address (no scheme, no port)")
+    return tuple(host.lower().strip("[]") for host in value)
+
+
+def _idle(value: int) -> int:
+    if not 1 <= value <= 86400:
+        raise ValueError(f"{value} is outside 1..86400")
+    return value
+
+
+def _listen(value: str) -> str:
+    parse_listen(value)
+    return value
+
+
+@dataclass(frozen=True)
+class ApiConfig(Section):
+    listen: str = "127.0.0.1:8700"
     tokens_file: Path | None = None
     # Browser origins besides the console's own that may open the push feed, e.g. a
     # surveillance page on another host: "https://surveillance.example".
-    allowed_origins: tuple[StrictStr, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
     # Names besides the loopback ones and `listen`'s host that the API answers to (its Host
     # header), e.g. "table07.pit.casino.example"; any other name is refused (DNS rebinding).
     # Lower case, an IPv6 address without its brackets; no scheme, no port.
-    allowed_hosts: tuple[StrictStr, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
     # TLS served by the daemon itself (PEM files, both or neither); required to listen beyond
     # loopback unless `plain_http_behind_proxy` says a TLS-terminating proxy on the PC is in front.
     tls_cert: Path | None = None
     tls_key: Path | None = None
-    plain_http_behind_proxy: StrictBool = False
+    plain_http_behind_proxy: bool = False
     # The console signs its person out after this long without a touch or a key: longer than
     # the five-minute arrangement, so a dealer waiting on the players is not signed out at the bell.
-    console_idle_seconds: StrictInt = 600
+    console_idle_seconds: int = 600
 
-    _tokens_file = field_validator("tokens_file")(_relative_to_base)
-    _tls_cert = field_validator("tls_cert")(_relative_to_base)
-    _tls_key = field_validator("tls_key")(_relative_to_base)
+    CHECKS: ClassVar[dict[str, Check]] = {
+        "listen": _then(text(), _listen),
+        "tokens_file": optional(path()),
+        "allowed_origins": _then(tuple_of(text()), _origins),
+        "allowed_hosts": _then(tuple_of(text()), _hosts),
+        "tls_cert": optional(path()),
+        "tls_key": optional(path()),
+        "plain_http_behind_proxy": flag,
+        "console_idle_seconds": _then(whole(), _idle),
+    }
 
-    @field_validator("listen")
-    @classmethod
-    def _listen(cls, value: str) -> str:
-        parse_listen(value)
-        return value
-
-    @field_validator("allowed_origins")
-    @classmethod
-    def _origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for origin in value:
-            if not origin.startswith(("http://", "https://")):
-                raise ValueError(f"{origin!r} is not an http(s):// origin")
-        return tuple(origin.rstrip("/") for origin in value)
-
-    @field_validator("allowed_hosts")
-    @classmethod
-    def _hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for host in value:
-            if not _HOST_NAME.match(host):
-                raise ValueError(f"{host!r} is not a host name or IP address (no scheme, no port)")
-        return tuple(host.lower().strip("[]") for host in value)
-
-    @field_validator("console_idle_seconds")
-    @classmethod
-    def _idle(cls, value: int) -> int:
-        if not 1 <= value <= 86400:
-            raise ValueError(f"{value} is outside 1..86400")
-        return value
-
-    @model_validator(mode="after")
-    def _tls_pair(self) -> ApiConfig:
+    def after(self, context: Context) -> None:
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ValueError("tls_cert: set both tls_cert and tls_key, or neither")
-        return self
+
+    def resolved(self, base: Path) -> Self:
+        """The same section with its relative file paths made absolute against `base`."""
+        changes = {
+            key: base / value
+            for key in ("tokens_file", "tls_cert", "tls_key")
+            if (value := getattr(self, key)) is not None and not value.is_absolute()
+        }
+        return dataclasses.replace(self, **changes) if changes else self
 
 
 def _rulesets(game: str) -> dict[str, str]:
@@ -205,19 +237,67 @@ def _rulesets(game: str) -> dict[str, str]:
     return {name: "banker" for name in PAIGOW}
 
 
-@dataclass(frozen=True, config=_SECTION)
-class TableConfig:
-    table_id: StrictStr = "T01"
+def _table_id(value: str) -> str:
+    # It names the journal's lines and the files an auditor reads: no spaces, no slashes.
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value):
+        raise ValueError(
+            f"{value!r}: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    return value
+
+
+def _currency(value: str) -> str:
+    if not re.fullmatch(r"[A-Z]{3}", value):
+        raise ValueError(f"{value!r} is not an ISO 4217 code (three capital letters: MOP)")
+    return value
+
+
+_DEVICE = section(DeviceConfig)
+
+
+def _devices(value: Any, context: Context) -> dict[str, DeviceConfig]:
+    """`[devices.NAME]` tables: a device's name is its key (`[devices.shuffler]` is the
+    shuffler)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"input should be a valid dictionary, got {value!r}")
+    for key in value:
+        if key not in DEVICE_NAMES:
+            raise ValueError(f"{key}: unknown device (known: {', '.join(DEVICE_NAMES)})")
+    named: dict[str, Any] = {}
+    for key, device in value.items():
+        if isinstance(device, dict):
+            if "name" in device:
+                raise ValueError(f"{key}.name: unknown key (the name is the section's)")
+            named[key] = {"name": key, **device}
+        else:
+            named[key] = device
+    checked: dict[str, DeviceConfig] = table_of(_DEVICE)(named, context)
+    return checked
+
+
+def _feed(value: Any, context: Context) -> FeedConfig:
+    # Read only for a table that ships its journal: the shipper's modules wait for a [feed].
+    from daemon.shipper.config import FeedConfig  # noqa: PLC0415
+
+    # The credentials and TLS files are relative to the folder the config is read from.
+    feed = build(FeedConfig, value, context)
+    base = context.get("base") if context is not None else None
+    return feed.resolved(Path(base)) if base is not None else feed
+
+
+@dataclass(frozen=True)
+class TableConfig(Section):
+    table_id: str = "T01"
     game: Literal["thirteen", "paigow"] = "thirteen"
-    ruleset: StrictStr = "macau-1989"
-    paigow_hands: StrictInt = 8
+    ruleset: str = "macau-1989"
+    paigow_hands: int = 8
     # Bets in table units (Thirteen Art. 11 「一注、二注或三注」; docs/rules.md): the money of one
     # unit, its currency (ISO 4217, shown by the console), and the table's minimum and maximum
     # bet in that money (the house's; none set: one unit, and no maximum but the rule set's).
-    unit: StrictInt = 100
-    currency: StrictStr = "MOP"
-    min_bet: StrictInt | None = None
-    max_bet: StrictInt | None = None
+    unit: int = 100
+    currency: str = "MOP"
+    min_bet: int | None = None
+    max_bet: int | None = None
     # Thirteen, where houses could differ (docs/procedures.md): who shakes when the highest
     # bettor is standing (Art. 2(b) 「投注额最高的闲家」), and whether the five minutes of
     # Art. 2(d) run on while the table is held.
@@ -229,54 +309,32 @@ class TableConfig:
     feed: FeedConfig | None = None  # [feed]: ship the journal to NATS JetStream (docs/floor.md)
     # [rules]: the rule set's settings changed, e.g. `equal_rows_foul = false`, `stakes = "pot"`
     # (Thirteen; the fields of daemon.rules.thirteen.RuleSet, docs/rules.md).
-    rules: dict[StrictStr, Any] = dataclasses.field(default_factory=dict)
+    rules: dict[str, Any] = dataclasses.field(default_factory=dict)
     source: str = "<defaults>"
 
-    @field_validator("feed")
-    @classmethod
-    def _feed_paths(cls, value: FeedConfig | None, info: ValidationInfo) -> FeedConfig | None:
-        # The credentials and TLS files are relative to the folder the config is read from.
-        if value is None:
-            return None
-        return value.resolved((info.context or {}).get("base", Path.cwd()))
+    CHECKS: ClassVar[dict[str, Check]] = {
+        "table_id": _then(text(), _table_id),
+        "game": one_of(*GAMES),
+        "ruleset": text(),
+        "paigow_hands": whole(),
+        "unit": whole(),
+        "currency": _then(text(), _currency),
+        "min_bet": optional(whole()),
+        "max_bet": optional(whole()),
+        "shaker": one_of("seated-first", "highest"),
+        "timer_in_hold": one_of("paused", "running"),
+        "devices": _devices,
+        "journal": section(JournalConfig),
+        "api": section(ApiConfig),
+        "feed": optional(_feed),
+        "rules": table_of(anything),
+        "source": anything,
+    }
 
-    @field_validator("table_id")
-    @classmethod
-    def _table_id(cls, value: str) -> str:
-        # It names the journal's lines and the files an auditor reads: no spaces, no slashes.
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value):
-            raise ValueError(
-                f"{value!r}: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
-            )
-        return value
+    def after(self, context: Context) -> None:
+        self._a_table_this_game_can_run(context)
 
-    @field_validator("devices", mode="before")
-    @classmethod
-    def _device_names(cls, value: Any) -> Any:
-        # A device's name is its key: `[devices.shuffler]` is the shuffler.
-        if not isinstance(value, dict):
-            return value
-        named: dict[Any, Any] = {}
-        for key, device in value.items():
-            if key not in DEVICE_NAMES:
-                raise ValueError(f"{key}: unknown device (known: {', '.join(DEVICE_NAMES)})")
-            if isinstance(device, dict):
-                if "name" in device:
-                    raise ValueError(f"{key}.name: unknown key (the name is the section's)")
-                named[key] = {"name": key, **device}
-            else:
-                named[key] = device
-        return named
-
-    @field_validator("currency")
-    @classmethod
-    def _currency(cls, value: str) -> str:
-        if not re.fullmatch(r"[A-Z]{3}", value):
-            raise ValueError(f"{value!r} is not an ISO 4217 code (three capital letters: MOP)")
-        return value
-
-    @model_validator(mode="after")
-    def _a_table_this_game_can_run(self, info: ValidationInfo) -> TableConfig:
+    def _a_table_this_game_can_run(self, context: Context) -> None:
         if self.paigow_hands not in (4, 8):
             raise ValueError(f"table.paigow_hands: {self.paigow_hands} (Art. 2(4) allows 8 or 4)")
         known = _rulesets(self.game)
@@ -288,19 +346,24 @@ class TableConfig:
         _check_stakes(self)
         _check_rules(self)
         enabled = {name for name, device in self.devices.items() if device.enabled}
-        partial = isinstance(info.context, dict) and info.context.get("partial", False)
+        partial = context is not None and context.get("partial", False)
         if partial and not enabled:
             raise ValueError("devices: no [devices.NAME] section is enabled")
         missing = [name for name in REQUIRED_DEVICES[self.game] if name not in enabled]
         if missing and not partial:
             sections = ", ".join(f"[devices.{name}]" for name in missing)
             raise ValueError(f"devices: a {self.game} table needs {sections}, enabled")
-        if self.feed is not None and not TOKEN_PATTERN.match(self.table_id):
+        if self.feed is not None and not _subject_token(self.table_id):
             raise ValueError(
                 f"table.id: {self.table_id!r} cannot be a NATS subject token "
                 "(letters, digits, - and _), and [feed] names the subjects after it"
             )
-        return self
+
+
+def _subject_token(text: str) -> bool:
+    from daemon.shipper.config import TOKEN_PATTERN  # noqa: PLC0415 - only with a [feed]
+
+    return TOKEN_PATTERN.match(text) is not None
 
 
 def _check_stakes(config: TableConfig) -> None:
@@ -367,39 +430,30 @@ SECTIONS = tuple(
     for f in dataclasses.fields(TableConfig)
     if f.name not in {*TABLE_KEYS.values(), "source"}
 )
-_TABLE = TypeAdapter(TableConfig)
-
-
-_KEYED = re.compile(r"^[A-Za-z_][\w.]*: ")
-
-
-def _where(loc: tuple[int | str, ...]) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
-    return text
 
 
 def _describe(error: Any) -> str:
-    """One pydantic error as `key: what is wrong`, in the file's own key names."""
+    """One pydantic error as `key: what is wrong`, in the words of these sections' own (for
+    the floor's config, which pydantic checks)."""
     loc = tuple(error["loc"])
-    if loc and loc[0] in TABLE_KEYS.values():
-        loc = ("table", next(k for k, v in TABLE_KEYS.items() if v == loc[0]), *loc[1:])
-    kind, where = error["type"], _where(loc)
+    kind = error["type"]
     if kind == "value_error":
-        message = str(error["ctx"]["error"])
-        if not where:  # a check across keys names its keys itself
-            return message
-        # "roulette: unknown device" under `devices` is devices.roulette's.
-        return f"{where}.{message}" if _KEYED.match(message) else f"{where}: {message}"
+        return describe(loc, str(error["ctx"]["error"]))
     if kind in {"unexpected_keyword_argument", "extra_forbidden"}:
-        return f"{where}: unknown key"
+        return describe(loc, "unknown key")
     if kind == "missing":
-        return f"{where}: required"
+        return describe(loc, "required")
     if kind == "dataclass_type":
-        return f"{where}: expected a table ([{where}]), got {error['input']!r}"
+        return describe(loc, lambda place: f"expected a table ([{place}]), got {error['input']!r}")
     text = error["msg"].replace("a valid tuple", "a list")
-    return f"{where}: {text[0].lower()}{text[1:]}, got {error['input']!r}"
+    return describe(loc, f"{text[0].lower()}{text[1:]}, got {error['input']!r}")
+
+
+def _in_the_file(where: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """TableConfig's own fields are the file's `[table]` keys (`table_id` is `table.id`)."""
+    if where and where[0] in TABLE_KEYS.values():
+        return ("table", next(k for k, v in TABLE_KEYS.items() if v == where[0]), *where[1:])
+    return where
 
 
 def parse_config(
@@ -430,12 +484,15 @@ def parse_config(
         fields["ruleset"] = DEFAULT_RULESETS.get(fields["game"], "")
     fields.update((key, value) for key, value in data.items() if key != "table")
     try:
-        return _TABLE.validate_python(
-            {**fields, "source": source}, context={"base": base or Path.cwd(), "partial": partial}
+        return build(
+            TableConfig,
+            {**fields, "source": source},
+            {"base": base or Path.cwd(), "partial": partial},
         )
-    except ValidationError as exc:
+    except SectionError as exc:
         # Every mistake at once, on one line: an operator fixes them in one go.
-        raise ConfigError(f"{source}: {'; '.join(_describe(e) for e in exc.errors())}") from None
+        said = "; ".join(describe(_in_the_file(where), what) for where, what in exc.problems)
+        raise ConfigError(f"{source}: {said}") from None
 
 
 def default_config_path() -> Path:

@@ -5,9 +5,10 @@
 The config (default: the embedded `config/table.toml`, every device simulated) names the game,
 the devices' ports and the journal. The table replays its journal first: a table restarted
 mid-round comes back in HOLD with the round as it was, for a supervisor to clear. With
-`--http` the operator API and dealer console are served from a thread of their own. Without
-`--autoplay` the daemon runs until SIGTERM or SIGINT, tells systemd it is ready and feeds its
-watchdog while the table is healthy, and on the signal closes the devices and the journal.
+`--http` the operator API and dealer console are served from a process of their own, and
+`{"http": URL}` is printed once it serves. Without `--autoplay` the daemon runs until SIGTERM
+or SIGINT, tells systemd it is ready and feeds its watchdog while the table is healthy, and on
+the signal closes the devices and the journal.
 
 Exit status: 0 done; 1 the table could not start or the autoplay could not go on; 2 bad
 arguments or config.
@@ -23,7 +24,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ from daemon.table import Fed, Table, TableError
 from drivers.clock import MonotonicClock
 
 if TYPE_CHECKING:
+    from daemon.api.process import ApiProcess
     from daemon.autoplay import Summary
 
 
@@ -170,9 +172,7 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
             await table.stop()
             await stop_feed(feed)
             return 2
-        api.start()
-        address = publish(table.journal_config.dir, url)  # for `tabled status` and the others
-        print(json.dumps({"http": url}), flush=True)
+        address = await _serve(api, table, url, stop)
 
     if args.trace:
         table.on_durable = _trace
@@ -205,6 +205,25 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
 def _trace(fed: Fed, received: float | None) -> None:
     if fed.accepted:
         print(f"ack {fed.seq} {fed.input.action}", flush=True)
+
+
+async def _serve(api: ApiProcess, table: Table, url: str, stop: asyncio.Event) -> Path | None:
+    """Start the API process; its address is published and printed once it serves (or has
+    failed to), so a client given the address is answered then, not after the web stack's
+    start-up (seconds on a loaded machine). A signal meanwhile ends the wait."""
+    api.start()
+    await _first(api.settled.wait(), stop.wait())
+    address = publish(table.journal_config.dir, url)  # for `tabled status` and the others
+    print(json.dumps({"http": url}), flush=True)
+    return address
+
+
+async def _first(*waits: Coroutine[Any, Any, Any]) -> None:
+    """Until the first of `waits` is done; the others are cancelled."""
+    tasks = {asyncio.ensure_future(wait) for wait in waits}
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for task in tasks:
+        task.cancel()
 
 
 async def _until_stopped(table: Table, stop: asyncio.Event) -> int:

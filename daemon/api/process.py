@@ -134,6 +134,8 @@ class ApiProcess:
         # The refusals at the API's doors, sent here as they happen (daemon.api.worker): counted
         # and journaled by the table's process, so an API process that dies loses none of them.
         self.refusals = RefusalLog(table.journal_security, time.monotonic)
+        # Set once the first API process serves (it said "ready"), or ended before it did.
+        self.settled = asyncio.Event()
 
     @classmethod
     def build(
@@ -215,6 +217,7 @@ class ApiProcess:
             except Exception as exc:  # could not start it: as if it died at once
                 log.error("api.process_failed", error=repr(exc))
                 returncode = None
+            self.settled.set()
             if self._stopping:
                 return
             self.deaths += 1
@@ -393,6 +396,8 @@ class ApiProcess:
                 if len(message) != 1:
                     await self._refused(str(t), "a word of the channel with more than its word")
                     raise ChannelError(f"{t} with more")
+                if t == "ready":
+                    self.settled.set()
                 continue
             if t == "refused":
                 await self._refusal(message)

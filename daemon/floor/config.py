@@ -43,6 +43,7 @@ from pydantic import (
     StrictStr,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
     field_validator,
 )
 from pydantic.dataclasses import dataclass as config_dataclass
@@ -107,6 +108,13 @@ class _FloorFile:
     floor: FloorSection = field(default_factory=FloorSection)
     api: FloorApi = field(default_factory=FloorApi)
     pits: dict[StrictStr, list[StrictStr]] = field(default_factory=dict)
+
+    @field_validator("api")
+    @classmethod
+    def _api_paths(cls, value: FloorApi, info: ValidationInfo) -> FloorApi:
+        # The token and TLS files are relative to the floor file's folder, as the table's are.
+        base = (info.context or {}).get("base")
+        return value.resolved(Path(base)) if base is not None else value
 
     @field_validator("pits")
     @classmethod

@@ -23,11 +23,13 @@ table plays on.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from daemon.sections import Check, Context, Section, number, optional, path, text, whole
 
 # A NATS subject token: no dots, wildcards, whitespace or control characters.
 TOKEN_PATTERN = re.compile(r"^[A-Za-z0-9_\-]+$")
@@ -48,10 +50,30 @@ def nats_servers(cls: Any, value: Any) -> Any:
     return value
 
 
-class FeedConfig(BaseModel):
-    """The validated `[feed]` section (immutable; unknown keys are refused)."""
+def _matching(pattern: re.Pattern[str], words: str) -> Check:
+    def check(value: Any, context: Context) -> Any:
+        value = text()(value, context)
+        if not pattern.match(value):
+            raise ValueError(f"{value!r}: {words}")
+        return value
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    return check
+
+
+def _file(value: Any, context: Context) -> Any:
+    """A file's path; made absolute against the config's folder by `FeedConfig.resolved`."""
+    if value == "":
+        raise ValueError("an empty path")
+    return path(from_base=False)(value, context)
+
+
+_OPTIONAL_TEXT = optional(text())
+_OPTIONAL_FILE = optional(_file)
+
+
+@dataclass(frozen=True)
+class FeedConfig(Section):
+    """The checked `[feed]` section (immutable; unknown keys are refused)."""
 
     servers: tuple[str, ...] = ("nats://127.0.0.1:4222",)
     stream: str = "TABLED"
@@ -64,43 +86,42 @@ class FeedConfig(BaseModel):
     tls_ca: Path | None = None
     tls_cert: Path | None = None
     tls_key: Path | None = None
-    window: int = Field(default=512, ge=1, le=65536)
-    drain_seconds: float = Field(default=5.0, ge=0, le=300)
-    ack_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
-    connect_timeout_seconds: float = Field(default=2.0, gt=0, le=60)
-    backoff_max_seconds: float = Field(default=10.0, gt=0, le=3600)
-    duplicate_window_seconds: float = Field(default=300.0, gt=0, le=7 * 86400)
-    max_age_days: float = Field(default=0.0, ge=0)
-    max_bytes: int = Field(default=-1, ge=-1)
-    replicas: int = Field(default=1, ge=1, le=5)
+    window: int = 512
+    drain_seconds: float = 5.0
+    ack_timeout_seconds: float = 5.0
+    connect_timeout_seconds: float = 2.0
+    backoff_max_seconds: float = 10.0
+    duplicate_window_seconds: float = 300.0
+    max_age_days: float = 0.0
+    max_bytes: int = -1
+    replicas: int = 1
 
-    _servers = field_validator("servers", mode="before")(nats_servers)
+    CHECKS: ClassVar[dict[str, Check]] = {
+        "servers": lambda value, _context: nats_servers(None, value),
+        "stream": _matching(STREAM_NAME_PATTERN, "letters, digits, - and _ only"),
+        "subject_prefix": _matching(
+            SUBJECT_PREFIX_PATTERN, "dot-separated tokens of letters, digits, - and _"
+        ),
+        "site": _OPTIONAL_TEXT,
+        "user": _OPTIONAL_TEXT,
+        "password": _OPTIONAL_TEXT,
+        "token": _OPTIONAL_TEXT,
+        "credentials": _OPTIONAL_FILE,
+        "tls_ca": _OPTIONAL_FILE,
+        "tls_cert": _OPTIONAL_FILE,
+        "tls_key": _OPTIONAL_FILE,
+        "window": whole(ge=1, le=65536),
+        "drain_seconds": number(ge=0, le=300),
+        "ack_timeout_seconds": number(gt=0, le=300),
+        "connect_timeout_seconds": number(gt=0, le=60),
+        "backoff_max_seconds": number(gt=0, le=3600),
+        "duplicate_window_seconds": number(gt=0, le=7 * 86400),
+        "max_age_days": number(ge=0),
+        "max_bytes": whole(ge=-1),
+        "replicas": whole(ge=1, le=5),
+    }
 
-    @field_validator("stream")
-    @classmethod
-    def _stream(cls, value: str) -> str:
-        if not STREAM_NAME_PATTERN.match(value):
-            raise ValueError(f"{value!r}: letters, digits, - and _ only")
-        return value
-
-    @field_validator("subject_prefix")
-    @classmethod
-    def _prefix(cls, value: str) -> str:
-        if not SUBJECT_PREFIX_PATTERN.match(value):
-            raise ValueError(f"{value!r}: dot-separated tokens of letters, digits, - and _")
-        return value
-
-    @field_validator("credentials", "tls_ca", "tls_cert", "tls_key", mode="before")
-    @classmethod
-    def _path(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            if not value:
-                raise ValueError("an empty path")
-            return Path(value)
-        return value
-
-    @model_validator(mode="after")
-    def _together(self) -> FeedConfig:
+    def after(self, context: Context) -> None:
         if (self.user is None) != (self.password is None):
             raise ValueError("user and password go together")
         ways = [self.user is not None, self.token is not None, self.credentials is not None]
@@ -108,7 +129,6 @@ class FeedConfig(BaseModel):
             raise ValueError("one of user/password, token or credentials, not several")
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ValueError("tls_cert and tls_key go together")
-        return self
 
     def resolved(self, base: Path) -> FeedConfig:
         """The same section with its relative file paths made absolute against `base`."""
@@ -117,7 +137,7 @@ class FeedConfig(BaseModel):
             path = getattr(self, key)
             if path is not None and not path.is_absolute():
                 changes[key] = base / path
-        return self.model_copy(update=changes) if changes else self
+        return dataclasses.replace(self, **changes) if changes else self
 
     @property
     def uses_tls(self) -> bool:

@@ -8,23 +8,21 @@ from collections import deque
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from daemon.api import journal_feed
 from daemon.api.facade import ActionSpec, TableMetrics
 from daemon.api.metrics import LatencyHistogram
-from daemon.api.snapshots import Published
-from daemon.api.views import action_specs, console_snapshot
 from daemon.procedures.base import role_of
 from daemon.table.common import TableError, TableStats
 from daemon.table.devices import DeviceHost, identity_of
-from daemon.table.feed import JournalFeed
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from daemon.api.snapshots import Published
     from daemon.config import TableConfig
     from daemon.journal import Journal
     from daemon.procedures.base import Procedure
     from daemon.table.common import Fed
+    from daemon.table.feed import JournalFeed
 
 OPERATOR_ROLES = ("dealer", "supervisor")
 SUPERVISOR_CLEARS = ("clear_hold", "clear_tilt", "void_round")
@@ -53,6 +51,8 @@ class OperatorFacade:
         raise NotImplementedError
 
     def actions(self) -> list[ActionSpec]:
+        from daemon.api.views import action_specs  # noqa: PLC0415 - the API's, not the table's
+
         return action_specs(type(self.procedure).ACTIONS, self.config.game)
 
     def snapshot(self) -> dict[str, Any]:
@@ -64,9 +64,13 @@ class OperatorFacade:
         devices = self.device_status()
         legal = {role: self.legal_actions(role) for role in OPERATOR_ROLES}
         seq = self._journal().durable_seq
+        from daemon.api.snapshots import Published  # noqa: PLC0415 - the API's, not the table's
+
         return Published.build(seq, self._snapshot(devices), legal, devices)
 
     def _snapshot(self, devices: list[dict[str, Any]]) -> dict[str, Any]:
+        from daemon.api.views import console_snapshot  # noqa: PLC0415 - the API's, not the table's
+
         raw = self.procedure.snapshot()
         view = console_snapshot(
             raw, now=self.now(), wall_now=self._wall(), violations=list(self.violations)
@@ -138,11 +142,15 @@ class OperatorFacade:
         until: datetime | None = None,
         limit: int = 100,
     ) -> list[dict[str, Any]]:
+        from daemon.api import journal_feed  # noqa: PLC0415 - the API's, not the table's
+
         return journal_feed.query(
             self._journal(), round=round, event=event, since=since, until=until, limit=limit
         )
 
     def subscribe(self, after_seq: int | None = None) -> JournalFeed:
+        from daemon.table.feed import JournalFeed  # noqa: PLC0415 - for the API only
+
         return JournalFeed(self._journal(), after_seq)
 
     async def journal_security(self, event: str, payload: dict[str, Any]) -> None:

@@ -79,6 +79,32 @@ def test_a_thirteen_table_loads_neither_pai_gow_nor_the_api_nor_rich(tmp_path: P
     assert "loop:uvloop.Loop" in modules
 
 
+def test_a_plain_run_loads_no_pydantic_nor_what_only_the_api_feed_or_floor_needs(
+    tmp_path: Path,
+) -> None:
+    modules = loaded_by_run(tmp_path)  # the embedded config: no --http, no [feed]
+    assert {"daemon.config", "daemon.sections"} <= modules  # the config was read (and checked)
+    # pydantic and its schemas were about 40 % of the start's CPU, for a config read once: the
+    # config's sections check themselves (daemon/sections.py). The API process and the floor
+    # keep pydantic for what they serve.
+    heavy = {"pydantic", "pydantic_core", "annotated_types", "typing_inspection", "email"}
+    # The shipper's NATS client, the floor's PostgreSQL driver, HTTP servers and clients, and the
+    # package metadata scan pydantic's plugin loader makes: none without a [feed] or --http.
+    heavy |= {"nats", "psycopg", "uvicorn", "httpx", "websockets", "h11"}
+    assert not {m for m in modules if m.split(".")[0] in heavy}
+    assert "importlib.metadata" not in modules
+    assert not {m for m in modules if m.startswith(("daemon.floor", "daemon.api.app"))}
+    # What only the API asks of the table (its views, published snapshots, journal queries) and
+    # the shipper's config: loaded when served, not before.
+    api_only = {"daemon.api.views", "daemon.api.snapshots", "daemon.api.journal_feed"}
+    assert not modules & (api_only | {"daemon.table.feed", "daemon.shipper.config"})
+    # greenlet, like rich: structlog's when installed, not in the approved build.
+    assert "greenlet" not in modules
+    assert not {
+        m for m in modules if m.startswith(("daemon.shipper.engine", "daemon.shipper.broker"))
+    }
+
+
 def test_a_pai_gow_table_loads_no_thirteen_rules(tmp_path: Path) -> None:
     modules = loaded_by_run(tmp_path, "--config", str(REPO / "config" / "paigow.toml"))
     assert "daemon.procedures.paigow.procedure" in modules

@@ -25,6 +25,7 @@ import nats.js.errors
 from daemon.config import JournalConfig
 from daemon.journal import Journal
 from daemon.journal.format import journal_files, read_lines
+from daemon.sections import build
 from daemon.shipper.config import FeedConfig
 from daemon.shipper.tail import line_event, line_seq
 
@@ -87,7 +88,7 @@ def feed_config(server: NatsServer, **overrides: object) -> FeedConfig:
         "drain_seconds": 5.0,
     }
     values.update(overrides)
-    return FeedConfig.model_validate(values)
+    return build(FeedConfig, values)
 
 
 def make_journal(
