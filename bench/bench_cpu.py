@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import gc
 import json
 import os
 import shutil
@@ -95,6 +96,7 @@ async def rounds_cpu(
     count = ByteCount()
     table = Table(config, drivers=drivers_for(config, count))
     await table.start()
+    gc.freeze()  # as `tabled run` does once started (daemon/run.py)
     try:
         await play(table, control, 1, paced=False)  # warm: identification, first round
         count.bytes = 0

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import os
@@ -177,6 +178,10 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
     if args.trace:
         table.on_durable = _trace
     watchdog = asyncio.ensure_future(sdnotify.feed_watchdog(table.healthy))
+    # What start-up built (modules, tables, the config) lives as long as the process: out of
+    # the collector's sight, so no full collection on the table's loop walks it again (one took
+    # 46 ms in a round). A freeze moves a list; it collects nothing, so it costs no start-up CPU.
+    gc.freeze()
     snapshot = table.procedure.snapshot()
     sdnotify.ready(f"table {config.table_id} {config.game}: {snapshot['phase']}")
     get_logger("tabled.run").info(

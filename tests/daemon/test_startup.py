@@ -136,3 +136,38 @@ print(len(tail), house._MIDDLES is middles, house.SCORE3 is vars(house)["SCORE3"
         "False",  # the house way's own tables wait for the house way
         "5 True True",  # built once, kept
     ]
+
+
+# `python -m daemon ARGS` that writes to stderr, with each thing it prints, how many objects are
+# frozen out of the collector's sight (gc.freeze). `tabled run` ends with os._exit: no atexit.
+FROZEN = """
+import gc, runpy, sys
+
+class Counted:
+    def __init__(self, out):
+        self.out = out
+
+    def write(self, text):
+        sys.stderr.write(f"frozen {gc.get_freeze_count()}\\n")
+        return self.out.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self.out, name)
+
+sys.stdout = Counted(sys.stdout)
+sys.argv[0] = "tabled"
+runpy.run_module("daemon", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_what_start_up_built_is_out_of_the_collectors_sight(tmp_path: Path) -> None:
+    """Once started, `tabled run` freezes what start-up built, so no full collection on the
+    table's loop walks the modules, the config and the rules' tables again."""
+    done = subprocess.run(
+        [sys.executable, "-c", FROZEN, "run", "--autoplay", "1", "--journal",
+         str(tmp_path / "journal")],
+        check=False, capture_output=True, text=True, cwd=REPO, env=environment(), timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    frozen = int(done.stderr.rsplit("frozen ", 1)[1].split()[0])
+    assert frozen > 10_000, f"only {frozen} objects frozen"
