@@ -65,6 +65,7 @@ from drivers.link import (
     TimedOut,
     TooNoisy,
 )
+from drivers.mailbox import Mailbox
 from drivers.messages import (
     COMMON_FAULT_NAMES,
     COMMON_MESSAGES,
@@ -160,7 +161,7 @@ class DeviceDriver(DeviceFacts):
         self.identity: Identity | None = None
         self.approved: bool | None = None
         self.last_error: str | None = None  # why the last connect failed, for people to read
-        self._events: asyncio.Queue[DriverEvent] = asyncio.Queue()
+        self._events: Mailbox[DriverEvent] = Mailbox()
         self._waiting: deque[tuple[Message, asyncio.Future[Message]]] = deque()
         self._current: asyncio.Future[Message] | None = None
         self._transport: Transport | None = None
@@ -222,10 +223,7 @@ class DeviceDriver(DeviceFacts):
 
     def pending_events(self) -> list[DriverEvent]:
         """The events already received, without waiting."""
-        out = []
-        while not self._events.empty():
-            out.append(self._events.get_nowait())
-        return out
+        return self._events.drain()
 
     async def events(self) -> AsyncIterator[DriverEvent]:
         while True:

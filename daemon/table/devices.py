@@ -172,7 +172,8 @@ class DeviceHost:
         else:
             item = self.adapters[name].input_for(event)
             if item is None:
-                self.table.log.info("table.device_event_ignored", device=name, fact=repr(event))
+                # debug, as in daemon.table.intake: the driver logged the fact itself
+                self.table.log.debug("table.device_event_ignored", device=name, fact=event)
                 return
             # A link lost has no frame of its own to time.
             await self._take(driver, item, None if isinstance(event, LinkDown) else received)
@@ -334,7 +335,11 @@ class DeviceHost:
 
     async def _command(self, driver: DeviceDriver, command: DeviceCommand) -> None:
         name = driver.name
-        self.table.log.info(
+        # debug: a command is what the procedure decided on an input the journal holds (replay
+        # makes the same command again), and what goes wrong with it is journaled as a fault
+        # (below) and logged by the driver at warning or error. At info it was six lines a
+        # Thirteen round saying what the journal says.
+        self.table.log.debug(
             "table.device_command", device=name, command=command.command, **command.args
         )
         try:
