@@ -185,9 +185,11 @@ class FrameCodec:
     def decode(self, data: bytes) -> list[Decoded | ProtocolError]:
         """`receive_data(data)`, then every item `next_event()` would return, in order, a frame
         as a `Decoded` tuple (the host's link: one call a read, no `Frame` made)."""
-        self.receive_data(data)
-        out: list[Decoded | ProtocolError] = []
         buf = self._buffer
+        if len(buf) > BUFFER_LIMIT:  # `receive_data(data)`, inline
+            del buf[: len(buf) - BUFFER_LIMIT]
+        buf += data
+        out: list[Decoded | ProtocolError] = []
         while buf and (item := self._next()) is not None:
             out.append(item)
         return out

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,9 @@ from structlog.testing import capture_logs
 
 from daemon.autoplay import InProcessControl
 from daemon.table import Table
+from drivers.clock import ManualClock, MonotonicClock, settle
 from drivers.framing import Frame, FrameCodec, ProtocolError, Role, encode_frame
+from drivers.link import LinkTiming
 from drivers.mailbox import Mailbox
 from drivers.messages import Ack, ClearFaults, GetStatus, Identify, Message, Nak, NakReason
 from drivers.shoe_reader.driver import ShoeReaderDriver
@@ -35,6 +38,7 @@ from tests.drivers.conftest import LoopRun
 from tests.scenarios.scenario_support import make_table, new_world, table_config
 
 MESSAGES = ShoeReaderDriver.MESSAGES
+TIMING = LinkTiming(poll_interval=3600.0)
 
 # --- the codec -------------------------------------------------------------------------------
 
@@ -212,3 +216,30 @@ def test_a_rounds_commands_and_unused_facts_are_logged_at_debug(tmp_path: Path) 
         e["event"] for e in logs if e.get("device") == "timer_bell" and e["log_level"] == "info"
     }
     assert {"timer_bell.warning", "timer_bell.expired", "timer_bell.rang"} <= bell
+
+
+# --- the driver's clock ----------------------------------------------------------------------
+
+
+def test_the_drivers_time_is_its_clocks_even_a_clock_given_later(table: Any) -> None:
+    assert MonotonicClock().now is time.monotonic  # the function itself: no frame a read
+    assert MonotonicClock().wall is time.time
+    clock = ManualClock(500.0)
+
+    async def body() -> None:
+        loop = asyncio.get_running_loop()
+        assert MonotonicClock(loop).now == loop.time  # that loop's own time
+        driver = ShoeReaderDriver(table.url("shoe_reader"), timing=TIMING)
+        driver.clock = clock  # a replay harness's manual clock, given after construction
+        assert await driver.start()
+        await driver.status()
+        sent = clock.now()
+        await clock.advance(1.0)
+        command = asyncio.ensure_future(driver.status())
+        await settle()
+        await command
+        # the round trip is measured on the manual clock: it stood still during the exchange
+        assert driver.link.last_round_trip == 0.0 and clock.now() == sent + 1.0
+        await driver.close()
+
+    asyncio.run(body())
