@@ -431,8 +431,10 @@ class DeviceDriver(DeviceFacts):
             self._tap("rx", data)
         link = self.link
         out, results = link.receive_data(data, self._now())
-        if out:
-            self._write(transport, out)
+        if out:  # `_write(transport, out)`, inline: an event's ACK
+            if self._tap is not None:
+                self._tap("tx", out)
+            transport.write(out)
         if link.deadline is not None:
             self._arm_timer()
         if results:
