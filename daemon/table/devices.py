@@ -41,6 +41,7 @@ from drivers.events import (
     LinkUp,
     NotApproved,
 )
+from drivers.mailbox import Mailbox
 from drivers.registry import adapter_class, driver_class
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ class DeviceHost:
         self.adapters: dict[str, DeviceAdapter] = {}
         self.missing: dict[str, str] = {}
         self.round_trips: dict[str, LatencyHistogram] = {}
-        self._commands: dict[str, asyncio.Queue[DeviceCommand]] = {}
+        self._commands: dict[str, Mailbox[DeviceCommand]] = {}
         self._busy: dict[str, int] = {}
         self._tilt = table.phases.tilt.name
 
@@ -103,7 +104,7 @@ class DeviceHost:
         actions = frozenset(type(table.procedure).ACTIONS)
         for name, driver in self.drivers.items():
             self.adapters[name] = adapter_class(name)(driver, actions)
-            self._commands[name] = asyncio.Queue()
+            self._commands[name] = Mailbox()
             self._busy[name] = 0
             # Every exchange is sampled (status polls too, about one a second per device), not
             # only the few commands of a round.
@@ -317,7 +318,7 @@ class DeviceHost:
             )
             return
         self._busy[command.device] += 1
-        queue.put_nowait(command)
+        queue.put(command)
 
     def quiet(self) -> bool:
         """No device command is waiting to be sent or answered."""
