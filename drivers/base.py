@@ -65,6 +65,7 @@ from drivers.link import (
     TimedOut,
     TooNoisy,
 )
+from drivers.mailbox import Mailbox
 from drivers.messages import (
     COMMON_FAULT_NAMES,
     COMMON_MESSAGES,
@@ -153,14 +154,14 @@ class DeviceDriver(DeviceFacts):
         self.port = port
         self.baudrate = baudrate
         self.approved_builds = tuple(approved)
-        self.clock: Clock = clock or MonotonicClock()
+        self.clock = clock or MonotonicClock()
         self.timing = timing or LinkTiming()
         self.link = HostLink(self.MESSAGES, address, baudrate, self.timing)
         self.state = LinkState.DOWN
         self.identity: Identity | None = None
         self.approved: bool | None = None
         self.last_error: str | None = None  # why the last connect failed, for people to read
-        self._events: asyncio.Queue[DriverEvent] = asyncio.Queue()
+        self._events: Mailbox[DriverEvent] = Mailbox()
         self._waiting: deque[tuple[Message, asyncio.Future[Message]]] = deque()
         self._current: asyncio.Future[Message] | None = None
         self._transport: Transport | None = None
@@ -189,6 +190,15 @@ class DeviceDriver(DeviceFacts):
             name=config.name,
             **kwargs,
         )
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self._clock = clock
+        self._now = clock.now  # read twice an exchange: one attribute, not two
 
     # --- public API -----------------------------------------------------------------------
 
@@ -222,10 +232,7 @@ class DeviceDriver(DeviceFacts):
 
     def pending_events(self) -> list[DriverEvent]:
         """The events already received, without waiting."""
-        out = []
-        while not self._events.empty():
-            out.append(self._events.get_nowait())
-        return out
+        return self._events.drain()
 
     async def events(self) -> AsyncIterator[DriverEvent]:
         while True:
@@ -235,8 +242,14 @@ class DeviceDriver(DeviceFacts):
         return _expect(await self._command(Identify(), device_command=False), Identity)
 
     async def status(self) -> DeviceStatus:
-        reply = _expect(await self._command(_GET_STATUS, device_command=False), Status)
-        return self._describe(reply)
+        # `_command(_GET_STATUS, device_command=False)` without the call: the status poll is
+        # the exchange a driver makes most
+        if self.state is not _UP:
+            raise LinkLost(f"{self.name}: link is {self.state.value}")
+        reply = await self._exchange(_GET_STATUS)
+        if not isinstance(reply, Status):
+            _expect(reply, Status)
+        return self._describe(reply)  # type: ignore[arg-type]
 
     async def clear_faults(self) -> None:
         await self._command(ClearFaults(), device_command=False)
@@ -366,8 +379,9 @@ class DeviceDriver(DeviceFacts):
     def _send(
         self, transport: Transport, message: Message, future: asyncio.Future[Message]
     ) -> None:
+        link = self.link
         try:
-            data = self.link.request(message, self.clock.now())
+            data = link.request(message, self._now())
         except (struct.error, ValueError) as exc:
             # a value the payload cannot carry: the caller's mistake, nothing is sent
             future.set_exception(ValueError(f"{type(message).__name__}: {exc}"))
@@ -376,7 +390,8 @@ class DeviceDriver(DeviceFacts):
         if self._tap is not None:
             self._tap("tx", data)
         transport.write(data)
-        self._arm_timer()
+        if self._timer is None or self._timer_at > link.deadline:  # type: ignore[operator]
+            self._arm_timer()  # (a timer due by the new deadline is kept: `_arm_timer`)
 
     def _arm_timer(self) -> None:
         """Make sure a timer fires by the link's deadline. One timer serves many exchanges: a
@@ -415,9 +430,11 @@ class DeviceDriver(DeviceFacts):
         if self._tap is not None:
             self._tap("rx", data)
         link = self.link
-        out, results = link.receive_data(data, self.clock.now())
-        if out:
-            self._write(transport, out)
+        out, results = link.receive_data(data, self._now())
+        if out:  # `_write(transport, out)`, inline: an event's ACK
+            if self._tap is not None:
+                self._tap("tx", out)
+            transport.write(out)
         if link.deadline is not None:
             self._arm_timer()
         if results:
@@ -428,11 +445,15 @@ class DeviceDriver(DeviceFacts):
     def _handle(self, results: list[LinkResult]) -> None:
         for result in results:
             if isinstance(result, Replied):
-                if isinstance(result.message, Status) and self.state is _UP:
-                    if result.message.flags & _POWERED_UP:
+                message = result.message
+                if isinstance(message, Status) and self.state is _UP:
+                    if message.flags & _POWERED_UP:
                         self._restarted()
-                    self._reconcile(result.message)
-                self._settle(result.message, None)
+                    self._reconcile(message)
+                # `_settle(message, None)` without the call: every exchange ends here
+                future, self._current = self._current, None
+                if future is not None and not future.done():
+                    future.set_result(message)
             elif isinstance(result, Received):
                 self._on_device_event(result.event)
             elif isinstance(result, Refused):

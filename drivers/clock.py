@@ -124,18 +124,14 @@ class MonotonicClock:
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop
+        # `now` and `wall` are the functions themselves, not methods that call them: the table,
+        # its journal and the drivers read this clock a few hundred times a round, and a
+        # Python frame a read cost more than the read.
+        self.now: Callable[[], float] = time.monotonic if loop is None else loop.time
+        self.wall: Callable[[], float] = time.time
 
     def _current(self) -> asyncio.AbstractEventLoop:
         return self._loop or asyncio.get_running_loop()
-
-    def now(self) -> float:
-        loop = self._loop
-        if loop is not None:
-            return loop.time()
-        return time.monotonic()
-
-    def wall(self) -> float:
-        return time.time()
 
     def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
         loop = self._loop

@@ -5,7 +5,6 @@ event or is first seen in a status report. A device's own events go to its `_tra
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -20,6 +19,7 @@ from drivers.events import (
     LinkState,
 )
 from drivers.link import HostLink
+from drivers.mailbox import Mailbox
 from drivers.messages import (
     COMMON_FAULT_NAMES,
     DeviceEvent,
@@ -46,7 +46,7 @@ class DeviceFacts:
     state: LinkState
     link: HostLink
     _log: Any
-    _events: asyncio.Queue[DriverEvent]
+    _events: Mailbox[DriverEvent]
     _held: list[DriverEvent]
     _faults: int
     _doors: int
@@ -63,12 +63,12 @@ class DeviceFacts:
             # reported after LinkUp, never before it
             self._held.append(event)
         else:
-            self._events.put_nowait(event)
+            self._events.put(event)
 
     def _release_held(self) -> None:
         held, self._held = self._held, []
         for event in held:
-            self._events.put_nowait(event)
+            self._events.put(event)
 
     def _fault(self, code: int) -> DriverEvent | None:
         """A DeviceFault for `code`, unless that fault is already known to be latched."""

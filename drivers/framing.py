@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from binascii import crc_hqx
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import Enum, StrEnum
 
 from drivers.crc import crc16
@@ -80,6 +80,11 @@ class Frame:
     address: int
     seq: int
     message: Message
+
+
+# A frame as the host's link reads it (`FrameCodec.decode`): (address, seq, message), a tuple
+# and not a `Frame`, so the link's hot path makes no object of its own a frame.
+Decoded = tuple[int, int, Message]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +136,7 @@ def encode_frame(address: int, seq: int, cmd: int, payload: bytes, from_device: 
 class FrameCodec:
     """Sans-I/O encoder and decoder of frames for one end of a link."""
 
-    __slots__ = ("_buffer", "_decoded", "_messages", "_sends_from_device")
+    __slots__ = ("_buffer", "_decoded", "_messages", "_sends_from_device", "_sent")
 
     def __init__(self, role: Role, messages: Mapping[int, type[Message]]) -> None:
         self._sends_from_device = role is Role.DEVICE
@@ -140,11 +145,22 @@ class FrameCodec:
         # CMD -> (payload, message) of the last frame decoded with that CMD. Messages are
         # immutable, so a payload seen last time (the usual status poll) is not decoded again.
         self._decoded: dict[int, tuple[bytes, Message]] = {}
+        # (message class, seq, address) -> wire bytes, for messages without fields (ACK,
+        # GET_STATUS, IDENTIFY...): their frame is the same every time that SEQ comes round.
+        self._sent: dict[tuple[type[Message], int, int], bytes] = {}
 
     def send(self, message: Message, seq: int, address: int) -> bytes:
-        return encode_frame(
+        cls = type(message)
+        key = (cls, seq, address)
+        data = self._sent.get(key)
+        if data is not None:
+            return data
+        data = encode_frame(
             address, seq, message.CMD, message.encode_payload(), self._sends_from_device
         )
+        if _fieldless(cls):
+            self._sent[key] = data
+        return data
 
     def receive_data(self, data: bytes) -> None:
         buf = self._buffer
@@ -161,6 +177,24 @@ class FrameCodec:
         return len(self._buffer)
 
     def next_event(self) -> Frame | ProtocolError | None:
+        item = self._next()
+        if type(item) is tuple:
+            return Frame(*item)
+        return item  # type: ignore[return-value]
+
+    def decode(self, data: bytes) -> list[Decoded | ProtocolError]:
+        """`receive_data(data)`, then every item `next_event()` would return, in order, a frame
+        as a `Decoded` tuple (the host's link: one call a read, no `Frame` made)."""
+        buf = self._buffer
+        if len(buf) > BUFFER_LIMIT:  # `receive_data(data)`, inline
+            del buf[: len(buf) - BUFFER_LIMIT]
+        buf += data
+        out: list[Decoded | ProtocolError] = []
+        while buf and (item := self._next()) is not None:
+            out.append(item)
+        return out
+
+    def _next(self) -> Decoded | ProtocolError | None:
         buf = self._buffer
         if not buf:
             return None
@@ -219,7 +253,7 @@ class FrameCodec:
         payload = body[HEADER_SIZE:-2]
         known = self._decoded.get(cmd)
         if known is not None and known[0] == payload:
-            return Frame(address, seq, known[1])
+            return address, seq, known[1]
         cls = self._messages.get(cmd)
         if cls is None:
             return ProtocolError(
@@ -230,4 +264,15 @@ class FrameCodec:
         except (PayloadError, ValueError) as exc:
             return ProtocolError(ErrorKind.BAD_PAYLOAD, wire[:ERROR_SAMPLE], seq, address, str(exc))
         self._decoded[cmd] = (payload, message)
-        return Frame(address, seq, message)
+        return address, seq, message
+
+
+_FIELDLESS: dict[type, bool] = {}
+
+
+def _fieldless(cls: type[Message]) -> bool:
+    """A message class without fields: every instance encodes to the same payload."""
+    known = _FIELDLESS.get(cls)
+    if known is None:
+        known = _FIELDLESS[cls] = not fields(cls)
+    return known

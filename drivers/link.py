@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from drivers.framing import MAX_WIRE_FRAME, ErrorKind, Frame, FrameCodec, ProtocolError, Role
+from drivers.framing import MAX_WIRE_FRAME, ErrorKind, FrameCodec, ProtocolError, Role
 from drivers.messages import Ack, DeviceEvent, Message, Nak, NakReason, Status, StatusFlag
 
 BITS_PER_BYTE = 10  # start + 8 data + stop
@@ -159,6 +159,7 @@ _NAK_FOR = {
 _DIRECTION = ErrorKind.DIRECTION
 _BAD_FRAME = NakReason.BAD_FRAME
 _POWERED_UP = int(StatusFlag.POWERED_UP)
+_ACK = Ack()  # messages are immutable: every event's ACK is this one
 
 
 def wire_time(size: int, baudrate: int) -> float:
@@ -315,15 +316,13 @@ class HostLink:
         return self._out_bytes
 
     def receive_data(self, data: bytes, now: float) -> tuple[bytes, list[LinkResult]]:
-        codec = self.codec
-        codec.receive_data(data)
         out = b""
         results: list[LinkResult] = []
-        while (item := codec.next_event()) is not None:
-            if isinstance(item, Frame):
-                out += self._on_frame(item, now, results)
+        for item in self.codec.decode(data):
+            if type(item) is tuple:
+                out += self._on_frame(*item, now, results)
             else:
-                out += self._on_error(item, now, results)
+                out += self._on_error(item, now, results)  # type: ignore[arg-type]
         return out, results
 
     def _on_error(self, error: ProtocolError, now: float, results: list[LinkResult]) -> bytes:
@@ -354,22 +353,23 @@ class HostLink:
         self.counters.frames_sent += 1
         return self.codec.send(Nak(reason), seq, self.address)
 
-    def _on_frame(self, frame: Frame, now: float, results: list[LinkResult]) -> bytes:
+    def _on_frame(
+        self, address: int, seq: int, message: Message, now: float, results: list[LinkResult]
+    ) -> bytes:
         self.counters.frames_received += 1
         self._nak_armed = True  # resynchronised
         if self.noisy:
             return b""  # down for noise: nothing is answered until the driver reconnects
-        if frame.address != self.address:
+        if address != self.address:
             return b""
-        message = frame.message
         kind = message.KIND
         if isinstance(message, DeviceEvent):
             self.counters.frames_sent += 1
-            ack = self.codec.send(Ack(), frame.seq, self.address)
-            if frame.seq == self._event_seq and message == self._last_event:
+            ack = self.codec.send(_ACK, seq, address)
+            if seq == self._event_seq and message == self._last_event:
                 self.counters.duplicates += 1
                 return ack
-            self._event_seq = frame.seq
+            self._event_seq = seq
             self._last_event = message
             self._note_event_number(message.number, results)
             results.append(Received(message))
@@ -377,10 +377,10 @@ class HostLink:
         if kind == "command":
             self.counters.naks_sent += 1
             self.counters.frames_sent += 1
-            return self.codec.send(Nak(NakReason.NOT_ALLOWED), frame.seq, self.address)
+            return self.codec.send(Nak(NakReason.NOT_ALLOWED), seq, address)
         if isinstance(message, Nak):
             self.counters.naks_received += 1
-            if frame.seq == 0 and message.reason == _BAD_FRAME:
+            if seq == 0 and message.reason == _BAD_FRAME:
                 if self._out_message is not None and self._tries < self.timing.tries:
                     if not self._spaced(now, self._last_resend_at):
                         self.counters.resends_withheld += 1  # the reply timeout resends
@@ -388,7 +388,7 @@ class HostLink:
                     self._last_resend_at = now
                     return self._retransmit(now)
                 return b""
-        if self._out_message is None or frame.seq != self._out_seq:
+        if self._out_message is None or seq != self._out_seq:
             self.counters.duplicates += 1  # a late answer to a command already settled
             return b""
         self._out_message = None
@@ -397,9 +397,9 @@ class HostLink:
         if self.on_round_trip is not None:
             self.on_round_trip(self.last_round_trip)
         if isinstance(message, Nak):
-            results.append(Refused(frame.seq, message.reason))
+            results.append(Refused(seq, message.reason))
         else:
-            results.append(Replied(frame.seq, message))
+            results.append(Replied(seq, message))
         return b""
 
     def _note_event_number(self, number: int, results: list[LinkResult]) -> None:

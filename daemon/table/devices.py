@@ -41,6 +41,7 @@ from drivers.events import (
     LinkUp,
     NotApproved,
 )
+from drivers.mailbox import Mailbox
 from drivers.registry import adapter_class, driver_class
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ class DeviceHost:
         self.adapters: dict[str, DeviceAdapter] = {}
         self.missing: dict[str, str] = {}
         self.round_trips: dict[str, LatencyHistogram] = {}
-        self._commands: dict[str, asyncio.Queue[DeviceCommand]] = {}
+        self._commands: dict[str, Mailbox[DeviceCommand]] = {}
         self._busy: dict[str, int] = {}
         self._tilt = table.phases.tilt.name
 
@@ -103,7 +104,7 @@ class DeviceHost:
         actions = frozenset(type(table.procedure).ACTIONS)
         for name, driver in self.drivers.items():
             self.adapters[name] = adapter_class(name)(driver, actions)
-            self._commands[name] = asyncio.Queue()
+            self._commands[name] = Mailbox()
             self._busy[name] = 0
             # Every exchange is sampled (status polls too, about one a second per device), not
             # only the few commands of a round.
@@ -172,7 +173,8 @@ class DeviceHost:
         else:
             item = self.adapters[name].input_for(event)
             if item is None:
-                self.table.log.info("table.device_event_ignored", device=name, fact=repr(event))
+                # debug, as in daemon.table.intake: the driver logged the fact itself
+                self.table.log.debug("table.device_event_ignored", device=name, fact=event)
                 return
             # A link lost has no frame of its own to time.
             await self._take(driver, item, None if isinstance(event, LinkDown) else received)
@@ -316,7 +318,7 @@ class DeviceHost:
             )
             return
         self._busy[command.device] += 1
-        queue.put_nowait(command)
+        queue.put(command)
 
     def quiet(self) -> bool:
         """No device command is waiting to be sent or answered."""
@@ -334,7 +336,11 @@ class DeviceHost:
 
     async def _command(self, driver: DeviceDriver, command: DeviceCommand) -> None:
         name = driver.name
-        self.table.log.info(
+        # debug: a command is what the procedure decided on an input the journal holds (replay
+        # makes the same command again), and what goes wrong with it is journaled as a fault
+        # (below) and logged by the driver at warning or error. At info it was six lines a
+        # Thirteen round saying what the journal says.
+        self.table.log.debug(
             "table.device_command", device=name, command=command.command, **command.args
         )
         try:

@@ -105,7 +105,9 @@ async def take_events(
         outcome = one.fed.outcome
         adapter.taken(item, outcome.accepted and outcome.phase == table.phases.tilt.name)
         staged.append(one)
-    await _settle(host, staged)
+    if staged:  # `_settle(host, staged)`, inline: one coroutine less an event
+        with contextlib.suppress(TableError):
+            await table.settle(staged)
 
 
 def _input_for(host: DeviceHost, name: str, event: DriverEvent) -> ProcedureInput | None:
@@ -116,7 +118,10 @@ def _input_for(host: DeviceHost, name: str, event: DriverEvent) -> ProcedureInpu
         log.exception("table.device_event_failed", device=name, error=repr(exc))
         return None
     if item is None:
-        log.info("table.device_event_ignored", device=name, fact=repr(event))
+        # debug: a fact the procedure has no use for (the bell's warning, expiry and ring in
+        # Thirteen: three a round) is logged by its driver already, at the level it deserves;
+        # a second info line said it again (the renderer reprs `fact`, only if it writes).
+        log.debug("table.device_event_ignored", device=name, fact=event)
     return item
 
 

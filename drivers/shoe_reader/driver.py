@@ -107,6 +107,10 @@ class ShoeReaderDriver(DeviceDriver):
     # The reader disarms itself when the shoe leaves its base; so does our idea of it, whether
     # the removal arrives as its own event or is first seen in a status report.
     def _on_device_event(self, event: DeviceEvent) -> None:
+        if type(event) is CardDrawnEvent:  # 52 a Thirteen round: straight to its facts
+            for fact in self._card_drawn(event):
+                self._emit(fact)
+            return
         if isinstance(event, DoorReport) and event.door == SHOE and event.open:
             self.armed = False
         super()._on_device_event(event)
