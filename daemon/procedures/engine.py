@@ -31,11 +31,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
-from transitions import Machine, State
-
 from daemon.procedures import checkpoint as codec
 from daemon.procedures import guards
 from daemon.procedures.common import HOUSE_FAULTS, HOUSE_ROLES, check_device_fact
+from daemon.procedures.machine import PhaseMachine
 from daemon.procedures.payload import Refused, check_params
 from daemon.procedures.records import Fault
 from daemon.procedures.spec import Action
@@ -121,23 +120,6 @@ def role_of(actor: str) -> str:
 def _person(actor: str) -> str | None:
     """The person behind `role:id`, or None when the actor names no one."""
     return actor.split(":", 1)[1] if ":" in actor else None
-
-
-class PhaseState(State):
-    """A phase of an engine's machine: `transitions`' own State, its name read once. `State.name`
-    asks the Enum member for its name on every read, and a trigger reads it about six times."""
-
-    name = ""  # a plain attribute in place of `State.name`'s property, set once below
-
-    def __init__(self, name: str | Enum, *args: Any, **kwargs: Any) -> None:
-        super().__init__(name, *args, **kwargs)
-        self.name = name.name if isinstance(name, Enum) else name
-
-
-class PhaseMachine(Machine):
-    """`transitions`' Machine, its states `PhaseState`s; it fires every trigger as it would."""
-
-    state_cls = PhaseState
 
 
 _PAIRS: dict[type[Engine], frozenset[tuple[str, str]]] = {}

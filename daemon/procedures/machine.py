@@ -1,0 +1,115 @@
+"""The engine's `transitions` machine: `transitions`' own Machine, Event, Transition and State,
+each trigger fired by `Event.trigger` through the transitions the table gives it.
+
+A procedure's machine is plain: not queued, no callback of the machine's own around an event
+or a change (prepare, before and after a change, finalize, on exception), none on a
+transition, events sent (`send_event`): its rows carry only guards. For such a machine,
+`transitions`' trigger does, beside the guards and the change of state, only work that
+changes nothing: a partial and a queue check, a try whose handler re-raises, empty lists of
+callbacks walked, and about six debug lines a trigger that the operational log never enables
+(tabled sets the `transitions` logger to WARNING: `daemon.logging`).
+`PhaseEvent.trigger` leaves that work out and keeps the rest as `transitions` runs it: the
+same rows in the same order, each guard's `Condition.check` (or what it computes, for a guard
+named by a method of the model), `Transition._change_state` for a change of phase (exit, set,
+enter, on final), the same result, the same exceptions.
+
+Whenever the machine is not plain (a callback added, the queue on) or the `transitions` logger
+would write its debug lines, the trigger is `transitions`' own, unchanged.
+tests/procedures/test_machine.py fires every row of every game both ways, in every
+combination of its guards' values, and compares what each did.
+"""
+
+from __future__ import annotations
+
+import logging
+from enum import Enum
+from typing import Any
+
+from transitions import Event, EventData, Machine, State, Transition
+from transitions.core import Condition
+
+# `transitions.core`'s module logger (`logging.getLogger(__name__)` there).
+_LOGGER = logging.getLogger("transitions.core")
+# Below INFO: the debug lines of the steps a plain trigger leaves out. Its INFO lines (a phase
+# entered, left) are written where `transitions` writes them, in `State.enter` and `exit`.
+_NARRATION = logging.DEBUG
+
+
+class PhaseState(State):
+    """A phase of an engine's machine: `transitions`' own State, its name read once. `State.name`
+    asks the Enum member for its name on every read, and a trigger reads it about six times."""
+
+    name = ""  # a plain attribute in place of `State.name`'s property, set once below
+
+    def __init__(self, name: str | Enum, *args: Any, **kwargs: Any) -> None:
+        super().__init__(name, *args, **kwargs)
+        self.name = name.name if isinstance(name, Enum) else name
+
+
+def _plain_transition(transition: Transition) -> bool:
+    return not (transition.prepare or transition.before or transition.after)
+
+
+def _holds(condition: Condition, event_data: EventData) -> bool:
+    """`Condition.check` with events sent: a guard named by a method of the model is that
+    method, called with the event; anything else is resolved as `transitions` resolves it."""
+    func = condition.func
+    if type(func) is str:
+        method = getattr(event_data.model, func, None)
+        if method is not None and callable(method):
+            return bool(method(event_data) == condition.target)
+    return bool(condition.check(event_data))
+
+
+class PhaseEvent(Event):
+    """`transitions`' Event; on a plain machine its trigger leaves out what changes nothing."""
+
+    machine: PhaseMachine
+
+    def trigger(self, model: Any, *args: Any, **kwargs: Any) -> bool:
+        machine = self.machine
+        if not machine.plain() or _LOGGER.isEnabledFor(_NARRATION):
+            return bool(super().trigger(model, *args, **kwargs))
+        state = machine.get_model_state(model)
+        rows = self.transitions.get(state.name)
+        if rows is None:  # not a source of this event: `transitions` says so its own way
+            return bool(super().trigger(model, *args, **kwargs))
+        event_data = EventData(state, self, machine, model, args, kwargs)
+        for transition in rows:
+            event_data.transition = transition
+            if not _plain_transition(transition):
+                if transition.execute(event_data):
+                    event_data.result = True
+                    break
+                continue
+            for condition in transition.conditions:
+                if not _holds(condition, event_data):
+                    break
+            else:
+                if transition.dest:  # None: an internal transition, the phase is kept
+                    transition._change_state(event_data)
+                event_data.result = True
+                break
+        return bool(event_data.result)
+
+
+class PhaseMachine(Machine):
+    """`transitions`' Machine, its states `PhaseState`s and its events `PhaseEvent`s."""
+
+    state_cls = PhaseState
+    event_cls = PhaseEvent
+
+    def plain(self) -> bool:
+        """Whether the machine is plain: not queued, no callback of its own around an event or a
+        change, events sent. A phase's enter and exit callbacks, and the machine's on final, run
+        where `transitions` runs them: in `Transition._change_state`, which a change of phase
+        calls either way."""
+        return not (
+            self._queued
+            or self._prepare_event
+            or self._before_state_change
+            or self._after_state_change
+            or self._finalize_event
+            or self._on_exception
+            or not self.send_event
+        )
