@@ -201,12 +201,13 @@ class Engine:
         # every case), a transition is certain; where they may all fail (a clear, a void), the
         # conditions read the state the action makes, so the round is kept as it was and taken
         # back whole if none holds: refused, nothing changed.
-        kept = None if (phase, action) in cls.certain_pairs() else self.checkpoint()
+        certain = _CERTAIN.get(cls) or cls.certain_pairs()
+        kept = None if (phase, action) in certain else self.checkpoint()
         self._events, self._commands = [], []
         self._input = Input(action, actor, payload, now)
         self._target = None
         try:
-            apply = cls.hooks()[action][1]
+            apply = (_HOOKS.get(cls) or cls.hooks())[action][1]
             if apply is not None:
                 apply(self, payload, now)
             fired = self.machine.events[action].trigger(self)
@@ -406,7 +407,7 @@ class Engine:
                 HOUSE_ROLES, f"{action} is for {', '.join(sorted(spec.roles))}, not {role!r}"
             )
         phase = self.state._name_
-        if (phase, action) not in type(self).transition_pairs():
+        if (phase, action) not in (_PAIRS.get(type(self)) or type(self).transition_pairs()):
             closed = self._closed_refusal(action)
             if closed is not None:
                 raise closed
@@ -423,7 +424,7 @@ class Engine:
         if pending is not None:
             raise pending
         check_params(spec, payload)
-        check = type(self).hooks()[action][0]
+        check = (_HOOKS.get(type(self)) or type(self).hooks())[action][0]
         if check is not None:
             try:
                 check(self, payload, now)

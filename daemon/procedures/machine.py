@@ -25,8 +25,7 @@ import logging
 from enum import Enum
 from typing import Any
 
-from transitions import Event, EventData, Machine, State, Transition
-from transitions.core import Condition
+from transitions import Event, EventData, Machine, State
 
 # `transitions.core`'s module logger (`logging.getLogger(__name__)` there).
 _LOGGER = logging.getLogger("transitions.core")
@@ -46,21 +45,6 @@ class PhaseState(State):
         self.name = name.name if isinstance(name, Enum) else name
 
 
-def _plain_transition(transition: Transition) -> bool:
-    return not (transition.prepare or transition.before or transition.after)
-
-
-def _holds(condition: Condition, event_data: EventData) -> bool:
-    """`Condition.check` with events sent: a guard named by a method of the model is that
-    method, called with the event; anything else is resolved as `transitions` resolves it."""
-    func = condition.func
-    if type(func) is str:
-        method = getattr(event_data.model, func, None)
-        if method is not None and callable(method):
-            return bool(method(event_data) == condition.target)
-    return bool(condition.check(event_data))
-
-
 class PhaseEvent(Event):
     """`transitions`' Event; on a plain machine its trigger leaves out what changes nothing."""
 
@@ -70,20 +54,30 @@ class PhaseEvent(Event):
         machine = self.machine
         if not machine.plain() or _LOGGER.isEnabledFor(_NARRATION):
             return bool(super().trigger(model, *args, **kwargs))
-        state = machine.get_model_state(model)
-        rows = self.transitions.get(state.name)
-        if rows is None:  # not a source of this event: `transitions` says so its own way
+        # `Machine.get_model_state`: the State of the model's state (an Enum by its name).
+        value = getattr(model, machine.model_attribute)
+        state = machine.states.get(value._name_ if isinstance(value, Enum) else value)
+        rows = None if state is None else self.transitions.get(state.name)
+        if rows is None:  # no such state, or not a source of this event: `transitions` says so
             return bool(super().trigger(model, *args, **kwargs))
         event_data = EventData(state, self, machine, model, args, kwargs)
         for transition in rows:
             event_data.transition = transition
-            if not _plain_transition(transition):
-                if transition.execute(event_data):
+            if transition.prepare or transition.before or transition.after:
+                if transition.execute(event_data):  # callbacks of its own: as `transitions` does
                     event_data.result = True
                     break
                 continue
             for condition in transition.conditions:
-                if not _holds(condition, event_data):
+                # `Condition.check` with events sent: a guard named by a method of the model is
+                # that method, called with the event; any other as `transitions` resolves it.
+                func = condition.func
+                method = getattr(model, func, None) if type(func) is str else None
+                if method is not None and callable(method):
+                    held = method(event_data) == condition.target
+                else:
+                    held = condition.check(event_data)
+                if not held:
                     break
             else:
                 if transition.dest:  # None: an internal transition, the phase is kept

@@ -200,9 +200,13 @@ class ThirteenProcedure(Procedure):
         dealt, index = self.dealt, self._dealt_index
         if index is None or index[0] is not dealt or index[1] > len(dealt):
             index = self._dealt_index = (dealt, 0, set())
-        if index[1] < len(dealt):
-            index[2].update(d["card"] for d in dealt[index[1] :])
-            index = self._dealt_index = (dealt, len(dealt), index[2])
+        count = len(dealt)
+        if index[1] < count:
+            if index[1] == count - 1:  # one card more, as in a deal: no slice, no generator
+                index[2].add(dealt[-1]["card"])
+            else:
+                index[2].update(d["card"] for d in dealt[index[1] :])
+            index = self._dealt_index = (dealt, count, index[2])
         return card in index[2]
 
     def seat_cards(self, seat: int) -> list[str]:
