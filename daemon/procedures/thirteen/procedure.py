@@ -499,12 +499,13 @@ class ThirteenProcedure(Procedure):
     def _rows(self, payload: Mapping[str, Any], seat: int, article: str) -> dict[str, list[str]]:
         rows: dict[str, list[str]] = {}
         for row in ROWS:
-            # A list of strings of the row's size: the declared parameter (game.py).
+            # A list of strings of the row's size: the declared parameter (game.py). Each name
+            # `card_name` gives is a str, None where the text is not one card.
             names = [_card_name(c) for c in payload[row]]
-            if any(n is None for n in names) or len(names) != ROW_SIZES[row]:
+            if None in names or len(names) != ROW_SIZES[row]:
                 raise Refused(ART_7, f"{row} must be {ROW_SIZES[row]} cards")
-            rows[row] = [str(n) for n in names]
-        cards = sorted(c for row in ROWS for c in rows[row])
+            rows[row] = names  # type: ignore[assignment]  # no None in it: refused above
+        cards = sorted([*rows["head"], *rows["middle"], *rows["tail"]])
         if cards != sorted(self.seat_cards(seat)):
             raise Refused(article, f"the arrangement is not the 13 cards dealt to seat {seat}")
         return rows
