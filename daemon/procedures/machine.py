@@ -10,8 +10,10 @@ callbacks walked, and about six debug lines a trigger that the operational log n
 (tabled sets the `transitions` logger to WARNING: `daemon.logging`).
 `PhaseEvent.trigger` leaves that work out and keeps the rest as `transitions` runs it: the
 same rows in the same order, each guard's `Condition.check` (or what it computes, for a guard
-named by a method of the model), `Transition._change_state` for a change of phase (exit, set,
-enter, on final), the same result, the same exceptions.
+named by a method of the model), a change of phase as `Transition._change_state` makes it
+(`_change_state` itself wherever a phase has an enter or exit callback, the phase entered is
+final, or the logger would write its INFO lines; else the model's state set), the same
+result, the same exceptions.
 
 Whenever the machine is not plain (a callback added, the queue on) or the `transitions` logger
 would write its debug lines, the trigger is `transitions`' own, unchanged.
@@ -25,7 +27,7 @@ import logging
 from enum import Enum
 from typing import Any
 
-from transitions import Event, EventData, Machine, State
+from transitions import Event, EventData, Machine, State, Transition
 
 # `transitions.core`'s module logger (`logging.getLogger(__name__)` there).
 _LOGGER = logging.getLogger("transitions.core")
@@ -43,6 +45,28 @@ class PhaseState(State):
     def __init__(self, name: str | Enum, *args: Any, **kwargs: Any) -> None:
         super().__init__(name, *args, **kwargs)
         self.name = name.name if isinstance(name, Enum) else name
+
+
+def _change(transition: Transition, event_data: EventData) -> None:
+    """`Transition._change_state`: the phase left (its exit callbacks), the model's state set,
+    the phase entered (its enter callbacks, the machine's on final if it is final). Where no
+    callback would run and the logger would not write the two INFO lines, what remains is the
+    state set, and the event's state the new one."""
+    machine, state = event_data.machine, event_data.state
+    dest = None if transition.dest is None else machine.states.get(transition.dest)
+    if (
+        dest is None
+        or state is None
+        or state.name != transition.source
+        or state.on_exit
+        or dest.on_enter
+        or dest.final
+        or _LOGGER.isEnabledFor(logging.INFO)
+    ):
+        transition._change_state(event_data)
+        return
+    setattr(event_data.model, machine.model_attribute, dest.value)
+    event_data.state = dest
 
 
 class PhaseEvent(Event):
@@ -81,7 +105,7 @@ class PhaseEvent(Event):
                     break
             else:
                 if transition.dest:  # None: an internal transition, the phase is kept
-                    transition._change_state(event_data)
+                    _change(transition, event_data)
                 event_data.result = True
                 break
         return bool(event_data.result)

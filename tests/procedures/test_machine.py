@@ -195,14 +195,19 @@ def test_a_machine_with_callbacks_of_its_own_runs_them_as_transitions_does() -> 
     assert calls["stock"] == calls["phase"] == ["before", "after"] * 2
 
 
-def test_an_enter_callback_on_a_plain_machine_runs_on_a_change_of_phase() -> None:
+@pytest.mark.parametrize("kinds", [("enter",), ("exit",), ("exit", "enter")])
+def test_a_phases_enter_and_exit_callbacks_run_on_a_change_of_phase(kinds: tuple[str, ...]) -> None:
     calls: dict[str, list[str]] = {"stock": [], "phase": []}
     for (model, machine), name in zip(_pair(ThirteenProcedure), calls, strict=True):
         for state in machine.states.values():
-            state.add_callback("enter", lambda event, n=name: calls[n].append(event.state.name))
-            state.add_callback("exit", lambda event, n=name: calls[n].append("exit"))
+            for kind in kinds:
+                state.add_callback(
+                    kind, lambda event, n=name, k=kind: calls[n].append(f"{k} {event.state.name}")
+                )
         _fire(model, machine, ThirteenProcedure.Phase.EQUIPMENT_CHECK, "open_table", {})
-    assert calls["stock"] == calls["phase"] == ["exit", "HAND_SHUFFLE"]
+        _fire(model, machine, ThirteenProcedure.Phase.EQUIPMENT_CHECK, "device_identified", {})
+    expected = {"exit": "exit EQUIPMENT_CHECK", "enter": "enter HAND_SHUFFLE"}
+    assert calls["stock"] == calls["phase"] == [expected[k] for k in kinds]
 
 
 @pytest.mark.parametrize("level", [logging.DEBUG, logging.INFO, logging.WARNING])
@@ -255,3 +260,16 @@ def test_a_procedure_on_a_stock_machine_answers_every_input_alike(
         position += bool(use_script and outcome.accepted)
     assert stock.proc.checkpoint() == mine.proc.checkpoint()
     assert stock.proc.snapshot() == mine.proc.snapshot()
+
+
+def test_a_final_phase_runs_the_machines_on_final_as_transitions_does() -> None:
+    calls: dict[str, list[str]] = {"stock": [], "phase": []}
+    answers = []
+    for (model, machine), name in zip(_pair(ThirteenProcedure), calls, strict=True):
+        machine.get_state("HAND_SHUFFLE").final = True
+        machine.on_final = [lambda event, n=name: calls[n].append(event.state.name)]
+        answers.append(
+            _fire(model, machine, ThirteenProcedure.Phase.EQUIPMENT_CHECK, "open_table", {})
+        )
+    assert answers[0] == answers[1]
+    assert calls["stock"] == calls["phase"] == ["HAND_SHUFFLE"]
