@@ -44,7 +44,11 @@ def check_device_fact(action: str, actor: str, payload: Mapping[str, Any]) -> No
     kind = DEVICE_OF_FACT.get(action)
     if kind is not None and name != kind:
         raise Refused(HOUSE_DEVICE, f"{action} is the {kind}'s to report, not {name}'s", "device")
-    if isinstance(payload, Mapping) and "device" in payload and payload["device"] != name:
+    if (
+        (type(payload) is dict or isinstance(payload, Mapping))
+        and "device" in payload
+        and payload["device"] != name
+    ):
         raise Refused(
             HOUSE_DEVICE,
             f"device:{name} reports for itself, not for {str(payload['device'])[:40]!r}",

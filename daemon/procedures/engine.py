@@ -31,11 +31,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
-from transitions import Machine, State
-
 from daemon.procedures import checkpoint as codec
 from daemon.procedures import guards
 from daemon.procedures.common import HOUSE_FAULTS, HOUSE_ROLES, check_device_fact
+from daemon.procedures.machine import PhaseMachine
 from daemon.procedures.payload import Refused, check_params
 from daemon.procedures.records import Fault
 from daemon.procedures.spec import Action
@@ -123,23 +122,6 @@ def _person(actor: str) -> str | None:
     return actor.split(":", 1)[1] if ":" in actor else None
 
 
-class PhaseState(State):
-    """A phase of an engine's machine: `transitions`' own State, its name read once. `State.name`
-    asks the Enum member for its name on every read, and a trigger reads it about six times."""
-
-    name = ""  # a plain attribute in place of `State.name`'s property, set once below
-
-    def __init__(self, name: str | Enum, *args: Any, **kwargs: Any) -> None:
-        super().__init__(name, *args, **kwargs)
-        self.name = name.name if isinstance(name, Enum) else name
-
-
-class PhaseMachine(Machine):
-    """`transitions`' Machine, its states `PhaseState`s; it fires every trigger as it would."""
-
-    state_cls = PhaseState
-
-
 _PAIRS: dict[type[Engine], frozenset[tuple[str, str]]] = {}
 _CERTAIN: dict[type[Engine], frozenset[tuple[str, str]]] = {}
 _ROWS: dict[type[Engine], list[dict[str, Any]]] = {}
@@ -219,12 +201,13 @@ class Engine:
         # every case), a transition is certain; where they may all fail (a clear, a void), the
         # conditions read the state the action makes, so the round is kept as it was and taken
         # back whole if none holds: refused, nothing changed.
-        kept = None if (phase, action) in cls.certain_pairs() else self.checkpoint()
+        certain = _CERTAIN.get(cls) or cls.certain_pairs()
+        kept = None if (phase, action) in certain else self.checkpoint()
         self._events, self._commands = [], []
         self._input = Input(action, actor, payload, now)
         self._target = None
         try:
-            apply = cls.hooks()[action][1]
+            apply = (_HOOKS.get(cls) or cls.hooks())[action][1]
             if apply is not None:
                 apply(self, payload, now)
             fired = self.machine.events[action].trigger(self)
@@ -424,7 +407,7 @@ class Engine:
                 HOUSE_ROLES, f"{action} is for {', '.join(sorted(spec.roles))}, not {role!r}"
             )
         phase = self.state._name_
-        if (phase, action) not in type(self).transition_pairs():
+        if (phase, action) not in (_PAIRS.get(type(self)) or type(self).transition_pairs()):
             closed = self._closed_refusal(action)
             if closed is not None:
                 raise closed
@@ -441,7 +424,7 @@ class Engine:
         if pending is not None:
             raise pending
         check_params(spec, payload)
-        check = type(self).hooks()[action][0]
+        check = (_HOOKS.get(type(self)) or type(self).hooks())[action][0]
         if check is not None:
             try:
                 check(self, payload, now)

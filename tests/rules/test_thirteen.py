@@ -455,3 +455,41 @@ def test_a_hand_late_at_the_bell_loses_every_row_to_every_other_seat() -> None:
     table = thirteen.table_points([played, None, None], "hk-points")
     assert table.points[1] == table.points[2] and table.points[0] == -2 * table.points[1]
     assert (1, 2) not in table.pairs  # two late hands are even
+
+
+# Six pairs and a half (六对半): with DRAGON, special hands read with the rows.
+READ_SIX_PAIRS = hand("2c 2d 3h", "3c 4d 4h 5c 5d", "6h 6c 7d 7h As")
+
+
+def _settled(banker: object, player: object, name: str, bet: int) -> object:
+    """The settlement, or the error that refuses it."""
+    try:
+        return settle(banker, player, name, bet)  # type: ignore[arg-type]
+    except (CardError, RulesError) as exc:
+        return (type(exc), str(exc))
+
+
+@given(deals, st.sampled_from(sorted(thirteen.RULESETS)), st.integers(1, 3))
+def test_a_banker_read_once_settles_every_bet_as_the_hand_itself(
+    deck: tuple[Card, ...], name: str, bet: int
+) -> None:
+    rules = thirteen.ruleset(name)
+    if rules.bets is not None and bet not in rules.bets:
+        bet = min(rules.bets)
+    another = "hk-points" if name != "hk-points" else "macau-1989"
+    for banker in (split(deck[:13]), thirteen.house_way(deck[:13]), DRAGON, READ_SIX_PAIRS, None):
+        read = thirteen.read_hand(banker, name)
+        # Read under another rule set, it is read again under the one settled by.
+        other = thirteen.read_hand(banker, another)
+        for player in (split(deck[13:26]), thirteen.house_way(deck[26:39]), READ_SIX_PAIRS, None):
+            if banker is None and player is None:
+                continue
+            expected = _settled(banker, player, name, bet)
+            assert _settled(read, player, name, bet) == expected
+            assert _settled(other, player, name, bet) == expected
+            assert _settled(player, read, name, bet) == _settled(player, banker, name, bet)
+
+
+def test_a_hand_that_cannot_be_read_is_refused_when_read() -> None:
+    with pytest.raises(CardError, match="appears twice"):
+        thirteen.read_hand(hand("2c 2c 3h", "3c 4d 4h 5c 5d", "6h 6c 7d 7h As"))

@@ -200,9 +200,13 @@ class ThirteenProcedure(Procedure):
         dealt, index = self.dealt, self._dealt_index
         if index is None or index[0] is not dealt or index[1] > len(dealt):
             index = self._dealt_index = (dealt, 0, set())
-        if index[1] < len(dealt):
-            index[2].update(d["card"] for d in dealt[index[1] :])
-            index = self._dealt_index = (dealt, len(dealt), index[2])
+        count = len(dealt)
+        if index[1] < count:
+            if index[1] == count - 1:  # one card more, as in a deal: no slice, no generator
+                index[2].add(dealt[-1]["card"])
+            else:
+                index[2].update(d["card"] for d in dealt[index[1] :])
+            index = self._dealt_index = (dealt, count, index[2])
         return card in index[2]
 
     def seat_cards(self, seat: int) -> list[str]:
@@ -495,12 +499,13 @@ class ThirteenProcedure(Procedure):
     def _rows(self, payload: Mapping[str, Any], seat: int, article: str) -> dict[str, list[str]]:
         rows: dict[str, list[str]] = {}
         for row in ROWS:
-            # A list of strings of the row's size: the declared parameter (game.py).
+            # A list of strings of the row's size: the declared parameter (game.py). Each name
+            # `card_name` gives is a str, None where the text is not one card.
             names = [_card_name(c) for c in payload[row]]
-            if any(n is None for n in names) or len(names) != ROW_SIZES[row]:
+            if None in names or len(names) != ROW_SIZES[row]:
                 raise Refused(ART_7, f"{row} must be {ROW_SIZES[row]} cards")
-            rows[row] = [str(n) for n in names]
-        cards = sorted(c for row in ROWS for c in rows[row])
+            rows[row] = names  # type: ignore[assignment]  # no None in it: refused above
+        cards = sorted([*rows["head"], *rows["middle"], *rows["tail"]])
         if cards != sorted(self.seat_cards(seat)):
             raise Refused(article, f"the arrangement is not the 13 cards dealt to seat {seat}")
         return rows
@@ -709,6 +714,6 @@ def _odd_cards(payload: Mapping[str, Any]) -> dict[str, int]:
     return {k: payload[k] for k in ("foreign", "unreadable") if payload.get(k)}
 
 
-def _card_name(raw: str) -> str | None:
-    """The rules engine's name of one card, or None when `raw` is not exactly one card."""
-    return card_name(raw)
+# The rules engine's name of one card, or None when the text is not exactly one card: the
+# rules' own function, called without a wrapper (a round names about 130 cards).
+_card_name = card_name

@@ -57,7 +57,8 @@ def settle_thirteen(
     at the bell loses the round (Art. 2(d)): its bets are lost whole, without a comparison of
     rows.
     """
-    banker = _hand(arrangements[BANKER_SEAT])
+    # The banker's hand is read once, for every bet it is settled against.
+    banker = rules13.read_hand(_hand(arrangements[BANKER_SEAT]), ruleset)
     results: list[dict[str, Any]] = []
     for bet in sorted(bets, key=lambda b: (b["seat"], b["seq"])):
         seat, amount, units = int(bet["seat"]), int(bet["amount"]), int(bet["units"])

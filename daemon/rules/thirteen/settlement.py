@@ -303,9 +303,35 @@ def _special_of(
     return _best_special(rows, ranks, rules)
 
 
+@dataclass(frozen=True)
+class ReadHand:
+    """A hand read once under a rule set (`read_hand`): its rows, their ranks, its foul and its
+    special hand, what `settle` reads of each side. The banker's hand, settled against every
+    seat of a round, is read once rather than once a bet."""
+
+    rules: RuleSet
+    rows: Arrangement | None
+    ranks: tuple[HandRank, HandRank, HandRank]
+    foul: bool
+    special: tuple[str, int] | None
+
+
+def read_hand(hand: Hand | None, ruleset: str | RuleSet = "macau-1989") -> ReadHand:
+    """``hand`` read under ``ruleset`` (None: late at the bell); CardError as `settle` raises."""
+    rules = _ruleset(ruleset)
+    rows, ranks, foul = _side(hand, rules)
+    return ReadHand(rules, rows, ranks, foul, _special_of(rows, ranks, foul, rules))
+
+
+def _read(hand: Hand | ReadHand | None, rules: RuleSet) -> ReadHand:
+    if isinstance(hand, ReadHand):
+        return hand if hand.rules is rules else read_hand(hand.rows, rules)
+    return read_hand(hand, rules)
+
+
 def settle(
-    banker: Hand | None,
-    player: Hand | None,
+    banker: Hand | ReadHand | None,
+    player: Hand | ReadHand | None,
     ruleset: str | RuleSet = "macau-1989",
     bet: int = 1,
 ) -> Settlement:
@@ -313,20 +339,21 @@ def settle(
 
     A side given as None was late at the bell (Art. 2(d)): it loses every row as a foul does,
     and holds no special hand; the other side's rows and special hand win what they are worth
-    (used by the rule sets without a banker, where each seat settles against each).
+    (used by the rule sets without a banker, where each seat settles against each). A side
+    may come read already (`read_hand`): the same settlement, without reading it again.
     """
     rules = _ruleset(ruleset)
     _check_bet(bet, rules)
-    b_rows, b_ranks, b_foul = _side(banker, rules)
-    p_rows, p_ranks, p_foul = _side(player, rules)
+    b_read, p_read = _read(banker, rules), _read(player, rules)
+    b_rows, b_ranks, b_foul = b_read.rows, b_read.ranks, b_read.foul
+    p_rows, p_ranks, p_foul = p_read.rows, p_read.ranks, p_read.foul
     if b_rows is not None and p_rows is not None:
         both = set(b_rows[0] + b_rows[1] + b_rows[2]) & set(p_rows[0] + p_rows[1] + p_rows[2])
         if both:
             # Listed by suit (c d h s), then rank: the order the message has always had.
             listed = sorted(both, key=lambda card: (SUIT_CHARS.index(card.suit), card.rank))
             raise CardError(f"one deck deals each card once: {format_cards(listed)} in both")
-    b_special = _special_of(b_rows, b_ranks, b_foul, rules)
-    p_special = _special_of(p_rows, p_ranks, p_foul, rules)
+    b_special, p_special = b_read.special, p_read.special
     foul = {(True, True): "both", (True, False): "banker", (False, True): "player"}.get(
         (b_foul, p_foul)
     )
