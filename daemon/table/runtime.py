@@ -128,7 +128,8 @@ class Table(OperatorFacade):
         self._timer: TimerHandle | None = None
         self._timer_deadline: float | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._changed: asyncio.Condition | None = None
+        # Who waits for the table to change (`wait_for`): each waiter's predicate and future.
+        self._waiters: dict[asyncio.Future[None], Callable[[], bool]] | None = None
         self._closing = False
         # Accepted inputs in the journal (checkpoints record it), and the last checkpoint's seq.
         # `use_checkpoint` False replays every input (a cross-check, or a benchmark's baseline).
@@ -150,7 +151,7 @@ class Table(OperatorFacade):
 
     async def start(self, *, connect: bool = True) -> None:
         """Open the journal, replay it, then connect the devices."""
-        self._changed = asyncio.Condition()
+        self._waiters = {}
         self.failed = asyncio.Event()
         self.journal = Journal.open(
             self.journal_config,
@@ -397,7 +398,7 @@ class Table(OperatorFacade):
                 self.frame_to_durable.observe(time.perf_counter() - one.received)
             if self.on_durable is not None:
                 self.on_durable(one.fed, one.received)
-        await self.notify()
+        self.changed()
 
     def _append_sync(self, event: str, actor: str, payload: Mapping[str, Any]) -> Record:
         return self._journal().append(
@@ -448,9 +449,29 @@ class Table(OperatorFacade):
 
     async def notify(self) -> None:
         """Wake whoever waits for the table to change (`wait_for`)."""
-        if self._changed is not None:
-            async with self._changed:
-                self._changed.notify_all()
+        self.changed()
+
+    def changed(self) -> None:
+        """The table changed: wake the waiters whose predicate now holds (`wait_for`).
+
+        The predicates are asked here, so a waiter whose predicate is still false costs one
+        call and is not woken (most changes of a round wake nobody: waiters wait for a phase).
+        """
+        waiters = self._waiters
+        if not waiters:
+            return
+        for future, predicate in list(waiters.items()):
+            try:
+                holds = predicate()
+            except BaseException as exc:  # the waiter learns it, as if it had asked itself
+                del waiters[future]
+                if not future.done():
+                    future.set_exception(exc)
+                continue
+            if holds:
+                del waiters[future]
+                if not future.done():
+                    future.set_result(None)
 
     def quiet(self) -> bool:
         """No device command is waiting to be sent or answered."""
@@ -460,15 +481,29 @@ class Table(OperatorFacade):
         await self.devices.refresh_health()
 
     async def wait_for(self, predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-        """Wait until `predicate()` holds after some input; False after `timeout` seconds."""
-        if self._changed is None:
+        """Wait until `predicate()` holds after some input; False after `timeout` seconds.
+
+        True means the predicate held when this returned (no other task ran in between)."""
+        waiters = self._waiters
+        if waiters is None:
             raise TableError("the table has not started")
+        if predicate():
+            return True
+        loop = asyncio.get_running_loop()
         # asyncio.timeout, not asyncio.wait_for: on Python 3.11, wait_for swallows a
         # cancellation that arrives as the wait completes, and the task that was cancelled
         # (autoplay on SIGTERM) plays on.
         try:
-            async with asyncio.timeout(timeout), self._changed:
-                await self._changed.wait_for(predicate)
+            async with asyncio.timeout(timeout):
+                while True:
+                    future: asyncio.Future[None] = loop.create_future()
+                    waiters[future] = predicate
+                    try:
+                        await future
+                    finally:
+                        waiters.pop(future, None)  # timed out or cancelled: nothing left behind
+                    # It held when the table changed; other tasks may have run since.
+                    if predicate():
+                        return True
         except TimeoutError:
             return predicate()
-        return True
