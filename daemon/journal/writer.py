@@ -339,21 +339,18 @@ class Journal:
                 # R8: a wall clock set or stepped (NTP, an operator) is on the record, between
                 # the last event at the old time and this one at the new.
                 step = {"step_seconds": round(offset - last_offset, 6), "before": self._last_ts}
-                self._stage_locked(
-                    "clock.wall_stepped", "journal", None, step, wall=wall, mono=mono
-                )
-            record = self._stage_locked(event, actor, round_id, data, wall=wall, mono=mono)
+                self._stage_locked("clock.wall_stepped", "journal", None, step, wall, mono)
+            record = self._stage_locked(event, actor, round_id, data, wall, mono)
             if commit or self._pending_bytes >= BUFFER_BYTES:
                 self._write_pending()
             return record
 
-    def _stage_locked(
+    def _stage_locked(  # noqa: PLR0917 - once a line: positional
         self,
         event: str,
         actor: str,
         round_id: str | int | None,
         data: dict[str, Any],
-        *,
         wall: float,
         mono: float,
     ) -> Record:
