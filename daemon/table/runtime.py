@@ -57,7 +57,7 @@ log = structlog.get_logger("tabled.table")
 RECENT_VIOLATIONS = 50
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass costs 1.3 us to make, this 0.3
 class Staged:
     """An input the procedure took and the journal staged, not yet durable (`Table.stage`)."""
 
@@ -332,7 +332,7 @@ class Table(OperatorFacade):
         outcome = procedure.handle(action, actor, payload, when)
         item = Input(action, actor, dict(payload), when)
         round_id = procedure.round_id
-        append = journal.append
+        stage_line = journal.stage  # positional: `append(..., commit=False)` less a call
         record: Record | None = None
         try:
             if outcome.accepted:
@@ -340,30 +340,22 @@ class Table(OperatorFacade):
                 # The replay record: the line is encoded as it is staged, so the payload needs
                 # no copy of its own (Input.as_payload would deep-copy it).
                 replay = {"action": action, "actor": actor, "payload": item.payload, "now": when}
-                record = append(
-                    INPUT_EVENT, actor=actor, round_id=round_id, payload=replay, commit=False
-                )
+                record = stage_line(INPUT_EVENT, actor, round_id, replay, False)
             for event in outcome.events:
                 event_payload = event.payload
-                record = append(
+                record = stage_line(
                     event.name,
-                    actor=str(event_payload.get("actor", actor)),
-                    round_id=event_payload.get("round", round_id),
-                    payload=event_payload,
-                    commit=False,
+                    str(event_payload.get("actor", actor)),
+                    event_payload.get("round", round_id),
+                    event_payload,
+                    False,
                 )
             if outcome.accepted:
                 self._inputs += 1
                 checkpoints = self.phases.checkpoint
                 if procedure.state in checkpoints and before not in checkpoints:
                     checkpoint = checkpoint_payload(procedure, self._inputs, when)
-                    record = append(
-                        CHECKPOINT_EVENT,
-                        actor="system",
-                        round_id=round_id,
-                        payload=checkpoint,
-                        commit=False,
-                    )
+                    record = stage_line(CHECKPOINT_EVENT, "system", round_id, checkpoint, False)
         except JournalError as exc:
             self.fail(f"journal: {exc}")
             raise TableError(self.failure or str(exc)) from exc
