@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import queue
 import threading
 from collections.abc import Callable
 
@@ -23,14 +24,20 @@ Waiter = tuple[int, asyncio.AbstractEventLoop, "asyncio.Future[None]"]
 
 
 class CommitThread:
-    """Makes a journal durable up to the seqs its waiters ask for, in a thread of its own."""
+    """Makes a journal durable up to the seqs its waiters ask for, in a thread of its own.
+
+    The hand-off is a `queue.SimpleQueue` (its put and get are C, and a put wakes the thread
+    without any Python-level condition variable): the loop puts a waiter, the thread takes every
+    waiter queued so far, syncs once for the highest seq, and wakes them all.
+    """
 
     def __init__(self, sync: Callable[[int], None], name: str = "journal-commit") -> None:
         """`sync(seq)` makes every line up to `seq` durable (it may cover more), or raises."""
         self._sync = sync
         self._name = name
-        self._cond = threading.Condition()
-        self._waiters: list[Waiter] = []
+        self._lock = threading.Lock()
+        # Waiters, then None once closed (the thread serves what came before it and ends).
+        self._requests: queue.SimpleQueue[Waiter | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._closed = False
 
@@ -39,45 +46,52 @@ class CommitThread:
         failed with the journal's error)."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
-        with self._cond:
+        with self._lock:
             if self._closed:
                 raise JournalError("journal closed")
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
-            self._waiters.append((seq, loop, future))
-            self._cond.notify()
+            # Under the lock: nothing is queued after close's end mark.
+            self._requests.put((seq, loop, future))
         return future
 
     def close(self) -> None:
         """Serve the waiters already registered, then end the thread."""
-        with self._cond:
-            self._closed = True
-            self._cond.notify()
-            thread = self._thread
+        with self._lock:
+            if self._closed:
+                thread = self._thread
+            else:
+                self._closed = True
+                thread = self._thread
+                if thread is not None:
+                    self._requests.put(None)
         if thread is not None and thread is not threading.current_thread():
             thread.join()
 
     def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._waiters and not self._closed:
-                    self._cond.wait()
-                if not self._waiters:
-                    return
-                target = max(seq for seq, _, _ in self._waiters)
+        requests = self._requests
+        closing = False
+        while not closing:
+            waiters: list[Waiter] = []
+            item = requests.get()  # sleeps, the GIL released, until a waiter comes
+            while True:
+                if item is None:
+                    closing = True
+                else:
+                    waiters.append(item)
+                if requests.empty():  # one consumer: what is there stays there
+                    break
+                item = requests.get()
+            if not waiters:
+                continue
             error: BaseException | None = None
             try:
-                self._sync(target)
+                # Every waiter taken is covered: the sync goes up to the highest of their seqs.
+                self._sync(max(seq for seq, _, _ in waiters))
             except BaseException as exc:  # every waiter learns it; the journal has failed
                 error = exc
-            with self._cond:
-                if error is None:
-                    done = [w for w in self._waiters if w[0] <= target]
-                    self._waiters = [w for w in self._waiters if w[0] > target]
-                else:
-                    done, self._waiters = self._waiters, []
-            self._wake(done, error)
+            self._wake(waiters, error)
 
     @staticmethod
     def _wake(done: list[Waiter], error: BaseException | None) -> None:

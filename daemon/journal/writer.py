@@ -264,7 +264,7 @@ class Journal:
         that is not JSON (nothing is journaled then), JournalFailed after an I/O failure and
         JournalClosed after `close()`.
         """
-        record = self._stage(event, actor, round_id, payload, commit)
+        record = self.stage(event, actor, round_id, payload, commit)
         if commit:
             self._sync(record.seq)
         return record
@@ -280,7 +280,7 @@ class Journal:
     ) -> Record:
         """`append` for the asyncio loop: the line is staged at once (its seq taken, in the
         order of the calls), and its fdatasync waited for in the commit thread, off the loop."""
-        record = self._stage(event, actor, round_id, payload, commit)
+        record = self.stage(event, actor, round_id, payload, commit)
         if commit:
             await self.commit_async(record.seq)
         return record
@@ -309,7 +309,7 @@ class Journal:
             # handlers let the other tasks run between an append and its return.
             await asyncio.sleep(0)
 
-    def _stage(
+    def stage(
         self,
         event: str,
         actor: str,
@@ -317,6 +317,9 @@ class Journal:
         payload: Mapping[str, Any] | None,
         commit: bool,
     ) -> Record:
+        """`append` without its wait, its arguments in order (the table's hot path: the lines of
+        an input are staged with ``commit`` False, then made durable by one commit point). With
+        ``commit`` the lines are written to the OS now; durable only after `commit`."""
         if event not in self._known_events:
             if not EVENT_PATTERN.match(event):
                 raise ValueError(
@@ -339,21 +342,18 @@ class Journal:
                 # R8: a wall clock set or stepped (NTP, an operator) is on the record, between
                 # the last event at the old time and this one at the new.
                 step = {"step_seconds": round(offset - last_offset, 6), "before": self._last_ts}
-                self._stage_locked(
-                    "clock.wall_stepped", "journal", None, step, wall=wall, mono=mono
-                )
-            record = self._stage_locked(event, actor, round_id, data, wall=wall, mono=mono)
+                self._stage_locked("clock.wall_stepped", "journal", None, step, wall, mono)
+            record = self._stage_locked(event, actor, round_id, data, wall, mono)
             if commit or self._pending_bytes >= BUFFER_BYTES:
                 self._write_pending()
             return record
 
-    def _stage_locked(
+    def _stage_locked(  # noqa: PLR0917 - once a line: positional
         self,
         event: str,
         actor: str,
         round_id: str | int | None,
         data: dict[str, Any],
-        *,
         wall: float,
         mono: float,
     ) -> Record:
