@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,10 @@ def test_no_digest_of_a_line_holding_a_card_reaches_a_reader_who_may_not_see_it(
         deadline = time.monotonic() + 120
         while _settled(url) < 1:  # a round on disk for the catch-up, then live ones
             assert time.monotonic() < deadline, "no round was settled"
-        served = {role: _read(url, role, 3) for role in ("dealer", "supervisor")}
+        # Both read at once: each is sent the rounds after the first live, as they are played.
+        with ThreadPoolExecutor(2) as pool:
+            reading = {role: pool.submit(_read, url, role, 3) for role in ("dealer", "supervisor")}
+            served = {role: future.result() for role, future in reading.items()}
         for role, texts in served.items():
             journal = httpx.get(
                 url + "/api/journal", params={"limit": 1000}, headers=auth(role), timeout=60
