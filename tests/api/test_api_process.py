@@ -28,8 +28,10 @@ from daemon.api.channel import (
     json_frame,
     read_frame,
 )
+from daemon.api.errors import ApiError
 from daemon.api.process import MAX_IN_FLIGHT, ApiProcess
 from daemon.api.tokens import token_entry
+from daemon.api.worker import RemoteTable
 from daemon.config import load_config
 from daemon.table import Table
 from drivers.clock import MonotonicClock
@@ -529,3 +531,70 @@ def test_refusals_at_the_doors_reach_the_journal_though_the_api_process_is_kille
     assert all(summary["by_reason"] == {"bad_token": summary["refused"]} for summary in refused)
     [died] = [line for line in lines if line["event"] == "api.process_died"]
     assert died["payload"]["reason"] == "stop_timeout"
+
+
+def test_a_body_not_in_utf8_is_refused_and_the_api_process_serves_on(tmp_path: Path) -> None:
+    """`json.loads` reads UTF-16 and UTF-32 bytes too; the frame to the table is UTF-8, half as
+    long again for Chinese: a body under its bound made a frame over the channel's, and the
+    table's process replaced its API process (every console lost it). Bodies are UTF-8 only."""
+    config = _config(tmp_path)
+    name = "\u4e2d" * 8100  # 中
+    text = json.dumps(
+        {"payload": {"player": name, "seat": 0, "units": 1, "seated": True}}, ensure_ascii=False
+    )
+    with serving("--config", str(config), "--http", "127.0.0.1:0", cwd=tmp_path) as (url, daemon):
+        _state(url)  # its API process serves
+        [api] = _api_pids(daemon.pid)
+        for encoding in ("utf-16-le", "utf-16", "utf-32"):
+            body = text.encode(encoding)
+            if encoding == "utf-16-le":
+                assert len(body) <= MAX_ACT_BODY < len(text.encode()) + 100
+            answer = httpx.post(
+                f"{url}/api/actions/place_bet",
+                content=body,
+                headers={**auth("dealer"), "content-type": "application/json"},
+                timeout=60,
+            )
+            if len(body) > MAX_ACT_BODY:
+                assert answer.status_code == 413, answer.text
+                continue
+            assert answer.status_code == 400, answer.text
+            assert answer.json()["error"] == "malformed_json"
+            if encoding == "utf-16":  # its byte-order mark is no UTF-8 (without, NULs are)
+                assert "not UTF-8" in answer.json()["message"]
+        assert _state(url)["role"] == "surveillance"
+        assert _api_pids(daemon.pid) == [api]
+    events = [line["event"] for line in journal_lines(tmp_path / "journal")]
+    assert "api.channel_refused" not in events
+    assert "api.process_died" not in events
+
+
+def test_a_request_over_the_channels_bound_is_refused_in_the_api_process_unsent() -> None:
+    """What the table's process would refuse by its frame's header (and replace the API
+    process for) is refused before it is sent: 413, nothing written to the channel."""
+
+    async def main() -> None:
+        ours, theirs = socket.socketpair()
+        _reader, writer = await asyncio.open_connection(sock=ours)
+        init = {
+            "config": None,
+            "actions": [],
+            "published": None,
+            "wall_offset": 0.0,
+            "journal_dir": None,
+            "durable_seq": 0,
+        }
+        table = RemoteTable(init, writer)
+        args = {**OPEN_TABLE, "payload": {"note": "x" * MAX_FROM_API}, "token": DEALER}
+        with pytest.raises(ApiError) as refused:
+            await asyncio.wait_for(table.act_as(**args, request_id=None), 10)
+        assert refused.value.status == 413
+        assert refused.value.error == "body_too_large"
+        await writer.drain()
+        theirs.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            theirs.recv(1)  # nothing was sent
+        writer.close()
+        theirs.close()
+
+    asyncio.run(main())

@@ -140,6 +140,8 @@ async def _ask(
                 token=credential(request),
                 request_id=request_id,
             )
+    except ApiError:  # refused before it reached the table (a request too large to send)
+        raise
     except Exception as exc:
         # The table stopped or its journal failed: nothing was acknowledged, and the
         # operator must know the step did not happen.
@@ -166,7 +168,7 @@ async def _ask(
         403: {"model": ErrorBody, "description": "the caller's role may not take this action"},
         404: {"model": ErrorBody, "description": "no such action at this table"},
         409: {"model": Refusal, "description": "refused by the procedure; journaled"},
-        413: {"model": ErrorBody, "description": "body over 64 KiB"},
+        413: {"model": ErrorBody, "description": "body over 16 KiB (or too large to send on)"},
         503: {"model": ErrorBody, "description": "the table is not running; nothing done"},
     },
     openapi_extra={
