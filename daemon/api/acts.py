@@ -32,6 +32,7 @@ from daemon.api.tokens import Principal, TokenStore, hash_token
 KEPT = 512  # requests with a request_id whose answers the table's process keeps
 REQUEST_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # as the API takes it (daemon.api.bodies)
 MAX_TOKEN = 512  # characters of a token (`tabled token` makes 43)
+TOKEN = re.compile(rf"^[A-Za-z0-9_-]{{1,{MAX_TOKEN}}}$")  # as `tabled token` makes them (base64url)
 FRESH = 1.0  # seconds the table's process takes its reading of the tokens file as current
 
 
@@ -55,8 +56,12 @@ class People:
     ) -> Principal:
         """The person `token` names, whose role is one of `roles`, and who must be `actor` in
         `role` (None: whoever it names)."""
-        if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN:
+        if not isinstance(token, str) or not token:
             raise NotThePerson("no token (the one its caller presented)")
+        if TOKEN.fullmatch(token) is None:
+            # Hashed, a lone surrogate (which JSON may carry) would raise: not refused, nor
+            # journaled, as a request the API process may not make is.
+            raise NotThePerson(f"a token of other than 1 to {MAX_TOKEN} of A-Z a-z 0-9 _ -")
         store = self._store
         if store is None:
             store = self._store = TokenStore(self._path)

@@ -227,6 +227,9 @@ OPEN_TABLE = {"action": "open_table", "actor": "lei.dealer", "role": "dealer", "
         ),
         ("act", {**OPEN_TABLE, "token": "made-up-" + "x" * 40}, "tokens file does not hold"),
         ("act", OPEN_TABLE, "act: no token"),
+        # Hashed, a lone surrogate raised UnicodeEncodeError: neither refused nor journaled.
+        ("act", {**OPEN_TABLE, "token": "\ud800" + "x" * 40}, "a token of other than"),
+        ("act", {**OPEN_TABLE, "token": "t" * 513}, "a token of other than"),
         ("act", {**OPEN_TABLE, "token": DEALER, "request_id": "a b"}, "a request_id"),
         ("training", {"name": "describe", "args": [], "token": DEALER}, "a dealer: not for"),
         (
