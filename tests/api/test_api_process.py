@@ -18,6 +18,7 @@ import pytest
 from api_support import TOKENS, auth, write_tokens
 from websockets.sync.client import connect
 
+from daemon.api.acts import PER_PERSON, Answered
 from daemon.api.channel import (
     MAX_ACT_BODY,
     MAX_FROM_API,
@@ -599,5 +600,100 @@ def test_a_request_over_the_channels_bound_is_refused_in_the_api_process_unsent(
             theirs.recv(1)  # nothing was sent
         writer.close()
         theirs.close()
+
+    asyncio.run(main())
+
+
+def test_one_persons_request_ids_do_not_push_out_anothers_answer() -> None:
+    """The answers are kept per person: another person's many request_ids (one token is
+    enough) do not make a supervisor's retry act again."""
+
+    async def main() -> None:
+        answered = Answered()
+        acted: list[str] = []
+
+        async def act(who: str) -> dict[str, Any]:
+            acted.append(who)
+            return {"accepted": True}
+
+        asked = ("approve_override", {"reason": "a dispute"})
+        first = await answered.once("wong.supervisor", "void-1", *asked, lambda: act("wong"))
+        for n in range(4 * PER_PERSON):
+            await answered.once("lei.dealer", f"r{n}", "hold_table", {}, lambda: act("lei"))
+        again = await answered.once("wong.supervisor", "void-1", *asked, lambda: act("wong"))
+        assert again == {**first, "replayed": True}
+        assert acted.count("wong") == 1
+        assert len(answered) == PER_PERSON + 1  # the dealer's last ones, and the supervisor's
+
+    asyncio.run(main())
+
+
+def test_a_retry_while_the_first_is_being_taken_is_told_so_after_a_while() -> None:
+    """A retry waits for the first asking's answer a bounded time, then is answered that it is
+    in progress (409 `in_progress` at the API); once answered, a retry gets the answer."""
+
+    async def main() -> None:
+        answered = Answered(wait=0.05)
+        taken = asyncio.Event()
+
+        async def slow() -> dict[str, Any]:
+            await taken.wait()
+            return {"accepted": True, "seq": 7}
+
+        first = asyncio.ensure_future(answered.once("lei.dealer", "r-1", "open_table", {}, slow))
+        await asyncio.sleep(0)
+        retry = await answered.once("lei.dealer", "r-1", "open_table", {}, slow)
+        assert retry == {"accepted": False, "in_progress": True, "action": "open_table"}
+        taken.set()
+        assert await first == {"accepted": True, "seq": 7}
+        again = await answered.once("lei.dealer", "r-1", "open_table", {}, slow)
+        assert again == {"accepted": True, "seq": 7, "replayed": True}
+
+    asyncio.run(main())
+
+
+def test_a_dead_api_processs_requests_still_waiting_do_not_count_against_the_next(
+    tmp_path: Path,
+) -> None:
+    """`MAX_IN_FLIGHT` is counted per API process: one that died with requests still being
+    taken (retries waiting for a first asking) leaves the next one its whole allowance."""
+
+    async def main() -> None:
+        config = load_config(_config(tmp_path))
+        table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
+        await table.start()
+        try:
+            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            taken = asyncio.Event()
+
+            async def slow() -> dict[str, Any]:  # the first asking, still being taken
+                await taken.wait()
+                return {"accepted": True}
+
+            asking = {**OPEN_TABLE, "token": DEALER, "request_id": "r-1"}
+            first = asyncio.ensure_future(
+                api._answered.once("lei.dealer", "r-1", "open_table", {}, slow)
+            )
+            reader, theirs = await _pair()
+            retries = [
+                json_frame({"t": "call", "id": n, "op": "act", "args": asking})
+                for n in range(MAX_IN_FLIGHT)
+            ]
+            theirs.sendall(b"".join(retries))
+            theirs.close()  # the first API process ends, its retries waiting
+            await api._serve(reader, None)  # type: ignore[arg-type]  # answers go nowhere
+            assert len(api._answering) == MAX_IN_FLIGHT
+            reader, theirs = await _pair()  # the next API process
+            theirs.sendall(json_frame({"t": "call", "id": 1, "op": "metrics", "args": {}}))
+            theirs.close()
+            await api._serve(reader, None)  # type: ignore[arg-type]
+            assert api._why is None  # not refused
+            taken.set()
+            await first
+            for task in list(api._answering):
+                await task
+            api.server.listening().close()
+        finally:
+            await table.stop()
 
     asyncio.run(main())
