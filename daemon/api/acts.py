@@ -12,8 +12,9 @@ the request was answered already.
 - **Asked already** (`Answered`): a request sent again with the same `request_id` by the same
   person (a console retrying after a lost answer, perhaps to a new API process after the old one
   died) gets the first answer and acts once, however many API processes come and go. The table's
-  process keeps the last `KEPT` of them; a retry that comes while the first is still being
-  taken waits for its answer.
+  process keeps the last `PER_PERSON` of each person's (another person's requests never push
+  them out); a retry that comes while the first is still being taken waits for its answer at
+  most `RETRY_WAIT` seconds, then is answered that the first is in progress.
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ from typing import Any
 
 from daemon.api.tokens import Principal, TokenStore, hash_token
 
-KEPT = 512  # requests with a request_id whose answers the table's process keeps
+PER_PERSON = 64  # answers to one person's requests with a request_id the table's process keeps
+PERSONS = 256  # people whose answers it keeps (the last to ask)
+RETRY_WAIT = 10.0  # seconds a retry waits for the first asking's answer, then: in progress
 REQUEST_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # as the API takes it (daemon.api.bodies)
 MAX_TOKEN = 512  # characters of a token (`tabled token` makes 43)
+TOKEN = re.compile(rf"^[A-Za-z0-9_-]{{1,{MAX_TOKEN}}}$")  # as `tabled token` makes them (base64url)
 FRESH = 1.0  # seconds the table's process takes its reading of the tokens file as current
 
 
@@ -55,8 +59,12 @@ class People:
     ) -> Principal:
         """The person `token` names, whose role is one of `roles`, and who must be `actor` in
         `role` (None: whoever it names)."""
-        if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN:
+        if not isinstance(token, str) or not token:
             raise NotThePerson("no token (the one its caller presented)")
+        if TOKEN.fullmatch(token) is None:
+            # Hashed, a lone surrogate (which JSON may carry) would raise: not refused, nor
+            # journaled, as a request the API process may not make is.
+            raise NotThePerson(f"a token of other than 1 to {MAX_TOKEN} of A-Z a-z 0-9 _ -")
         store = self._store
         if store is None:
             store = self._store = TokenStore(self._path)
@@ -86,13 +94,18 @@ def _names(holder: Principal, actor: str | None, role: str | None) -> bool:
 
 
 class Answered:
-    """The answers given to requests with a `request_id` (module docstring), the last `kept`."""
+    """The answers given to requests with a `request_id` (module docstring): the last
+    `per_person` of each person, for the last `persons` people who asked (one person's requests
+    never push another's out). A retry that comes while the first is still being taken waits
+    for its answer at most `wait` seconds, then is told it is in progress (`in_progress`)."""
 
-    def __init__(self, kept: int = KEPT) -> None:
-        self.kept = kept
-        self._answers: OrderedDict[tuple[str, str], tuple[str, bytes, asyncio.Future[Any]]] = (
-            OrderedDict()
-        )
+    def __init__(
+        self, per_person: int = PER_PERSON, persons: int = PERSONS, wait: float = RETRY_WAIT
+    ) -> None:
+        self.per_person, self.persons, self.wait = per_person, persons, wait
+        self._answers: OrderedDict[
+            str, OrderedDict[str, tuple[str, bytes, asyncio.Future[Any]]]
+        ] = OrderedDict()
 
     async def once(
         self,
@@ -103,30 +116,41 @@ class Answered:
         act: Callable[[], Awaitable[dict[str, Any]]],
     ) -> dict[str, Any]:
         """`act()`'s answer, or the first answer to `request_id` from `actor` (with `replayed`),
-        or `request_id_reused` (and the first request's action) when it asked something else."""
+        or `request_id_reused` (and the first request's action) when it asked something else,
+        or `in_progress` when the first is not answered within `wait`."""
         if request_id is None:
             return await act()
-        key = (actor, request_id)
         # What was asked, to tell a retry from another request: a payload's fields are plain
         # values or lists of them (the game's declaration), so its sorted items say it all; kept
         # as a digest (a payload may be 16 KiB, the digest is 16 bytes).
         asked = hashlib.blake2b(repr(sorted(payload.items())).encode(), digest_size=16).digest()
-        kept = self._answers.get(key)
+        mine = self._answers.get(actor)
+        if mine is None:
+            mine = self._answers[actor] = OrderedDict()
+            while len(self._answers) > self.persons:
+                self._answers.popitem(last=False)
+        else:
+            self._answers.move_to_end(actor)
+        kept = mine.get(request_id)
         if kept is not None:
             first_action, first_asked, answer = kept
             if (first_action, first_asked) != (action, asked):
                 return {"accepted": False, "request_id_reused": True, "action": first_action}
-            return {**await asyncio.shield(answer), "replayed": True}
+            try:
+                first = await asyncio.wait_for(asyncio.shield(answer), self.wait)
+            except TimeoutError:
+                return {"accepted": False, "in_progress": True, "action": first_action}
+            return {**first, "replayed": True}
         answer = asyncio.get_running_loop().create_future()
-        self._answers[key] = (action, asked, answer)
-        while len(self._answers) > self.kept:
-            self._answers.popitem(last=False)
+        mine[request_id] = (action, asked, answer)
+        while len(mine) > self.per_person:
+            mine.popitem(last=False)
         try:
             outcome = await act()
         except BaseException as exc:
             # Not answered: a retry asks the table again.
-            if self._answers.get(key, (None, None, None))[2] is answer:
-                del self._answers[key]
+            if mine.get(request_id, (None, None, None))[2] is answer:
+                del mine[request_id]
             answer.set_exception(exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
             answer.exception()  # retrieved: a retry waiting on it gets it, nobody else needs to
             raise
@@ -134,4 +158,4 @@ class Answered:
         return outcome
 
     def __len__(self) -> int:
-        return len(self._answers)
+        return sum(len(mine) for mine in self._answers.values())

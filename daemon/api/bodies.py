@@ -82,8 +82,16 @@ async def read_act_request(request: Request) -> ActRequest:
     if not raw.strip():
         return ActRequest()
     try:
-        data = json.loads(raw, parse_float=finite_float, parse_constant=no_constant)
-    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError, NaN, 1e999, 10**5000
+        # UTF-8 only (RFC 8259 8.1): `json.loads` would take UTF-16 and UTF-32 bytes too, which
+        # the frame to the table, written UTF-8, carries half as long again, past its bound.
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApiError(
+            400, "malformed_json", f"body is not UTF-8 (JSON is sent as UTF-8): {exc}"
+        ) from None
+    try:
+        data = json.loads(text, parse_float=finite_float, parse_constant=no_constant)
+    except ValueError as exc:  # JSONDecodeError, NaN, 1e999, 10**5000
         raise ApiError(400, "malformed_json", f"body is not JSON: {exc}") from None
     except RecursionError:
         raise ApiError(400, "malformed_json", "body is nested too deeply to read") from None

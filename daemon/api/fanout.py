@@ -248,12 +248,12 @@ class PushHub:
             try:
                 shown = self._seen.show(record, role)
                 self.redacted_total += 1
-                if shown != record:
-                    text = _dumps(shown)
-                else:
+                if shown == record:
                     if event.plain is None:
                         event.plain = record_text(record)
                     text = event.plain
+                else:
+                    text = shown_text(record, shown)
             except Exception as exc:  # shown as withheld (fail closed); the feed goes on
                 text = _dumps(withheld(record, exc))
             event.shown[audience] = text
@@ -318,7 +318,9 @@ def withheld(record: Mapping[str, Any], error: BaseException) -> dict[str, Any]:
         "api.push_withheld", seq=record.get("seq"), name=record.get("event"), error=repr(error)
     )
     plain = (str, int, float, bool, type(None))
-    kept = {k: v for k, v in record.items() if k != "payload" and isinstance(v, plain)}
+    # Nor its line's digests: the payload's cards could be found from them.
+    left_out = visibility.DIGESTS | {"payload"}
+    kept = {k: v for k, v in record.items() if k not in left_out and isinstance(v, plain)}
     return {**kept, "payload": {}, "withheld": "the payload could not be shown"}
 
 
@@ -341,8 +343,17 @@ def record_text(record: Mapping[str, Any]) -> str:
 
 def shown_text(record: Mapping[str, Any], shown: Mapping[str, Any]) -> str:
     """The JSON text of `shown`, `record` as a reader may see it: the record's own text when
-    nothing of it was hidden."""
-    return record_text(record) if shown == record else _dumps(shown)
+    nothing of it was hidden (without its digests when it went through the redaction)."""
+    if shown == record:
+        return record_text(record)
+    if (
+        isinstance(record, FeedRecord)
+        and "hash" not in shown
+        and len(shown) == len(record) - len(visibility.DIGESTS)
+        and shown.get("payload") == record.get("payload")
+    ):
+        return record.text_without_digests()
+    return _dumps(shown)
 
 
 def _dumps(record: Mapping[str, Any]) -> str:

@@ -22,6 +22,8 @@ from daemon.journal import Journal, JournalClosed, Record, SubscriberLagged, rec
 from daemon.journal.format import journal_files, parse_file_name
 
 CATCH_UP_BATCH = 500
+PREV_KEY = b',"prev":"'
+PREV_TAIL = len(PREV_KEY) + 64 + len(b'"}\n')  # the line's last bytes, from `,"prev"` on
 
 
 class FeedRecord(dict[str, Any]):
@@ -54,6 +56,16 @@ class FeedRecord(dict[str, Any]):
         if not line.endswith(b"}\n"):  # not a line as the journal writes it: encode the record
             return json.dumps(self, default=str, separators=(",", ":"), ensure_ascii=False)
         return f'{line[:-2].decode()},"hash":"{self._hash}"}}'
+
+    def text_without_digests(self) -> str:
+        """The record's JSON text without `"prev"` and `"hash"` (what a reader shown it through
+        the redaction is sent when nothing in it was hidden: `visibility.without_digests`)."""
+        line = self._line
+        # The line ends `,"prev":"<64 hex digits>"}\n`.
+        if line.endswith(b'"}\n') and line[-PREV_TAIL:].startswith(PREV_KEY):
+            return line[:-PREV_TAIL].decode() + "}"
+        shown = {key: value for key, value in self.items() if key not in ("hash", "prev")}
+        return json.dumps(shown, default=str, separators=(",", ":"), ensure_ascii=False)
 
 
 def _ts(record: Record) -> datetime | None:

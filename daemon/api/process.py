@@ -372,6 +372,9 @@ class ApiProcess:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         parsed = 0  # bytes parsed since the table's loop last ran its other work
+        # This API process's requests not answered yet (a dead one's, still being taken, do not
+        # count against the next one).
+        answering: set[asyncio.Task[None]] = set()
         while True:
             try:
                 got = await read_frame(reader, MAX_FROM_API)
@@ -404,7 +407,7 @@ class ApiProcess:
                 continue
             if t != "call" or not isinstance(message.get("id"), int):
                 raise ChannelError(f"not a request: {str(message)[:200]}")
-            if len(self._answering) >= MAX_IN_FLIGHT:
+            if len(answering) >= MAX_IN_FLIGHT:
                 # Each request holds memory on the table's loop until answered: an API process
                 # that piles them up is flooding the table, not serving consoles.
                 problem = f"more than {MAX_IN_FLIGHT} requests waiting for an answer"
@@ -413,6 +416,8 @@ class ApiProcess:
             task = asyncio.ensure_future(self._answer(message, writer))
             self._answering.add(task)
             task.add_done_callback(self._answering.discard)
+            answering.add(task)
+            task.add_done_callback(answering.discard)
 
     async def _refusal(self, message: dict[str, Any]) -> None:
         """A refusal at the API's doors (`ForwardedRefusals`), counted into `refusals`."""

@@ -39,8 +39,18 @@ import structlog
 
 from daemon.api import journal_feed
 from daemon.api.app import create_app
-from daemon.api.channel import LINES, MAX_TO_API, PICKLE, ChannelError, json_frame, read_frame
+from daemon.api.channel import (
+    HEADER,
+    LINES,
+    MAX_FROM_API,
+    MAX_TO_API,
+    PICKLE,
+    ChannelError,
+    json_frame,
+    read_frame,
+)
 from daemon.api.context import AppContext
+from daemon.api.errors import ApiError
 from daemon.api.facade import ActionSpec, TableMetrics
 from daemon.api.gate import NAMED, SHORT, RefusalLog
 from daemon.api.journal_feed import FeedRecord
@@ -332,10 +342,20 @@ class RemoteTable:
         if self._gone:
             raise ConnectionError("the table's process is gone")
         ident = next(self._ids)
+        sent = json_frame({"t": "call", "id": ident, "op": op, "args": args})
+        if len(sent) - HEADER.size > MAX_FROM_API:
+            # The table's process would refuse it by its header, and replace this process with
+            # every console's connection: the request is refused here instead, nothing sent.
+            raise ApiError(
+                413,
+                "body_too_large",
+                f"{op}: a request of {len(sent)} bytes to the table (at most {MAX_FROM_API}); "
+                "nothing was done",
+            )
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[ident] = future
         try:
-            self._writer.write(json_frame({"t": "call", "id": ident, "op": op, "args": args}))
+            self._writer.write(sent)
             return await future
         finally:
             self._waiting.pop(ident, None)

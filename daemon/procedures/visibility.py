@@ -29,6 +29,7 @@ from daemon.procedures.games import GAMES
 from daemon.procedures.spec import BANKER, HIDDEN, Game, Revealed, Seat, Visibility
 
 __all__ = [
+    "DIGESTS",
     "HIDDEN",
     "REVIEW",
     "SEES_CLOSED_ROUNDS",
@@ -40,6 +41,7 @@ __all__ = [
     "redact_records",
     "redact_state",
     "redact_value",
+    "without_digests",
 ]
 
 REVIEW = "review"
@@ -50,6 +52,9 @@ TABLE = "table"
 SEES_CLOSED_ROUNDS = frozenset({"supervisor", "surveillance", "admin", "audit"})
 # Events that close their round, in every game.
 CLOSING_EVENTS = frozenset({"round.settled", "round.voided", "bets.returned"})
+# A journal record's digests: its line's SHA-256 and the line before's. Served only with a
+# record shown whole (`without_digests`).
+DIGESTS = frozenset({"hash", "prev"})
 
 _EVERY_GAME = tuple(g.visibility for g in GAMES.values() if g.visibility is not None)
 
@@ -165,18 +170,30 @@ def _redact_record(
     revealed: Revealed | None,
 ) -> tuple[dict[str, Any], bool]:
     event, payload = str(record.get("event", "")), record.get("payload")
-    if not isinstance(payload, Mapping):
-        return dict(record), False
     base = revealed or Revealed()
     own = Revealed(base.closed, base.all_open, set(base.seats), list(base.face_up))
-    for rule in rules:
-        rule.reveal(own, event, payload)
+    if isinstance(payload, Mapping):
+        for rule in rules:
+            rule.reveal(own, event, payload)
     if (round_closed or own.closed or event in CLOSING_EVENTS) and audience(role) == REVIEW:
         return dict(record), False
+    if not isinstance(payload, Mapping):
+        return {key: value for key, value in record.items() if key not in DIGESTS}, False
     seats = frozenset(s for s in (rule.seat_of(event, payload) for rule in rules) if s is not None)
     redactor = _Redactor(rules, own)
     shown = redactor.walk(payload, seats, False)
-    return {**record, "payload": shown}, redactor.hid
+    return without_digests(record, shown), redactor.hid
+
+
+def without_digests(record: Mapping[str, Any], payload: Any) -> dict[str, Any]:
+    """`record` with `payload`, without its line's digests (`DIGESTS`): a record served
+    through the redaction. The digest of a line is the SHA-256 of every byte of it, cards
+    included: a reader shown the rest of the line (or of the line before, whose digest is
+    `prev`) finds a hidden card by trying the 52, so a digest goes only with a record shown
+    whole (to review's audience, its round closed)."""
+    shown = {key: value for key, value in record.items() if key not in DIGESTS}
+    shown["payload"] = payload
+    return shown
 
 
 class Seen:

@@ -18,6 +18,7 @@ import pytest
 from api_support import TOKENS, auth, write_tokens
 from websockets.sync.client import connect
 
+from daemon.api.acts import PER_PERSON, Answered
 from daemon.api.channel import (
     MAX_ACT_BODY,
     MAX_FROM_API,
@@ -28,8 +29,10 @@ from daemon.api.channel import (
     json_frame,
     read_frame,
 )
+from daemon.api.errors import ApiError
 from daemon.api.process import MAX_IN_FLIGHT, ApiProcess
 from daemon.api.tokens import token_entry
+from daemon.api.worker import RemoteTable
 from daemon.config import load_config
 from daemon.table import Table
 from drivers.clock import MonotonicClock
@@ -225,6 +228,9 @@ OPEN_TABLE = {"action": "open_table", "actor": "lei.dealer", "role": "dealer", "
         ),
         ("act", {**OPEN_TABLE, "token": "made-up-" + "x" * 40}, "tokens file does not hold"),
         ("act", OPEN_TABLE, "act: no token"),
+        # Hashed, a lone surrogate raised UnicodeEncodeError: neither refused nor journaled.
+        ("act", {**OPEN_TABLE, "token": "\ud800" + "x" * 40}, "a token of other than"),
+        ("act", {**OPEN_TABLE, "token": "t" * 513}, "a token of other than"),
         ("act", {**OPEN_TABLE, "token": DEALER, "request_id": "a b"}, "a request_id"),
         ("training", {"name": "describe", "args": [], "token": DEALER}, "a dealer: not for"),
         (
@@ -529,3 +535,165 @@ def test_refusals_at_the_doors_reach_the_journal_though_the_api_process_is_kille
     assert all(summary["by_reason"] == {"bad_token": summary["refused"]} for summary in refused)
     [died] = [line for line in lines if line["event"] == "api.process_died"]
     assert died["payload"]["reason"] == "stop_timeout"
+
+
+def test_a_body_not_in_utf8_is_refused_and_the_api_process_serves_on(tmp_path: Path) -> None:
+    """`json.loads` reads UTF-16 and UTF-32 bytes too; the frame to the table is UTF-8, half as
+    long again for Chinese: a body under its bound made a frame over the channel's, and the
+    table's process replaced its API process (every console lost it). Bodies are UTF-8 only."""
+    config = _config(tmp_path)
+    name = "\u4e2d" * 8100  # 中
+    text = json.dumps(
+        {"payload": {"player": name, "seat": 0, "units": 1, "seated": True}}, ensure_ascii=False
+    )
+    with serving("--config", str(config), "--http", "127.0.0.1:0", cwd=tmp_path) as (url, daemon):
+        _state(url)  # its API process serves
+        [api] = _api_pids(daemon.pid)
+        for encoding in ("utf-16-le", "utf-16", "utf-32"):
+            body = text.encode(encoding)
+            if encoding == "utf-16-le":
+                assert len(body) <= MAX_ACT_BODY < len(text.encode()) + 100
+            answer = httpx.post(
+                f"{url}/api/actions/place_bet",
+                content=body,
+                headers={**auth("dealer"), "content-type": "application/json"},
+                timeout=60,
+            )
+            if len(body) > MAX_ACT_BODY:
+                assert answer.status_code == 413, answer.text
+                continue
+            assert answer.status_code == 400, answer.text
+            assert answer.json()["error"] == "malformed_json"
+            if encoding == "utf-16":  # its byte-order mark is no UTF-8 (without, NULs are)
+                assert "not UTF-8" in answer.json()["message"]
+        assert _state(url)["role"] == "surveillance"
+        assert _api_pids(daemon.pid) == [api]
+    events = [line["event"] for line in journal_lines(tmp_path / "journal")]
+    assert "api.channel_refused" not in events
+    assert "api.process_died" not in events
+
+
+def test_a_request_over_the_channels_bound_is_refused_in_the_api_process_unsent() -> None:
+    """What the table's process would refuse by its frame's header (and replace the API
+    process for) is refused before it is sent: 413, nothing written to the channel."""
+
+    async def main() -> None:
+        ours, theirs = socket.socketpair()
+        _reader, writer = await asyncio.open_connection(sock=ours)
+        init = {
+            "config": None,
+            "actions": [],
+            "published": None,
+            "wall_offset": 0.0,
+            "journal_dir": None,
+            "durable_seq": 0,
+        }
+        table = RemoteTable(init, writer)
+        args = {**OPEN_TABLE, "payload": {"note": "x" * MAX_FROM_API}, "token": DEALER}
+        with pytest.raises(ApiError) as refused:
+            await asyncio.wait_for(table.act_as(**args, request_id=None), 10)
+        assert refused.value.status == 413
+        assert refused.value.error == "body_too_large"
+        await writer.drain()
+        theirs.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            theirs.recv(1)  # nothing was sent
+        writer.close()
+        theirs.close()
+
+    asyncio.run(main())
+
+
+def test_one_persons_request_ids_do_not_push_out_anothers_answer() -> None:
+    """The answers are kept per person: another person's many request_ids (one token is
+    enough) do not make a supervisor's retry act again."""
+
+    async def main() -> None:
+        answered = Answered()
+        acted: list[str] = []
+
+        async def act(who: str) -> dict[str, Any]:
+            acted.append(who)
+            return {"accepted": True}
+
+        asked = ("approve_override", {"reason": "a dispute"})
+        first = await answered.once("wong.supervisor", "void-1", *asked, lambda: act("wong"))
+        for n in range(4 * PER_PERSON):
+            await answered.once("lei.dealer", f"r{n}", "hold_table", {}, lambda: act("lei"))
+        again = await answered.once("wong.supervisor", "void-1", *asked, lambda: act("wong"))
+        assert again == {**first, "replayed": True}
+        assert acted.count("wong") == 1
+        assert len(answered) == PER_PERSON + 1  # the dealer's last ones, and the supervisor's
+
+    asyncio.run(main())
+
+
+def test_a_retry_while_the_first_is_being_taken_is_told_so_after_a_while() -> None:
+    """A retry waits for the first asking's answer a bounded time, then is answered that it is
+    in progress (409 `in_progress` at the API); once answered, a retry gets the answer."""
+
+    async def main() -> None:
+        answered = Answered(wait=0.05)
+        taken = asyncio.Event()
+
+        async def slow() -> dict[str, Any]:
+            await taken.wait()
+            return {"accepted": True, "seq": 7}
+
+        first = asyncio.ensure_future(answered.once("lei.dealer", "r-1", "open_table", {}, slow))
+        await asyncio.sleep(0)
+        retry = await answered.once("lei.dealer", "r-1", "open_table", {}, slow)
+        assert retry == {"accepted": False, "in_progress": True, "action": "open_table"}
+        taken.set()
+        assert await first == {"accepted": True, "seq": 7}
+        again = await answered.once("lei.dealer", "r-1", "open_table", {}, slow)
+        assert again == {"accepted": True, "seq": 7, "replayed": True}
+
+    asyncio.run(main())
+
+
+def test_a_dead_api_processs_requests_still_waiting_do_not_count_against_the_next(
+    tmp_path: Path,
+) -> None:
+    """`MAX_IN_FLIGHT` is counted per API process: one that died with requests still being
+    taken (retries waiting for a first asking) leaves the next one its whole allowance."""
+
+    async def main() -> None:
+        config = load_config(_config(tmp_path))
+        table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
+        await table.start()
+        try:
+            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            taken = asyncio.Event()
+
+            async def slow() -> dict[str, Any]:  # the first asking, still being taken
+                await taken.wait()
+                return {"accepted": True}
+
+            asking = {**OPEN_TABLE, "token": DEALER, "request_id": "r-1"}
+            first = asyncio.ensure_future(
+                api._answered.once("lei.dealer", "r-1", "open_table", {}, slow)
+            )
+            reader, theirs = await _pair()
+            retries = [
+                json_frame({"t": "call", "id": n, "op": "act", "args": asking})
+                for n in range(MAX_IN_FLIGHT)
+            ]
+            theirs.sendall(b"".join(retries))
+            theirs.close()  # the first API process ends, its retries waiting
+            await api._serve(reader, None)  # type: ignore[arg-type]  # answers go nowhere
+            assert len(api._answering) == MAX_IN_FLIGHT
+            reader, theirs = await _pair()  # the next API process
+            theirs.sendall(json_frame({"t": "call", "id": 1, "op": "metrics", "args": {}}))
+            theirs.close()
+            await api._serve(reader, None)  # type: ignore[arg-type]
+            assert api._why is None  # not refused
+            taken.set()
+            await first
+            for task in list(api._answering):
+                await task
+            api.server.listening().close()
+        finally:
+            await table.stop()
+
+    asyncio.run(main())

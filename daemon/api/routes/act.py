@@ -140,6 +140,8 @@ async def _ask(
                 token=credential(request),
                 request_id=request_id,
             )
+    except ApiError:  # refused before it reached the table (a request too large to send)
+        raise
     except Exception as exc:
         # The table stopped or its journal failed: nothing was acknowledged, and the
         # operator must know the step did not happen.
@@ -154,6 +156,13 @@ async def _ask(
             f"request_id {request_id!r} was {who.actor}'s {outcome.get('action')} with "
             f"other details; use a new one for this {action}",
         )
+    if outcome.get("in_progress"):
+        raise ApiError(
+            409,
+            "in_progress",
+            f"request_id {request_id!r}: {who.actor}'s {outcome.get('action')} is still being "
+            "taken; ask again with the same request_id for its answer",
+        )
     return outcome
 
 
@@ -165,8 +174,12 @@ async def _ask(
         **INPUT_ERRORS,
         403: {"model": ErrorBody, "description": "the caller's role may not take this action"},
         404: {"model": ErrorBody, "description": "no such action at this table"},
-        409: {"model": Refusal, "description": "refused by the procedure; journaled"},
-        413: {"model": ErrorBody, "description": "body over 64 KiB"},
+        409: {
+            "model": Refusal,
+            "description": "refused by the procedure; journaled (or, `in_progress`, a retry "
+            "of a request_id whose first asking is not answered yet)",
+        },
+        413: {"model": ErrorBody, "description": "body over 16 KiB (or too large to send on)"},
         503: {"model": ErrorBody, "description": "the table is not running; nothing done"},
     },
     openapi_extra={
