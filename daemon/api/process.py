@@ -61,7 +61,7 @@ from daemon.api.channel import (
     pickle_frame,
     read_frame,
 )
-from daemon.api.gate import AUTH_REFUSED, INPUT_REFUSED, NAMED, SHORT, RefusalLog
+from daemon.api.gate import AUTH_REFUSED, INPUT_REFUSED, NAMED, SHORT, RefusalBudget, RefusalLog
 from daemon.api.server import ApiServer
 from daemon.journal import JournalClosed, SubscriberLagged
 from daemon.table.facade import OPERATOR_ROLES
@@ -134,6 +134,9 @@ class ApiProcess:
         # The refusals at the API's doors, sent here as they happen (daemon.api.worker): counted
         # and journaled by the table's process, so an API process that dies loses none of them.
         self.refusals = RefusalLog(table.journal_security, time.monotonic)
+        # Refused actions (each a durable `table.violation`) a person may cause, counted here
+        # too: an API process that is taken over skips its own count (`daemon.api.gate`).
+        self.budget = RefusalBudget(time.monotonic)
 
     @classmethod
     def build(
@@ -489,6 +492,11 @@ class ApiProcess:
             ):
                 raise RequestRefused("act: a request_id as the API takes it")
             self._who("act", args.get("token"), OPERATOR_ROLES, actor, role)
+            wait = self.budget.retry_after(actor)
+            if wait > 0:
+                # Not taken, not journaled but in the refusals' summary.
+                await self.refusals.input("refusal_budget", actor, f"/api/actions/{action}")
+                return {"accepted": False, "refusal_budget": True, "retry_after": wait}
             act = functools.partial(self._act, action, actor, role, payload)
             return await self._answered.once(actor, request_id, action, payload, act)
         if op == "journal_security":
@@ -529,6 +537,8 @@ class ApiProcess:
         self, action: str, actor: str, role: str, payload: dict[str, Any]
     ) -> dict[str, Any]:
         answer = await self._table.act(action, actor, role, payload)
+        if not answer.get("accepted"):
+            self.budget.spend(actor)
         self.publisher.publish()  # the state it leads to goes before the answer
         return answer
 
