@@ -61,7 +61,7 @@ from daemon.api.channel import (
     pickle_frame,
     read_frame,
 )
-from daemon.api.gate import AUTH_REFUSED, INPUT_REFUSED, NAMED, SHORT, RefusalLog
+from daemon.api.gate import AUTH_REFUSED, INPUT_REFUSED, NAMED, SHORT, RefusalBudget, RefusalLog
 from daemon.api.server import ApiServer
 from daemon.journal import JournalClosed, SubscriberLagged
 from daemon.table.facade import OPERATOR_ROLES
@@ -136,6 +136,9 @@ class ApiProcess:
         self.refusals = RefusalLog(table.journal_security, time.monotonic)
         # Set once the first API process serves (it said "ready"), or ended before it did.
         self.settled = asyncio.Event()
+        # Refused actions (each a durable `table.violation`) a person may cause, counted here
+        # too: an API process that is taken over skips its own count (`daemon.api.gate`).
+        self.budget = RefusalBudget(time.monotonic)
 
     @classmethod
     def build(
@@ -494,6 +497,11 @@ class ApiProcess:
             ):
                 raise RequestRefused("act: a request_id as the API takes it")
             self._who("act", args.get("token"), OPERATOR_ROLES, actor, role)
+            wait = self.budget.retry_after(actor)
+            if wait > 0:
+                # Not taken, not journaled but in the refusals' summary.
+                await self.refusals.input("refusal_budget", actor, f"/api/actions/{action}")
+                return {"accepted": False, "refusal_budget": True, "retry_after": wait}
             act = functools.partial(self._act, action, actor, role, payload)
             return await self._answered.once(actor, request_id, action, payload, act)
         if op == "journal_security":
@@ -534,6 +542,8 @@ class ApiProcess:
         self, action: str, actor: str, role: str, payload: dict[str, Any]
     ) -> dict[str, Any]:
         answer = await self._table.act(action, actor, role, payload)
+        if not answer.get("accepted"):
+            self.budget.spend(actor)
         self.publisher.publish()  # the state it leads to goes before the answer
         return answer
 

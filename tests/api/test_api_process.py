@@ -697,3 +697,41 @@ def test_a_dead_api_processs_requests_still_waiting_do_not_count_against_the_nex
             await table.stop()
 
     asyncio.run(main())
+
+
+def test_the_table_counts_a_persons_refused_actions_itself(tmp_path: Path) -> None:
+    """Act frames with a valid dealer's token, straight on the channel (a taken-over API process
+    skips its own budget): past the refusal budget the table's process takes no more of that
+    person's actions, so no more violations are journaled; the excess is in the summary."""
+
+    async def main() -> None:
+        config = load_config(_config(tmp_path))
+        table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
+        await table.start()
+        try:
+            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            before = table.journal.durable_seq if table.journal else 0
+            held = {**OPEN_TABLE, "action": "hold_table", "payload": {"reason": "r" * 50}}
+            answers = [
+                await api._call("act", {**held, "token": DEALER})
+                for _ in range(api.budget.limit + 20)
+            ]
+            assert table.journal is not None
+            violations = [
+                r for r in table.journal.replay(before + 1) if r.event == "table.violation"
+            ]
+            assert len(violations) == api.budget.limit
+            assert [a.get("refusal_budget") for a in answers[api.budget.limit :]] == [True] * 20
+            assert api._why is None  # a person's refusals, not a request the process may not make
+            await api.refusals.close()
+            summaries = [
+                r.payload
+                for r in table.journal.replay(before + 1)
+                if r.event == "api.input_refused"
+            ]
+            assert "refusal_budget" in json.dumps(summaries, default=dict)
+            api.server.listening().close()
+        finally:
+            await table.stop()
+
+    asyncio.run(main())

@@ -156,6 +156,17 @@ async def _ask(
             f"request_id {request_id!r} was {who.actor}'s {outcome.get('action')} with "
             f"other details; use a new one for this {action}",
         )
+    if outcome.get("refusal_budget"):  # the table's process's count of the same budget
+        gate: Gate = request.app.state.gate
+        gate.refused["refusal_budget"] += 1
+        wait = float(outcome.get("retry_after") or 1)
+        raise ApiError(
+            429,
+            "refusal_budget",
+            f"{who.actor}: {gate.budget.limit} refused actions within {gate.budget.window:.0f} s; "
+            f"the table takes {who.actor}'s actions again in {int(wait) + 1} s",
+            {"Retry-After": str(int(wait) + 1)},
+        )
     if outcome.get("in_progress"):
         raise ApiError(
             409,
