@@ -111,13 +111,18 @@ async def _within_budget(gate: Gate, person: str, path: str) -> None:
     if wait > 0:
         gate.refused["refusal_budget"] += 1
         await gate.refusals.input("refusal_budget", person, path)
-        raise ApiError(
-            429,
-            "refusal_budget",
-            f"{person}: {gate.budget.limit} refused actions within {gate.budget.window:.0f} s; "
-            f"the table takes {person}'s actions again in {int(wait) + 1} s",
-            {"Retry-After": str(int(wait) + 1)},
-        )
+        raise _over_budget(gate, person, wait)
+
+
+def _over_budget(gate: Gate, person: str, wait: float) -> ApiError:
+    """The 429 for `person`, whose refused actions spent their budget for `wait` seconds more."""
+    return ApiError(
+        429,
+        "refusal_budget",
+        f"{person}: {gate.budget.limit} refused actions within {gate.budget.window:.0f} s; "
+        f"the table takes {person}'s actions again in {int(wait) + 1} s",
+        {"Retry-After": str(int(wait) + 1)},
+    )
 
 
 async def _ask(
@@ -160,13 +165,7 @@ async def _ask(
         gate: Gate = request.app.state.gate
         gate.refused["refusal_budget"] += 1
         wait = float(outcome.get("retry_after") or 1)
-        raise ApiError(
-            429,
-            "refusal_budget",
-            f"{who.actor}: {gate.budget.limit} refused actions within {gate.budget.window:.0f} s; "
-            f"the table takes {who.actor}'s actions again in {int(wait) + 1} s",
-            {"Retry-After": str(int(wait) + 1)},
-        )
+        raise _over_budget(gate, who.actor, wait)
     if outcome.get("in_progress"):
         raise ApiError(
             409,
