@@ -64,6 +64,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--violation-share", type=float, default=0.3, help="share of rounds with violations"
     )
+    p.add_argument(
+        "--pace",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="autoplay: the dealer's pause before each step (0: as fast as the table answers)",
+    )
     p.add_argument("--json", action="store_true", help="print the autoplay summary as JSON")
     p.add_argument("--progress", action="store_true", help="print a line per autoplay round")
     p.add_argument(
@@ -94,6 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.autoplay is not None and args.autoplay < 0:
         print("tabled run: --autoplay takes a number of rounds >= 0", file=sys.stderr)
+        return 2
+    if not 0 <= args.pace <= 60:
+        print("tabled run: --pace takes seconds from 0 to 60", file=sys.stderr)
         return 2
     # Faults the autoplay injects are expected; its summary reports them.
     level = args.log_level or ("critical" if args.autoplay is not None else "info")
@@ -265,6 +275,7 @@ async def _autoplay(
         violation_share=args.violation_share,
         clock=clock if isinstance(clock, SimulationClock) else None,
         progress=(lambda line: print(line, flush=True)) if args.progress else bar.advanced,
+        pace=args.pace,
     )
     play = asyncio.ensure_future(player.run())
     stopped = asyncio.ensure_future(stop.wait())
