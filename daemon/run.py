@@ -6,7 +6,8 @@ The config (default: the embedded `config/table.toml`, every device simulated) n
 the devices' ports and the journal. The table replays its journal first: a table restarted
 mid-round comes back in HOLD with the round as it was, for a supervisor to clear. With
 `--http` the operator API and dealer console are served from a process of their own, and
-`{"http": URL}` is printed once it serves. Without `--autoplay` the daemon runs until SIGTERM
+its address is printed once it serves (`{"http": URL}` for a program reading stdout,
+`console and API: URL` on a terminal). Without `--autoplay` the daemon runs until SIGTERM
 or SIGINT, tells systemd it is ready and feeds its watchdog while the table is healthy, and on
 the signal closes the devices and the journal.
 
@@ -229,7 +230,10 @@ async def _serve(api: ApiProcess, table: Table, url: str, stop: asyncio.Event) -
     api.start()
     await _first(api.settled.wait(), stop.wait())
     address = publish(table.journal_config.dir, url)  # for `tabled status` and the others
-    print(json.dumps({"http": url}), flush=True)
+    if sys.stdout.isatty():  # a person: words; a program (a pipe, systemd): one JSON object
+        print(f"console and API: {url}/", flush=True)
+    else:
+        print(json.dumps({"http": url}), flush=True)
     return address
 
 
