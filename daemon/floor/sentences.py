@@ -94,7 +94,8 @@ def _details(games: Sequence[Game], payload: Mapping[str, Any]) -> list[tuple[st
     for key in ("card", "tile", "cards", "tiles"):
         said = _cards(payload.get(key))
         if said is not None:
-            parts.append((f"牌 {said[0]}", f"{key} {said[1]}"))
+            zh = said[0] if "暗牌" in said[0] and not said[0][0].isascii() else f"牌 {said[0]}"
+            parts.append((zh, f"{key} {said[1]}"))
     dice = payload.get("dice")
     if isinstance(dice, list) and dice and all(isinstance(d, int) for d in dice):
         shown = " ".join(str(d) for d in dice)
