@@ -7,7 +7,8 @@ the reader missed, which the dealer reads by eye to enter it and a supervisor ch
 Art. 2(d): no player sees a card before the banker has arranged and opened; the banker's hand
 is open from `open_banker`. The players' hands are opened against the banker's one by one
 (`open_hand`, Art. 8) before the settlement (Art. 7-11); a seat late at the bell loses
-unopened, and the cards of a seat nobody bet on are never opened. A voided deal's cards go back into the deck unseen.
+unopened, and the cards of a seat nobody bet on are never opened. A voided deal's cards go
+back into the deck unseen.
 """
 
 from __future__ import annotations
