@@ -24,6 +24,7 @@ from daemon.floor.api import Hub, create_app, report, report_csv
 from daemon.floor.config import FloorConfig, load_floor_config
 from daemon.floor.consumer import Consumer
 from daemon.floor.store import Store, dumps
+from daemon.shipper.broker import FeedError, auth_options
 
 log = structlog.get_logger("tabled.floor")
 
@@ -99,6 +100,12 @@ def _run(argv: Sequence[str]) -> int:
     problem = serving_problem(config.api, config.api.listen)
     if problem:
         print(f"tabled floor: --http {config.api.listen}: {problem}", file=sys.stderr)
+        return 2
+    # The floor's broker identity and TLS files: there, private, of the right kind.
+    try:
+        auth_options(config.floor, "floor")
+    except FeedError as exc:
+        print(f"tabled floor: {exc}", file=sys.stderr)
         return 2
 
     async def main() -> int:
