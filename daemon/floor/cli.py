@@ -1,7 +1,8 @@
 """`tabled floor`: run the floor; `tabled floor report`: the audit report of a period;
 `tabled floor enrol`: a table and its key into the floor's registry (a floor admin);
-`tabled floor tables`: the registry; `tabled floor demo`: nats-server, a throwaway PostgreSQL,
-three simulated tables and the floor.
+`tabled floor tables`: the registry; `tabled floor nkey`, `broker-key`, `broker-config`: the
+broker's identities and its accounts (daemon/floor/brokerkeys.py); `tabled floor demo`:
+nats-server, a throwaway PostgreSQL, three simulated tables and the floor.
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ def _run(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="tabled floor",
         description="Consume every table's journal from JetStream into PostgreSQL, check each "
-        "table's hash chain, and serve the floor API and page. Subcommands: report, enrol, tables, "
-        "demo.",
+        "table's hash chain, and serve the floor API and page. Subcommands: report, enrol, "
+        "tables, nkey, broker-key, broker-config, demo.",
     )
     parser.add_argument("--config", help="floor config (TOML with [floor], [api], [pits])")
     parser.add_argument("--http", metavar="HOST:PORT", help="listen here (default: [api] listen)")
@@ -181,6 +182,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from daemon.floor.registry import list_main  # noqa: PLC0415
 
         return list_main(args[1:])
+    if args[:1] and args[0] in ("nkey", "broker-key", "broker-config"):
+        from daemon.floor import brokerkeys  # noqa: PLC0415 - the broker's files, these only
+
+        run = {"nkey": brokerkeys.nkey_main, "broker-key": brokerkeys.key_main,
+               "broker-config": brokerkeys.config_main}[args[0]]  # fmt: skip
+        return run(args[1:])
     if args[:1] == ["demo"]:
         from daemon.floor.demo import main as demo_main  # noqa: PLC0415 - only for the demo
 
