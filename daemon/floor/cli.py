@@ -2,7 +2,7 @@
 `tabled floor enrol`: a table and its key into the floor's registry (a floor admin);
 `tabled floor tables`: the registry; `tabled floor nkey`, `broker-key`, `broker-config`: the
 broker's identities and its accounts (daemon/floor/brokerkeys.py); `tabled floor demo`:
-nats-server, a throwaway PostgreSQL, three simulated tables and the floor.
+nats-server, a throwaway PostgreSQL, the floor and three real tables.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from daemon.floor.api import Hub, create_app, report, report_csv
 from daemon.floor.config import FloorConfig, load_floor_config
 from daemon.floor.consumer import Consumer
 from daemon.floor.store import Store, dumps
+from daemon.logging import configure_logging
 from daemon.shipper.broker import FeedError, auth_options
 
 log = structlog.get_logger("tabled.floor")
@@ -170,8 +171,9 @@ def report_main(argv: Sequence[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    # stdout carries what a script reads (the URL, the report); the log goes to stderr.
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+    # stdout carries what a script reads; the log goes to stderr, in its one style (text on a
+    # terminal, JSON lines otherwise), as `tabled run`'s.
+    configure_logging("info")
     if args[:1] == ["report"]:
         return report_main(args[1:])
     if args[:1] == ["enrol"]:

@@ -34,6 +34,7 @@ and error wording, and the same doors (daemon.api.doors) serve it. Only the cons
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -53,6 +54,7 @@ from pydantic import (
 from pydantic.dataclasses import dataclass as config_dataclass
 
 from daemon.config import ApiConfig, ConfigError, _describe
+from daemon.sections import unknown_key
 from daemon.shipper.config import NATS_FILES, auth_problem, nats_servers
 from daemon.tomltext import TomlRefused, read_toml
 
@@ -178,12 +180,10 @@ def parse_floor_config(
     data: dict[str, Any], source: str = "<memory>", base: Path | None = None
 ) -> FloorConfig:
     """Validate a parsed floor file. Relative paths resolve against `base` (the file's folder)."""
-    unknown = [key for key in data if key not in ("floor", "api", "pits")]
+    sections = ("floor", "api", "pits")
+    unknown = [f"{key}: {unknown_key(key, sections)}" for key in data if key not in sections]
     if unknown:
-        raise ConfigError(
-            f"{source}: {', '.join(sorted(unknown))}: unknown key(s) (the file's sections: "
-            "floor, api, pits)"
-        )
+        raise ConfigError(f"{source}: {'; '.join(unknown)} (the file's sections: floor, api, pits)")
     if "console_idle_seconds" in (data.get("api") or {}):
         raise ConfigError(
             f"{source}: api.console_idle_seconds: unknown key (the console's, not the floor's)"
@@ -191,9 +191,19 @@ def parse_floor_config(
     try:
         file = _FLOOR.validate_python(data, context={"base": base or Path.cwd()})
     except ValidationError as exc:
-        raise ConfigError(f"{source}: {'; '.join(_describe(e) for e in exc.errors())}") from None
+        said = "; ".join(_describe(e, _keys) for e in exc.errors())
+        raise ConfigError(f"{source}: {said}") from None
     pits = {table: pit for pit, tables in file.pits.items() for table in tables}
     return FloorConfig(floor=file.floor, api=file.api, pits=pits, source=source)
+
+
+def _keys(place: tuple[Any, ...]) -> list[str]:
+    """The keys a section of the floor's file takes (for an unknown key's "did you mean")."""
+    section = {"floor": FloorSection, "api": FloorApi}.get(str(place[0]) if place else "")
+    if section is None:
+        return []
+    names = [f.name for f in dataclasses.fields(section)]
+    return [name for name in names if name != "console_idle_seconds"]
 
 
 def load_floor_config(path: Path | str | None) -> FloorConfig:

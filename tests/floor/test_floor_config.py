@@ -46,7 +46,10 @@ def test_a_whole_file_is_read_with_paths_against_its_folder(tmp_path: Path) -> N
         ({"api": {"console_idle_seconds": 60}}, "api.console_idle_seconds: unknown key"),
         ({"pits": {"A": "T01"}}, "pits.A: input should be a valid list"),
         ({"pits": {"A": ["T01"], "B": ["T01"]}}, "pits.B: T01 is already in pit 'A'"),
-        ({"tables": {}}, "tables: unknown key(s) (the file's sections: floor, api, pits)"),
+        ({"tables": {}}, "tables: unknown key (the file's sections: floor, api, pits)"),
+        ({"pit": {}}, "pit: unknown key; did you mean 'pits'? (the file's sections: floor,"),
+        ({"floor": {"servres": []}}, "floor.servres: unknown key; did you mean 'servers'?"),
+        ({"api": {"tokens_fil": "x"}}, "api.tokens_fil: unknown key; did you mean 'tokens_file'?"),
         # The floor's broker identity and TLS: the [feed]'s keys and checks.
         (
             {"floor": {"creds": "f.nk", "user": "u", "password": "p"}},
