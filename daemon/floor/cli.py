@@ -1,7 +1,8 @@
 """`tabled floor`: run the floor; `tabled floor report`: the audit report of a period;
 `tabled floor enrol`: a table and its key into the floor's registry (a floor admin);
-`tabled floor tables`: the registry; `tabled floor demo`: nats-server, a throwaway PostgreSQL,
-the floor and three real tables.
+`tabled floor tables`: the registry; `tabled floor nkey`, `broker-key`, `broker-config`: the
+broker's identities and its accounts (daemon/floor/brokerkeys.py); `tabled floor demo`:
+nats-server, a throwaway PostgreSQL, the floor and three real tables.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from daemon.floor.config import FloorConfig, load_floor_config
 from daemon.floor.consumer import Consumer
 from daemon.floor.store import Store, dumps
 from daemon.logging import configure_logging
+from daemon.shipper.broker import FeedError, auth_options
 
 log = structlog.get_logger("tabled.floor")
 
@@ -83,8 +85,8 @@ def _run(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="tabled floor",
         description="Consume every table's journal from JetStream into PostgreSQL, check each "
-        "table's hash chain, and serve the floor API and page. Subcommands: report, enrol, tables, "
-        "demo.",
+        "table's hash chain, and serve the floor API and page. Subcommands: report, enrol, "
+        "tables, nkey, broker-key, broker-config, demo.",
     )
     parser.add_argument("--config", help="floor config (TOML with [floor], [api], [pits])")
     parser.add_argument("--http", metavar="HOST:PORT", help="listen here (default: [api] listen)")
@@ -104,6 +106,12 @@ def _run(argv: Sequence[str]) -> int:
     problem = serving_problem(config.api, config.api.listen)
     if problem:
         print(f"tabled floor: --http {config.api.listen}: {problem}", file=sys.stderr)
+        return 2
+    # The floor's broker identity and TLS files: there, private, of the right kind.
+    try:
+        auth_options(config.floor, "floor")
+    except FeedError as exc:
+        print(f"tabled floor: {exc}", file=sys.stderr)
         return 2
 
     async def main() -> int:
@@ -168,6 +176,9 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "daemon.floor.cli:report_main",
     "enrol": "daemon.floor.registry:main",
     "tables": "daemon.floor.registry:list_main",
+    "nkey": "daemon.floor.brokerkeys:nkey_main",
+    "broker-key": "daemon.floor.brokerkeys:key_main",
+    "broker-config": "daemon.floor.brokerkeys:config_main",
     "demo": "daemon.floor.demo:main",
 }
 
