@@ -20,7 +20,7 @@ from daemon.shipper.config import (
     NATS_FILES,
     FeedConfig,
     NatsClient,
-    secret_problem,
+    secrets_problem,
     uses_tls,
 )
 
@@ -138,11 +138,9 @@ JWT_MARK = "-----BEGIN NATS USER JWT-----"
 def auth_options(section: NatsClient, where: str = "feed") -> dict[str, Any]:
     """nats-py's connect options for a section's identity and TLS: FeedError in one line when a
     file is missing, not private, or not what its key says (`where` is the section's name)."""
-    for key in ("creds", "tls_key"):
-        secret = getattr(section, key)
-        problem = secret_problem(secret, f"{where}.{key}") if secret is not None else None
-        if problem:
-            raise FeedError(problem)
+    problem = secrets_problem(section, where)
+    if problem:
+        raise FeedError(problem)
     for key in NATS_FILES:
         file = getattr(section, key)
         if file is not None and not file.is_file():
