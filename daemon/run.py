@@ -127,7 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from daemon.cli_http import http_problem, http_warning  # noqa: PLC0415 - only when serving
 
         listen = args.http or config.api.listen
-        problem = http_problem(config.api, listen)
+        from daemon.api.user import user_problem  # noqa: PLC0415 - only when serving
+
+        problem = http_problem(config.api, listen) or user_problem(config, args.journal)
         if problem:
             print(f"tabled run: --http {listen}: {problem}", file=sys.stderr)
             return 2
