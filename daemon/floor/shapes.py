@@ -74,6 +74,9 @@ class EventRow(BaseModel):
     actor: str
     payload: dict[str, Any]
     redacted: bool
+    said: dict[str, str] = Field(
+        default_factory=dict, description='the line in words, {"zh": ..., "en": ...}'
+    )
     line: str | None = Field(description="the exact line (admin and audit only)")
 
 
@@ -105,6 +108,13 @@ class ViolationRow(BaseModel):
     action: str | None
     phase: str | None
     reason: str | None
+    acknowledged_at: datetime | None = Field(None, description="when a person took it in hand")
+    acknowledged_by: str | None = Field(None, description="who acknowledged it")
+    acknowledged_role: str | None = None
+    ack_note: str | None = Field(None, description="what they said they are doing about it")
+    said: dict[str, str] = Field(
+        default_factory=dict, description='the line in words, {"zh": ..., "en": ...}'
+    )
 
 
 class OverrideRow(BaseModel):
@@ -131,6 +141,13 @@ class FaultRow(BaseModel):
     make: str | None
     model: str | None
     serial: str | None
+    acknowledged_at: datetime | None = Field(None, description="when a person took it in hand")
+    acknowledged_by: str | None = Field(None, description="who acknowledged it")
+    acknowledged_role: str | None = None
+    ack_note: str | None = Field(None, description="what they said they are doing about it")
+    said: dict[str, str] = Field(
+        default_factory=dict, description='the line in words, {"zh": ..., "en": ...}'
+    )
 
 
 class Charts(BaseModel):
