@@ -103,6 +103,19 @@ def use_mutant(mutant: Mutant, work: Path, key: int) -> Path:
     return spec
 
 
+def _forget_the_project() -> None:
+    """Drop the project's modules this process imported (a test suite forking a proof has
+    them), so the child's run imports them afresh, the mutant's module from its text."""
+    for name in list(sys.modules):
+        top = name.split(".", 1)[0]
+        if (
+            (top in _OWN or "conftest" in name)
+            and name != "daemon"
+            and not name.startswith("daemon.trace")
+        ):
+            del sys.modules[name]
+
+
 def _child(task: Task, root: Path, work: Path) -> None:
     """In the forked child: put the mutant in place, run pytest, exit with its status."""
     os.setpgid(0, 0)
@@ -114,6 +127,7 @@ def _child(task: Task, root: Path, work: Path) -> None:
         os.chdir(root)
         site = [str(work / "site"), os.environ.get("PYTHONPATH", "")]
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in site if p)
+        _forget_the_project()
         if task.mutant is not None:
             install(str(use_mutant(task.mutant, work, task.key)))
         args = [*PYTEST_ARGS, *(["-x"] if task.exitfirst else [])]
