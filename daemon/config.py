@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
@@ -42,6 +41,7 @@ from daemon.sections import (
     tuple_of,
     whole,
 )
+from daemon.tomltext import TomlRefused, read_toml
 
 if TYPE_CHECKING:
     from daemon.shipper.config import FeedConfig
@@ -507,11 +507,11 @@ def load_config(path: Path | str | None = None, *, partial: bool = False) -> Tab
     """Read a config file; None reads the embedded default. `partial`: see `parse_config`."""
     file = default_config_path() if path is None else Path(path)
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = read_toml(file)
     except FileNotFoundError:
         raise ConfigError(f"{file}: no such config file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{file}: cannot read it: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except TomlRefused as exc:
+        raise ConfigError(f"{file}: {exc}") from None
     return parse_config(data, source=str(file), partial=partial)

@@ -20,7 +20,10 @@ its rounds on a quiet machine, bench/bench_api_load.py). Across the channel
   has done it. An action or a training control carries the token its caller presented: the
   table's process looks the person up itself (`daemon.api.acts`), and keeps the answers to
   request_ids, so that a retry to a new API process acts once. The refusals at the API's doors
-  come as they happen and are counted and journaled here (`refusals`).
+  come as they happen and are counted and journaled here (`refusals`). The security facts it
+  asks to journal (`api.forbidden`, named actor and all, on its word) have a budget here
+  (`facts`: `FACTS_PER_WINDOW` lines of each a minute); past it they are counted into one
+  `api.facts_over_budget` summary a minute, so a taken-over API process cannot fill the disk.
 
 The listening socket is bound here (a taken port or a refused address fails `tabled run` before
 it serves, as before) and handed to the API process, so connections made while it (re)starts
@@ -61,7 +64,16 @@ from daemon.api.channel import (
     pickle_frame,
     read_frame,
 )
-from daemon.api.gate import AUTH_REFUSED, INPUT_REFUSED, NAMED, SHORT, RefusalBudget, RefusalLog
+from daemon.api.gate import (
+    AUTH_REFUSED,
+    FACTS_OVER_BUDGET,
+    FACTS_PER_WINDOW,
+    INPUT_REFUSED,
+    NAMED,
+    SHORT,
+    RefusalBudget,
+    RefusalLog,
+)
 from daemon.api.server import ApiServer
 from daemon.journal import JournalClosed, SubscriberLagged
 from daemon.table.facade import OPERATOR_ROLES
@@ -139,6 +151,9 @@ class ApiProcess:
         # Refused actions (each a durable `table.violation`) a person may cause, counted here
         # too: an API process that is taken over skips its own count (`daemon.api.gate`).
         self.budget = RefusalBudget(time.monotonic)
+        # The security facts it may have journaled, of each event name (it names the actor and
+        # the role on its own word): past the budget, counted in `refusals`' summaries.
+        self.facts = RefusalBudget(time.monotonic, limit=FACTS_PER_WINDOW)
 
     @classmethod
     def build(
@@ -515,7 +530,7 @@ class ApiProcess:
                     f"journal_security: a payload of at most {MAX_FACT_BYTES} bytes and "
                     f"{MAX_FACT_DEPTH} levels"
                 )
-            await table.journal_security(event, payload)
+            await self._fact(event, payload)
             return None
         if op == "metrics":
             return table.metrics()
@@ -537,6 +552,21 @@ class ApiProcess:
             self._who("training", args.get("token"), TRAINING_ROLES, actor, role)
             return await training_call(table, str(name), list(call_args))
         raise RequestRefused(f"no such request: {op[:64]}")
+
+    async def _fact(self, event: str, payload: dict[str, Any]) -> None:
+        """A security fact of the API process's journaled while its event's budget lasts, then
+        counted into one summary line a minute (`api.facts_over_budget`, daemon.api.gate)."""
+        if self.facts.retry_after(event) > 0:
+            named, action = payload.get("actor"), payload.get("action")
+            await self.refusals.noted(
+                FACTS_OVER_BUDGET,
+                event,
+                named[:SHORT] if isinstance(named, str) else "(none)",
+                action[:SHORT] if isinstance(action, str) else None,
+            )
+            return
+        self.facts.spend(event)
+        await self._table.journal_security(event, payload)
 
     async def _act(
         self, action: str, actor: str, role: str, payload: dict[str, Any]

@@ -26,7 +26,6 @@ import os
 import re
 import secrets
 import sys
-import tomllib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from pathlib import Path
 import structlog
 
 from daemon.api.facade import ROLES
+from daemon.tomltext import TomlRefused, loads_toml
 
 log = structlog.get_logger("tabled.api")
 
@@ -124,9 +124,9 @@ def parse_tokens(
     an entry with a known role that is not one of `roles` (a floor role in a table's file, or
     the reverse) is skipped, so one file can serve a table and the floor."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TokenFileError(f"{source}: not valid TOML: {exc}") from None
+        data = loads_toml(text)
+    except TomlRefused as exc:
+        raise TokenFileError(f"{source}: {exc}") from None
     unknown = set(data) - {"token"}
     if unknown:
         raise TokenFileError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}")

@@ -1,5 +1,7 @@
 """`tabled floor`: run the floor; `tabled floor report`: the audit report of a period;
-`tabled floor demo`: nats-server, a throwaway PostgreSQL, three simulated tables and the floor.
+`tabled floor enrol`: a table and its key into the floor's registry (a floor admin);
+`tabled floor tables`: the registry; `tabled floor demo`: nats-server, a throwaway PostgreSQL,
+three simulated tables and the floor.
 """
 
 from __future__ import annotations
@@ -79,7 +81,8 @@ def _run(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="tabled floor",
         description="Consume every table's journal from JetStream into PostgreSQL, check each "
-        "table's hash chain, and serve the floor API and page. Subcommands: report, demo.",
+        "table's hash chain, and serve the floor API and page. Subcommands: report, enrol, tables, "
+        "demo.",
     )
     parser.add_argument("--config", help="floor config (TOML with [floor], [api], [pits])")
     parser.add_argument("--http", metavar="HOST:PORT", help="listen here (default: [api] listen)")
@@ -163,6 +166,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     if args[:1] == ["report"]:
         return report_main(args[1:])
+    if args[:1] == ["enrol"]:
+        from daemon.floor.registry import main as enrol_main  # noqa: PLC0415
+
+        return enrol_main(args[1:])
+    if args[:1] == ["tables"]:
+        from daemon.floor.registry import list_main  # noqa: PLC0415
+
+        return list_main(args[1:])
     if args[:1] == ["demo"]:
         from daemon.floor.demo import main as demo_main  # noqa: PLC0415 - only for the demo
 

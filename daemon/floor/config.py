@@ -31,7 +31,6 @@ and error wording, and the same doors (daemon.api.doors) serve it. Only the cons
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +49,7 @@ from pydantic.dataclasses import dataclass as config_dataclass
 
 from daemon.config import ApiConfig, ConfigError, _describe
 from daemon.shipper.config import nats_servers
+from daemon.tomltext import TomlRefused, read_toml
 
 SUBJECT_TOKEN = re.compile(r"^[A-Za-z0-9_-]+$")
 _STRICT = ConfigDict(extra="forbid")  # strict types per field (StrictInt, StrictStr)
@@ -159,11 +159,13 @@ def load_floor_config(path: Path | str | None) -> FloorConfig:
         return FloorConfig()
     file = Path(path)
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = read_toml(file)
     except FileNotFoundError:
         raise ConfigError(f"{file}: no such config file") from None
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read it: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{file}: cannot read it: {exc}") from None
+    except TomlRefused as exc:
+        raise ConfigError(f"{file}: {exc}") from None
     return parse_floor_config(data, source=str(file), base=file.resolve().parent)

@@ -22,7 +22,7 @@ class ChainAlert(BaseModel):
     id: int
     table: str
     seq: int = Field(description="the seq the alert is about (a gap's first missing seq)")
-    kind: str = Field(description="gap | fork | broken_link | malformed")
+    kind: str = Field(description="gap | fork | broken_link | malformed | unknown_table | forged")
     expected_hash: str | None = Field(description="the hash the chain called for")
     actual_hash: str | None = Field(description="the hash (or prev) the floor received")
     gap_to: int | None = Field(description="a gap's last missing seq")
@@ -154,6 +154,8 @@ class AlertKind(StrEnum):
     fork = "fork"
     broken_link = "broken_link"
     malformed = "malformed"
+    unknown_table = "unknown_table"
+    forged = "forged"
 
 
 class ReportFormat(StrEnum):
