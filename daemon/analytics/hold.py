@@ -13,7 +13,8 @@ The practice, per table, shift (Macau time: day 08-16, swing 16-24, night 00-08)
 drop = the amounts bet, win = what the house won (minus the players' net, commission
 included), hold = win / drop. Against the theory: expected win = -E[X] * drop, variance = the sum
 over rounds of Var(X) * (sum of a seat's amounts squared) + Cov * (the cross terms between
-seats); z = (win - expected) / sd. |z| > 3 is an alert (`hold_outlier`).
+seats), plus the Monte Carlo's own variance of the house advantage times the drop squared;
+z = (win - expected) / sd. |z| > 3 is an alert (`hold_outlier`).
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ class _Group:
         self.variance = 0.0
         self.rounds = 0
         self.rulesets: set[str] = set()
+        self.modelled: dict[str, float] = defaultdict(float)  # drop by rule set with figures
 
 
 def audit(rounds: Iterable[Round], by: str, figures: dict[str, dict[str, Any]]) -> list[Finding]:
@@ -126,6 +128,7 @@ def audit(rounds: Iterable[Round], by: str, figures: dict[str, dict[str, Any]]) 
         amounts = list(seats.values())
         total = sum(amounts)
         squares = sum(a * a for a in amounts)
+        group.modelled[played.ruleset] += total
         group.expected += math_["house_advantage"] * total
         group.variance += math_["variance_per_unit"] * squares + math_["seat_covariance"] * (
             total * total - squares
@@ -133,6 +136,10 @@ def audit(rounds: Iterable[Round], by: str, figures: dict[str, dict[str, Any]]) 
     findings = []
     for key in sorted(groups):
         g = groups[key]
+        # The Monte Carlo's own uncertainty of the house advantage, carried into the z.
+        for name, drop in g.modelled.items():
+            low, high = figures[name]["house_advantage_ci95"]
+            g.variance += ((high - low) / (2 * 1.959964) * drop) ** 2
         hold = g.win / g.drop if g.drop else 0.0
         sd = math.sqrt(g.variance) if g.variance > 0 else 0.0
         z = (g.win - g.expected) / sd if sd else 0.0

@@ -43,7 +43,7 @@ EVENTS = (
 )
 UNKNOWN = "unknown"
 
-_CARD = re.compile(rb'"card":"([^"]+)","seat":\d+,"index":(\d+)')
+_CARD = re.compile(rb'"card":"([^"]+)","seat":\d+,"index":(\d+)')  # matched at "card":
 _DICE = re.compile(rb'"dice":\[([0-9,]+)\]')
 
 
@@ -163,72 +163,82 @@ def read_journal(
     `since` (an ISO time, e.g. 2027-01-15 or 2027-01-15T08:00) starts there."""
     data = AuditData()
     state = _Reading(data, serial)
+    reader = UNKNOWN
+    reads = entered = 0  # the reader's, since the last flush (a card is the hot path)
+
+    def flush() -> None:
+        nonlocal reads, entered
+        if (reads or entered) and state.wanted(reader):
+            for counts in (data.reader[reader], data.reader_by_dealer[(reader, state.dealer)]):
+                counts.reads += reads
+                counts.entered += entered
+        reads = entered = 0
+
+    lines = 0
     for event, line in scan(path, EVENTS, from_time=since):
-        data.lines += 1
+        lines += 1
         if event == "card.dealt":
-            _card_dealt(state, line)
-        elif event == "dice.landed":
-            found = _DICE.search(line)
-            dice = (
-                [int(d) for d in found.group(1).split(b",")]
-                if found
-                else list(_payload(line)["dice"])
-            )
-            shaker = state.serial("dice_shaker")
-            if state.wanted(shaker):
-                data.dice[shaker] += bytes(dice)
-                data.dice_count[shaker] += 1
-        elif event == "deck.machine_shuffled":
-            state.finish_deck()
-            payload = _payload(line)
-            state.deck = [-1] * 52
-            state.deck_serial = state.serial("shuffler")
-            state.deck_good = payload.get("count") == 52 and payload.get("mode") == "random"
-        elif event == "deal.voided":
-            state.deck_good = False
-        elif event == "shoe.loaded":
-            state.dealer = json.loads(line)["actor"]
-        elif event == "table.tilted":
-            payload = _payload(line)
-            if payload.get("device") == "shoe_reader" and str(payload.get("fault", "")).startswith(
-                "misread"
-            ):
-                reader = state.serial("shoe_reader")
-                if state.wanted(reader):
-                    data.reader[reader].misreads += 1
-                    data.reader_by_dealer[(reader, state.dealer)].misreads += 1
-        elif event == "device.identified":
+            at = line.find(b'"card":"')
+            found = _CARD.match(line, at) if at >= 0 else None
+            if found is not None:
+                name, index = found.group(1), int(found.group(2))
+            else:
+                payload = _payload(line)
+                name, index = str(payload["card"]).encode(), int(payload["index"])
+            if b'"entered":{' in line:
+                entered += 1
+            else:
+                reads += 1
+            deck = state.deck
+            if deck is not None and 0 < index <= 52:
+                if deck[index - 1] != -1:
+                    state.deck_good = False  # dealt twice at one index: a redeal
+                deck[index - 1] = state.card_id(name)
+            continue
+        flush()
+        if event == "device.identified":
             payload = _payload(line)
             state.serials[str(payload.get("device"))] = str(payload.get("serial") or UNKNOWN)
-        elif event == "round.settled":
-            _round(data, line)
+            reader = state.serial("shoe_reader")
+        elif event == "table.tilted":
+            payload = _payload(line)
+            fault = str(payload.get("fault", ""))
+            misread = payload.get("device") == "shoe_reader" and fault.startswith("misread")
+            if misread and state.wanted(reader):
+                data.reader[reader].misreads += 1
+                data.reader_by_dealer[(reader, state.dealer)].misreads += 1
+        else:
+            _other(state, event, line)
+    flush()
     state.finish_deck()
+    data.lines = lines
     return data
 
 
-def _card_dealt(state: _Reading, line: bytes) -> None:
-    found = _CARD.search(line)
-    if found is not None:
-        name, index = found.group(1), int(found.group(2))
-    else:
+def _other(state: _Reading, event: str, line: bytes) -> None:
+    """The audited events other than cards, the reader's serial and its misreads."""
+    data = state.data
+    if event == "dice.landed":
+        found = _DICE.search(line)
+        dice = (
+            [int(d) for d in found.group(1).split(b",")] if found else list(_payload(line)["dice"])
+        )
+        shaker = state.serial("dice_shaker")
+        if state.wanted(shaker):
+            data.dice[shaker] += bytes(dice)
+            data.dice_count[shaker] += 1
+    elif event == "deck.machine_shuffled":
+        state.finish_deck()
         payload = _payload(line)
-        name, index = str(payload["card"]).encode(), int(payload["index"])
-    entered = b'"entered":{' in line
-    reader = state.serial("shoe_reader")
-    if state.wanted(reader):
-        counts = state.data.reader[reader]
-        by_dealer = state.data.reader_by_dealer[(reader, state.dealer)]
-        if entered:
-            counts.entered += 1
-            by_dealer.entered += 1
-        else:
-            counts.reads += 1
-            by_dealer.reads += 1
-    deck = state.deck
-    if deck is not None and 1 <= index <= 52:
-        if deck[index - 1] != -1:
-            state.deck_good = False  # dealt twice at one index: a redeal
-        deck[index - 1] = state.card_id(name)
+        state.deck = [-1] * 52
+        state.deck_serial = state.serial("shuffler")
+        state.deck_good = payload.get("count") == 52 and payload.get("mode") == "random"
+    elif event == "deal.voided":
+        state.deck_good = False
+    elif event == "shoe.loaded":
+        state.dealer = json.loads(line)["actor"]
+    elif event == "round.settled":
+        _round(data, line)
 
 
 def _round(data: AuditData, line: bytes) -> None:

@@ -221,6 +221,7 @@ def scan(
                 keep = i - 1
         files = files[keep:]
     since = from_time.encode() if from_time is not None else None
+    event_names = {name.encode(): name for name in wanted}
     for file in files:
         with file.open("rb") as fh:
             carry = b""
@@ -231,9 +232,9 @@ def scan(
                 chunk = carry + data
                 end = chunk.rfind(b"\n") + 1  # lines wholly in the chunk; the rest carries
                 body, carry = chunk[:end], chunk[end:]
+                before, after = body.rfind, body.index
                 for found in marker.finditer(body):
-                    start = body.rfind(b"\n", 0, found.start()) + 1
-                    line = body[start : body.index(b"\n", found.end()) + 1]
+                    line = body[before(b"\n", 0, found.start()) + 1 : after(b"\n", found.end()) + 1]
                     if since is not None and line[line.find(b'"ts":"') + 6 :][:27] < since:
                         continue
-                    yield found.group(1).decode(), line
+                    yield event_names[found.group(1)], line
