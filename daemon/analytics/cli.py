@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from daemon.analytics.common import Finding
+    from daemon.analytics.source import AuditData
 
 KINDS = ("dice", "shuffle", "reader", "hold")
 FLAGGED_STATUS = 4
@@ -72,9 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _text(kind: str, path: Path, findings: list[Finding], lines: int) -> str:
+def text_report(kind: str, source: str, findings: list[Finding], lines: int) -> str:
     title = {"dice": "DICE SHAKERS", "shuffle": "SHUFFLERS", "reader": "SHOE READERS"}
-    out = [f"{title.get(kind, 'HOLD')} - journal {path} ({lines:,} audited lines)"]
+    out = [f"{title.get(kind, 'HOLD')} - {source} ({lines:,} audited lines)"]
     if not findings:
         out.append("  nothing to audit: no such events (or none for that serial / time)")
     for finding in findings:
@@ -90,32 +91,50 @@ def _text(kind: str, path: Path, findings: list[Finding], lines: int) -> str:
     return "\n".join(out)
 
 
-def run(args: argparse.Namespace) -> tuple[list[Finding], int]:
+def findings_of(
+    kind: str, data: AuditData, *, misread_limit: int = 1000, by: str = "shift"
+) -> list[Finding]:
+    """The findings of one kind over what one pass kept (a journal folder or the floor)."""
     from daemon.analytics import dice, reader, shuffle  # noqa: PLC0415 - numpy, on demand
     from daemon.analytics import hold as hold_  # noqa: PLC0415
     from daemon.analytics.shuffle import permutations  # noqa: PLC0415
-    from daemon.analytics.source import read_journal  # noqa: PLC0415
 
-    data = read_journal(args.journal, serial=args.serial, since=args.since)
     findings: list[Finding] = []
-    if args.kind == "dice":
+    if kind == "dice":
         for serial in sorted(data.dice):
             findings.append(dice.audit(serial, data.throws(serial)))
-    elif args.kind == "shuffle":
+    elif kind == "shuffle":
         for serial in sorted(set(data.deck_outputs) | set(data.decks_skipped)):
             inputs, outputs = data.decks(serial)
             finding = shuffle.audit(serial, permutations(inputs, outputs))
             finding.extra["decks_not_audited"] = data.decks_skipped.get(serial, 0)
             findings.append(finding)
-    elif args.kind == "reader":
+    elif kind == "reader":
         for serial in sorted(data.reader):
             by_dealer = {d: c for (s, d), c in data.reader_by_dealer.items() if s == serial}
-            findings.append(
-                reader.audit(serial, data.reader[serial], by_dealer, 1 / args.misread_limit)
-            )
+            findings.append(reader.audit(serial, data.reader[serial], by_dealer, 1 / misread_limit))
     else:
-        findings = hold_.audit(data.rounds, args.by, hold_.game_math())
-    return findings, data.lines
+        findings = hold_.audit(data.rounds, by, hold_.game_math())
+    return findings
+
+
+def run(args: argparse.Namespace) -> tuple[list[Finding], int]:
+    from daemon.analytics.source import read_journal  # noqa: PLC0415 - numpy, on demand
+
+    data = read_journal(args.journal, serial=args.serial, since=args.since)
+    limit = int(getattr(args, "misread_limit", 1000))
+    found = findings_of(args.kind, data, misread_limit=limit, by=getattr(args, "by", "shift"))
+    return found, data.lines
+
+
+def report_json(kind: str, source: str, findings: list[Finding], lines: int) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "journal": source,
+        "lines": lines,
+        "flagged": any(f.flagged for f in findings),
+        "devices" if kind != "hold" else "groups": [f.json() for f in findings],
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -149,14 +168,8 @@ def main(argv: list[str]) -> int:
         print(f"tabled audit: {args.journal}: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        report: dict[str, Any] = {
-            "kind": args.kind,
-            "journal": str(args.journal),
-            "lines": lines,
-            "flagged": any(f.flagged for f in findings),
-            "devices" if args.kind != "hold" else "groups": [f.json() for f in findings],
-        }
+        report = report_json(args.kind, str(args.journal), findings, lines)
         print(json.dumps(report, indent=2, default=str))
     else:
-        print(_text(args.kind, args.journal, findings, lines))
+        print(text_report(args.kind, f"journal {args.journal}", findings, lines))
     return FLAGGED_STATUS if any(f.flagged for f in findings) else 0

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,11 @@ EVENTS = (
 )
 UNKNOWN = "unknown"
 
-_CARD = re.compile(rb'"card":"([^"]+)","seat":\d+,"index":(\d+)')  # matched at "card":
+# card.dealt's payload as the procedure writes it (anything else is decoded as JSON).
+_CARDS = re.compile(
+    rb'"event":"card\.dealt","payload":\{[^\n]*?"card":"([^"]+)","seat":\d+,"index":(\d+),'
+    rb'"face_up":(?:true|false)(,"entered")?'
+)
 _DICE = re.compile(rb'"dice":\[([0-9,]+)\]')
 
 
@@ -161,58 +166,73 @@ def read_journal(
 ) -> AuditData:
     """One pass over the journal at `path` (a folder or a file); `serial` keeps one device's,
     `since` (an ISO time, e.g. 2027-01-15 or 2027-01-15T08:00) starts there."""
+    return read_events(scan(path, EVENTS, from_time=since), serial=serial)
+
+
+def read_events(events: Iterable[tuple[str, bytes]], *, serial: str | None = None) -> AuditData:
+    """The same pass over (event, line) pairs of one table in seq order, wherever they come
+    from (a journal folder, or the floor's `journal_lines`): the same data, the same result."""
     data = AuditData()
     state = _Reading(data, serial)
-    reader = UNKNOWN
-    reads = entered = 0  # the reader's, since the last flush (a card is the hot path)
-
-    def flush() -> None:
-        nonlocal reads, entered
-        if (reads or entered) and state.wanted(reader):
-            for counts in (data.reader[reader], data.reader_by_dealer[(reader, state.dealer)]):
-                counts.reads += reads
-                counts.entered += entered
-        reads = entered = 0
-
+    cards: list[bytes] = []  # card.dealt lines not parsed yet: a run of them at a time
     lines = 0
-    for event, line in scan(path, EVENTS, from_time=since):
+    for event, line in events:
         lines += 1
         if event == "card.dealt":
-            at = line.find(b'"card":"')
-            found = _CARD.match(line, at) if at >= 0 else None
-            if found is not None:
-                name, index = found.group(1), int(found.group(2))
-            else:
-                payload = _payload(line)
-                name, index = str(payload["card"]).encode(), int(payload["index"])
-            if b'"entered":{' in line:
-                entered += 1
-            else:
-                reads += 1
-            deck = state.deck
-            if deck is not None and 0 < index <= 52:
-                if deck[index - 1] != -1:
-                    state.deck_good = False  # dealt twice at one index: a redeal
-                deck[index - 1] = state.card_id(name)
+            cards.append(line)  # the hot path: parsed with the next other event, in bulk
             continue
-        flush()
+        if cards:
+            _cards_dealt(state, cards)
+            cards = []
         if event == "device.identified":
             payload = _payload(line)
             state.serials[str(payload.get("device"))] = str(payload.get("serial") or UNKNOWN)
-            reader = state.serial("shoe_reader")
         elif event == "table.tilted":
             payload = _payload(line)
             fault = str(payload.get("fault", ""))
+            reader = state.serial("shoe_reader")
             misread = payload.get("device") == "shoe_reader" and fault.startswith("misread")
             if misread and state.wanted(reader):
                 data.reader[reader].misreads += 1
                 data.reader_by_dealer[(reader, state.dealer)].misreads += 1
         else:
             _other(state, event, line)
-    flush()
+    if cards:
+        _cards_dealt(state, cards)
     state.finish_deck()
     data.lines = lines
     return data
+
+
+def _cards_dealt(state: _Reading, lines: list[bytes]) -> None:
+    """A run of card.dealt lines: one regex pass over them all, each line's card, index and
+    whether it was entered by hand (a line the pattern does not fit is decoded as JSON)."""
+    found = _CARDS.findall(b"".join(lines))
+    if len(found) != len(lines):
+        found = []
+        for line in lines:
+            payload = _payload(line)
+            mark = b',"entered"' if "entered" in payload else b""
+            found.append((str(payload["card"]).encode(), str(payload["index"]).encode(), mark))
+    entered = sum(1 for _, _, by_hand in found if by_hand)
+    reader = state.serial("shoe_reader")
+    if state.wanted(reader):
+        for counts in (
+            state.data.reader[reader],
+            state.data.reader_by_dealer[(reader, state.dealer)],
+        ):
+            counts.reads += len(found) - entered
+            counts.entered += entered
+    deck = state.deck
+    if deck is None:
+        return
+    card_id = state.card_id
+    for name, index_text, _ in found:
+        index = int(index_text)
+        if 0 < index <= 52:
+            if deck[index - 1] != -1:
+                state.deck_good = False  # dealt twice at one index: a redeal
+            deck[index - 1] = card_id(name)
 
 
 def _other(state: _Reading, event: str, line: bytes) -> None:

@@ -1,6 +1,7 @@
 """`tabled floor`: run the floor; `tabled floor report`: the audit report of a period;
 `tabled floor enrol`: a table and its key into the floor's registry (a floor admin);
-`tabled floor tables`: the registry; `tabled floor demo`: nats-server, a throwaway PostgreSQL,
+`tabled floor tables`: the registry; `tabled floor audit`: the integrity audit of every table
+(daemon/analytics/floor.py); `tabled floor demo`: nats-server, a throwaway PostgreSQL,
 three simulated tables and the floor.
 """
 
@@ -174,6 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from daemon.floor.registry import list_main  # noqa: PLC0415
 
         return list_main(args[1:])
+    if args[:1] == ["audit"]:
+        from daemon.analytics.floor import main as audit_main  # noqa: PLC0415 - numpy, scipy
+
+        return audit_main(args[1:])
     if args[:1] == ["demo"]:
         from daemon.floor.demo import main as demo_main  # noqa: PLC0415 - only for the demo
 
