@@ -4,6 +4,7 @@
     tabled audit shuffle JOURNAL_DIR ...
     tabled audit reader JOURNAL_DIR ... [--misread-limit N]
     tabled audit hold JOURNAL_DIR ... [--by table|shift|dealer]
+    tabled audit report JOURNAL_DIR -o FILE.html    (and FILE.pdf beside it)
     tabled audit game-math [--ruleset R ...] [--deals N] [--seed S]
 
 Each prints, per device serial (or table, shift, dealer), a verdict, the statistic, the p-value
@@ -61,6 +62,19 @@ def _parser() -> argparse.ArgumentParser:
             one.add_argument(
                 "--by", choices=("table", "shift", "dealer"), default="shift", help="grouping"
             )
+    report = sub.add_parser(
+        "report",
+        help="every audit in one HTML page and a PDF, with charts",
+        description="Every audit of the journal in one HTML page (-o FILE.html) and a PDF "
+        "beside it: face histograms, card x position heat maps, rising sequences, misreads "
+        "by dealer, the hold's z by shift.",
+    )
+    report.add_argument("journal", type=Path, help="the table's journal folder (or one file)")
+    report.add_argument("-o", "--output", type=Path, required=True, help="the HTML file")
+    report.add_argument("--serial", help="only this device serial")
+    report.add_argument("--since", help="from this time on (ISO, UTC)")
+    report.add_argument("--misread-limit", type=int, default=1000, metavar="N")
+    report.add_argument("--by", choices=("table", "shift", "dealer"), default="shift")
     math_ = sub.add_parser(
         "game-math",
         help="each rule set's house advantage and variance, by Monte Carlo (JSON)",
@@ -81,7 +95,8 @@ def text_report(kind: str, source: str, findings: list[Finding], lines: int) -> 
     for finding in findings:
         label = "FLAGGED" if finding.flagged else "ok"
         out.append("")
-        out.append(f"{finding.subject}: {label} ({finding.samples:,} samples)")
+        where = f" at {finding.extra['table']}" if "table" in finding.extra else ""
+        out.append(f"{finding.subject}{where}: {label} ({finding.samples:,} samples)")
         out.append(f"  verdict:   {finding.verdict}")
         out.append(f"  statistic: {finding.statistic:.4g}   p-value: {finding.p_value:.3g}")
         for test in finding.tests:
@@ -137,6 +152,33 @@ def report_json(kind: str, source: str, findings: list[Finding], lines: int) -> 
     }
 
 
+def _report(args: argparse.Namespace) -> int:
+    try:
+        from daemon.analytics import report  # noqa: PLC0415 - matplotlib, on demand
+    except ImportError:
+        print(
+            "tabled audit report: needs matplotlib: pip install 'tabled[analytics]'",
+            file=sys.stderr,
+        )
+        return 2
+    from daemon.analytics.source import read_journal  # noqa: PLC0415
+
+    try:
+        data = read_journal(args.journal, serial=args.serial, since=args.since)
+        sections = {
+            kind: findings_of(kind, data, misread_limit=args.misread_limit, by=args.by)
+            for kind in KINDS
+        }
+        written = report.write(f"journal {args.journal}", data, sections, args.output)
+    except (OSError, ValueError) as exc:
+        print(f"tabled audit: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(path)
+    flagged = any(f.flagged for findings in sections.values() for f in findings)
+    return FLAGGED_STATUS if flagged else 0
+
+
 def main(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -156,12 +198,14 @@ def main(argv: list[str]) -> int:
         }
         print(json.dumps(figures, indent=2, sort_keys=True))
         return 0
-    if args.kind == "reader" and args.misread_limit < 1:
+    if args.kind in ("reader", "report") and args.misread_limit < 1:
         print("tabled audit: --misread-limit is one card in N, N >= 1", file=sys.stderr)
         return 2
     if not args.journal.exists():
         print(f"tabled audit: no journal at {args.journal}", file=sys.stderr)
         return 2
+    if args.kind == "report":
+        return _report(args)
     try:
         findings, lines = run(args)
     except (OSError, ValueError) as exc:

@@ -6,7 +6,8 @@
 The floor keeps each table's journal lines byte for byte (`journal_lines`); each table's lines of
 the audited events are streamed in seq order through a server-side cursor into the very pass a
 journal folder goes through (`source.read_events`), so the floor and the table give the same
-answer on the same data. Devices are audited per table and serial; the hold over all tables.
+answer on the same data. Devices are audited per table and serial (`"table"` beside the
+serial); the hold over all tables.
 """
 
 from __future__ import annotations
@@ -89,7 +90,6 @@ def audit(args: argparse.Namespace, dsn: str) -> tuple[list[Finding], int]:
                 continue
             for finding in findings_of(args.kind, data, misread_limit=args.misread_limit):
                 finding.extra["table"] = table
-                finding.subject = f"{finding.subject} at {table}"
                 findings.append(finding)
     if args.kind == "hold":
         held = AuditData()

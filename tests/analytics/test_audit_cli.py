@@ -123,3 +123,17 @@ def test_the_daemon_starts_without_numpy_or_scipy() -> None:
         timeout=120,
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_the_report_is_one_html_page_with_its_charts_and_a_pdf(
+    faulty: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "audit.html"
+    done = tabled("audit", "report", str(faulty), "-o", str(out), timeout=300)
+    assert done.returncode == 4, done.stderr
+    assert done.stdout.split() == [str(out), str(out.with_suffix(".pdf"))]
+    page = out.read_text()
+    # A face histogram, a heat map and a rising-sequence histogram, misreads by dealer, hold.
+    assert page.count("data:image/png;base64,") == 5
+    assert page.count("class='flagged'") == 3 and "Hold against theory" in page
+    assert out.with_suffix(".pdf").read_bytes().startswith(b"%PDF")
