@@ -65,13 +65,13 @@ def dice_figure(serial: str, throws: np.ndarray) -> Figure:
     n = int(throws.size)
     expected = n / 6
     low, high = stats.binom.ppf([0.005, 0.995], n, 1 / 6)
-    axes.bar(np.arange(1, 7), counts, color="#4a78a8")
-    axes.axhspan(low, high, color="#9c9", alpha=0.35, label="99% band of fair dice")
-    axes.axhline(expected, color="#363", linewidth=1)
+    axes.axhspan(low, high, color="#9c9", alpha=0.35, label="99% band of fair dice", zorder=0)
+    axes.axhline(expected, color="#363", linewidth=1, zorder=1)
+    axes.bar(np.arange(1, 7), counts, color="#4a78a8", zorder=2, width=0.6)
     axes.set_xlabel("face")
     axes.set_ylabel("count")
     axes.set_title(f"{serial}: faces of {n:,} dice")
-    axes.legend(loc="lower right")
+    axes.legend(loc="upper left")
     figure.tight_layout()
     return figure
 
