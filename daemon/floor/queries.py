@@ -10,6 +10,7 @@ from typing import Any
 
 from daemon.api.tokens import Principal
 from daemon.floor.redact import sees_raw_lines, visible_payload
+from daemon.floor.sentences import phase_said
 from daemon.floor.store import Store, dumps
 
 # Every query that returns alerts returns these (the ChainAlert shape). A constant: the f-strings
@@ -34,6 +35,7 @@ async def table_summaries(store: Store, pits: dict[str, str]) -> list[dict[str, 
         alert = row.pop("alert")
         row["chain"] = "ok" if alert is None else alert
         row["pit"] = pits.get(row["table"])
+        row["phase_said"] = phase_said(row["game"], row["phase"])
     return rows
 
 

@@ -134,3 +134,11 @@ def sentence(game: str | None, event: str, payload: Mapping[str, Any]) -> dict[s
     zh = label_zh + ("：" + "，".join(p[0] for p in parts) if parts else "")
     en = label_en + (": " + ", ".join(p[1] for p in parts) if parts else "")
     return {"zh": zh, "en": en}
+
+
+def phase_said(game: str | None, phase: str | None) -> dict[str, str] | None:
+    """A phase by its name in the game's declaration, `{"zh", "en"}` (None: no phase yet)."""
+    if not phase:
+        return None
+    zh, en = _phase_label(_games(game), phase)
+    return {"zh": zh, "en": en}

@@ -53,6 +53,9 @@ class TableSummary(BaseModel):
     pit: str | None
     game: str | None
     phase: str | None
+    phase_said: dict[str, str] | None = Field(
+        None, description='the phase by its name in the game\'s data, {"zh": ..., "en": ...}'
+    )
     state: str = Field(description="playing | held | tilted | stopped")
     reason: str | None = Field(description="why it is held or tilted")
     round: str | None

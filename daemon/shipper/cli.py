@@ -381,6 +381,12 @@ async def replay(
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     name = f"tabled feed {args.command}"
+    if args.command in ("ship", "replay"):
+        # The shipper logs as `tabled run`'s does (feed.degraded...): text on a terminal, JSON
+        # lines in a pipe or under systemd, not structlog's unconfigured default.
+        from daemon.logging import configure_logging  # noqa: PLC0415 - structlog only here
+
+        configure_logging("info")
     try:
         if args.command == "status":
             return _status(args)

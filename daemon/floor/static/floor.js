@@ -2,13 +2,6 @@
 // No build step, no framework, nothing from another host; text goes in through textContent only.
 "use strict";
 
-const PHASES = {
-  EQUIPMENT_CHECK: "設備檢查", HAND_SHUFFLE: "人手洗牌", MACHINE_SHUFFLE: "洗牌機洗牌", CUT: "切牌",
-  SHOE_LOADING: "裝牌", BETTING: "下注", SHAKING: "搖骰", DEALING: "發牌", BANKER_ARRANGING: "莊家排牌",
-  BANKER_ARRANGED: "莊家已排", PLAYERS_ARRANGING: "玩家排牌", SETTLING: "結算", ROUND_OVER: "局完",
-  HOLD: "暫停", TILT: "故障", BANK_OFFER: "坐莊", SHUFFLE: "洗牌", SETTING: "配牌",
-  BANKER_SETTING: "莊家配牌", OPENING: "開牌", OPENED: "已開牌",
-};
 const STATES = { playing: "進行中", held: "暫停", tilted: "故障", stopped: "停止" };
 const GAMES = { thirteen: "十三張", paigow: "牌九" };
 const KINDS = { gap: "缺行 gap", fork: "分叉 fork", broken_link: "斷鏈 broken link", malformed: "格式錯 malformed" };
@@ -150,7 +143,10 @@ function tile(t) {
   h.append(el("span", null, t.table), el("span", "game", (GAMES[t.game] || "") + " " + (t.game || "?")));
   node.append(h);
   const phase = el("div", "phase");
-  phase.append(bilingual(PHASES[t.phase] || "—", t.phase || "—"));
+  // The phase by its name in the game's data (the API's `phase_said`), as the console says it.
+  const said = t.phase_said || {};
+  phase.append(bilingual(said.zh || "—", said.en || t.phase || "—"));
+  phase.title = t.phase || "";
   node.append(phase);
   const row1 = el("div", "row");
   const badge = el("span", "badge " + t.state);
@@ -397,7 +393,7 @@ async function drill(table, quiet) {
   $("drill-title").textContent = `${t.table} · ${GAMES[t.game] || ""} ${t.game || ""} · ${t.pit || ""}`;
   const summary = $("drill-summary");
   summary.replaceChildren(
-    el("span", null, "階段 phase " + (t.phase || "—")),
+    el("span", null, `階段 ${(t.phase_said || {}).zh || "—"} phase ${(t.phase_said || {}).en || t.phase || "—"}`),
     el("span", null, "狀態 state " + t.state + (t.reason ? " (" + t.reason + ")" : "")),
     el("span", null, "seq " + t.last_seq + " / 連續 contiguous " + t.contiguous_seq),
     el("span", t.chain === "ok" ? "chain ok" : "chain bad", t.chain === "ok" ? "鏈完整 chain ok" : "鏈警報 " + t.chain.kind + " @" + t.chain.seq),
