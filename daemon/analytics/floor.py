@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -98,8 +98,8 @@ def audit(args: argparse.Namespace, dsn: str) -> tuple[list[Finding], int]:
     return findings, lines
 
 
-def main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+def main(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(list(argv))
     if args.misread_limit < 1:
         print("tabled floor audit: --misread-limit is one card in N, N >= 1", file=sys.stderr)
         return 2
