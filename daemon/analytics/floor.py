@@ -17,15 +17,17 @@ import json
 import sys
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
 from daemon.analytics.cli import FLAGGED_STATUS, findings_of, report_json, text_report
 from daemon.analytics.common import Finding
-from daemon.analytics.source import EVENTS, AuditData, Round, read_events
 from daemon.config import ConfigError
 from daemon.floor.config import load_floor_config
+
+if TYPE_CHECKING:
+    from daemon.analytics.source import AuditData, Round
 
 FETCH = 20_000
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -52,6 +54,8 @@ def table_lines(
     conn: psycopg.Connection[Any], table: str, since: datetime | None
 ) -> Iterator[tuple[str, bytes]]:
     """(event, line) of the audited events of one table, in seq order, FETCH rows at a time."""
+    from daemon.analytics.source import EVENTS  # noqa: PLC0415 - numpy: only when auditing
+
     with conn.transaction(), conn.cursor(name="audit_lines") as cursor:
         cursor.itersize = FETCH
         cursor.execute(
@@ -74,6 +78,8 @@ def _since(text: str | None) -> datetime | None:
 
 
 def audit(args: argparse.Namespace, dsn: str) -> tuple[list[Finding], int]:
+    from daemon.analytics.source import AuditData, read_events  # noqa: PLC0415 - numpy
+
     since = _since(args.since)
     findings: list[Finding] = []
     rounds: list[Round] = []
@@ -111,6 +117,11 @@ def main(argv: Sequence[str]) -> int:
         return 2
     except psycopg.Error as exc:
         print(f"tabled floor audit: the floor's database: {exc}".strip(), file=sys.stderr)
+        return 2
+    except ImportError:
+        print(
+            "tabled floor audit: needs numpy and scipy: pip install '.[analytics]'", file=sys.stderr
+        )
         return 2
     if args.json:
         report = report_json(args.kind, "floor", findings, lines)
