@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "daemon.api.tokens",
         "make an API token for a person: prints it once, stores its hash",
     ),
+    "completion": (
+        "daemon.cli_completion",
+        "a bash or zsh completion script: source <(tabled completion bash)",
+    ),
 }
 
 

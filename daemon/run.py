@@ -114,6 +114,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"tabled run: {exc}", file=sys.stderr)
         return 2
+    if config.feed is not None:
+        # The broker secrets ([feed] creds, tls_key) private, like the tokens file: before the
+        # table starts or journals anything.
+        from daemon.shipper.config import secrets_problem  # noqa: PLC0415 - with a [feed] only
+
+        if problem := secrets_problem(config.feed, "feed"):
+            print(f"tabled run: {problem}", file=sys.stderr)
+            return 2
     if args.http is not None:
         # The address and the API's doors: before the table starts or journals anything.
         from daemon.cli_http import http_problem, http_warning  # noqa: PLC0415 - only when serving
