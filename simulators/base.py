@@ -15,8 +15,9 @@ A NAK with SEQ 0 makes it resend its last frame at once.
 Faults are injected by name. One-shot faults (`ONE_SHOT`) spoil the next operation (the next
 shuffle jams, the next throw has a tilted die); conditions (`CONDITIONS`) hold until cleared
 (a lid left open, a reader lost, the device not answering). Every model knows the common
-conditions `no_response`, `bad_crc` (every second frame it sends has a corrupted CRC) and
-`unapproved_firmware` (it identifies with a build no config approves).
+conditions `no_response`, `bad_crc` (every second frame it sends has a corrupted CRC),
+`unapproved_firmware` (it identifies with a build no config approves) and `replaced` (another
+unit of the same build is on the line: the same make, model and firmware, another serial).
 
 Mechanical delays are multiplied by the model's speed factor; at speed 0 a model answers at
 once, with no timer, so a whole simulated round costs no waiting.
@@ -55,7 +56,7 @@ from drivers.messages import (
 from simulators.world import TableWorld
 
 Output = Callable[[bytes], None]
-COMMON_CONDITIONS = frozenset({"no_response", "bad_crc", "unapproved_firmware"})
+COMMON_CONDITIONS = frozenset({"no_response", "bad_crc", "unapproved_firmware", "replaced"})
 CURED_BY_POWER_CYCLE = frozenset({"no_response"})
 SIM_MAKE = "tabled-sim"
 
@@ -259,8 +260,9 @@ class DeviceModel:
         firmware = self.FIRMWARE
         if "unapproved_firmware" in self.conditions:
             firmware += "-unsigned"
+        serial = self.serial + ("-R" if "replaced" in self.conditions else "")
         return Identity(
-            SIM_MAKE, self.MODEL, self.serial, firmware, firmware_digest(self.MODEL, firmware)
+            SIM_MAKE, self.MODEL, serial, firmware, firmware_digest(self.MODEL, firmware)
         )
 
     def _send(self, frame: bytes) -> None:
