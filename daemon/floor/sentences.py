@@ -129,8 +129,16 @@ def _details(games: Sequence[Game], payload: Mapping[str, Any]) -> list[tuple[st
 def sentence(game: str | None, event: str, payload: Mapping[str, Any]) -> dict[str, str]:
     """`{"zh": ..., "en": ...}`: the line as the page says it."""
     games = _games(game)
-    label_zh, label_en = _event_label(games, event)
-    parts = _details(games, payload)
+    action = payload.get("action")
+    if event == "table.input" and isinstance(action, str):
+        # An input the table took: said by its action's label, with what it was given (the
+        # console's journal says it so too), not "Input: ...".
+        label_zh, label_en = _action_label(games, action)
+        given = payload.get("payload")
+        parts = _details(games, given) if isinstance(given, Mapping) else []
+    else:
+        label_zh, label_en = _event_label(games, event)
+        parts = _details(games, payload)
     zh = label_zh + ("：" + "，".join(p[0] for p in parts) if parts else "")
     en = label_en + (": " + ", ".join(p[1] for p in parts) if parts else "")
     return {"zh": zh, "en": en}

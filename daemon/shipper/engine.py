@@ -645,22 +645,30 @@ class Shipper:
         self._conflicted.add(line.seq)
         self._status.conflicts_total += 1
         self._status.last_conflict = line.seq
+        # No digest of either message in the journal: the line may hold a card a reader of the
+        # journal may not see, and its SHA-256 (or the id's 16 hex) would let them try the 52
+        # (docs/security.md). The floor has both messages; the operator's log has the digests.
         record: dict[str, Any] = {
             "seq": line.seq,
             "event": line.event,
-            "line_sha256": digest,
             "stream_seq": stored or None,
             # The message that holds the id, when it is on this table's subjects (a table reads
             # no other table's messages: then only its stream seq is known, and the floor has it).
             "stored_on_own_subjects": held is not None,
             "stored_subject": held.subject if held is not None else None,
             "stored_msg_id": (held.headers or {}).get(MSG_ID) if held is not None else None,
-            "stored_sha256": (hashlib.sha256(held.data).hexdigest() if held is not None else None),
-            "published_as": msg_id,
+            "published_on": self._prefix + CONFLICT_EVENT,
         }
         if taken:
             record["conflict_id_taken"] = True  # another message holds even this id
-        self._log.error("feed.conflict", **{k: v for k, v in record.items() if k != "event"})
+        self._log.error(
+            "feed.conflict",
+            **{k: v for k, v in record.items() if k != "event"},
+            line_event=line.event,
+            line_sha256=digest,
+            stored_sha256=hashlib.sha256(held.data).hexdigest() if held is not None else None,
+            published_as=msg_id,
+        )
         self._journal("feed.conflict", record)
 
     def _refuse(self, line: Line, reason: str) -> None:

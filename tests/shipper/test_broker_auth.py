@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import socket
 import ssl
 from collections.abc import Iterator
@@ -394,3 +395,52 @@ def test_another_table_taking_a_tables_next_id_on_its_own_subject_is_a_conflict(
     assert [d for s, d in stored if s != "tabled.T41.conflict"] == [
         x for x in journal_lines(tmp_path / "T41") if x != real
     ]
+
+
+def test_a_table_enrolled_later_gets_in_after_the_config_is_written_again_and_reloaded(
+    tmp_path: Path,
+) -> None:
+    """The procedure docs/floor.md gives: write the accounts again, signal the server to reload
+    (SIGHUP); the new table is let in, a table no longer in the file is not."""
+    pki = Pki(tmp_path / "pki")
+    cert = pki.server()
+    seeds = {name: tmp_path / f"{name}.nk" for name in (*TABLES, "floor")}
+    keys = {name: make_seed(path, name)[0] for name, path in seeds.items()}
+    conf = tmp_path / "nats.conf"
+
+    def write(tables: tuple[str, ...]) -> None:
+        conf.write_text(
+            broker_config(
+                [TableAccess(t, Identity(nkey=keys[t])) for t in tables],
+                Identity(nkey=keys["floor"]),
+                tls=ServerTls(cert.cert, cert.key),
+            )
+        )
+
+    write(("T41",))
+    server = NatsServer(tmp_path / "nats", args=("-c", str(conf)))
+    server.start()
+    try:
+        broker = Broker(server, pki, seeds)
+        with pytest.raises(FeedError, match="refused the credentials"):
+            asyncio.run(connect(broker.feed("T42"), "T42"))
+        write(("T42",))
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGHUP)  # nats-server: reload the config
+
+        async def attempt(table: str) -> bool:
+            for _ in range(50):
+                try:
+                    nc = await connect(broker.feed(table), table)
+                except FeedError:
+                    await asyncio.sleep(0.1)
+                    continue
+                await nc.close()
+                return True
+            return False
+
+        assert asyncio.run(attempt("T42"))
+        with pytest.raises(FeedError, match="refused the credentials"):
+            asyncio.run(connect(broker.feed("T41"), "T41"))
+    finally:
+        server.stop()
