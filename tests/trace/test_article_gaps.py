@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from daemon.config import load_config
+from daemon.procedures import build
 from daemon.procedures.base import Outcome, Procedure
 from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import ThirteenProcedure
@@ -44,6 +47,37 @@ def test_a_paigow_table_opens_only_with_its_dice_shaker_identified_and_approved(
     feed.ok("device_identified", "device:dice_shaker", {**shaker, "approved": True})
     feed.ok("open_table")
     assert feed.proc.phase == "BANK_OFFER"
+
+
+@pytest.mark.article("51/89/M", "1(b)", "1(c)", "1(d)")
+@pytest.mark.article("15/90/M", "1(2)")
+@pytest.mark.parametrize(
+    ("config", "equipment"),
+    [
+        ("table.toml", ("shuffler", "shoe_reader", "dice_shaker")),
+        ("paigow.toml", ("dice_shaker",)),
+    ],
+)
+def test_the_table_built_from_its_config_waits_for_the_equipment_of_art_1(
+    config: str, equipment: tuple[str, ...]
+) -> None:
+    """`build` (what `tabled run` plays) gives the procedure the devices Art. 1 names; the
+    table opens only once each is identified and approved, and a device it has not is refused."""
+    root = Path(__file__).resolve().parents[2]
+    proc = build(load_config(root / "config" / config))
+    assert set(equipment) <= set(proc.devices)
+    feed = Feed(proc)
+    regulation = "Portaria 51/89/M" if config == "table.toml" else "Portaria 15/90/M"
+    assert feed.refused("open_table") == f"{regulation} Art. 1"
+    stranger = {"device": "roulette_wheel", "approved": True}
+    assert feed.refused("device_identified", "device:roulette_wheel", stranger).endswith("Art. 1")
+    not_a_flag = {"device": equipment[0], "approved": "yes"}
+    assert feed.refused("device_identified", f"device:{equipment[0]}", not_a_flag).endswith(
+        "Art. 1"
+    )
+    for name in proc.devices:
+        feed.ok("device_identified", f"device:{name}", {"device": name, "approved": True})
+    feed.ok("open_table")
 
 
 @pytest.mark.article("003", "way 1 bets")
