@@ -11,7 +11,15 @@ import pytest
 
 from daemon.config import load_config
 from daemon.procedures.stakes import DEFAULT_UNIT
-from tests.procedures.procedure_drive import DEALER, Prefixes, at_phase, device, thirteen_table
+from tests.procedures.procedure_drive import (
+    DEALER,
+    Prefixes,
+    at_phase,
+    device,
+    thirteen_bets,
+    thirteen_table,
+    thirteen_to_betting,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIXES = Prefixes()
@@ -88,3 +96,61 @@ def test_the_shufflers_report_is_read_as_numbers() -> None:
         assert refused.violation is not None
         assert refused.violation.article == "Portaria 51/89/M Art. 2(a)", wrong
     table.ok("shuffle_completed", shuffler, {"count": 52, "mode": "random"})
+
+
+@pytest.mark.article("51/89/M", "3")
+def test_players_bet_on_seats_1_to_3_never_the_bankers() -> None:
+    """Art. 3: four seats, the banker's among them; players bet on the other three."""
+    table = thirteen_table()
+    thirteen_to_betting(table)
+    bet = {"player": "P1", "units": 1, "seated": True}
+    refused = table.refused("place_bet", DEALER, {**bet, "seat": 0})
+    assert refused.violation is not None
+    assert (refused.violation.article, refused.violation.reason) == (
+        "Portaria 51/89/M Art. 3",
+        "seat 0 is the banker's: players bet on seats 1-3",
+    )
+    for seat in (1, 2, 3):
+        table.ok("place_bet", DEALER, {**bet, "player": f"P{seat}", "seat": seat})
+
+
+@pytest.mark.article("51/89/M", "2(c)")
+@pytest.mark.article("003", "way 1 bets")
+def test_a_bet_moves_only_from_its_seat_to_another_before_the_shake() -> None:
+    """Before the shake a bet may move (Art. 2(c) forbids it only after): from the seat it is
+    on, to another seat the player has no bet on, never the banker's."""
+    table = thirteen_table()
+    thirteen_to_betting(table)
+    thirteen_bets(table)  # P1 and P2 on seat 1, P3 on seat 2
+    art = "Portaria 51/89/M Art. 2(c)"
+    for wrong, reason in (
+        ({"player": "P1", "from_seat": 3, "to_seat": 2}, "P1 has no bet on seat 3"),
+        ({"player": "P1", "from_seat": 1, "to_seat": 1}, "P1 already bets on seat 1"),
+        ({"player": "P9", "from_seat": 1, "to_seat": 2}, "P9 has no bet on seat 1"),
+    ):
+        refused = table.refused("move_bet", DEALER, wrong)
+        assert refused.violation is not None
+        assert (refused.violation.article, refused.violation.reason) == (art, reason)
+    table.ok("move_bet", DEALER, {"player": "P1", "from_seat": 1, "to_seat": 3})
+
+
+@pytest.mark.article("51/89/M", "2(b)")
+def test_the_shoe_readers_report_is_a_card_or_a_misread() -> None:
+    """Art. 2(b): the deal is the reader's cards in order; a report that is neither one card
+    (a string) nor a misread naming none, or whose index is not a number, is refused."""
+    table = thirteen_table()
+    thirteen_to_betting(table)
+    thirteen_bets(table)
+    table.ok("shake_dice", DEALER, {"player": "P1"})
+    table.ok("dice_landed", device("dice_shaker"), {"dice": [2, 2, 2, 2]})
+    shoe = device("shoe_reader")
+    for wrong in (
+        {"card": 5},
+        {"misread": True, "card": "As"},
+        {"card": "As", "index": "one"},
+        {"card": "As", "index": 0},
+    ):
+        refused = table.refused("card_read", shoe, wrong)
+        assert refused.violation is not None
+        assert refused.violation.article == "Portaria 51/89/M Art. 2(b)", wrong
+    assert table.proc.snapshot()["dealt"] == []
