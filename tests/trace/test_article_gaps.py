@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from daemon.config import load_config
+from daemon.config import ConfigError, load_config
 from daemon.procedures import build
 from daemon.procedures.base import Outcome, Procedure
 from daemon.procedures.paigow import PaiGowProcedure
@@ -77,7 +78,31 @@ def test_the_table_built_from_its_config_waits_for_the_equipment_of_art_1(
     )
     for name in proc.devices:
         feed.ok("device_identified", f"device:{name}", {"device": name, "approved": True})
+    assert feed.refused("open_table", payload={"skip_checks": True}) == f"{regulation} Art. 1"
     feed.ok("open_table")
+
+
+@pytest.mark.article("51/89/M", "1(b)", "1(c)", "1(d)")
+@pytest.mark.article("15/90/M", "1(2)")
+@pytest.mark.parametrize(
+    ("game", "present", "needed"),
+    [
+        ("thirteen", "dice_shaker", "[devices.shuffler], [devices.shoe_reader]"),
+        ("paigow", "timer_bell", "[devices.dice_shaker]"),
+    ],
+)
+def test_a_table_is_not_built_without_the_equipment_its_game_names(
+    tmp_path: Path, game: str, present: str, needed: str
+) -> None:
+    """A tool's partial config may lack devices; the table `build` makes from it may not: the
+    game's own list of the equipment Art. 1 names refuses it."""
+    config = tmp_path / "table.toml"
+    config.write_text(
+        f'[table]\nid = "T01"\ngame = "{game}"\n\n[devices.{present}]\nport = "sim://{present}"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError, match=re.escape(f"a {game} table needs {needed}")):
+        build(load_config(config, partial=True))
 
 
 @pytest.mark.article("003", "way 1 bets")
