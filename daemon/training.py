@@ -88,6 +88,7 @@ FAULT_NAMES = {
     "no_response": ("無回應", "no response"),
     "bad_crc": ("傳輸錯誤", "bad CRC"),
     "unapproved_firmware": ("未批准韌體", "unapproved firmware"),
+    "replaced": ("已換另一台", "replaced by another unit"),
 }
 # Each control as the journal line of its use says it (`training.control`'s `op`).
 OP_NAMES = {

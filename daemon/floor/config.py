@@ -8,6 +8,10 @@
     database = "postgresql://floor@127.0.0.1:5432/floor"
     batch = 500                           # messages fetched and committed together
     catchup_batch = 5000                  # the same while a backlog is unread (catching up)
+    creds = "floor.nk"                    # the floor's nkey seed (`tabled floor nkey`) or a
+                                          #   NATS .creds file; or user + password, or token
+    tls_ca = "nats-ca.pem"                # TLS: the broker's CA; tls_cert + tls_key for a
+                                          #   client certificate (optional)
 
     [api]
     listen = "127.0.0.1:8800"             # loopback unless said otherwise
@@ -32,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +49,13 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 from pydantic.dataclasses import dataclass as config_dataclass
 
 from daemon.config import ApiConfig, ConfigError, _describe
 from daemon.sections import unknown_key
-from daemon.shipper.config import nats_servers
+from daemon.shipper.config import NATS_FILES, auth_problem, nats_servers
 from daemon.tomltext import TomlRefused, read_toml
 
 SUBJECT_TOKEN = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -66,8 +71,39 @@ class FloorSection:
     database: StrictStr = "postgresql:///floor"
     batch: StrictInt = Field(default=500, ge=1, le=10_000)
     catchup_batch: StrictInt = Field(default=5000, ge=1, le=10_000)
+    # The floor's identity on the broker and its TLS: the [feed]'s keys, the same checks.
+    user: StrictStr | None = None
+    password: StrictStr | None = None
+    token: StrictStr | None = None
+    creds: Path | None = None
+    tls_ca: Path | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
 
     _servers = field_validator("servers", mode="before")(nats_servers)  # the feed's rule
+
+    @field_validator(*NATS_FILES, mode="before")
+    @classmethod
+    def _file(cls, value: Any) -> Any:
+        if value is None or isinstance(value, Path):
+            return value
+        if not isinstance(value, str) or value == "":
+            raise ValueError(f"expected a file's path, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _auth(self) -> FloorSection:
+        auth_problem(self)
+        return self
+
+    def resolved(self, base: Path) -> FloorSection:
+        """The same section with its relative file paths made absolute against `base`."""
+        changes = {
+            key: base / getattr(self, key)
+            for key in NATS_FILES
+            if getattr(self, key) is not None and not getattr(self, key).is_absolute()
+        }
+        return replace(self, **changes) if changes else self
 
     @field_validator("stream", "subject_prefix", "durable")
     @classmethod
@@ -110,6 +146,13 @@ class _FloorFile:
     floor: FloorSection = field(default_factory=FloorSection)
     api: FloorApi = field(default_factory=FloorApi)
     pits: dict[StrictStr, list[StrictStr]] = field(default_factory=dict)
+
+    @field_validator("floor")
+    @classmethod
+    def _floor_paths(cls, value: FloorSection, info: ValidationInfo) -> FloorSection:
+        # The credentials and TLS files are relative to the floor file's folder.
+        base = (info.context or {}).get("base")
+        return value.resolved(Path(base)) if base is not None else value
 
     @field_validator("api")
     @classmethod

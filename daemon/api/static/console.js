@@ -669,6 +669,8 @@ function eventDetails(p) {
   if (typeof p.amount === "number") { zh.push(money(p.amount)); en.push(money(p.amount)); }
   if (Array.isArray(p.dice)) { const d = p.dice.join(" "); zh.push(`骰 ${d}`); en.push(`dice ${d}`); }
   if (p.face_up === true) { zh.push("面朝上"); en.push("face up"); }
+  // A journal line's number (a feed conflict names the line whose id was taken).
+  if (typeof p.seq === "number") { zh.push(`第${p.seq}行`); en.push(`line ${p.seq}`); }
   if (p.rearranged === true || p.again === true) { zh.push("重新"); en.push("again"); }
   if (typeof p.device === "string") { zh.push(p.device); en.push(p.device); }
   const why = p.reason || p.fault;
@@ -770,7 +772,7 @@ function shownInJournal(event) {
 function eventNode(event) {
   let cls = "";
   if (event.event === "table.violation") cls = "violation";
-  else if (/fault|tilt|hold/.test(event.event)) cls = "fault";
+  else if (/fault|tilt|hold|conflict/.test(event.event)) cls = "fault";
   else if (event.event === "training.control") cls = "training";
   const time = (event.ts || event.time || "").slice(11, 19);
   const who = event.actor ? " · " + String(event.actor).replace(/^(dealer|supervisor|trainer|admin):/, "") : "";
