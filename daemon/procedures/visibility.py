@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from daemon.procedures.events import INPUT_EVENT
 from daemon.procedures.games import GAMES
 from daemon.procedures.spec import BANKER, HIDDEN, Game, Revealed, Seat, Visibility
 
@@ -50,13 +51,11 @@ TABLE = "table"
 # the floor's auditors. Every other role (dealer, pit, a trainer, one not known) sees only what
 # the game opened.
 SEES_CLOSED_ROUNDS = frozenset({"supervisor", "surveillance", "admin", "audit"})
-# Events that close their round, in every game.
-CLOSING_EVENTS = frozenset({"round.settled", "round.voided", "bets.returned"})
 # A journal record's digests: its line's SHA-256 and the line before's. Served only with a
 # record shown whole (`without_digests`).
 DIGESTS = frozenset({"hash", "prev"})
 
-_EVERY_GAME = tuple(g.visibility for g in GAMES.values() if g.visibility is not None)
+_EVERY_GAME = tuple(g for g in GAMES.values() if g.visibility is not None)
 
 
 def audience(role: str) -> str:
@@ -64,12 +63,18 @@ def audience(role: str) -> str:
     return REVIEW if role in SEES_CLOSED_ROUNDS else TABLE
 
 
-def rules_of(game: Game | str | None) -> tuple[Visibility, ...]:
+def rules_of(game: Game | str | None) -> tuple[Game, ...]:
     """A game's declaration; every game's at once when the game is not known (the floor)."""
     found = GAMES.get(game) if isinstance(game, str) else game
     if found is not None and found.visibility is not None:
-        return (found.visibility,)
+        return (found,)
     return _EVERY_GAME
+
+
+def _visibility(game: Game) -> Visibility:
+    if game.visibility is None:  # rules_of returns only games that declare it
+        raise ValueError(f"{game.name} declares no visibility")
+    return game.visibility
 
 
 def opened(game: Game | str | None, snapshot: Mapping[str, Any]) -> Revealed:
@@ -77,11 +82,30 @@ def opened(game: Game | str | None, snapshot: Mapping[str, Any]) -> Revealed:
     rules = rules_of(game if game is not None else str(snapshot.get("game", "")))
     if len(rules) != 1:
         return Revealed()
-    return rules[0].opened(snapshot)
+    return _visibility(rules[0]).opened(snapshot)
+
+
+def learn(games: Sequence[Game], revealed: Revealed, event: str, payload: Any) -> None:
+    """What one journal line opens of its round, and whether it closes it, by the rule each
+    game declares of that event (`Game.events`: `Event.opens`, `Event.closes_round`; for a
+    journaled input, `Action.opens`), never by the payload's shape."""
+    for game in games:
+        declared = game.events.get(event)
+        if declared is None:
+            continue
+        if declared.closes_round:
+            revealed.closed = True
+        opens, given = declared.opens, payload
+        if event == INPUT_EVENT and isinstance(payload, Mapping):
+            action = game.actions.get(str(payload.get("action")))
+            opens, given = (action.opens if action else None), payload.get("payload")
+        if opens is not None and isinstance(given, Mapping):
+            _visibility(game).reveal(revealed, opens, given)
 
 
 class _Redactor:
-    def __init__(self, rules: Sequence[Visibility], revealed: Revealed) -> None:
+    def __init__(self, games: Sequence[Game], revealed: Revealed) -> None:
+        rules = [_visibility(g) for g in games]
         self.hand_keys = frozenset().union(*(r.hand_keys for r in rules))
         self.public_keys = frozenset().union(*(r.public_keys for r in rules))
         self.revealed = revealed
@@ -163,7 +187,7 @@ def redact_record(
 
 
 def _redact_record(
-    rules: Sequence[Visibility],
+    rules: Sequence[Game],
     record: Mapping[str, Any],
     role: str,
     round_closed: bool,
@@ -172,14 +196,13 @@ def _redact_record(
     event, payload = str(record.get("event", "")), record.get("payload")
     base = revealed or Revealed()
     own = Revealed(base.closed, base.all_open, set(base.seats), list(base.face_up))
-    if isinstance(payload, Mapping):
-        for rule in rules:
-            rule.reveal(own, event, payload)
-    if (round_closed or own.closed or event in CLOSING_EVENTS) and audience(role) == REVIEW:
+    learn(rules, own, event, payload)
+    if (round_closed or own.closed) and audience(role) == REVIEW:
         return dict(record), False
     if not isinstance(payload, Mapping):
         return {key: value for key, value in record.items() if key not in DIGESTS}, False
-    seats = frozenset(s for s in (rule.seat_of(event, payload) for rule in rules) if s is not None)
+    of = (_visibility(game).seat_of(event, payload) for game in rules)
+    seats = frozenset(s for s in of if s is not None)
     redactor = _Redactor(rules, own)
     shown = redactor.walk(payload, seats, False)
     return without_digests(record, shown), redactor.hid
@@ -220,12 +243,7 @@ class Seen:
     def learn(self, record: Mapping[str, Any]) -> None:
         round_id = record.get("round")
         revealed = self.rounds.setdefault(str(round_id), Revealed())
-        event, payload = str(record.get("event", "")), record.get("payload")
-        if isinstance(payload, Mapping):
-            for rule in self.rules:
-                rule.reveal(revealed, event, payload)
-        if event in CLOSING_EVENTS:
-            revealed.closed = True
+        learn(self.rules, revealed, str(record.get("event", "")), record.get("payload"))
         self._later(round_id)
 
     def closed(self, round_id: Any) -> bool:
