@@ -32,10 +32,12 @@ OPERATOR_ROLES = frozenset({"dealer", "supervisor"})
 # game's `Visibility.reveal` applies it): `face_up` the card it names when the event says it
 # lies face up (Thirteen Art. 4), `shown` the tile it names, shown face up to all (Pai Gow Art.
 # 4), `banker` the banker's hand, `door` the hand of the door it names, `all` every hand,
-# `settled` the hands the settlement compares. Nothing else opens a card: not how its payload
-# is shaped (a card entered by hand is as face down as the one the reader missed).
-Opens = Literal["face_up", "shown", "banker", "door", "all", "settled"]
-OPENS: tuple[Opens, ...] = ("face_up", "shown", "banker", "door", "all", "settled")
+# `settled` the hands the settlement compares; `deck` closes again what lay face up, the cards
+# going back into the deck unseen (Thirteen's voided deal, Art. 4: a card seen face up in it
+# is dealt again face down). Nothing else opens a card: not how its payload is shaped (a card
+# entered by hand is as face down as the one the reader missed).
+Opens = Literal["face_up", "shown", "banker", "door", "all", "settled", "deck"]
+OPENS: tuple[Opens, ...] = ("face_up", "shown", "banker", "door", "all", "settled", "deck")
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,8 @@ class Visibility:
 
     `hand_keys` are the payload keys whose values are cards or tiles (a string, a list, rows of
     them): hidden unless opened. `public_keys` hold cards or tiles lying face up for everyone.
+    `unseen_keys` hold cards that went back unseen (a voided deal's): hidden whatever the round
+    has opened since (until the round is closed, to the review audience).
     `pattern` finds one card or tile written in free text (a fault, a refusal's reason). `unique`
     says every card is one of a kind, so a face-up card may be recognised by its value alone
     (cards: yes; tiles come in pairs: no). `opened(snapshot)` reads what the game has opened
@@ -203,6 +207,7 @@ class Visibility:
     opened: Callable[[Mapping[str, Any]], Revealed]
     reveal: Callable[[Revealed, Opens, Mapping[str, Any]], None]
     seat_of: Callable[[str, Mapping[str, Any]], Seat | None]
+    unseen_keys: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

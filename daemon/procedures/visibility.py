@@ -85,6 +85,11 @@ def opened(game: Game | str | None, snapshot: Mapping[str, Any]) -> Revealed:
     return _visibility(rules[0]).opened(snapshot)
 
 
+def _opens(game: Game, event: str) -> str | None:
+    declared = game.events.get(event)
+    return None if declared is None else declared.opens
+
+
 def learn(games: Sequence[Game], revealed: Revealed, event: str, payload: Any) -> None:
     """What one journal line opens of its round, and whether it closes it, by the rule each
     game declares of that event (`Game.events`: `Event.opens`, `Event.closes_round`; for a
@@ -108,6 +113,7 @@ class _Redactor:
         rules = [_visibility(g) for g in games]
         self.hand_keys = frozenset().union(*(r.hand_keys for r in rules))
         self.public_keys = frozenset().union(*(r.public_keys for r in rules))
+        self.unseen_keys = frozenset().union(*(r.unseen_keys for r in rules))
         self.revealed = revealed
         self.unique = [re.compile(r.pattern) for r in rules if r.unique]
         self.tokens = re.compile("|".join(f"(?:{r.pattern})" for r in rules))
@@ -120,6 +126,16 @@ class _Redactor:
             return True
         # A face-up card is known by its value where cards are one of a kind.
         return value in self.face_up and any(p.fullmatch(value) for p in self.unique)
+
+    def unseen(self, value: Any) -> Any:
+        """Every card or tile in `value` hidden, its shape kept (a voided deal's)."""
+        if isinstance(value, Mapping):
+            return {key: self.unseen(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.unseen(item) for item in value]
+        if isinstance(value, str) and self.tokens.fullmatch(value):
+            return self.hide()
+        return value
 
     def hide(self) -> str:
         self.hid = True
@@ -136,6 +152,8 @@ class _Redactor:
             for key, item in value.items():
                 if key in self.public_keys:
                     out[key] = item
+                elif key in self.unseen_keys:
+                    out[key] = self.unseen(item)
                 else:
                     out[key] = self.walk(item, seats, in_hand or key in self.hand_keys)
             return out
@@ -231,6 +249,9 @@ class Seen:
             game = str(state.get("game", ""))
         self.rules = rules_of(game)
         self.rounds: dict[str, Revealed] = {}
+        # A round's deals voided so far: (the seq of the `deck` line, what the voided deal had
+        # opened), so its records are shown with that, not with what the next deal opens.
+        self.voided: dict[str, list[tuple[int, Revealed]]] = {}
         self.latest: int | None = None
         if state is not None:
             self.rounds[str(state.get("round"))] = Revealed.from_json(state.get("revealed"))
@@ -243,8 +264,22 @@ class Seen:
     def learn(self, record: Mapping[str, Any]) -> None:
         round_id = record.get("round")
         revealed = self.rounds.setdefault(str(round_id), Revealed())
-        learn(self.rules, revealed, str(record.get("event", "")), record.get("payload"))
+        event, seq = str(record.get("event", "")), record.get("seq")
+        if isinstance(seq, int) and any(_opens(game, event) == "deck" for game in self.rules):
+            kept = Revealed(revealed.closed, revealed.all_open, set(revealed.seats))
+            kept.face_up = list(revealed.face_up)
+            self.voided.setdefault(str(round_id), []).append((seq, kept))
+        learn(self.rules, revealed, event, record.get("payload"))
         self._later(round_id)
+
+    def _revealed(self, record: Mapping[str, Any]) -> Revealed | None:
+        """What the game had opened of the deal `record` belongs to."""
+        round_id, seq = str(record.get("round")), record.get("seq")
+        if isinstance(seq, int):
+            for until, kept in self.voided.get(round_id, ()):
+                if seq < until:
+                    return kept
+        return self.rounds.get(round_id)
 
     def closed(self, round_id: Any) -> bool:
         """A round is closed once settled or voided, or once a later round has begun."""
@@ -257,7 +292,7 @@ class Seen:
         """`record` as `role` may see it, with what is known of its round."""
         round_id = record.get("round")
         return _redact_record(
-            self.rules, record, role, self.closed(round_id), self.rounds.get(str(round_id))
+            self.rules, record, role, self.closed(round_id), self._revealed(record)
         )[0]
 
     def redact(self, record: Mapping[str, Any], role: str) -> dict[str, Any]:

@@ -12,8 +12,9 @@ from typing import Any
 
 from daemon.procedures.base import Input, Outcome, Procedure
 
-INPUT_EVENT = "table.input"
-CHECKPOINT_EVENT = "table.checkpoint"
+# The journal events the runtime writes, declared with the games' (daemon/procedures/events.py).
+from daemon.procedures.events import CHECKPOINT_EVENT as CHECKPOINT_EVENT
+from daemon.procedures.events import INPUT_EVENT as INPUT_EVENT
 
 
 class TableError(Exception):

@@ -570,8 +570,9 @@ EVENTS: dict[str, Event] = events(
     # the reader missed and the dealer entered by hand (`entered`) is dealt face down too.
     Event("card.dealt", "Card dealt", "已派牌", opens="face_up"),
     Event("deal.corrected", "Deal corrected", "已更正派牌"),
-    # Art. 4: the dealt cards go back unseen, to the hand shuffle.
-    Event("deal.voided", "Deal voided", "派牌作廢", "HAND_SHUFFLE"),
+    # Art. 4: the dealt cards go back unseen, to the hand shuffle; one that lay face up is
+    # dealt again face down.
+    Event("deal.voided", "Deal voided", "派牌作廢", "HAND_SHUFFLE", opens="deck"),
     Event("arrangement.banker", "Banker arranged", "莊家已排牌", "BANKER_ARRANGED"),
     # Art. 2(d): the banker's hand is open, the players arrange.
     Event("banker.opened", "Banker opened", "莊家已開牌", "PLAYERS_ARRANGING", opens="banker"),

@@ -43,6 +43,9 @@ def declare(*, banker_seat: int, rows: Sequence[str]) -> Visibility:
             revealed.seats |= {BANKER, banker_seat}
         elif opens == "settled":  # Art. 7-11
             _settled(revealed, payload.get("settlement"))
+        elif opens == "deck":  # Art. 4: a voided deal's cards go back, to be dealt again
+            revealed.face_up.clear()
+            revealed.seats.clear()
 
     def seat_of(event: str, payload: Mapping[str, Any]) -> Seat | None:
         if event in ("arrangement.banker", "banker.opened"):
@@ -52,8 +55,11 @@ def declare(*, banker_seat: int, rows: Sequence[str]) -> Visibility:
         return None
 
     return Visibility(
-        hand_keys=frozenset({"card", "cards", "shoe", "dealt", "voided_deals", *rows}),
+        hand_keys=frozenset({"card", "cards", "shoe", "dealt", *rows}),
         public_keys=frozenset(),
+        # Art. 4: a voided deal's cards went back into the deck unseen; the seats opened after
+        # (of the deal that replaced it) open none of them.
+        unseen_keys=frozenset({"voided_deals"}),
         pattern=CARD_PATTERN,
         unique=True,
         opened=opened,
