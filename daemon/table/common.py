@@ -1,5 +1,6 @@
 """What the table runtime's modules share: its errors, what became of an input, its counters,
-the journal events it writes, and the phases it looks at."""
+and the phases it looks at (the journal events it writes are declared with the games':
+daemon/procedures/events.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,6 @@ from functools import cached_property
 from typing import Any
 
 from daemon.procedures.base import Input, Outcome, Procedure
-
-# The journal events the runtime writes, declared with the games' (daemon/procedures/events.py).
-from daemon.procedures.events import CHECKPOINT_EVENT as CHECKPOINT_EVENT
-from daemon.procedures.events import INPUT_EVENT as INPUT_EVENT
 
 
 class TableError(Exception):
