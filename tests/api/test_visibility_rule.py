@@ -150,14 +150,17 @@ class Oracle:
         for entry in proc.settlement or []:
             if isinstance(entry, dict) and not entry.get("late"):
                 open_seats.add(entry["seat"])
-        face_up = {d["card"] for d in proc.dealt if d.get("face_up") is True}
-        hidden = {d["card"] for d in proc.dealt if d["seat"] not in open_seats} - face_up
+        opened = {
+            d["card"] for d in proc.dealt if d["seat"] in open_seats or d.get("face_up") is True
+        }
+        hidden = {d["card"] for d in proc.dealt}
         # A voided deal's cards went back unseen (those that lay face up aside).
         hidden |= {d["card"] for deal in proc.voided_deals for d in deal if not d.get("face_up")}
         pending = proc.override or {}
         if isinstance(pending.get("card"), str) and pending.get("seat") not in open_seats:
             hidden.add(pending["card"])  # a card proposed for entry by hand: face down
-        self.secret[(proc.round_id, len(proc.voided_deals))] = hidden - face_up
+        # What this deal has opened is open, wherever else the card was before.
+        self.secret[(proc.round_id, len(proc.voided_deals))] = hidden - opened
 
     def forbidden(self, deal: tuple[int, int], role: str, closed_now: bool) -> set[str]:
         if audience(role) == REVIEW and (deal[0] in self.closed or closed_now):
