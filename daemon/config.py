@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
@@ -40,10 +39,14 @@ from daemon.sections import (
     table_of,
     text,
     tuple_of,
+    unknown_key,
     whole,
 )
+from daemon.tomltext import TomlRefused, read_toml
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from daemon.shipper.config import FeedConfig
 
 DEVICE_NAMES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")
@@ -198,6 +201,10 @@ class ApiConfig(Section):
     # The console signs its person out after this long without a touch or a key: longer than
     # the five-minute arrangement, so a dealer waiting on the players is not signed out at the bell.
     console_idle_seconds: int = 600
+    # The user `tabled run` starts its API process as when it runs as root (daemon.api.user):
+    # unprivileged, and with no access to the journal's folder for writing nor to the tokens or
+    # key files for reading. Not root's; it must exist (`useradd --system tabled-api`).
+    user: str = "tabled-api"
 
     CHECKS: ClassVar[dict[str, Check]] = {
         "listen": _then(text(), _listen),
@@ -208,6 +215,8 @@ class ApiConfig(Section):
         "tls_key": optional(path()),
         "plain_http_behind_proxy": flag,
         "console_idle_seconds": _then(whole(), _idle),
+        # A POSIX user name (useradd's): lower case, digits, '_' and '-'.
+        "user": text(pattern=r"^[a-z_][a-z0-9_-]{0,31}$"),
     }
 
     def after(self, context: Context) -> None:
@@ -262,7 +271,8 @@ def _devices(value: Any, context: Context) -> dict[str, DeviceConfig]:
         raise ValueError(f"input should be a valid dictionary, got {value!r}")
     for key in value:
         if key not in DEVICE_NAMES:
-            raise ValueError(f"{key}: unknown device (known: {', '.join(DEVICE_NAMES)})")
+            said = unknown_key(key, DEVICE_NAMES, "device")
+            raise ValueError(f"{key}: {said} (known: {', '.join(DEVICE_NAMES)})")
     named: dict[str, Any] = {}
     for key, device in value.items():
         if isinstance(device, dict):
@@ -432,15 +442,16 @@ SECTIONS = tuple(
 )
 
 
-def _describe(error: Any) -> str:
+def _describe(error: Any, known: Callable[[tuple[Any, ...]], Iterable[str]] | None = None) -> str:
     """One pydantic error as `key: what is wrong`, in the words of these sections' own (for
-    the floor's config, which pydantic checks)."""
+    the floor's config, which pydantic checks). `known(place)`: the keys a place takes, for an
+    unknown key's "did you mean"."""
     loc = tuple(error["loc"])
     kind = error["type"]
     if kind == "value_error":
         return describe(loc, str(error["ctx"]["error"]))
     if kind in {"unexpected_keyword_argument", "extra_forbidden"}:
-        return describe(loc, "unknown key")
+        return describe(loc, unknown_key(loc[-1], known(loc[:-1]) if known else ()))
     if kind == "missing":
         return describe(loc, "required")
     if kind == "dataclass_type":
@@ -471,9 +482,12 @@ def parse_config(
     table = data.get("table", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{source}: table: expected a table ([table]), got {table!r}")
-    problems = [f"table.{key}: unknown key" for key in table if key not in TABLE_KEYS]
+    problems = [
+        f"table.{key}: {unknown_key(key, TABLE_KEYS)}" for key in table if key not in TABLE_KEYS
+    ]
     problems += [
-        f"{key}: unknown key (the file's sections: table, {', '.join(SECTIONS)})"
+        f"{key}: {unknown_key(key, ('table', *SECTIONS))} (the file's sections: table, "
+        f"{', '.join(SECTIONS)})"
         for key in data
         if key != "table" and key not in SECTIONS
     ]
@@ -507,11 +521,11 @@ def load_config(path: Path | str | None = None, *, partial: bool = False) -> Tab
     """Read a config file; None reads the embedded default. `partial`: see `parse_config`."""
     file = default_config_path() if path is None else Path(path)
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = read_toml(file)
     except FileNotFoundError:
         raise ConfigError(f"{file}: no such config file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{file}: cannot read it: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except TomlRefused as exc:
+        raise ConfigError(f"{file}: {exc}") from None
     return parse_config(data, source=str(file), partial=partial)

@@ -6,7 +6,8 @@ The config (default: the embedded `config/table.toml`, every device simulated) n
 the devices' ports and the journal. The table replays its journal first: a table restarted
 mid-round comes back in HOLD with the round as it was, for a supervisor to clear. With
 `--http` the operator API and dealer console are served from a process of their own, and
-`{"http": URL}` is printed once it serves. Without `--autoplay` the daemon runs until SIGTERM
+its address is printed once it serves (`{"http": URL}` for a program reading stdout,
+`console and API: URL` on a terminal). Without `--autoplay` the daemon runs until SIGTERM
 or SIGINT, tells systemd it is ready and feeds its watchdog while the table is healthy, and on
 the signal closes the devices and the journal.
 
@@ -64,6 +65,20 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--violation-share", type=float, default=0.3, help="share of rounds with violations"
     )
+    p.add_argument(
+        "--late-share",
+        type=float,
+        default=0.1,
+        help="share of rounds with a player late at the bell (the table's clock jumps the "
+        "five minutes, so its journal's times run ahead of the wall's)",
+    )
+    p.add_argument(
+        "--pace",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="autoplay: the dealer's pause before each step (0: as fast as the table answers)",
+    )
     p.add_argument("--json", action="store_true", help="print the autoplay summary as JSON")
     p.add_argument("--progress", action="store_true", help="print a line per autoplay round")
     p.add_argument(
@@ -95,6 +110,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.autoplay is not None and args.autoplay < 0:
         print("tabled run: --autoplay takes a number of rounds >= 0", file=sys.stderr)
         return 2
+    shares = (args.fault_share, args.violation_share, args.late_share)
+    if not all(0 <= share <= 1 for share in shares):
+        print("tabled run: a --...-share is a fraction from 0 to 1", file=sys.stderr)
+        return 2
+    if not 0 <= args.pace <= 60:
+        print("tabled run: --pace takes seconds from 0 to 60", file=sys.stderr)
+        return 2
     # Faults the autoplay injects are expected; its summary reports them.
     level = args.log_level or ("critical" if args.autoplay is not None else "info")
     configure_logging(level)
@@ -103,12 +125,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"tabled run: {exc}", file=sys.stderr)
         return 2
+    if config.feed is not None:
+        # The broker secrets ([feed] creds, tls_key) private, like the tokens file: before the
+        # table starts or journals anything.
+        from daemon.shipper.config import secrets_problem  # noqa: PLC0415 - with a [feed] only
+
+        if problem := secrets_problem(config.feed, "feed"):
+            print(f"tabled run: {problem}", file=sys.stderr)
+            return 2
     if args.http is not None:
         # The address and the API's doors: before the table starts or journals anything.
         from daemon.cli_http import http_problem, http_warning  # noqa: PLC0415 - only when serving
 
         listen = args.http or config.api.listen
-        problem = http_problem(config.api, listen)
+        from daemon.api.user import user_problem  # noqa: PLC0415 - only when serving
+
+        problem = http_problem(config.api, listen) or user_problem(config, args.journal)
         if problem:
             print(f"tabled run: --http {listen}: {problem}", file=sys.stderr)
             return 2
@@ -219,7 +251,10 @@ async def _serve(api: ApiProcess, table: Table, url: str, stop: asyncio.Event) -
     api.start()
     await _first(api.settled.wait(), stop.wait())
     address = publish(table.journal_config.dir, url)  # for `tabled status` and the others
-    print(json.dumps({"http": url}), flush=True)
+    if sys.stdout.isatty():  # a person: words; a program (a pipe, systemd): one JSON object
+        print(f"console and API: {url}/", flush=True)
+    else:
+        print(json.dumps({"http": url}), flush=True)
     return address
 
 
@@ -263,8 +298,10 @@ async def _autoplay(
         seed=args.seed,
         fault_share=args.fault_share,
         violation_share=args.violation_share,
+        late_share=args.late_share,
         clock=clock if isinstance(clock, SimulationClock) else None,
         progress=(lambda line: print(line, flush=True)) if args.progress else bar.advanced,
+        pace=args.pace,
     )
     play = asyncio.ensure_future(player.run())
     stopped = asyncio.ensure_future(stop.wait())

@@ -13,6 +13,13 @@ locked out. A spell ends when an interval passes with no refusal.
     api.input_refused  requests refused before the API looked at them: a Host or Origin not
                        this table's, a body that is not JSON, unknown fields, unknown paths;
                        and a person's actions refused while their refusal budget is spent
+    api.facts_over_budget  the security facts (`api.forbidden`, ...) an API process in a process
+                       of its own asked the table's process to journal past their budget
+                       (`FACTS_PER_WINDOW` of each in `BUDGET_WINDOW` seconds, counted in the
+                       table's process, daemon.api.process): by event, with the actors they
+                       named and their actions. An API process that is taken over can then
+                       write `FACTS_PER_WINDOW` lines a minute of each fact and one summary,
+                       not 9,700 in 10 s.
 
 What the regulation forbids is another matter: an authenticated person's action the table
 refuses (a cut of 9 cards, a bet on the banker's seat) is a `table.violation` with its article,
@@ -39,7 +46,7 @@ from starlette.requests import HTTPConnection
 
 from daemon.api.errors import ApiError
 from daemon.api.ratelimit import AuthFailureLimiter
-from daemon.api.tokens import Principal, TokenStore, fingerprint
+from daemon.api.tokens import Principal, TokenStore, fingerprint, hash_token
 
 log = structlog.get_logger("tabled.api")
 
@@ -47,6 +54,9 @@ Journal = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 AUTH_REFUSED = "api.auth_refused"
 INPUT_REFUSED = "api.input_refused"
+FACTS_OVER_BUDGET = "api.facts_over_budget"
+# What each kind's summary names beside its reasons and clients.
+DETAILS = {AUTH_REFUSED: "fingerprints", INPUT_REFUSED: "paths", FACTS_OVER_BUDGET: "actions"}
 SUMMARY_INTERVAL = 60.0
 # How many distinct clients, fingerprints or paths a summary names (the rest are counted).
 NAMED = 20
@@ -117,8 +127,8 @@ class RefusalLog:
         interval: float = SUMMARY_INTERVAL,
     ) -> None:
         self.journal, self.clock, self.interval = journal, clock, interval
-        self._tallies = {AUTH_REFUSED: _Tally(), INPUT_REFUSED: _Tally()}
-        self._details = {AUTH_REFUSED: "fingerprints", INPUT_REFUSED: "paths"}
+        self._tallies = {event: _Tally() for event in DETAILS}
+        self._details = DETAILS
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
         self._tasks: set[asyncio.Task[None]] = set()
@@ -237,11 +247,13 @@ class RefusalLog:
 
 PER_PERSON = 30
 BUDGET_WINDOW = 60.0
+FACTS_PER_WINDOW = 30  # lines of one security fact an API process may have journaled a window
 
 
 class RefusalBudget:
-    """How many refused actions (each a durable `table.violation`) a person may cause in a
-    sliding window; the persons are those of the tokens file, so the map stays small."""
+    """How many durable lines one key may cause in a sliding window: a person's refused
+    actions (each a `table.violation`; the persons are those of the tokens file), or the API
+    process's security facts of one event name (daemon.api.process), so the map stays small."""
 
     def __init__(
         self, clock: Callable[[], float], *, limit: int = PER_PERSON, window: float = BUDGET_WINDOW
@@ -264,7 +276,7 @@ class RefusalBudget:
         return max(times[0] + self.window - self.clock(), 0.0)
 
     def spend(self, person: str) -> None:
-        """One refused action of `person`'s was journaled."""
+        """One line of `person`'s (a refused action, a fact) was journaled."""
         self._recent(person).append(self.clock())
 
 
@@ -284,7 +296,10 @@ class Gate:
         self.refused: Counter[str] = Counter()
 
     async def authenticate(self, token: str | None, client: str) -> Principal:
-        wait = self.limiter.retry_after(client)
+        # A console signed in from this client before it was locked out goes on being served
+        # (daemon.api.ratelimit); a guess made during the lockout is not looked up.
+        digest = hash_token(token) if token else None
+        wait = self.limiter.retry_after(client, digest)
         if wait > 0 and token:
             self.refused["rate_limited"] += 1
             await self.refusals.auth("rate_limited", client, on_guard=self.limiter.on_guard())
@@ -304,6 +319,8 @@ class Gate:
             )
         principal = self.tokens.lookup(token)
         if principal is not None:
+            if digest is not None:
+                self.limiter.accepted(client, digest)
             return principal
         self.refused["bad_token"] += 1
         locked = self.limiter.failed(client)

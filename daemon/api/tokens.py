@@ -26,7 +26,6 @@ import os
 import re
 import secrets
 import sys
-import tomllib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from pathlib import Path
 import structlog
 
 from daemon.api.facade import ROLES
+from daemon.tomltext import TomlRefused, loads_toml
 
 log = structlog.get_logger("tabled.api")
 
@@ -124,9 +124,9 @@ def parse_tokens(
     an entry with a known role that is not one of `roles` (a floor role in a table's file, or
     the reverse) is skipped, so one file can serve a table and the floor."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TokenFileError(f"{source}: not valid TOML: {exc}") from None
+        data = loads_toml(text)
+    except TomlRefused as exc:
+        raise TokenFileError(f"{source}: {exc}") from None
     unknown = set(data) - {"token"}
     if unknown:
         raise TokenFileError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}")
@@ -225,6 +225,29 @@ class TokenStore:
     def reload(self) -> None:
         """Read the tokens file again if it changed since it was last read."""
         self._reload()
+
+    def entries(self) -> dict[str, Principal]:
+        """Each enabled token's hash and its holder, as last read: what the table's process
+        sends its API process (`SentTokens`)."""
+        return dict(self._by_hash)
+
+
+class SentTokens(TokenStore):
+    """The tokens as the API process holds them when it may not read the tokens file (it runs
+    as a user of its own, daemon.api.user): the hashes and their holders, sent by the table's
+    process at the start and whenever the file changes (`replace`)."""
+
+    def __init__(self, entries: dict[str, Principal], roles: Collection[str] = ROLES) -> None:
+        self.path, self.roles = None, roles
+        self._stamp = None
+        self._by_hash = dict(entries)
+        self.last_error = None
+
+    def _reload(self) -> None:
+        """The table's process sends the changes."""
+
+    def replace(self, entries: dict[str, Principal]) -> None:
+        self._by_hash = dict(entries)
 
 
 def token_entry(actor: str, role: str, token: str) -> str:

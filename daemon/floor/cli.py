@@ -1,5 +1,9 @@
 """`tabled floor`: run the floor; `tabled floor report`: the audit report of a period;
-`tabled floor demo`: nats-server, a throwaway PostgreSQL, three simulated tables and the floor.
+`tabled floor enrol`: a table and its key into the floor's registry (a floor admin);
+`tabled floor tables`: the registry; `tabled floor nkey`, `broker-key`, `broker-config`: the
+broker's identities and its accounts (daemon/floor/brokerkeys.py); `tabled floor audit`: the
+integrity audit of every table (daemon/analytics/floor.py); `tabled floor demo`: nats-server, a
+throwaway PostgreSQL, the floor and three real tables.
 """
 
 from __future__ import annotations
@@ -7,10 +11,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import json
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -24,6 +29,8 @@ from daemon.floor.api import Hub, create_app, report, report_csv
 from daemon.floor.config import FloorConfig, load_floor_config
 from daemon.floor.consumer import Consumer
 from daemon.floor.store import Store, dumps
+from daemon.logging import configure_logging
+from daemon.shipper.broker import FeedError, auth_options
 
 log = structlog.get_logger("tabled.floor")
 
@@ -79,7 +86,8 @@ def _run(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="tabled floor",
         description="Consume every table's journal from JetStream into PostgreSQL, check each "
-        "table's hash chain, and serve the floor API and page. Subcommands: report, demo.",
+        "table's hash chain, and serve the floor API and page. Subcommands: report, enrol, "
+        "tables, nkey, broker-key, broker-config, demo.",
     )
     parser.add_argument("--config", help="floor config (TOML with [floor], [api], [pits])")
     parser.add_argument("--http", metavar="HOST:PORT", help="listen here (default: [api] listen)")
@@ -99,6 +107,12 @@ def _run(argv: Sequence[str]) -> int:
     problem = serving_problem(config.api, config.api.listen)
     if problem:
         print(f"tabled floor: --http {config.api.listen}: {problem}", file=sys.stderr)
+        return 2
+    # The floor's broker identity and TLS files: there, private, of the right kind.
+    try:
+        auth_options(config.floor, "floor")
+    except FeedError as exc:
+        print(f"tabled floor: {exc}", file=sys.stderr)
         return 2
 
     async def main() -> int:
@@ -157,16 +171,29 @@ def report_main(argv: Sequence[str]) -> int:
     return asyncio.run(main())
 
 
+# `tabled floor WORD ...`: the subcommands, "module:function" (imported only when asked for);
+# without one of these words it runs the floor. The shell completion reads them too.
+SUBCOMMANDS: dict[str, str] = {
+    "report": "daemon.floor.cli:report_main",
+    "enrol": "daemon.floor.registry:main",
+    "tables": "daemon.floor.registry:list_main",
+    "nkey": "daemon.floor.brokerkeys:nkey_main",
+    "broker-key": "daemon.floor.brokerkeys:key_main",
+    "broker-config": "daemon.floor.brokerkeys:config_main",
+    "demo": "daemon.floor.demo:main",
+    "audit": "daemon.analytics.floor:main",  # numpy and scipy: only for this one
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    # stdout carries what a script reads (the URL, the report); the log goes to stderr.
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
-    if args[:1] == ["report"]:
-        return report_main(args[1:])
-    if args[:1] == ["demo"]:
-        from daemon.floor.demo import main as demo_main  # noqa: PLC0415 - only for the demo
-
-        return demo_main(args[1:])
+    # stdout carries what a script reads; the log goes to stderr, in its one style (text on a
+    # terminal, JSON lines otherwise), as `tabled run`'s.
+    configure_logging("info")
+    if args and args[0] in SUBCOMMANDS:
+        module, _, function = SUBCOMMANDS[args[0]].partition(":")
+        run: Callable[[Sequence[str]], int] = getattr(importlib.import_module(module), function)
+        return run(args[1:])
     return _run(args)
 
 

@@ -22,7 +22,7 @@ class ChainAlert(BaseModel):
     id: int
     table: str
     seq: int = Field(description="the seq the alert is about (a gap's first missing seq)")
-    kind: str = Field(description="gap | fork | broken_link | malformed")
+    kind: str = Field(description="gap | fork | broken_link | malformed | unknown_table | forged")
     expected_hash: str | None = Field(description="the hash the chain called for")
     actual_hash: str | None = Field(description="the hash (or prev) the floor received")
     gap_to: int | None = Field(description="a gap's last missing seq")
@@ -53,6 +53,9 @@ class TableSummary(BaseModel):
     pit: str | None
     game: str | None
     phase: str | None
+    phase_said: dict[str, str] | None = Field(
+        None, description='the phase by its name in the game\'s data, {"zh": ..., "en": ...}'
+    )
     state: str = Field(description="playing | held | tilted | stopped")
     reason: str | None = Field(description="why it is held or tilted")
     round: str | None
@@ -74,6 +77,9 @@ class EventRow(BaseModel):
     actor: str
     payload: dict[str, Any]
     redacted: bool
+    said: dict[str, str] = Field(
+        default_factory=dict, description='the line in words, {"zh": ..., "en": ...}'
+    )
     line: str | None = Field(description="the exact line (admin and audit only)")
 
 
@@ -105,6 +111,13 @@ class ViolationRow(BaseModel):
     action: str | None
     phase: str | None
     reason: str | None
+    acknowledged_at: datetime | None = Field(None, description="when a person took it in hand")
+    acknowledged_by: str | None = Field(None, description="who acknowledged it")
+    acknowledged_role: str | None = None
+    ack_note: str | None = Field(None, description="what they said they are doing about it")
+    said: dict[str, str] = Field(
+        default_factory=dict, description='the line in words, {"zh": ..., "en": ...}'
+    )
 
 
 class OverrideRow(BaseModel):
@@ -131,6 +144,13 @@ class FaultRow(BaseModel):
     make: str | None
     model: str | None
     serial: str | None
+    acknowledged_at: datetime | None = Field(None, description="when a person took it in hand")
+    acknowledged_by: str | None = Field(None, description="who acknowledged it")
+    acknowledged_role: str | None = None
+    ack_note: str | None = Field(None, description="what they said they are doing about it")
+    said: dict[str, str] = Field(
+        default_factory=dict, description='the line in words, {"zh": ..., "en": ...}'
+    )
 
 
 class Charts(BaseModel):
@@ -154,6 +174,8 @@ class AlertKind(StrEnum):
     fork = "fork"
     broken_link = "broken_link"
     malformed = "malformed"
+    unknown_table = "unknown_table"
+    forged = "forged"
 
 
 class ReportFormat(StrEnum):

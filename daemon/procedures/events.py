@@ -53,6 +53,8 @@ def procedure_events(*, opened_to: str) -> list[Event]:
         Event("override.approved", "Approved", "已批准"),
         Event("override.rejected", "Rejected", "已駁回"),
         Event("override.lapsed", "Proposal lapsed", "提議已失效"),
+        # A device replaced by another of its approved build, two supervisors (its approval).
+        Event("device.replaced", "Device replaced", "設備已更換"),
         Event(VIOLATION_EVENT, "Refused", "已拒絕操作"),
     ]
 

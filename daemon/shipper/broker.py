@@ -5,6 +5,8 @@ uses them; `tabled feed status|replay` use them directly."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import ssl
 import time
 from dataclasses import dataclass, field
@@ -15,16 +17,32 @@ import nats.errors
 import nats.js.errors
 from nats.js import api as js_api
 
-from daemon.shipper.config import FeedConfig
+from daemon.shipper.config import (
+    NATS_FILES,
+    FeedConfig,
+    NatsClient,
+    secrets_problem,
+    uses_tls,
+)
 
 if TYPE_CHECKING:
     from nats.aio.client import Client
-    from nats.js.api import RawStreamMsg
     from nats.js.client import JetStreamContext
 
 MSG_ID = "Nats-Msg-Id"
+CONFLICT_EVENT = "conflict"  # <prefix>.<table>.conflict: a line whose id another message took
 EXPECTED_STREAM = "Nats-Expected-Stream"
 SITE_HEADER = "Tabled-Site"
+
+
+def table_inbox_prefix(table_id: str) -> str:
+    """The inbox prefix of a table's connection: `_INBOX.table.<id>`."""
+    return f"_INBOX.table.{table_id}"
+
+
+def floor_inbox_prefix(durable: str) -> str:
+    """The inbox prefix of the floor's connection: `_INBOX.floor.<durable consumer>`."""
+    return f"_INBOX.floor.{durable}"
 
 
 class FeedError(Exception):
@@ -51,6 +69,8 @@ class FeedStatus:
     acked_total: int = 0
     sent_total: int = 0
     refused_total: int = 0
+    conflicts_total: int = 0
+    last_conflict: int | None = None  # the seq of the last line found in conflict
     reconnects_total: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -78,6 +98,8 @@ class FeedStatus:
             "acked_total": self.acked_total,
             "sent_total": self.sent_total,
             "refused_total": self.refused_total,
+            "conflicts_total": self.conflicts_total,
+            "last_conflict": self.last_conflict,
             "reconnects_total": self.reconnects_total,
             "notes": list(self.notes),
         }
@@ -97,15 +119,56 @@ def subjects_cover(patterns: list[str], prefix_tokens: list[str]) -> bool:
     return False
 
 
-def tls_context(feed: FeedConfig) -> ssl.SSLContext | None:
-    if not feed.uses_tls:
+def tls_context(section: NatsClient) -> ssl.SSLContext | None:
+    """The TLS of a NATS client section (its CA, its client certificate), or None for none."""
+    if not uses_tls(section):
         return None
     context = ssl.create_default_context(
-        cafile=str(feed.tls_ca) if feed.tls_ca is not None else None
+        cafile=str(section.tls_ca) if section.tls_ca is not None else None
     )
-    if feed.tls_cert is not None and feed.tls_key is not None:
-        context.load_cert_chain(str(feed.tls_cert), str(feed.tls_key))
+    if section.tls_cert is not None and section.tls_key is not None:
+        context.load_cert_chain(str(section.tls_cert), str(section.tls_key))
     return context
+
+
+NKEY_SEED_PREFIX = "SU"  # an nkey user seed: `tabled feed nkey`, `nsc`, `nk -gen user`
+JWT_MARK = "-----BEGIN NATS USER JWT-----"
+
+
+def auth_options(section: NatsClient, where: str = "feed") -> dict[str, Any]:
+    """nats-py's connect options for a section's identity and TLS: FeedError in one line when a
+    file is missing, not private, or not what its key says (`where` is the section's name)."""
+    problem = secrets_problem(section, where)
+    if problem:
+        raise FeedError(problem)
+    for key in NATS_FILES:
+        file = getattr(section, key)
+        if file is not None and not file.is_file():
+            raise FeedError(f"{where}.{key}: {file}: no such file")
+    options: dict[str, Any] = {}
+    if section.user is not None:
+        options["user"], options["password"] = section.user, section.password
+    if section.token is not None:
+        options["token"] = section.token
+    if section.creds is not None:
+        try:
+            text = section.creds.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise FeedError(f"{where}.creds: {section.creds}: cannot read it: {exc}") from None
+        if JWT_MARK in text:
+            options["user_credentials"] = str(section.creds)
+        elif text.startswith(NKEY_SEED_PREFIX) and "\n" not in text:
+            options["nkeys_seed_str"] = text
+        else:
+            raise FeedError(
+                f"{where}.creds: {section.creds}: neither an nkey user seed (SU...) nor a NATS "
+                ".creds file"
+            )
+    try:
+        options["tls"] = tls_context(section)
+    except (OSError, ssl.SSLError) as exc:
+        raise FeedError(f"{where}.tls_ca/tls_cert/tls_key: {exc}") from None
+    return options
 
 
 def describe(exc: BaseException) -> str:
@@ -135,16 +198,11 @@ async def connect(feed: FeedConfig, table_id: str, **callbacks: Any) -> Client:
         "max_reconnect_attempts": 1,
         "reconnect_time_wait": 0,
         "connect_timeout": feed.connect_timeout_seconds,
-        "tls": tls_context(feed),
+        # Replies come to this table's inboxes only, the one subscription its broker
+        # permissions allow (`tabled floor broker-config`).
+        "inbox_prefix": table_inbox_prefix(table_id),
+        **auth_options(feed),
     }
-    if feed.user is not None:
-        options["user"], options["password"] = feed.user, feed.password
-    if feed.token is not None:
-        options["token"] = feed.token
-    if feed.credentials is not None:
-        if not feed.credentials.is_file():
-            raise FeedError(f"feed.credentials: {feed.credentials}: no such file")
-        options["user_credentials"] = str(feed.credentials)
     errors: list[BaseException] = []
 
     async def on_error(exc: Exception) -> None:
@@ -166,6 +224,8 @@ async def connect(feed: FeedConfig, table_id: str, **callbacks: Any) -> Client:
         raise FeedError("no NATS server answers at " + ", ".join(feed.servers)) from None
     except (OSError, ssl.SSLError) as exc:
         raise FeedError(f"cannot connect: {exc}") from None
+    except nats.errors.Error as exc:  # refused by the server (credentials, TLS)
+        raise FeedError(describe(exc)) from None
 
 
 async def ensure_stream(js: JetStreamContext, feed: FeedConfig, table_id: str) -> list[str]:
@@ -174,19 +234,13 @@ async def ensure_stream(js: JetStreamContext, feed: FeedConfig, table_id: str) -
     try:
         info = await js.stream_info(feed.stream)
     except nats.js.errors.NotFoundError:
-        await js.add_stream(
-            js_api.StreamConfig(
-                name=feed.stream,
-                subjects=[feed.stream_subjects],
-                storage=js_api.StorageType.FILE,
-                retention=js_api.RetentionPolicy.LIMITS,
-                discard=js_api.DiscardPolicy.OLD,
-                duplicate_window=feed.duplicate_window_seconds,
-                max_age=feed.max_age_days * 86400.0,
-                max_bytes=feed.max_bytes,
-                num_replicas=feed.replicas,
-            )
-        )
+        try:
+            await _create_stream(js, feed)
+        except Exception as exc:
+            raise FeedError(
+                f"stream {feed.stream} does not exist and this table could not create it "
+                f"({describe(exc)}); create it from the floor (docs/floor.md)"
+            ) from None
         return notes
     subjects = list(info.config.subjects or [])
     if not subjects_cover(subjects, [*feed.subject_prefix.split("."), table_id]):
@@ -206,12 +260,93 @@ async def ensure_stream(js: JetStreamContext, feed: FeedConfig, table_id: str) -
     return notes
 
 
-async def last_stored(js: JetStreamContext, feed: FeedConfig, table_id: str) -> RawStreamMsg | None:
-    """The newest message of this table in the stream, or None."""
+@dataclass(frozen=True)
+class Stored:
+    """A message of this table the stream holds: its subject, headers, body and stream seq."""
+
+    subject: str
+    headers: dict[str, str] | None
+    data: bytes
+    seq: int
+
+
+def reader_name(table_id: str, purpose: str) -> str:
+    """The consumer a table reads its own messages through: `tabled-<purpose>-<table>`
+    (`ship`: the daemon's shipper and `tabled feed ship`; `cli`: `tabled feed status|replay`)."""
+    return f"tabled-{purpose}-{table_id}"
+
+
+READER_PURPOSES = ("ship", "cli")
+
+
+async def own_messages(
+    js: JetStreamContext,
+    feed: FeedConfig,
+    table_id: str,
+    *,
+    start: int | None = None,
+    limit: int = 1,
+    headers_only: bool = False,
+    purpose: str = "ship",
+) -> list[Stored]:
+    """This table's messages in the stream, read through a consumer filtered on its own
+    subjects (never a message of another table): the last one (`start` None), or up to `limit`
+    from stream seq `start` on. A consumer, not a message get by seq: the broker binds the
+    filter to the consumer's name in the create subject, so a table's permissions
+    (`tabled floor broker-config`) let it read its own lines and no other table's."""
+    name = reader_name(table_id, purpose)
+    with contextlib.suppress(nats.js.errors.NotFoundError):
+        await js.delete_consumer(feed.stream, name)
+    config = js_api.ConsumerConfig(
+        name=name,
+        filter_subject=f"{feed.subject_prefix}.{table_id}.>",
+        ack_policy=js_api.AckPolicy.NONE,
+        deliver_policy=(
+            js_api.DeliverPolicy.LAST if start is None else js_api.DeliverPolicy.BY_START_SEQUENCE
+        ),
+        opt_start_seq=start,
+        headers_only=headers_only or None,
+        inactive_threshold=60.0,  # gone by itself if this process dies before deleting it
+        mem_storage=True,
+        num_replicas=1,
+    )
+    info = await js.add_consumer(feed.stream, config)
+    out: list[Stored] = []
     try:
-        return await js.get_last_msg(feed.stream, f"{feed.subject_prefix}.{table_id}.>")
-    except nats.js.errors.NotFoundError:
-        return None
+        pending = int(info.num_pending or 0)
+        if not pending:
+            return out
+        sub = await js.pull_subscribe_bind(name, feed.stream)
+        try:
+            want = min(limit, pending)
+            while len(out) < want:
+                batch = await sub.fetch(
+                    min(want - len(out), 1000), timeout=feed.ack_timeout_seconds
+                )
+                for msg in batch:
+                    out.append(
+                        Stored(
+                            msg.subject,
+                            dict(msg.headers) if msg.headers else None,
+                            msg.data,
+                            msg.metadata.sequence.stream,
+                        )
+                    )
+        finally:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        return out
+    finally:
+        with contextlib.suppress(Exception):
+            await js.delete_consumer(feed.stream, name)
+
+
+async def last_stored(
+    js: JetStreamContext, feed: FeedConfig, table_id: str, purpose: str = "ship"
+) -> Stored | None:
+    """The newest message of this table in the stream, or None."""
+    found = await own_messages(js, feed, table_id, purpose=purpose)
+    return found[0] if found else None
 
 
 def stored_seq(msg: Any, table_id: str) -> int | None:
@@ -220,3 +355,34 @@ def stored_seq(msg: Any, table_id: str) -> int | None:
     if table != table_id or not seq.isdigit():
         return None
     return int(seq)
+
+
+async def stored_message(
+    js: JetStreamContext, feed: FeedConfig, table_id: str, seq: int
+) -> Stored | None:
+    """The stream's message at stream sequence `seq` if it is one of this table's subjects;
+    None when it is not (another table's, or gone): only the table's own are readable."""
+    found = await own_messages(js, feed, table_id, start=seq)
+    return found[0] if found and found[0].seq == seq else None
+
+
+def conflict_msg_id(table_id: str, seq: int, line: bytes) -> str:
+    """The id of a table's own line published on the conflict subject:
+    ``<table>:<seq>:conflict:<first 16 hex of the line's SHA-256>``."""
+    return f"{table_id}:{seq}:conflict:{hashlib.sha256(line).hexdigest()[:16]}"
+
+
+async def _create_stream(js: JetStreamContext, feed: FeedConfig) -> None:
+    await js.add_stream(
+        js_api.StreamConfig(
+            name=feed.stream,
+            subjects=[feed.stream_subjects],
+            storage=js_api.StorageType.FILE,
+            retention=js_api.RetentionPolicy.LIMITS,
+            discard=js_api.DiscardPolicy.OLD,
+            duplicate_window=feed.duplicate_window_seconds,
+            max_age=feed.max_age_days * 86400.0,
+            max_bytes=feed.max_bytes,
+            num_replicas=feed.replicas,
+        )
+    )

@@ -3,6 +3,7 @@
     tabled feed status [--config FILE] [--journal DIR] [--json]
     tabled feed ship   [--config FILE] [--journal DIR]       # a stopped table's backlog, then exit
     tabled feed replay --from SEQ [--to SEQ] [--config FILE] [--journal DIR]
+    tabled feed nkey   [--config FILE]    # the table's broker key: made once, its public key shown
 
 `status` reads the cursor and the journal's files and asks the broker about the stream: which
 files have shipped (and so may be archived), the lag, whether the broker answers. `ship` sends
@@ -10,6 +11,8 @@ what the cursor has not yet covered, from the files, for a table whose daemon is
 daemon ships by itself while it runs). `replay` sends the lines of a range that the stream does
 not hold (it asks the stream which of this table's seqs it has), so it never stores a line
 twice. It never sends past the cursor while the daemon runs (those lines are the daemon's).
+`nkey` makes the table's nkey seed at `[feed] creds` (mode 0600) if there is none, and prints its
+public key on the last line: the floor puts it in the broker's config (`tabled floor broker-key`).
 
 Exit status: 0 done (status: the broker answers and the stream takes our subjects); 1 the
 broker does not answer or refused; 2 bad arguments or config, or no [feed] in the config.
@@ -67,7 +70,34 @@ def parser() -> argparse.ArgumentParser:
     common(replay)
     replay.add_argument("--from", dest="first", type=int, required=True, metavar="SEQ")
     replay.add_argument("--to", dest="last", type=int, metavar="SEQ", help="default: the end")
+    nkey = sub.add_parser("nkey", help="make the table's broker key ([feed] creds), show it")
+    nkey.add_argument("--config", type=Path, help="table config (default: the embedded one)")
     return p
+
+
+def _nkey(args: argparse.Namespace) -> int:
+    from daemon.shipper.nkey import NkeyError, make_seed  # noqa: PLC0415 - nkeys for this only
+
+    config = load_config(args.config)
+    if config.feed is None:
+        raise _Usage(f"{config.source}: no [feed] section: this table ships nothing")
+    if config.feed.creds is None:
+        raise _Usage(
+            f"{config.source}: set [feed] creds to the file for the table's nkey seed "
+            '(e.g. creds = "feed.nk", beside the config), then run this again'
+        )
+    try:
+        public, made = make_seed(config.feed.creds, "feed.creds")
+    except NkeyError as exc:
+        raise _Usage(str(exc)) from None
+    said = "made" if made else "already there"
+    print(f"table {config.table_id}: nkey seed {config.feed.creds} ({said}, mode 0600)")
+    print(
+        f"on the floor: tabled floor broker-key {config.table_id} --nkey {public} "
+        "--config floor.toml"
+    )
+    print(public)
+    return EXIT_OK
 
 
 def _setup(args: argparse.Namespace) -> tuple[TableConfig, FeedConfig, Path]:
@@ -141,7 +171,7 @@ async def broker_report(feed: FeedConfig, table_id: str) -> dict[str, Any]:
             "storage": str(getattr(info.config.storage, "value", info.config.storage)),
             "replicas": info.config.num_replicas,
         }
-        msg = await last_stored(js, feed, table_id)
+        msg = await last_stored(js, feed, table_id, purpose="cli")
         stream["last_seq_of_table"] = None if msg is None else stored_seq(msg, table_id)
         report["stream"] = stream
         if not takes:
@@ -271,28 +301,14 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 async def stored_seqs(js: Any, feed: FeedConfig, table_id: str) -> set[int]:
-    """The seqs of this table the stream holds (read from the headers only)."""
-    from daemon.shipper.broker import last_stored, stored_seq  # noqa: PLC0415
+    """The seqs of this table the stream holds (read from the headers only, through the
+    table's own filtered consumer)."""
+    from daemon.shipper.broker import own_messages, stored_seq  # noqa: PLC0415
 
-    if await last_stored(js, feed, table_id) is None:
-        return set()
-    subject = f"{feed.subject_prefix}.{table_id}.>"
-    sub = await js.subscribe(
-        subject, stream=feed.stream, ordered_consumer=True, headers_only=True,
-        pending_msgs_limit=1_000_000,
-    )  # fmt: skip
-    seqs: set[int] = set()
-    try:
-        while True:
-            msg = await sub.next_msg(timeout=feed.ack_timeout_seconds)
-            seq = stored_seq(msg, table_id)
-            if seq is not None:
-                seqs.add(seq)
-            if msg.metadata.num_pending == 0:
-                return seqs
-    finally:
-        with contextlib.suppress(Exception):
-            await sub.unsubscribe()
+    found = await own_messages(
+        js, feed, table_id, start=1, limit=10**12, headers_only=True, purpose="cli"
+    )
+    return {seq for msg in found if (seq := stored_seq(msg, table_id)) is not None}
 
 
 async def replay(
@@ -365,11 +381,19 @@ async def replay(
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     name = f"tabled feed {args.command}"
+    if args.command in ("ship", "replay"):
+        # The shipper logs as `tabled run`'s does (feed.degraded...): text on a terminal, JSON
+        # lines in a pipe or under systemd, not structlog's unconfigured default.
+        from daemon.logging import configure_logging  # noqa: PLC0415 - structlog only here
+
+        configure_logging("info")
     try:
         if args.command == "status":
             return _status(args)
         if args.command == "ship":
             return _ship(args)
+        if args.command == "nkey":
+            return _nkey(args)
         return _replay(args)
     except (ConfigError, _Usage) as exc:
         print(f"{name}: {exc}", file=sys.stderr)

@@ -10,8 +10,10 @@ import os
 import re
 import signal
 import socket
+import time
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import httpx
 import pytest
@@ -22,6 +24,7 @@ from daemon.api.acts import PER_PERSON, Answered
 from daemon.api.channel import (
     MAX_ACT_BODY,
     MAX_FROM_API,
+    MAX_TO_API,
     ChannelError,
     FrameRefused,
     frame,
@@ -30,6 +33,7 @@ from daemon.api.channel import (
     read_frame,
 )
 from daemon.api.errors import ApiError
+from daemon.api.gate import BUDGET_WINDOW, FACTS_OVER_BUDGET, FACTS_PER_WINDOW
 from daemon.api.process import MAX_IN_FLIGHT, ApiProcess
 from daemon.api.tokens import token_entry
 from daemon.api.worker import RemoteTable
@@ -184,6 +188,7 @@ FORGED_FAULT = (
 
 
 DEALER = TOKENS["dealer"][1]
+FLOOD = 9_700  # forged api.forbidden lines one API process had journaled in 10 s
 OPEN_TABLE = {"action": "open_table", "actor": "lei.dealer", "role": "dealer", "payload": {}}
 
 
@@ -730,6 +735,63 @@ def test_the_table_counts_a_persons_refused_actions_itself(tmp_path: Path) -> No
                 if r.event == "api.input_refused"
             ]
             assert "refusal_budget" in json.dumps(summaries, default=dict)
+            api.server.listening().close()
+        finally:
+            await table.stop()
+
+    asyncio.run(main())
+
+
+def test_a_flood_of_forged_security_facts_costs_the_journal_its_budget_and_a_summary(
+    tmp_path: Path,
+) -> None:
+    """A taken-over API process asks, on the real channel, as fast as the table answers, for
+    9,700 `api.forbidden` lines naming a supervisor (what one wrote in 10 s before the budget):
+    the table's process journals `FACTS_PER_WINDOW` of them and counts the rest into one summary
+    a minute (`api.facts_over_budget`), with the count and the actor they named."""
+
+    async def main() -> None:
+        config = load_config(_config(tmp_path))
+        table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
+        await table.start()
+        try:
+            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            before = table.journal.durable_seq if table.journal else 0
+            ours, theirs = socket.socketpair()
+            reader, writer = await asyncio.open_unix_connection(sock=ours)
+            api._writer = writer  # the answers go back on the channel, as to an API process
+            serving = asyncio.ensure_future(api._serve(reader, writer))
+            forger_reader, forger = await asyncio.open_unix_connection(sock=theirs)
+            fact = {"actor": "wong.supervisor", "role": "supervisor", "action": "void_round"}
+            started, sent, batch = time.monotonic(), 0, MAX_IN_FLIGHT // 2
+            while sent < FLOOD:
+                for n in range(sent, min(sent + batch, FLOOD)):
+                    args = {"event": "api.forbidden", "payload": fact}
+                    forger.write(
+                        json_frame({"t": "call", "id": n, "op": "journal_security", "args": args})
+                    )
+                for _ in range(sent, min(sent + batch, FLOOD)):
+                    got = await read_frame(forger_reader, MAX_TO_API)
+                    assert got is not None and got[0] == b"P"
+                sent += batch
+            elapsed = time.monotonic() - started
+            await api.refusals.close()  # as at the daemon's stop: what is counted, on record
+            forger.close()
+            await serving
+            assert api._why is None  # well-formed requests: the API process is not replaced
+            assert table.journal is not None
+            by_api = [r for r in table.journal.replay(before + 1) if r.actor == "api"]
+            windows = int(elapsed // BUDGET_WINDOW) + 1
+            forged = [r for r in by_api if r.event == "api.forbidden"]
+            summaries = [r for r in by_api if r.event == FACTS_OVER_BUDGET]
+            assert len(forged) <= FACTS_PER_WINDOW * windows
+            # The first past the budget at once, then one a minute, and the rest at the stop.
+            assert 1 <= len(summaries) <= windows + 1, summaries
+            assert len(forged) + len(summaries) == len(by_api)
+            assert len(forged) + sum(s.payload["refused"] for s in summaries) == FLOOD
+            assert summaries[-1].payload["clients"] == {"wong.supervisor": mock.ANY}
+            assert set(summaries[0].payload["by_reason"]) == {"api.forbidden"}
+            assert summaries[0].payload["actions"] == {"void_round": mock.ANY}
             api.server.listening().close()
         finally:
             await table.stop()

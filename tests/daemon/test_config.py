@@ -19,6 +19,7 @@ from daemon.config import (
     load_config,
     parse_config,
 )
+from daemon.tomltext import loads_toml
 
 REPO = Path(__file__).resolve().parents[2]
 THIRTEEN_DEVICES = {name: {"port": f"sim://{name}"} for name in REQUIRED_DEVICES["thirteen"]}
@@ -73,6 +74,10 @@ BAD = [
     ({"table": {"game": "baccarat"}}, "table.game: input should be 'thirteen' or 'paigow'"),
     ({"table": {"paigow_hands": 6}}, "table.paigow_hands: 6 (Art. 2(4) allows 8 or 4)"),
     ({"table": {"colour": "green"}}, "table.colour: unknown key"),
+    ({"table": {"rulset": "hk-common"}}, "table.rulset: unknown key; did you mean 'ruleset'?"),
+    ({"jornal": {}}, "jornal: unknown key; did you mean 'journal'? (the file's sections: table"),
+    ({"journal": {"durabilty": "none"}}, "journal.durabilty: unknown key; did you mean 'dura"),
+    ({"devices": {"shufler": {"port": "x"}}}, "devices.shufler: unknown device; did you mean"),
     ({"table": 5}, "table: expected a table ([table]), got 5"),
     ({"game": "paigow"}, "game: unknown key (the file's sections: table, devices"),
     ({"devices": {}}, "devices: a thirteen table needs [devices.shuffler], [devices.shoe_reader]"),
@@ -244,3 +249,70 @@ def test_a_bad_config_stops_each_command_with_exit_2(
     assert len(lines) == 1 and message in lines[0] and str(path) in lines[0], result.stderr
     assert result.stdout == ""
     assert not (tmp_path / "var").exists()  # nothing was started, no journal written
+
+
+# --- pathological files: one line, exit 2, for every command that reads one (daemon.tomltext) --
+
+PATHOLOGICAL = [
+    ("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "nested more than 32 levels deep"),
+    ("a = " + "{b=" * 100_000 + "}" * 100_000 + "\n", "nested more than 32 levels deep"),
+    ("a = " + "[" * 40 + "]" * 40 + "\n", "nested more than 32 levels deep"),
+    (".".join(["x"] * 100_000) + " = 1\n", "line 1: a dotted name of more than 32 parts"),
+    ("[table]\n[" + ".".join(["x"] * 100_000) + "]\n", "line 2: a dotted name of more than 32"),
+    ('k = "' + "x" * (2 << 20) + '"\n', "larger than 1048576 bytes"),
+]
+
+
+@pytest.mark.parametrize(
+    "command", [("run",), ("devices",), ("sim",), ("floor",), ("floor", "report")]
+)
+@pytest.mark.parametrize(("text", "message"), PATHOLOGICAL, ids=[m for _, m in PATHOLOGICAL])
+def test_a_pathological_config_is_one_line_and_exit_2(
+    tmp_path: Path, command: tuple[str, ...], text: str, message: str
+) -> None:
+    path = tmp_path / "deep.toml"
+    path.write_text(text)
+    extra = ["--since", "2026-01-01", "--until", "2026-01-02"] if command[-1] == "report" else []
+    result = subprocess.run(
+        [sys.executable, "-m", "daemon", *command, "--config", str(path), *extra],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and str(path) in lines[0], result.stderr
+
+
+def test_a_pathological_tokens_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """The tokens file goes through the same bounds: `tabled run` refuses it before it serves."""
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text("[[token]]\n" + ".".join(["x"] * 50_000) + " = 1\n")
+    tokens.chmod(0o600)
+    config = tmp_path / "table.toml"
+    config.write_text(
+        f'[api]\ntokens_file = "{tokens}"\n'
+        + "".join(f'[devices.{n}]\nport = "sim://{n}"\n' for n in REQUIRED_DEVICES["thirteen"])
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "daemon", "run", "--config", str(config), "--http", "127.0.0.1:0"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "a dotted name of more than 32 parts" in lines[0], result.stderr
+
+
+def test_the_bounds_leave_real_files_alone() -> None:
+    """Floats, versions, addresses and the shipped configs are not dotted names."""
+    version = ".".join(str(n) for n in range(40))
+    text = f'a = [{", ".join(["1.5"] * 40)}]\nv = "{version}"\nb.c.d = 1\n'
+    assert loads_toml(text)["b"] == {"c": {"d": 1}}
+    for path in sorted((REPO / "config").rglob("*.toml")):
+        loads_toml(path.read_text())

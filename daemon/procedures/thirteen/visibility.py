@@ -6,9 +6,10 @@ to no person. Art. 4: a card dealt face up stays valid, so it is open at once. A
 missed, which the dealer enters by hand and a supervisor approves, is dealt face down like any
 other (`card.dealt` says `face_up: false`): open only when its seat is.
 Art. 2(d): no player sees a card before the banker has arranged and opened; the banker's hand
-is open from `open_banker`. The players' hands are opened against the banker's at the
-settlement (Art. 7-11); a seat late at the bell loses unopened, and the cards of a seat nobody
-bet on are never opened. A voided deal's cards go back into the deck unseen.
+is open from `open_banker`. The players' hands are opened against the banker's one by one
+(`open_hand`, Art. 8) before the settlement (Art. 7-11); a seat late at the bell loses
+unopened, and the cards of a seat nobody bet on are never opened. A voided deal's cards go
+back into the deck unseen.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def declare(*, banker_seat: int, rows: Sequence[str]) -> Visibility:
         revealed = Revealed()
         if snapshot.get("banker_opened"):
             revealed.seats |= {BANKER, banker_seat}
+        revealed.seats |= {s for s in snapshot.get("opened_hands") or [] if isinstance(s, int)}
         _settled(revealed, snapshot.get("settlement"))
         for dealt in snapshot.get("dealt") or []:
             if dealt.get("face_up") is True:
@@ -41,6 +43,9 @@ def declare(*, banker_seat: int, rows: Sequence[str]) -> Visibility:
             revealed.face_up.append((payload.get("seat"), str(payload.get("card"))))
         elif opens == "banker":  # Art. 2(d)
             revealed.seats |= {BANKER, banker_seat}
+        elif opens == "door":  # Art. 8: a hand opened against the banker's, face up
+            if isinstance(payload.get("seat"), int):
+                revealed.seats.add(payload["seat"])
         elif opens == "settled":  # Art. 7-11
             _settled(revealed, payload.get("settlement"))
         elif opens == "deck":  # Art. 4: a voided deal's cards go back, to be dealt again
