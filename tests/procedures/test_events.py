@@ -27,6 +27,7 @@ from daemon.training import TRAINING_EVENT
 
 DAEMON = Path(__file__).resolve().parents[2] / "daemon"
 CJK = re.compile(r"[\u4e00-\u9fff]")
+EVENT_NAME = re.compile(r"[a-z_]+(\.[a-z_]+)+")  # a journal event's name: `table.started`
 # Calls that journal a line, by the name of the method called: the procedure's `emit`, and the
 # journal's appends (the runtime, devices, the journal itself, the training panel, the API's
 # security facts through the table).
@@ -43,7 +44,7 @@ def _literals(path: Path, methods: frozenset[str]) -> list[tuple[str, int]]:
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
         first = node.args[0]
         value = first.value if isinstance(first, ast.Constant) else None
-        if name in methods and isinstance(value, str) and "." in value:
+        if name in methods and isinstance(value, str) and EVENT_NAME.fullmatch(value):
             found.append((value, node.lineno))
     return found
 
