@@ -147,6 +147,7 @@ class Oracle:
         if not isinstance(proc, ThirteenProcedure):
             return  # Pai Gow: a tile enters the system face up (its hand's opening, Art. 6(2))
         open_seats: set[int] = {BANKER_SEAT} if proc.banker_opened else set()
+        open_seats |= set(proc.opened_hands)  # Art. 8: a hand opened against the banker's
         for entry in proc.settlement or []:
             if isinstance(entry, dict) and not entry.get("late"):
                 open_seats.add(entry["seat"])
