@@ -644,7 +644,7 @@ class PaiGowProcedure(Procedure):
     # engine merges the layers' tables, the game's last: `Engine.hooks`).
     HOOKS: ClassVar[Mapping[str, Hooks]] = bind(
         take_bank=Hooks(check=_check_take_bank, apply=_apply_take_bank),
-        decline_bank=Hooks(apply=_apply_decline_bank),
+        decline_bank=Hooks(check=_check_decline_bank, apply=_apply_decline_bank),
         confirm_tile_shuffle=Hooks(apply=_apply_confirm_tile_shuffle),
         move_stacks=Hooks(check=_check_move_stacks, apply=_apply_move_stacks),
         place_bet=Hooks(check=_check_place_bet, apply=_apply_place_bet),
