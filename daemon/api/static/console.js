@@ -686,7 +686,8 @@ function eventSentence(event) {
   const p = event.payload || {};
   let names = null;
   if (event.event === "table.input") {
-    names = actionNames(p.action);
+    // An input says its action; one naming none, the event's own name.
+    names = p.action ? actionNames(p.action) : eventNames(event.event);
   } else if (event.event === "table.violation") {
     const [zh, en] = actionNames(p.action);
     const words = articleWords(p.article);
