@@ -38,6 +38,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "daemon.floor.cli",
         "the casino floor: every table's journal from JetStream into PostgreSQL, checked",
     ),
+    "audit": (
+        "daemon.analytics.cli",
+        "integrity audit of a journal: dice, shuffles, shoe reader, hold (needs numpy, scipy)",
+    ),
     "token": (
         "daemon.api.tokens",
         "make an API token for a person: prints it once, stores its hash",

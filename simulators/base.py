@@ -81,6 +81,8 @@ class DeviceModel:
     CONDITIONS: ClassVar[frozenset[str]] = frozenset()
     EVENT_TIMEOUT: ClassVar[float] = 0.25  # link timing: real seconds, not scaled by speed
     EVENT_TRIES: ClassVar[int] = 3
+    # The `sim://` URL options this model understands (its honest faults of randomness).
+    OPTIONS: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(
         self,
@@ -92,6 +94,7 @@ class DeviceModel:
         faults: Iterable[str] = (),
         speed: float = 0.0,
         address: int = 1,
+        options: Mapping[str, str] | None = None,
     ) -> None:
         self.world = world
         self.lock = world.lock  # one lock per table: models and the world change together
@@ -104,6 +107,7 @@ class DeviceModel:
         self.speed = speed
         self.address = address
         self.serial = f"SIM-{self.MODEL}-{seed if seed is not None else 0:04d}"
+        self.configure(self.parse_options(dict(options or {})))
         self.armed: list[str] = []
         self.conditions: set[str] = set()
         self.latched = 0
@@ -128,6 +132,18 @@ class DeviceModel:
             for fault in sorted(self.conditions):
                 self.on_condition(fault, True)
             self._drain()
+
+    @classmethod
+    def parse_options(cls, options: Mapping[str, str]) -> Any:
+        """The model's options, checked (ValueError naming the bad one); a model with
+        `OPTIONS` overrides this and `configure`."""
+        unknown = set(options) - cls.OPTIONS
+        if unknown:
+            raise ValueError(f"{cls.DEVICE} has no option(s) {', '.join(sorted(unknown))}")
+        return None
+
+    def configure(self, options: Any) -> None:
+        """Take the options `parse_options` checked."""
 
     def _reset_link(self) -> None:
         self.codec = FrameCodec(Role.DEVICE, self.MESSAGES)

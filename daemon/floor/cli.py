@@ -1,8 +1,9 @@
 """`tabled floor`: run the floor; `tabled floor report`: the audit report of a period;
 `tabled floor enrol`: a table and its key into the floor's registry (a floor admin);
 `tabled floor tables`: the registry; `tabled floor nkey`, `broker-key`, `broker-config`: the
-broker's identities and its accounts (daemon/floor/brokerkeys.py); `tabled floor demo`:
-nats-server, a throwaway PostgreSQL, the floor and three real tables.
+broker's identities and its accounts (daemon/floor/brokerkeys.py); `tabled floor audit`: the
+integrity audit of every table (daemon/analytics/floor.py); `tabled floor demo`: nats-server, a
+throwaway PostgreSQL, the floor and three real tables.
 """
 
 from __future__ import annotations
@@ -180,6 +181,7 @@ SUBCOMMANDS: dict[str, str] = {
     "broker-key": "daemon.floor.brokerkeys:key_main",
     "broker-config": "daemon.floor.brokerkeys:config_main",
     "demo": "daemon.floor.demo:main",
+    "audit": "daemon.analytics.floor:main",  # numpy and scipy: only for this one
 }
 
 

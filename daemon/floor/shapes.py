@@ -18,7 +18,24 @@ class ApiError(Exception):
 # --- shapes ------------------------------------------------------------------------------------
 
 
-class ChainAlert(BaseModel):
+class Acknowledged(BaseModel):
+    """What a person taking a chain alert, a violation or a fault in hand adds to it."""
+
+    acknowledged_at: datetime | None = Field(None, description="when a person took it in hand")
+    acknowledged_by: str | None = Field(None, description="who acknowledged it")
+    acknowledged_role: str | None = None
+    ack_note: str | None = Field(None, description="what they said they are doing about it")
+
+
+class Said(BaseModel):
+    """A line (or a row made of one) in words, from the game's data."""
+
+    said: dict[str, str] = Field(
+        default_factory=dict, description='the line in words, {"zh": ..., "en": ...}'
+    )
+
+
+class ChainAlert(Acknowledged):
     id: int
     table: str
     seq: int = Field(description="the seq the alert is about (a gap's first missing seq)")
@@ -29,10 +46,6 @@ class ChainAlert(BaseModel):
     details: dict[str, Any]
     detected_at: datetime
     resolved_at: datetime | None = Field(description="a gap filled later by a resend")
-    acknowledged_at: datetime | None = Field(None, description="when a person took it in hand")
-    acknowledged_by: str | None = Field(None, description="who acknowledged it")
-    acknowledged_role: str | None = None
-    ack_note: str | None = Field(None, description="what they said they are doing about it")
 
 
 class Acknowledgement(BaseModel):
@@ -69,7 +82,7 @@ class TableSummary(BaseModel):
     chain: str | ChainAlert = Field(description='"ok", or the oldest unresolved chain alert')
 
 
-class EventRow(BaseModel):
+class EventRow(Said):
     seq: int
     ts: datetime
     event: str
@@ -77,9 +90,6 @@ class EventRow(BaseModel):
     actor: str
     payload: dict[str, Any]
     redacted: bool
-    said: dict[str, str] = Field(
-        default_factory=dict, description='the line in words, {"zh": ..., "en": ...}'
-    )
     line: str | None = Field(description="the exact line (admin and audit only)")
 
 
@@ -101,7 +111,7 @@ class TableDetail(BaseModel):
     alerts: list[ChainAlert]
 
 
-class ViolationRow(BaseModel):
+class ViolationRow(Acknowledged, Said):
     table: str
     seq: int
     ts: datetime
@@ -111,13 +121,6 @@ class ViolationRow(BaseModel):
     action: str | None
     phase: str | None
     reason: str | None
-    acknowledged_at: datetime | None = Field(None, description="when a person took it in hand")
-    acknowledged_by: str | None = Field(None, description="who acknowledged it")
-    acknowledged_role: str | None = None
-    ack_note: str | None = Field(None, description="what they said they are doing about it")
-    said: dict[str, str] = Field(
-        default_factory=dict, description='the line in words, {"zh": ..., "en": ...}'
-    )
 
 
 class OverrideRow(BaseModel):
@@ -133,7 +136,7 @@ class OverrideRow(BaseModel):
     reason: str | None
 
 
-class FaultRow(BaseModel):
+class FaultRow(Acknowledged, Said):
     table: str
     seq: int
     ts: datetime
@@ -144,13 +147,6 @@ class FaultRow(BaseModel):
     make: str | None
     model: str | None
     serial: str | None
-    acknowledged_at: datetime | None = Field(None, description="when a person took it in hand")
-    acknowledged_by: str | None = Field(None, description="who acknowledged it")
-    acknowledged_role: str | None = None
-    ack_note: str | None = Field(None, description="what they said they are doing about it")
-    said: dict[str, str] = Field(
-        default_factory=dict, description='the line in words, {"zh": ..., "en": ...}'
-    )
 
 
 class Charts(BaseModel):

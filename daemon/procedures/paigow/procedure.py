@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from daemon.procedures.base import Procedure
 from daemon.procedures.checkpoint import clone
+from daemon.procedures.engine import Hooks, bind
 from daemon.procedures.paigow.game import (
     ACTIONS,
     ART_1,
@@ -32,6 +33,7 @@ from daemon.procedures.paigow.game import (
     ART_6_2,
     BET_ACTIONS,
     DEVICES,
+    EVENTS,
     MAX_STACK_MOVERS,
     REGULATION,
     ROUNDS_PER_BANK,
@@ -42,7 +44,8 @@ from daemon.procedures.paigow.game import (
 from daemon.procedures.paigow.settle import settle_paigow, wrongly_set
 from daemon.procedures.payload import Refused, dice_reading, integer, need
 from daemon.procedures.records import FaceUp, Reset, Setting, StackMove
-from daemon.procedures.spec import Action
+from daemon.procedures.spec import Action, Event
+from daemon.procedures.stakes import Stakes
 from daemon.rules import paigow
 from daemon.rules.paigow.tiles import (
     TILE_SET,
@@ -53,9 +56,13 @@ from daemon.rules.paigow.tiles import (
 )
 from daemon.rules.paigow.tiles import Tile as _Tile
 
+if TYPE_CHECKING:
+    from daemon.config import TableConfig
+
 # The names of the round's state (`STATE`), a line of them at a time.
 _STATE = (
     "identified opened banker banker_seat bank_rounds bank_limit declined last_banker "
+    "bank_door last_bank_seat "
     "bettors_seen min_stake tiles_kept_for_next used_tiles set_number new_sets "
     "stack_moves bets bet_seq stake co_bankers head_out bets_closed dice shakes first_hand "
     "dealt face_up set_seats settings wrongly_set resets opened_hands settlement "
@@ -69,6 +76,7 @@ class PaiGowProcedure(Procedure):
     Phase: ClassVar[type[Enum]] = Phase
     TRANSITIONS: ClassVar[list[dict[str, Any]]] = TRANSITIONS
     ACTIONS: ClassVar[Mapping[str, Action]] = ACTIONS
+    EVENTS: ClassVar[Mapping[str, Event]] = EVENTS
     INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
     CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id", "hands", "ruleset", "devices")
     EQUIPMENT_ARTICLE: ClassVar[str] = ART_1
@@ -100,6 +108,10 @@ class PaiGowProcedure(Procedure):
         self.bank_limit = ROUNDS_PER_BANK
         self.declined: list[str] = []
         self.last_banker: str | None = None
+        # Art. 5(1)(2): the door whose turn it is to take the bank (None: any door, the table's
+        # first bank) and the door that last held it, which does not keep it.
+        self.bank_door: int | None = None
+        self.last_bank_seat: int | None = None
         self.bettors_seen: list[str] = []
         self.min_stake = 0
         # Art. 2(4) with four hands: the tiles used by the first half of a shuffled set.
@@ -109,6 +121,16 @@ class PaiGowProcedure(Procedure):
         self.new_sets = 0
         self._new_round_state()
         super().__init__(table_id)
+
+    @classmethod
+    def from_config(cls, config: TableConfig, devices: tuple[str, ...]) -> PaiGowProcedure:
+        """The procedure a table's configuration describes (`daemon.procedures.build`), its
+        bets in table units (daemon/procedures/stakes.py)."""
+        procedure = cls(
+            config.table_id, hands=config.paigow_hands, ruleset=config.ruleset, devices=devices
+        )
+        procedure.stakes = Stakes(config.unit, config.currency, config.min_bet, config.max_bet)
+        return procedure
 
     def _new_round_state(self) -> None:
         self.stack_moves: list[StackMove] = []
@@ -196,11 +218,26 @@ class PaiGowProcedure(Procedure):
     def _opened(self) -> dict[str, Any]:
         return {"hands": self.hands}
 
+    def next_bank_door(self, after: int) -> int:
+        """Art. 5(1): the door after `after` in the rule set's order, never the last bank's."""
+        step = 1 if paigow.ruleset(self.ruleset).bank_order == "counter-clockwise" else -1
+        door = (after + step) % self.hands
+        return (door + step) % self.hands if door == self.last_bank_seat else door
+
     def _check_take_bank(self, payload: Mapping[str, Any], now: float) -> None:
         player = payload["player"]
-        integer(payload, "seat", ART_5_1, 0, self.hands - 1)  # four hands: doors 0-3
+        seat = integer(payload, "seat", ART_5_1, 0, self.hands - 1)  # four hands: doors 0-3
         if player == self.last_banker:
             raise Refused(ART_5_1, f"{player} has just held the bank its rounds; it passes on")
+        if seat == self.last_bank_seat:
+            raise Refused(
+                ART_5_1, f"door {seat} has just held the bank; it passes on, under any name"
+            )
+        rules = paigow.ruleset(self.ruleset)
+        free = self.declined and rules.declined_bank_to == "any-door"
+        if self.bank_door is not None and seat != self.bank_door and not free:
+            turn = f"the bank passes {rules.bank_order} to door {self.bank_door}, not door {seat}"
+            raise Refused(ART_5_2 if self.declined else ART_5_1, turn)
         if self.declined and player not in self.bettors_seen:
             raise Refused(
                 ART_5_2, f"the bank passes only to a player who has bet; {player} has not"
@@ -209,14 +246,22 @@ class PaiGowProcedure(Procedure):
     def _apply_take_bank(self, payload: Mapping[str, Any], now: float) -> None:
         self.banker, self.banker_seat = payload["player"], payload["seat"]
         self.bank_rounds, self.bank_limit, self.declined = 0, ROUNDS_PER_BANK, []
+        self.bank_door = None
         self.min_stake = 0
         self.round_id += 1
         self._new_round_state()
         self.emit("bank.taken", player=self.banker, seat=self.banker_seat)
 
+    def _check_decline_bank(self, payload: Mapping[str, Any], now: float) -> None:
+        if payload["player"] == self.last_banker:
+            raise Refused(ART_5_2, f"{payload['player']} has just held the bank: none to decline")
+
     def _apply_decline_bank(self, payload: Mapping[str, Any], now: float) -> None:
         self.declined.append(payload["player"])
-        self.emit("bank.declined", player=payload["player"])
+        door = self.bank_door
+        if door is not None and paigow.ruleset(self.ruleset).declined_bank_to == "next-door":
+            self.bank_door = self.next_bank_door(door)  # 「把庄交与下一人」: the next door's
+        self.emit("bank.declined", player=payload["player"], door=door, next_door=self.bank_door)
 
     # ---- shuffle, stacks, bets, stake -------------------------------------------------------
 
@@ -512,7 +557,11 @@ class PaiGowProcedure(Procedure):
 
     def _apply_next_round(self, payload: Mapping[str, Any], now: float) -> None:
         if self.bank_rounds >= self.bank_limit:
-            self.emit("bank.passed", player=self.banker, rounds=self.bank_rounds)
+            self.last_bank_seat = self._banker_seat()
+            self.bank_door = self.next_bank_door(self.last_bank_seat)
+            self.emit(
+                "bank.passed", player=self.banker, rounds=self.bank_rounds, door=self.bank_door
+            )
             self.last_banker, self.banker, self.banker_seat = self.banker, None, None
             self.min_stake = 0
             self._new_round_state()
@@ -566,6 +615,8 @@ class PaiGowProcedure(Procedure):
             "bank_limit": self.bank_limit,
             "declined": list(self.declined),
             "last_banker": self.last_banker,
+            "bank_door": self.bank_door,
+            "last_bank_seat": self.last_bank_seat,
             "bettors_seen": list(self.bettors_seen),
             "min_stake": self.min_stake,
             "stake": self.stake,
@@ -588,6 +639,30 @@ class PaiGowProcedure(Procedure):
             "resets": clone(self.resets),
             "settlement": clone(self.settlement),
         }
+
+    # Each action's check, effect and readiness, bound here by name once and for all (the
+    # engine merges the layers' tables, the game's last: `Engine.hooks`).
+    HOOKS: ClassVar[Mapping[str, Hooks]] = bind(
+        take_bank=Hooks(check=_check_take_bank, apply=_apply_take_bank),
+        decline_bank=Hooks(check=_check_decline_bank, apply=_apply_decline_bank),
+        confirm_tile_shuffle=Hooks(apply=_apply_confirm_tile_shuffle),
+        move_stacks=Hooks(check=_check_move_stacks, apply=_apply_move_stacks),
+        place_bet=Hooks(check=_check_place_bet, apply=_apply_place_bet),
+        place_stake=Hooks(check=_check_place_stake, apply=_apply_place_stake),
+        co_bank=Hooks(check=_check_co_bank, apply=_apply_co_bank),
+        head_tiles_out=Hooks(check=_check_head_tiles_out, apply=_apply_head_tiles_out),
+        shake_dice=Hooks(check=_check_shake_dice, apply=_apply_shake_dice),
+        dice_landed=Hooks(check=_check_dice_landed),
+        tile_face_up=Hooks(check=_check_tile_face_up, apply=_apply_tile_face_up),
+        deal_hand=Hooks(check=_check_deal_hand, apply=_apply_deal_hand),
+        set_hand=Hooks(check=_check_set_hand, apply=_apply_set_hand),
+        set_banker=Hooks(apply=_apply_set_banker),
+        open_hand=Hooks(check=_check_open_hand, apply=_apply_open_hand),
+        reset_hand=Hooks(check=_check_reset_hand, apply=_apply_reset_hand),
+        settle_round=Hooks(check=_check_settle_round, apply=_apply_settle_round),
+        extend_bank=Hooks(check=_check_extend_bank, apply=_apply_extend_bank),
+        next_round=Hooks(apply=_apply_next_round),
+    )
 
 
 def _check_face_up(face_up: Sequence[FaceUp], seat: int, hand: Sequence[str]) -> None:
