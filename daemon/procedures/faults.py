@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal
 
 from daemon.procedures.checkpoint import clone
 from daemon.procedures.common import HOUSE_FAULTS, HOUSE_VOID
-from daemon.procedures.engine import Engine
+from daemon.procedures.engine import Engine, Hooks, bind
 from daemon.procedures.payload import Refused, text
 
 
@@ -96,11 +96,37 @@ class WithFaults(Engine):
         self._latch(payload["device"], "link lost", "hold", now)
         self.emit("table.held", device=payload["device"], fault="link lost")
 
+    # The phases with no round on the table (nothing bet, dealt or shown), by game; a game
+    # may narrow it (`between_rounds`).
+    BETWEEN_ROUNDS: ClassVar[frozenset[str]] = frozenset()
+
+    def between_rounds(self) -> bool:
+        """Whether no round is in play: none begun, or the last one settled."""
+        return self.phase in type(self).BETWEEN_ROUNDS and not self.faults
+
+    def ready_after_restart(self, event: object) -> bool:
+        return self._restart_ready
+
+    _restart_ready = False
+
     def _apply_recovered(self, payload: Mapping[str, Any], now: float) -> None:
+        # The runtime says how the last run ended (`stopped`: "clean" when its journal ends
+        # with the table's own stop); the procedure says whether a round was in play.
+        clean = payload.get("stopped") == "clean"
+        self._restart_ready = clean and self.suspended is None and self.between_rounds()
+        if self._restart_ready:
+            reason = "stopped cleanly between rounds: ready to play"
+            self.emit("table.recovered", phase=self.phase, held=False, reason=reason)
+            return
         # Nothing is broken, but nobody has looked: a supervisor clears before play goes on.
+        if clean:
+            why = f"the table was stopped inside a round ({self.phase})"
+        else:
+            why = f"the table did not stop cleanly (a crash or power cut, in {self.phase})"
+        reason = f"restarted: {why}; a supervisor checks the table before play goes on"
         self._suspend(now)
-        self.faults["table"] = {"fault": "restart", "kind": "hold", "healthy": True, "since": now}
-        self.emit("table.recovered", phase=self.suspended)
+        self.faults["table"] = {"fault": reason, "kind": "hold", "healthy": True, "since": now}
+        self.emit("table.recovered", phase=self.suspended, held=True, reason=reason)
 
     def _latch(self, device: str, fault: str, kind: Literal["hold", "tilt"], now: float) -> None:
         self._suspend(now)
@@ -223,3 +249,16 @@ class WithFaults(Engine):
         self.faults, self.suspended, self.resume_to = {}, None, None
         self._target = "VOIDED"
         self._on_void(now)
+
+    # Each action's check, effect and readiness, bound here by name once and for all (the
+    # engine merges the layers' tables, the game's last: `Engine.hooks`).
+    HOOKS: ClassVar[Mapping[str, Hooks]] = bind(
+        fault_reported=Hooks(check=_check_fault_reported, apply=_apply_fault_reported),
+        door_opened=Hooks(check=_check_door_opened, apply=_apply_door_opened),
+        link_lost=Hooks(check=_check_link_lost, apply=_apply_link_lost),
+        recovered=Hooks(apply=_apply_recovered),
+        device_healthy=Hooks(check=_check_device_healthy, apply=_apply_device_healthy),
+        clear_hold=Hooks(check=_check_clear_hold, apply=_apply_clear_hold),
+        clear_tilt=Hooks(check=_check_clear_tilt, apply=_apply_clear_tilt),
+        hold_table=Hooks(check=_check_hold_table, apply=_apply_hold_table),
+    )
