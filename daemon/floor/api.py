@@ -42,6 +42,7 @@ from daemon.floor import queries
 from daemon.floor.config import FloorConfig
 from daemon.floor.hub import Hub, pump
 from daemon.floor.queries import report, report_csv
+from daemon.floor.redact import visible_alert
 from daemon.floor.shapes import (
     Acknowledgement,
     AlertKind,
@@ -216,7 +217,7 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         state: Annotated[str | None, Query(pattern="^(playing|held|tilted|stopped)$")] = None,
     ) -> list[dict[str, Any]]:
         """Every table: game, phase, state, last seq and chain (`"ok"` or the open alert)."""
-        rows = await queries.table_summaries(store, pits)
+        rows = await queries.table_summaries(store, pits, who.role)
         return [
             r
             for r in rows
@@ -232,7 +233,9 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         events: Annotated[int, Query(ge=0, le=500)] = 50,
     ) -> dict[str, Any]:
         """One table: its summary, recent rounds, recent events (redacted) and its alerts."""
-        summary = [r for r in await queries.table_summaries(store, pits) if r["table"] == table]
+        summary = [
+            r for r in await queries.table_summaries(store, pits, who.role) if r["table"] == table
+        ]
         if not summary:
             raise ApiError(404, "not_found", f"no table {table!r} on this floor")
         return {
@@ -241,7 +244,9 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
             "events": await queries.events(
                 store, role=who.role, table=table, round_=None, before=None, limit=events
             ),
-            "alerts": await queries.table_alerts(store, table),
+            "alerts": [
+                visible_alert(a, who.role) for a in await queries.table_alerts(store, table)
+            ],
         }
 
     @app.get("/api/tables/{table}/rounds", response_model=list[RoundRow], tags=["floor"])
@@ -276,7 +281,8 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     ) -> list[dict[str, Any]]:
         """Chain custody alerts (gap, fork, broken_link, malformed), newest first."""
-        return await queries.alerts(store, table, kind and kind.value, open_only, limit)
+        rows = await queries.alerts(store, table, kind and kind.value, open_only, limit)
+        return [visible_alert(a, who.role) for a in rows]
 
     @app.post(
         "/api/alerts/{alert_id}/acknowledge",
@@ -316,8 +322,8 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
             )
         await record("done")
         log.info("floor.alert_acknowledged", alert=alert_id, actor=who.actor, role=who.role)
-        hub.publish({"type": "acknowledged", "alert": alert})
-        return alert
+        hub.publish({"type": "acknowledged", "alert": visible_alert(alert, None)})
+        return visible_alert(alert, who.role)
 
     def span(since: datetime | None, until: datetime | None) -> tuple[datetime, datetime]:
         end = _aware(until) or datetime.now(UTC) + timedelta(days=1)

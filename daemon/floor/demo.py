@@ -1,8 +1,8 @@
 """`tabled floor demo`: the whole floor on one machine, from Debian's binaries, until Ctrl-C.
 
 Starts a nats-server and a throwaway PostgreSQL cluster (temp folders, free loopback ports),
-the floor, and three simulated tables that ship valid chained journal lines live (until the
-shipper of issue 11 is merged, the demo publishes them itself, as the shipper would). Prints the
+the floor, and three simulated tables, enrolled with their keys, that ship valid chained journal
+lines and signed heads live (the demo publishes them itself, as the shipper would). Prints the
 page's URL and an admin token; everything is stopped and removed on exit.
 """
 
@@ -19,24 +19,35 @@ from pathlib import Path
 
 import nats
 
-from daemon.api.tokens import new_token, token_entry
+from daemon.api.tokens import Principal, new_token, token_entry
 from daemon.floor.cli import serve
 from daemon.floor.config import load_floor_config
 from daemon.floor.localservers import NatsServer, PostgresCluster
-from daemon.floor.synthetic import SyntheticTable, ensure_stream, publish
+from daemon.floor.registry import enrol
+from daemon.floor.store import Store
+from daemon.floor.synthetic import SyntheticTable, ensure_stream, publish, table_key
 
 
-async def _tables(url: str, rate: float, stop: asyncio.Event) -> None:
+async def _tables(url: str, dsn: str, rate: float, stop: asyncio.Event) -> None:
     tables = [
         SyntheticTable(name, seed=i, lines_per_round=60, violation_share=0.4, tilt_share=0.2)
         for i, name in enumerate(("T01", "T02", "T03"))
     ]
+    # Enrolled as a floor admin would (`tabled floor enrol`), each with its own key.
+    keys = {t.table: table_key(t.table) for t in tables}
+    store = Store(dsn)
+    try:
+        await store.migrate()
+        for table, key in keys.items():
+            await enrol(store, Principal("demo.admin", "admin"), table, key.public, game="thirteen")
+    finally:
+        await store.close()
     nc = await nats.connect(url)
     js = nc.jetstream()
     await ensure_stream(js)
     try:
         while not stop.is_set():
-            await publish(js, [t.next_line() for t in tables])
+            await publish(js, [t.next_line() for t in tables], keys=keys)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), 1 / rate)
     finally:
@@ -75,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, stop.set)
-            tables = asyncio.create_task(_tables(broker.url, args.rate, stop))
+            tables = asyncio.create_task(_tables(broker.url, dsn, args.rate, stop))
             code = await serve(config, stop)
             stop.set()
             await tables

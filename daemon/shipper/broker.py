@@ -52,6 +52,7 @@ class FeedStatus:
     sent_total: int = 0
     refused_total: int = 0
     reconnects_total: int = 0
+    heads_total: int = 0  # signed heads published (daemon.journal.provenance)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -215,8 +216,17 @@ async def last_stored(js: JetStreamContext, feed: FeedConfig, table_id: str) -> 
 
 
 def stored_seq(msg: Any, table_id: str) -> int | None:
+    """The journal seq a stored message of this table is about: a line's (`<table>:<seq>`), or
+    the line a signed head vouches for (`<table>:head:<seq>`); None for anything else."""
     msg_id = (msg.headers or {}).get(MSG_ID, "")
     table, _, seq = msg_id.rpartition(":")
+    if table == f"{table_id}:head":
+        table = table_id
     if table != table_id or not seq.isdigit():
         return None
     return int(seq)
+
+
+def is_head(msg: Any, table_id: str) -> bool:
+    """Whether a stored message is one of this table's signed heads (docs/floor.md)."""
+    return str(getattr(msg, "subject", "")).endswith(f".{table_id}.head")
