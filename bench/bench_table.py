@@ -180,9 +180,13 @@ async def play(table: Table, control: SimControl, rounds: int, paced: bool) -> l
             cards = proc.seat_cards(seat)
             return {"head": cards[:3], "middle": cards[3:8], "tail": cards[8:]}
 
-        await act("arrange_banker", rows(0))
+        await act("arrange_banker")
         await act("open_banker")
+        await act("enter_arrangement", {"seat": 0, **rows(0)})
         for seat in (1, 2, 3):
+            await act("player_arranged", {"seat": seat})
+        for seat in (1, 2, 3):
+            await act("open_hand", {"seat": seat})
             await act("enter_arrangement", {"seat": seat, **rows(seat)})
         await act("settle_round")
         times.append(time.perf_counter() - started)

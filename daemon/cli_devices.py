@@ -17,9 +17,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-import structlog
-
 from daemon.config import ConfigError, DeviceConfig, load_config
+from daemon.logging import configure_logging
 from drivers.base import DeviceError
 from drivers.link import LinkTiming
 from drivers.registry import driver_class
@@ -138,7 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", help="table config (default: the embedded one)")
     parser.add_argument("--json", action="store_true", help="print a JSON list")
     args = parser.parse_args(argv)
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+    # stdout carries what a script reads; the log goes to stderr, in its one style (text on a
+    # terminal, JSON lines otherwise), as `tabled run`'s.
+    configure_logging("info")
     try:
         config = load_config(args.config, partial=True)  # probes what is configured
     except ConfigError as exc:

@@ -20,10 +20,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-import structlog
-
 from daemon import eventloop
 from daemon.config import ConfigError, TableConfig, load_config
+from daemon.logging import configure_logging
 from simulators.base import SIM_MAKE, UnknownFault, firmware_digest
 from simulators.control import serve_control
 from simulators.pty_host import PtyDevice, PtyHost
@@ -188,8 +187,9 @@ def _say(args: argparse.Namespace, item: dict[str, str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    # stdout carries the port list; logs go to stderr
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+    # stdout carries what a script reads; the log goes to stderr, in its one style (text on a
+    # terminal, JSON lines otherwise), as `tabled run`'s.
+    configure_logging("info")
     try:
         config, specs = _specs(args)
         return eventloop.run(_serve(args, config, specs))

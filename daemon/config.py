@@ -39,11 +39,14 @@ from daemon.sections import (
     table_of,
     text,
     tuple_of,
+    unknown_key,
     whole,
 )
 from daemon.tomltext import TomlRefused, read_toml
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from daemon.shipper.config import FeedConfig
 
 DEVICE_NAMES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")
@@ -262,7 +265,8 @@ def _devices(value: Any, context: Context) -> dict[str, DeviceConfig]:
         raise ValueError(f"input should be a valid dictionary, got {value!r}")
     for key in value:
         if key not in DEVICE_NAMES:
-            raise ValueError(f"{key}: unknown device (known: {', '.join(DEVICE_NAMES)})")
+            said = unknown_key(key, DEVICE_NAMES, "device")
+            raise ValueError(f"{key}: {said} (known: {', '.join(DEVICE_NAMES)})")
     named: dict[str, Any] = {}
     for key, device in value.items():
         if isinstance(device, dict):
@@ -445,15 +449,16 @@ SECTIONS = tuple(
 )
 
 
-def _describe(error: Any) -> str:
+def _describe(error: Any, known: Callable[[tuple[Any, ...]], Iterable[str]] | None = None) -> str:
     """One pydantic error as `key: what is wrong`, in the words of these sections' own (for
-    the floor's config, which pydantic checks)."""
+    the floor's config, which pydantic checks). `known(place)`: the keys a place takes, for an
+    unknown key's "did you mean"."""
     loc = tuple(error["loc"])
     kind = error["type"]
     if kind == "value_error":
         return describe(loc, str(error["ctx"]["error"]))
     if kind in {"unexpected_keyword_argument", "extra_forbidden"}:
-        return describe(loc, "unknown key")
+        return describe(loc, unknown_key(loc[-1], known(loc[:-1]) if known else ()))
     if kind == "missing":
         return describe(loc, "required")
     if kind == "dataclass_type":
@@ -484,9 +489,12 @@ def parse_config(
     table = data.get("table", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{source}: table: expected a table ([table]), got {table!r}")
-    problems = [f"table.{key}: unknown key" for key in table if key not in TABLE_KEYS]
+    problems = [
+        f"table.{key}: {unknown_key(key, TABLE_KEYS)}" for key in table if key not in TABLE_KEYS
+    ]
     problems += [
-        f"{key}: unknown key (the file's sections: table, {', '.join(SECTIONS)})"
+        f"{key}: {unknown_key(key, ('table', *SECTIONS))} (the file's sections: table, "
+        f"{', '.join(SECTIONS)})"
         for key in data
         if key != "table" and key not in SECTIONS
     ]

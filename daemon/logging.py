@@ -6,10 +6,12 @@ systemd's journal. Events are dotted facts (`journal.rotated`) with key-value fi
 standard library's loggers (uvicorn, transitions, asyncio) are routed through the same
 renderer, so one stream holds everything in one format.
 
-Production (stderr not a terminal: systemd) writes JSON lines. The console renderer is for a
-person at a terminal; `rich`, which structlog uses when it is installed, is not a runtime
-dependency (requirements.lock), so the approved build never loads it, and `tabled` imports
-structlog with rich hidden (`daemon.cli`), so a development venv, which has it for the test
+One style per output, for every command: JSON lines when stderr is not a terminal (a pipe, a
+file, systemd's journal) or is the journal systemd named in `$JOURNAL_STREAM` (its device and
+inode), readable text when it is a person's terminal. The console renderer is for that
+person; `rich`, which structlog uses when it is installed, is not a runtime dependency
+(requirements.lock), so the approved build never loads it, and `tabled` imports structlog with
+rich hidden (`daemon.cli`), so a development venv, which has it for the test
 tools, starts the same.
 
 What is logged at info is what the process does, not each thing the table sees: a card read
@@ -25,8 +27,10 @@ made once instead of one a line as `json.dumps` with `default` makes).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -84,6 +88,27 @@ class _JSONLine:
         return self._encode(event_dict)
 
 
+def wants_json(out: TextIO) -> bool:
+    """JSON for a machine (a pipe, a file, systemd's journal), text for a person's terminal.
+
+    Under systemd `$JOURNAL_STREAM` is `DEVICE:INODE` of the stream it connected to the
+    journal: when that is this output, JSON even if it were a terminal. (`$INVOCATION_ID` alone
+    says only that some ancestor is a unit: a terminal opened from a desktop session has it,
+    and a person reads that terminal.)"""
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):
+        return True  # not a file descriptor: a buffer a program reads
+    journal = os.environ.get("JOURNAL_STREAM", "")
+    if journal:
+        with contextlib.suppress(OSError, ValueError):
+            device, inode = (int(part) for part in journal.split(":", 1))
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) == (device, inode):
+                return True
+    return not os.isatty(fd)
+
+
 def configure_logging(
     level: str = "info",
     *,
@@ -99,7 +124,7 @@ def configure_logging(
     if level not in LEVELS:
         raise ValueError(f"log level {level!r}: one of {', '.join(LEVELS)}")
     out = sys.stderr if stream is None else stream
-    as_json = not out.isatty() if json is None else json
+    as_json = wants_json(out) if json is None else json
     number = logging.getLevelNamesMapping()[level.upper()]
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,

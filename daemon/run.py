@@ -6,7 +6,8 @@ The config (default: the embedded `config/table.toml`, every device simulated) n
 the devices' ports and the journal. The table replays its journal first: a table restarted
 mid-round comes back in HOLD with the round as it was, for a supervisor to clear. With
 `--http` the operator API and dealer console are served from a process of their own, and
-`{"http": URL}` is printed once it serves. Without `--autoplay` the daemon runs until SIGTERM
+its address is printed once it serves (`{"http": URL}` for a program reading stdout,
+`console and API: URL` on a terminal). Without `--autoplay` the daemon runs until SIGTERM
 or SIGINT, tells systemd it is ready and feeds its watchdog while the table is healthy, and on
 the signal closes the devices and the journal.
 
@@ -65,6 +66,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--violation-share", type=float, default=0.3, help="share of rounds with violations"
     )
+    p.add_argument(
+        "--pace",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="autoplay: the dealer's pause before each step (0: as fast as the table answers)",
+    )
     p.add_argument("--json", action="store_true", help="print the autoplay summary as JSON")
     p.add_argument("--progress", action="store_true", help="print a line per autoplay round")
     p.add_argument(
@@ -95,6 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.autoplay is not None and args.autoplay < 0:
         print("tabled run: --autoplay takes a number of rounds >= 0", file=sys.stderr)
+        return 2
+    if not 0 <= args.pace <= 60:
+        print("tabled run: --pace takes seconds from 0 to 60", file=sys.stderr)
         return 2
     # Faults the autoplay injects are expected; its summary reports them.
     level = args.log_level or ("critical" if args.autoplay is not None else "info")
@@ -238,7 +249,10 @@ async def _serve(api: ApiProcess, table: Table, url: str, stop: asyncio.Event) -
     api.start()
     await _first(api.settled.wait(), stop.wait())
     address = publish(table.journal_config.dir, url)  # for `tabled status` and the others
-    print(json.dumps({"http": url}), flush=True)
+    if sys.stdout.isatty():  # a person: words; a program (a pipe, systemd): one JSON object
+        print(f"console and API: {url}/", flush=True)
+    else:
+        print(json.dumps({"http": url}), flush=True)
     return address
 
 
@@ -284,6 +298,7 @@ async def _autoplay(
         violation_share=args.violation_share,
         clock=clock if isinstance(clock, SimulationClock) else None,
         progress=(lambda line: print(line, flush=True)) if args.progress else bar.advanced,
+        pace=args.pace,
     )
     play = asyncio.ensure_future(player.run())
     stopped = asyncio.ensure_future(stop.wait())

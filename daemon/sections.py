@@ -16,9 +16,10 @@ once. The API process and the floor still use pydantic for what they serve.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -33,6 +34,12 @@ S = TypeVar("S", bound="Section")
 
 # A message that names its own key ("roulette: unknown device") goes under its place's key.
 _KEYED = re.compile(r"^[A-Za-z_][\w.]*: ")
+
+
+def unknown_key(key: object, known: Iterable[str], what: str = "key") -> str:
+    """`unknown key`, with the nearest known name when one is close (a typo's fix)."""
+    close = difflib.get_close_matches(str(key), list(known), n=1, cutoff=0.6)
+    return f"unknown {what}; did you mean {close[0]!r}?" if close else f"unknown {what}"
 
 
 def where_text(where: Where) -> str:
@@ -101,7 +108,7 @@ def build(cls: type[S], data: Any, context: Context = None) -> S:
             values[field.name] = field.default_factory()
         else:
             problems.append(((field.name,), "required"))
-    problems += [((key,), "unknown key") for key in data if key not in names]
+    problems += [((key,), unknown_key(key, names)) for key in data if key not in names]
     if problems:
         raise SectionError(problems)
     # Each value is checked already (and its paths resolved against the context's base): the

@@ -46,7 +46,7 @@ from starlette.requests import HTTPConnection
 
 from daemon.api.errors import ApiError
 from daemon.api.ratelimit import AuthFailureLimiter
-from daemon.api.tokens import Principal, TokenStore, fingerprint
+from daemon.api.tokens import Principal, TokenStore, fingerprint, hash_token
 
 log = structlog.get_logger("tabled.api")
 
@@ -296,7 +296,10 @@ class Gate:
         self.refused: Counter[str] = Counter()
 
     async def authenticate(self, token: str | None, client: str) -> Principal:
-        wait = self.limiter.retry_after(client)
+        # A console signed in from this client before it was locked out goes on being served
+        # (daemon.api.ratelimit); a guess made during the lockout is not looked up.
+        digest = hash_token(token) if token else None
+        wait = self.limiter.retry_after(client, digest)
         if wait > 0 and token:
             self.refused["rate_limited"] += 1
             await self.refusals.auth("rate_limited", client, on_guard=self.limiter.on_guard())
@@ -316,6 +319,8 @@ class Gate:
             )
         principal = self.tokens.lookup(token)
         if principal is not None:
+            if digest is not None:
+                self.limiter.accepted(client, digest)
             return principal
         self.refused["bad_token"] += 1
         locked = self.limiter.failed(client)

@@ -8,9 +8,19 @@ bad token locks its client out. A client that has not guessed (the dealer's cons
 valid token) is not affected by either budget, so a guesser cannot lock the table's staff out
 from another address.
 
-The lockout covers every request from the client that carries a token, valid or not: if a valid
-token still worked during the lockout, the difference between 429 and 200 would tell a guesser
-when it had found one. Requests without any token are not guesses and are not counted.
+The lockout covers every request from the client that carries a token, valid or not: if any
+valid token still worked during the lockout, the difference between 429 and 200 would tell a
+guesser when it had found one. Requests without any token are not guesses and are not counted.
+
+But a client is an address, and the consoles behind one proxy (or on one PC) share it: one
+person's mistakes (a floor token tried on the table, five times) would lock every console there
+out for a minute, in the middle of a round. So the consoles that are working keep working: a
+token accepted from the client in the last `signed_in_for` seconds (`accepted`) is still served
+from it while the client is locked out (`retry_after(client, digest)`); any other token is
+refused with 429 without being looked up. A guesser then learns nothing new: the only tokens
+that answer during a lockout are those already in use from its own address, each 256 bits, and
+its guesses are never compared with the tokens file until the lockout ends. A console that
+signs in for the first time during a lockout waits for its end, as before.
 
 Clients are remembered least-recently-failed first, at most `max_clients` of them; a locked
 client is never forgotten before its lockout ends, however many others come after it.
@@ -52,6 +62,7 @@ class AuthFailureLimiter:
         window: float = 60.0,
         lockout: float = 60.0,
         max_clients: int = 4096,
+        signed_in_for: float = 900.0,
     ) -> None:
         self.clock = clock
         self.max_failures = max_failures
@@ -62,17 +73,36 @@ class AuthFailureLimiter:
         self._clients: OrderedDict[str, _Client] = OrderedDict()
         self._all_failures: deque[float] = deque()
         self.on_guard_until = 0.0
+        self.signed_in_for = signed_in_for
+        # (client, token digest) -> when the token was last accepted from the client; least
+        # recently accepted first, at most `max_clients` of them.
+        self._signed_in: OrderedDict[tuple[str, str], float] = OrderedDict()
 
     def on_guard(self) -> bool:
         """Whether the global budget is spent: one bad token now locks its client out."""
         return self.on_guard_until > self.clock()
 
-    def retry_after(self, client: str) -> float:
-        """Seconds this client is still locked out for; 0 when it is not."""
-        state = self._clients.get(client_key(client))
+    def retry_after(self, client: str, digest: str | None = None) -> float:
+        """Seconds this client is still locked out for; 0 when it is not, or when `digest` (a
+        token's hash) is of a token accepted from it in the last `signed_in_for` seconds."""
+        key = client_key(client)
+        state = self._clients.get(key)
         if state is None:
             return 0.0
-        return max(0.0, state.locked_until - self.clock())
+        wait = max(0.0, state.locked_until - self.clock())
+        if wait > 0 and digest is not None:
+            seen = self._signed_in.get((key, digest))
+            if seen is not None and seen > self.clock() - self.signed_in_for:
+                return 0.0
+        return wait
+
+    def accepted(self, client: str, digest: str) -> None:
+        """A token (its hash) was accepted from `client`: a console there is signed in."""
+        pair = (client_key(client), digest)
+        self._signed_in[pair] = self.clock()
+        self._signed_in.move_to_end(pair)
+        while len(self._signed_in) > self.max_clients:
+            self._signed_in.popitem(last=False)
 
     def failed(self, client: str) -> list[str]:
         """Count a rejected token from `client`; the clients this failure locks out (itself,

@@ -3,6 +3,7 @@ script waits for the table, and the state one round's script keeps."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ class Script:
         entered_share: float = 0.5,
         clock: SimulationClock | None = None,
         progress: Callable[[str], None] | None = None,
+        pace: float = 0.0,
     ) -> None:
         self.table = table
         self.control = control
@@ -69,6 +71,9 @@ class Script:
         self.entered_share = entered_share
         self.clock = clock
         self.progress = progress or (lambda _line: None)
+        # Real seconds the dealer takes before each step (`tabled floor demo`'s tables play at
+        # a person's pace, each its own); 0: as fast as the table answers.
+        self.pace = pace
         self.summary = Summary(table.config.game, table.config.table_id)
         self.plan = Plan()
         self._struck = False
@@ -92,6 +97,7 @@ class Script:
     ) -> dict[str, Any]:
         """A step the script takes as legal: AutoplayError if the table refuses it."""
         person = SUPERVISOR if role == "supervisor" else DEALER
+        await self.take_time()
         result = await self.table.act(action, person, role, payload or {})
         if not result["accepted"]:
             if self.proc.phase in ("HOLD", "TILT") and action not in SUPERVISOR_ACTIONS:
@@ -117,10 +123,16 @@ class Script:
 
     async def attempt(self, action: str, payload: dict[str, Any], what: str) -> None:
         """An attempted violation: the table must refuse it (and journal it)."""
+        await self.take_time()
         result = await self.table.act(action, DEALER, "dealer", payload)
         if result["accepted"]:
             raise AutoplayError(f"the table accepted an attempted violation: {what}")
         self.summary.attempted[what] += 1
+
+    async def take_time(self) -> None:
+        """The dealer's pace: a real pause before a step (none at pace 0)."""
+        if self.pace > 0:
+            await asyncio.sleep(self.pace)
 
     async def wait(self, predicate: Callable[[], bool], what: str) -> None:
         if not await self.table.wait_for(predicate, WAIT):

@@ -28,6 +28,9 @@ def upside_down(cards: list[str], rules: rules13.RuleSet) -> Rows:
 
 
 class ThirteenDealer(FaultInjection):
+    # The seat whose player sets the hand upside down this round (the plan's foul), if any.
+    _foul_seat: int | None = None
+
     async def _thirteen_step(self, phase: str) -> None:
         proc: ThirteenProcedure = self.proc
         if phase == "EQUIPMENT_CHECK":
@@ -63,14 +66,14 @@ class ThirteenDealer(FaultInjection):
         elif phase == "DEALING":
             await self._thirteen_deal(proc)
         elif phase == "BANKER_ARRANGING":
-            await self.act(
-                "arrange_banker", rows_payload(house_way(proc.seat_cards(0), proc.rules))
-            )
+            # Art. 2(d): the banker arranges face down and says so; no card is named.
+            await self.act("arrange_banker")
         elif phase == "BANKER_ARRANGED":
             await self.act("open_banker")
         elif phase == "PLAYERS_ARRANGING":
             await self._thirteen_arrangements(proc)
         elif phase == "SETTLING":
+            await self._thirteen_open_hands(proc)
             await self.act("settle_round")
             for entry in proc.settlement or []:
                 if entry.get("late"):
@@ -210,13 +213,22 @@ class ThirteenDealer(FaultInjection):
                 "the card read",
             )
 
+    async def _place_banker(self, proc: ThirteenProcedure) -> None:
+        """The banker's cards lie open: the dealer places them as the banker set them."""
+        if proc.banker_game and proc.banker_opened and 0 not in proc.arrangements:
+            banker = house_way(proc.seat_cards(0), proc.rules)
+            await self.act("enter_arrangement", {"seat": 0, **rows_payload(banker)})
+
     async def _thirteen_arrangements(self, proc: ThirteenProcedure) -> None:
-        seats = [s for s in proc.played_seats() if s not in proc.arrangements]
+        await self._place_banker(proc)
+        if proc.phase != "PLAYERS_ARRANGING":
+            return
+        seats = [s for s in proc.played_seats() if s not in proc.arranged]
         late = self.rng.choice(seats) if self.plan.late and seats else None
+        self._foul_seat = seats[0] if self.plan.foul and seats and seats[0] != late else None
         for seat in seats:
             if seat == late:
                 continue
-            cards = proc.seat_cards(seat)
             advisers = [
                 b["player"]
                 for b in proc.bets
@@ -225,17 +237,27 @@ class ThirteenDealer(FaultInjection):
             if advisers and self.plan.violations:
                 # Art. 5: another bettor on the seat advises its holder; the dealer records it.
                 await self.act("advise_holder", {"player": advisers[0], "seat": seat})
-            foul = self.plan.foul and seat == seats[0]
-            rows = upside_down(cards, proc.rules) if foul else house_way(cards, proc.rules)
-            await self.act("enter_arrangement", {"seat": seat, **rows_payload(rows)})
+            # The player arranges face down and says so (Art. 2(d)); the cards are placed in
+            # rows once the hand is opened against the banker's (Art. 8).
+            await self.act("player_arranged", {"seat": seat})
         if late is not None and proc.phase == "PLAYERS_ARRANGING":
             if self.clock is None:
                 raise AutoplayError("a late player needs a SimulationClock to jump the timer")
             self.clock.jump(ARRANGEMENT_SECONDS)
             await self.wait(lambda: proc.phase != "PLAYERS_ARRANGING", "the bell")
             if self.plan.violations:
-                await self.attempt(
-                    "enter_arrangement",
-                    {"seat": late, **rows_payload(house_way(proc.seat_cards(late), proc.rules))},
-                    "arrangement after the bell",
-                )
+                await self.attempt("player_arranged", {"seat": late}, "arranged after the bell")
+
+    async def _thirteen_open_hands(self, proc: ThirteenProcedure) -> None:
+        """Art. 8: each hand not late is opened against the banker's, and its cards are placed
+        into rows as the player set them (Art. 7: one upside down is a foul)."""
+        await self._place_banker(proc)
+        for seat in proc.played_seats():
+            if seat in proc.late or seat in proc.arrangements:
+                continue
+            if seat not in proc.opened_hands:
+                await self.act("open_hand", {"seat": seat})
+            cards = proc.seat_cards(seat)
+            foul = seat == self._foul_seat
+            rows = upside_down(cards, proc.rules) if foul else house_way(cards, proc.rules)
+            await self.act("enter_arrangement", {"seat": seat, **rows_payload(rows)})

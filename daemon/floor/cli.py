@@ -1,7 +1,8 @@
 """`tabled floor`: run the floor; `tabled floor report`: the audit report of a period;
 `tabled floor enrol`: a table and its key into the floor's registry (a floor admin);
-`tabled floor tables`: the registry; `tabled floor demo`: nats-server, a throwaway PostgreSQL,
-three simulated tables and the floor.
+`tabled floor tables`: the registry; `tabled floor nkey`, `broker-key`, `broker-config`: the
+broker's identities and its accounts (daemon/floor/brokerkeys.py); `tabled floor demo`:
+nats-server, a throwaway PostgreSQL, the floor and three real tables.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from daemon.floor.api import Hub, create_app, report, report_csv
 from daemon.floor.config import FloorConfig, load_floor_config
 from daemon.floor.consumer import Consumer
 from daemon.floor.store import Store, dumps
+from daemon.logging import configure_logging
+from daemon.shipper.broker import FeedError, auth_options
 
 log = structlog.get_logger("tabled.floor")
 
@@ -81,8 +84,8 @@ def _run(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="tabled floor",
         description="Consume every table's journal from JetStream into PostgreSQL, check each "
-        "table's hash chain, and serve the floor API and page. Subcommands: report, enrol, tables, "
-        "demo.",
+        "table's hash chain, and serve the floor API and page. Subcommands: report, enrol, "
+        "tables, nkey, broker-key, broker-config, demo.",
     )
     parser.add_argument("--config", help="floor config (TOML with [floor], [api], [pits])")
     parser.add_argument("--http", metavar="HOST:PORT", help="listen here (default: [api] listen)")
@@ -102,6 +105,12 @@ def _run(argv: Sequence[str]) -> int:
     problem = serving_problem(config.api, config.api.listen)
     if problem:
         print(f"tabled floor: --http {config.api.listen}: {problem}", file=sys.stderr)
+        return 2
+    # The floor's broker identity and TLS files: there, private, of the right kind.
+    try:
+        auth_options(config.floor, "floor")
+    except FeedError as exc:
+        print(f"tabled floor: {exc}", file=sys.stderr)
         return 2
 
     async def main() -> int:
@@ -162,8 +171,9 @@ def report_main(argv: Sequence[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    # stdout carries what a script reads (the URL, the report); the log goes to stderr.
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+    # stdout carries what a script reads; the log goes to stderr, in its one style (text on a
+    # terminal, JSON lines otherwise), as `tabled run`'s.
+    configure_logging("info")
     if args[:1] == ["report"]:
         return report_main(args[1:])
     if args[:1] == ["enrol"]:
@@ -174,6 +184,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from daemon.floor.registry import list_main  # noqa: PLC0415
 
         return list_main(args[1:])
+    if args[:1] and args[0] in ("nkey", "broker-key", "broker-config"):
+        from daemon.floor import brokerkeys  # noqa: PLC0415 - the broker's files, these only
+
+        run = {"nkey": brokerkeys.nkey_main, "broker-key": brokerkeys.key_main,
+               "broker-config": brokerkeys.config_main}[args[0]]  # fmt: skip
+        return run(args[1:])
     if args[:1] == ["demo"]:
         from daemon.floor.demo import main as demo_main  # noqa: PLC0415 - only for the demo
 

@@ -8,6 +8,10 @@
     database = "postgresql://floor@127.0.0.1:5432/floor"
     batch = 500                           # messages fetched and committed together
     catchup_batch = 5000                  # the same while a backlog is unread (catching up)
+    creds = "floor.nk"                    # the floor's nkey seed (`tabled floor nkey`) or a
+                                          #   NATS .creds file; or user + password, or token
+    tls_ca = "nats-ca.pem"                # TLS: the broker's CA; tls_cert + tls_key for a
+                                          #   client certificate (optional)
 
     [api]
     listen = "127.0.0.1:8800"             # loopback unless said otherwise
@@ -30,8 +34,9 @@ and error wording, and the same doors (daemon.api.doors) serve it. Only the cons
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +49,13 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 from pydantic.dataclasses import dataclass as config_dataclass
 
 from daemon.config import ApiConfig, ConfigError, _describe
-from daemon.shipper.config import nats_servers
+from daemon.sections import unknown_key
+from daemon.shipper.config import NATS_FILES, auth_problem, nats_servers
 from daemon.tomltext import TomlRefused, read_toml
 
 SUBJECT_TOKEN = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -64,8 +71,39 @@ class FloorSection:
     database: StrictStr = "postgresql:///floor"
     batch: StrictInt = Field(default=500, ge=1, le=10_000)
     catchup_batch: StrictInt = Field(default=5000, ge=1, le=10_000)
+    # The floor's identity on the broker and its TLS: the [feed]'s keys, the same checks.
+    user: StrictStr | None = None
+    password: StrictStr | None = None
+    token: StrictStr | None = None
+    creds: Path | None = None
+    tls_ca: Path | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
 
     _servers = field_validator("servers", mode="before")(nats_servers)  # the feed's rule
+
+    @field_validator(*NATS_FILES, mode="before")
+    @classmethod
+    def _file(cls, value: Any) -> Any:
+        if value is None or isinstance(value, Path):
+            return value
+        if not isinstance(value, str) or value == "":
+            raise ValueError(f"expected a file's path, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _auth(self) -> FloorSection:
+        auth_problem(self)
+        return self
+
+    def resolved(self, base: Path) -> FloorSection:
+        """The same section with its relative file paths made absolute against `base`."""
+        changes = {
+            key: base / getattr(self, key)
+            for key in NATS_FILES
+            if getattr(self, key) is not None and not getattr(self, key).is_absolute()
+        }
+        return replace(self, **changes) if changes else self
 
     @field_validator("stream", "subject_prefix", "durable")
     @classmethod
@@ -109,6 +147,13 @@ class _FloorFile:
     api: FloorApi = field(default_factory=FloorApi)
     pits: dict[StrictStr, list[StrictStr]] = field(default_factory=dict)
 
+    @field_validator("floor")
+    @classmethod
+    def _floor_paths(cls, value: FloorSection, info: ValidationInfo) -> FloorSection:
+        # The credentials and TLS files are relative to the floor file's folder.
+        base = (info.context or {}).get("base")
+        return value.resolved(Path(base)) if base is not None else value
+
     @field_validator("api")
     @classmethod
     def _api_paths(cls, value: FloorApi, info: ValidationInfo) -> FloorApi:
@@ -135,12 +180,10 @@ def parse_floor_config(
     data: dict[str, Any], source: str = "<memory>", base: Path | None = None
 ) -> FloorConfig:
     """Validate a parsed floor file. Relative paths resolve against `base` (the file's folder)."""
-    unknown = [key for key in data if key not in ("floor", "api", "pits")]
+    sections = ("floor", "api", "pits")
+    unknown = [f"{key}: {unknown_key(key, sections)}" for key in data if key not in sections]
     if unknown:
-        raise ConfigError(
-            f"{source}: {', '.join(sorted(unknown))}: unknown key(s) (the file's sections: "
-            "floor, api, pits)"
-        )
+        raise ConfigError(f"{source}: {'; '.join(unknown)} (the file's sections: floor, api, pits)")
     if "console_idle_seconds" in (data.get("api") or {}):
         raise ConfigError(
             f"{source}: api.console_idle_seconds: unknown key (the console's, not the floor's)"
@@ -148,9 +191,19 @@ def parse_floor_config(
     try:
         file = _FLOOR.validate_python(data, context={"base": base or Path.cwd()})
     except ValidationError as exc:
-        raise ConfigError(f"{source}: {'; '.join(_describe(e) for e in exc.errors())}") from None
+        said = "; ".join(_describe(e, _keys) for e in exc.errors())
+        raise ConfigError(f"{source}: {said}") from None
     pits = {table: pit for pit, tables in file.pits.items() for table in tables}
     return FloorConfig(floor=file.floor, api=file.api, pits=pits, source=source)
+
+
+def _keys(place: tuple[Any, ...]) -> list[str]:
+    """The keys a section of the floor's file takes (for an unknown key's "did you mean")."""
+    section = {"floor": FloorSection, "api": FloorApi}.get(str(place[0]) if place else "")
+    if section is None:
+        return []
+    names = [f.name for f in dataclasses.fields(section)]
+    return [name for name in names if name != "console_idle_seconds"]
 
 
 def load_floor_config(path: Path | str | None) -> FloorConfig:

@@ -32,6 +32,7 @@ from nats.js.errors import NotFoundError
 
 from daemon.floor.config import FloorSection
 from daemon.floor.store import BatchResult, Incoming, Store
+from daemon.shipper.broker import auth_options, floor_inbox_prefix
 
 log = structlog.get_logger("tabled.floor")
 
@@ -188,6 +189,10 @@ class Consumer:
         nc = await nats.connect(
             servers=list(self.config.servers),
             name="tabled-floor",
+            # Replies come to the floor's own inboxes, the subscription its broker permissions
+            # allow (`tabled floor broker-config`); identity and TLS as the [feed]'s.
+            inbox_prefix=floor_inbox_prefix(self.config.durable),
+            **auth_options(self.config, "floor"),
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.5,
             allow_reconnect=True,

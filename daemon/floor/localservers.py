@@ -2,7 +2,9 @@
 
 Used by the floor's tests, its benchmark and `tabled floor demo`. Each server lives in a temp
 folder of its own, listens on a free loopback port and is stopped by its PID. PostgreSQL refuses
-to run as root, so when we are root the cluster is made and run as the `postgres` system user.
+to run as root, so when we are root the cluster is made and run as the `postgres` system user:
+the child drops to it itself (`subprocess`'s user/group), so no `runuser` or `su` has to be on
+the PATH (a root shell's PATH often lacks /usr/sbin).
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ import select
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -33,6 +37,21 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _closed_to(folder: Path, uid: int, gid: int) -> Path | None:
+    """The first folder on the way to `folder` that the user `uid` may not enter, if any."""
+    for where in reversed([folder.resolve(), *folder.resolve().parents]):
+        st = where.stat()
+        if st.st_uid == uid:
+            allowed = st.st_mode & stat.S_IXUSR
+        elif st.st_gid == gid:
+            allowed = st.st_mode & stat.S_IXGRP
+        else:
+            allowed = st.st_mode & stat.S_IXOTH
+        if not allowed:
+            return where
+    return None
 
 
 def _wait_pid(pid: int) -> None:
@@ -60,16 +79,35 @@ class PostgresCluster:
         self.sockets.mkdir()
         self.port = free_port()
         self.user = user
-        self._as: list[str] = []
+        self._as: dict[str, Any] = {}
         if os.geteuid() == 0:
-            pg = pwd.getpwnam("postgres")
+            try:
+                pg = pwd.getpwnam("postgres")
+            except KeyError:
+                shutil.rmtree(self.root, ignore_errors=True)
+                raise ServerError(
+                    "PostgreSQL does not run as root and there is no `postgres` user to run it "
+                    "as (install postgresql, or run this as another user)"
+                ) from None
+            blocked = _closed_to(self.root.parent, pg.pw_uid, pg.pw_gid)
+            if blocked is not None:
+                shutil.rmtree(self.root, ignore_errors=True)
+                raise ServerError(
+                    f"PostgreSQL runs as `postgres`, which may not enter {blocked} (mode "
+                    f"{stat.filemode(blocked.stat().st_mode)}); set TMPDIR to a folder it can "
+                    "reach, e.g. TMPDIR=/tmp"
+                )
             os.chown(self.root, pg.pw_uid, pg.pw_gid)
             os.chown(self.sockets, pg.pw_uid, pg.pw_gid)
-            self._as = ["runuser", "-u", "postgres", "--"]
+            # Its own folder as the working directory: root's may be closed to it.
+            self._as = {
+                "user": pg.pw_uid, "group": pg.pw_gid, "extra_groups": [], "cwd": self.root,
+                "env": {**os.environ, "HOME": pg.pw_dir, "USER": "postgres", "LOGNAME": "postgres"},
+            }  # fmt: skip
 
     def _run(self, *args: str) -> None:
         proc = subprocess.run(  # noqa: S603 - our own arguments, Debian's binaries
-            [*self._as, *args], capture_output=True, text=True, check=False, timeout=120
+            args, capture_output=True, text=True, check=False, timeout=120, **self._as
         )
         if proc.returncode != 0:
             raise ServerError(f"{Path(args[0]).name} failed: {proc.stdout}{proc.stderr}")

@@ -1,4 +1,6 @@
-"""Journal lines for the floor's tests, benchmark and demo, and the publisher that ships them.
+"""Journal lines for the floor's tests and benchmark, and the publisher that ships them.
+
+(`tabled floor demo` runs real tables instead: `tabled run --autoplay` with a `[feed]`.)
 
 `SyntheticTable` writes valid chained lines (the journal's own encoder, so the bytes are what a
 table writes) for a table that plays rounds of about 150 lines: cards dealt, a violation now and

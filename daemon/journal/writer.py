@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import grp
 import itertools
 import os
+import pwd
+import stat
 import threading
 import time
 from collections import deque
@@ -72,6 +75,41 @@ RECENT_RECORDS = 4096
 NAMES_KEPT = 1024
 # Wall minus monotonic time moving by more than this between two appends is a clock step.
 CLOCK_STEP_SECONDS = 1.0
+
+
+def access_problem(folder: Path, exc: OSError) -> str:
+    """A journal folder this process may not use, said with the folder, the user and what they
+    would need (not a bare `[Errno 13]`)."""
+    user = _user_name(os.geteuid())
+    target = Path(exc.filename) if exc.filename else folder
+    # The nearest folder that exists is the one whose permissions refused us.
+    where = target if target.is_dir() else target.parent
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        st = where.stat()
+        mode = stat.filemode(st.st_mode)
+        owner = f"{_user_name(st.st_uid)}:{_group_name(st.st_gid)}, mode {mode}"
+    except OSError:
+        owner = "its owner unknown"
+    return (
+        f"journal folder {folder}: user {user} (uid {os.geteuid()}) may not write {target} "
+        f"({where} belongs to {owner}); run as its owner or give {user} write access to it"
+    )
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _group_name(gid: int) -> str:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
 
 
 class JournalLocked(JournalError):
@@ -168,6 +206,9 @@ class Journal:
         journal = cls(config, table_id, wall=wall, monotonic=monotonic, on_sync=on_sync)
         try:
             journal._start()
+        except PermissionError as exc:
+            journal._release()
+            raise JournalError(access_problem(journal.dir, exc)) from None
         except BaseException:
             journal._release()
             raise

@@ -5,6 +5,7 @@ uses them; `tabled feed status|replay` use them directly."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import ssl
 import time
 from dataclasses import dataclass, field
@@ -15,7 +16,13 @@ import nats.errors
 import nats.js.errors
 from nats.js import api as js_api
 
-from daemon.shipper.config import FeedConfig
+from daemon.shipper.config import (
+    NATS_FILES,
+    FeedConfig,
+    NatsClient,
+    secret_problem,
+    uses_tls,
+)
 
 if TYPE_CHECKING:
     from nats.aio.client import Client
@@ -23,8 +30,19 @@ if TYPE_CHECKING:
     from nats.js.client import JetStreamContext
 
 MSG_ID = "Nats-Msg-Id"
+CONFLICT_EVENT = "conflict"  # <prefix>.<table>.conflict: a line whose id another message took
 EXPECTED_STREAM = "Nats-Expected-Stream"
 SITE_HEADER = "Tabled-Site"
+
+
+def table_inbox_prefix(table_id: str) -> str:
+    """The inbox prefix of a table's connection: `_INBOX.table.<id>`."""
+    return f"_INBOX.table.{table_id}"
+
+
+def floor_inbox_prefix(durable: str) -> str:
+    """The inbox prefix of the floor's connection: `_INBOX.floor.<durable consumer>`."""
+    return f"_INBOX.floor.{durable}"
 
 
 class FeedError(Exception):
@@ -51,6 +69,8 @@ class FeedStatus:
     acked_total: int = 0
     sent_total: int = 0
     refused_total: int = 0
+    conflicts_total: int = 0
+    last_conflict: int | None = None  # the seq of the last line found in conflict
     reconnects_total: int = 0
     heads_total: int = 0  # signed heads published (daemon.journal.provenance)
     notes: list[str] = field(default_factory=list)
@@ -79,6 +99,8 @@ class FeedStatus:
             "acked_total": self.acked_total,
             "sent_total": self.sent_total,
             "refused_total": self.refused_total,
+            "conflicts_total": self.conflicts_total,
+            "last_conflict": self.last_conflict,
             "reconnects_total": self.reconnects_total,
             "notes": list(self.notes),
         }
@@ -98,15 +120,58 @@ def subjects_cover(patterns: list[str], prefix_tokens: list[str]) -> bool:
     return False
 
 
-def tls_context(feed: FeedConfig) -> ssl.SSLContext | None:
-    if not feed.uses_tls:
+def tls_context(section: NatsClient) -> ssl.SSLContext | None:
+    """The TLS of a NATS client section (its CA, its client certificate), or None for none."""
+    if not uses_tls(section):
         return None
     context = ssl.create_default_context(
-        cafile=str(feed.tls_ca) if feed.tls_ca is not None else None
+        cafile=str(section.tls_ca) if section.tls_ca is not None else None
     )
-    if feed.tls_cert is not None and feed.tls_key is not None:
-        context.load_cert_chain(str(feed.tls_cert), str(feed.tls_key))
+    if section.tls_cert is not None and section.tls_key is not None:
+        context.load_cert_chain(str(section.tls_cert), str(section.tls_key))
     return context
+
+
+NKEY_SEED_PREFIX = "SU"  # an nkey user seed: `tabled feed nkey`, `nsc`, `nk -gen user`
+JWT_MARK = "-----BEGIN NATS USER JWT-----"
+
+
+def auth_options(section: NatsClient, where: str = "feed") -> dict[str, Any]:
+    """nats-py's connect options for a section's identity and TLS: FeedError in one line when a
+    file is missing, not private, or not what its key says (`where` is the section's name)."""
+    for key in ("creds", "tls_key"):
+        secret = getattr(section, key)
+        problem = secret_problem(secret, f"{where}.{key}") if secret is not None else None
+        if problem:
+            raise FeedError(problem)
+    for key in NATS_FILES:
+        file = getattr(section, key)
+        if file is not None and not file.is_file():
+            raise FeedError(f"{where}.{key}: {file}: no such file")
+    options: dict[str, Any] = {}
+    if section.user is not None:
+        options["user"], options["password"] = section.user, section.password
+    if section.token is not None:
+        options["token"] = section.token
+    if section.creds is not None:
+        try:
+            text = section.creds.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise FeedError(f"{where}.creds: {section.creds}: cannot read it: {exc}") from None
+        if JWT_MARK in text:
+            options["user_credentials"] = str(section.creds)
+        elif text.startswith(NKEY_SEED_PREFIX) and "\n" not in text:
+            options["nkeys_seed_str"] = text
+        else:
+            raise FeedError(
+                f"{where}.creds: {section.creds}: neither an nkey user seed (SU...) nor a NATS "
+                ".creds file"
+            )
+    try:
+        options["tls"] = tls_context(section)
+    except (OSError, ssl.SSLError) as exc:
+        raise FeedError(f"{where}.tls_ca/tls_cert/tls_key: {exc}") from None
+    return options
 
 
 def describe(exc: BaseException) -> str:
@@ -136,16 +201,11 @@ async def connect(feed: FeedConfig, table_id: str, **callbacks: Any) -> Client:
         "max_reconnect_attempts": 1,
         "reconnect_time_wait": 0,
         "connect_timeout": feed.connect_timeout_seconds,
-        "tls": tls_context(feed),
+        # Replies come to this table's inboxes only, the one subscription its broker
+        # permissions allow (`tabled floor broker-config`).
+        "inbox_prefix": table_inbox_prefix(table_id),
+        **auth_options(feed),
     }
-    if feed.user is not None:
-        options["user"], options["password"] = feed.user, feed.password
-    if feed.token is not None:
-        options["token"] = feed.token
-    if feed.credentials is not None:
-        if not feed.credentials.is_file():
-            raise FeedError(f"feed.credentials: {feed.credentials}: no such file")
-        options["user_credentials"] = str(feed.credentials)
     errors: list[BaseException] = []
 
     async def on_error(exc: Exception) -> None:
@@ -167,6 +227,8 @@ async def connect(feed: FeedConfig, table_id: str, **callbacks: Any) -> Client:
         raise FeedError("no NATS server answers at " + ", ".join(feed.servers)) from None
     except (OSError, ssl.SSLError) as exc:
         raise FeedError(f"cannot connect: {exc}") from None
+    except nats.errors.Error as exc:  # refused by the server (credentials, TLS)
+        raise FeedError(describe(exc)) from None
 
 
 async def ensure_stream(js: JetStreamContext, feed: FeedConfig, table_id: str) -> list[str]:
@@ -175,19 +237,13 @@ async def ensure_stream(js: JetStreamContext, feed: FeedConfig, table_id: str) -
     try:
         info = await js.stream_info(feed.stream)
     except nats.js.errors.NotFoundError:
-        await js.add_stream(
-            js_api.StreamConfig(
-                name=feed.stream,
-                subjects=[feed.stream_subjects],
-                storage=js_api.StorageType.FILE,
-                retention=js_api.RetentionPolicy.LIMITS,
-                discard=js_api.DiscardPolicy.OLD,
-                duplicate_window=feed.duplicate_window_seconds,
-                max_age=feed.max_age_days * 86400.0,
-                max_bytes=feed.max_bytes,
-                num_replicas=feed.replicas,
-            )
-        )
+        try:
+            await _create_stream(js, feed)
+        except Exception as exc:
+            raise FeedError(
+                f"stream {feed.stream} does not exist and this table could not create it "
+                f"({describe(exc)}); create it from the floor (docs/floor.md)"
+            ) from None
         return notes
     subjects = list(info.config.subjects or [])
     if not subjects_cover(subjects, [*feed.subject_prefix.split("."), table_id]):
@@ -216,17 +272,51 @@ async def last_stored(js: JetStreamContext, feed: FeedConfig, table_id: str) -> 
 
 
 def stored_seq(msg: Any, table_id: str) -> int | None:
-    """The journal seq a stored message of this table is about: a line's (`<table>:<seq>`), or
-    the line a signed head vouches for (`<table>:head:<seq>`); None for anything else."""
+    """The journal seq a stored message of this table is about: a line's (`<table>:<seq>`, or
+    `<table>:<seq>:conflict:<sha16>` on the conflict subject), or the line a signed head vouches
+    for (`<table>:head:<seq>`); None for anything else."""
     msg_id = (msg.headers or {}).get(MSG_ID, "")
-    table, _, seq = msg_id.rpartition(":")
-    if table == f"{table_id}:head":
-        table = table_id
-    if table != table_id or not seq.isdigit():
+    parts = msg_id.split(":")
+    if len(parts) == 4 and parts[2] == "conflict":
+        parts = parts[:2]
+    elif len(parts) == 3 and parts[1] == "head":
+        parts = [parts[0], parts[2]]
+    if len(parts) != 2 or parts[0] != table_id or not parts[1].isdigit():
         return None
-    return int(seq)
+    return int(parts[1])
 
 
 def is_head(msg: Any, table_id: str) -> bool:
     """Whether a stored message is one of this table's signed heads (docs/floor.md)."""
     return str(getattr(msg, "subject", "")).endswith(f".{table_id}.head")
+
+
+async def stored_message(js: JetStreamContext, feed: FeedConfig, seq: int) -> RawStreamMsg | None:
+    """The stream's message at stream sequence `seq` (a JetStream message get, which the
+    table's permissions allow), or None when there is none."""
+    try:
+        return await js.get_msg(feed.stream, seq=seq)
+    except nats.js.errors.NotFoundError:
+        return None
+
+
+def conflict_msg_id(table_id: str, seq: int, line: bytes) -> str:
+    """The id of a table's own line published on the conflict subject:
+    ``<table>:<seq>:conflict:<first 16 hex of the line's SHA-256>``."""
+    return f"{table_id}:{seq}:conflict:{hashlib.sha256(line).hexdigest()[:16]}"
+
+
+async def _create_stream(js: JetStreamContext, feed: FeedConfig) -> None:
+    await js.add_stream(
+        js_api.StreamConfig(
+            name=feed.stream,
+            subjects=[feed.stream_subjects],
+            storage=js_api.StorageType.FILE,
+            retention=js_api.RetentionPolicy.LIMITS,
+            discard=js_api.DiscardPolicy.OLD,
+            duplicate_window=feed.duplicate_window_seconds,
+            max_age=feed.max_age_days * 86400.0,
+            max_bytes=feed.max_bytes,
+            num_replicas=feed.replicas,
+        )
+    )

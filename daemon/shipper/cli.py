@@ -3,6 +3,7 @@
     tabled feed status [--config FILE] [--journal DIR] [--json]
     tabled feed ship   [--config FILE] [--journal DIR]       # a stopped table's backlog, then exit
     tabled feed replay --from SEQ [--to SEQ] [--config FILE] [--journal DIR]
+    tabled feed nkey   [--config FILE]    # the table's broker key: made once, its public key shown
 
 `status` reads the cursor and the journal's files and asks the broker about the stream: which
 files have shipped (and so may be archived), the lag, whether the broker answers. `ship` sends
@@ -10,6 +11,8 @@ what the cursor has not yet covered, from the files, for a table whose daemon is
 daemon ships by itself while it runs). `replay` sends the lines of a range that the stream does
 not hold (it asks the stream which of this table's seqs it has), so it never stores a line
 twice. It never sends past the cursor while the daemon runs (those lines are the daemon's).
+`nkey` makes the table's nkey seed at `[feed] creds` (mode 0600) if there is none, and prints its
+public key on the last line: the floor puts it in the broker's config (`tabled floor broker-key`).
 
 Exit status: 0 done (status: the broker answers and the stream takes our subjects); 1 the
 broker does not answer or refused; 2 bad arguments or config, or no [feed] in the config.
@@ -67,7 +70,34 @@ def parser() -> argparse.ArgumentParser:
     common(replay)
     replay.add_argument("--from", dest="first", type=int, required=True, metavar="SEQ")
     replay.add_argument("--to", dest="last", type=int, metavar="SEQ", help="default: the end")
+    nkey = sub.add_parser("nkey", help="make the table's broker key ([feed] creds), show it")
+    nkey.add_argument("--config", type=Path, help="table config (default: the embedded one)")
     return p
+
+
+def _nkey(args: argparse.Namespace) -> int:
+    from daemon.shipper.nkey import NkeyError, make_seed  # noqa: PLC0415 - nkeys for this only
+
+    config = load_config(args.config)
+    if config.feed is None:
+        raise _Usage(f"{config.source}: no [feed] section: this table ships nothing")
+    if config.feed.creds is None:
+        raise _Usage(
+            f"{config.source}: set [feed] creds to the file for the table's nkey seed "
+            '(e.g. creds = "feed.nk", beside the config), then run this again'
+        )
+    try:
+        public, made = make_seed(config.feed.creds, "feed.creds")
+    except NkeyError as exc:
+        raise _Usage(str(exc)) from None
+    said = "made" if made else "already there"
+    print(f"table {config.table_id}: nkey seed {config.feed.creds} ({said}, mode 0600)")
+    print(
+        f"on the floor: tabled floor broker-key {config.table_id} --nkey {public} "
+        "--config floor.toml"
+    )
+    print(public)
+    return EXIT_OK
 
 
 def _setup(args: argparse.Namespace) -> tuple[TableConfig, FeedConfig, Path]:
@@ -376,6 +406,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _status(args)
         if args.command == "ship":
             return _ship(args)
+        if args.command == "nkey":
+            return _nkey(args)
         return _replay(args)
     except (ConfigError, _Usage) as exc:
         print(f"{name}: {exc}", file=sys.stderr)

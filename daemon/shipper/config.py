@@ -9,16 +9,19 @@ line goes to the JetStream stream `stream` on the subject ``<subject_prefix>.<ta
     stream = "TABLED"
     subject_prefix = "tabled"
     site = "cotai-1"               # optional: sent as the Tabled-Site header
-    credentials = "/etc/tabled/table.creds"   # or user + password, or token
-    tls_ca = "/etc/tabled/nats-ca.pem"        # optional TLS: CA, and a client cert + key
+    creds = "/etc/tabled/feed.nk"             # the table's nkey seed (`tabled feed nkey`), or a
+                                              #   NATS .creds file; or user + password, or token
+    tls_ca = "/etc/tabled/nats-ca.pem"        # TLS: the broker's CA; tls_cert + tls_key for a
+                                              #   client certificate (optional)
     window = 512                   # messages in flight, unacknowledged, at most
     drain_seconds = 5.0            # a clean stop waits this long for the outbox to drain
     duplicate_window_seconds = 300 # JetStream's de-duplication window for a created stream
     max_age_days = 0               # retention of a created stream (0: no limit)
 
-Paths are relative to the working directory, like the rest of the config. Files are read when the
-shipper connects, not at start-up: a missing credentials file is a journaled feed error and the
-table plays on.
+Paths are relative to the config file's folder. Files are read when the shipper connects, not at
+start-up: a missing credentials file is a journaled feed error and the table plays on. A secret
+file (`creds`, `tls_key`) that group or others may read or write is refused like the tokens file
+(`secret_problem`), with the `chmod 600` that fixes it.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from daemon.sections import Check, Context, Section, number, optional, path, text, whole
 
@@ -48,6 +51,63 @@ def nats_servers(cls: Any, value: Any) -> Any:
         if not isinstance(url, str) or not url.startswith(("nats://", "tls://")):
             raise ValueError(f"{url!r} is not a nats:// or tls:// URL")
     return value
+
+
+# The keys of a NATS client's identity and TLS, the same in [feed] and [floor].
+NATS_FILES = ("creds", "tls_ca", "tls_cert", "tls_key")
+
+
+class NatsClient(Protocol):
+    """What a NATS client section says (the table's `[feed]`, the floor's `[floor]`)."""
+
+    @property
+    def servers(self) -> tuple[str, ...]: ...
+    @property
+    def user(self) -> str | None: ...
+    @property
+    def password(self) -> str | None: ...
+    @property
+    def token(self) -> str | None: ...
+    @property
+    def creds(self) -> Path | None: ...
+    @property
+    def tls_ca(self) -> Path | None: ...
+    @property
+    def tls_cert(self) -> Path | None: ...
+    @property
+    def tls_key(self) -> Path | None: ...
+
+
+def auth_problem(section: NatsClient) -> None:
+    """The checks across a NATS client's keys: ValueError saying which keys clash."""
+    if (section.user is None) != (section.password is None):
+        raise ValueError("user and password go together")
+    ways = [section.user is not None, section.token is not None, section.creds is not None]
+    if sum(ways) > 1:
+        raise ValueError("one of creds, user/password or token, not several")
+    if (section.tls_cert is None) != (section.tls_key is None):
+        raise ValueError("tls_cert and tls_key go together (a client certificate and its key)")
+    if section.tls_cert is not None and not uses_tls(section):
+        raise ValueError("tls_cert: a client certificate needs TLS (tls_ca, or tls:// servers)")
+
+
+def uses_tls(section: NatsClient) -> bool:
+    return section.tls_ca is not None or any(s.startswith("tls://") for s in section.servers)
+
+
+def secret_problem(path: Path, key: str) -> str | None:
+    """Why a secret file (an nkey seed, a .creds, a TLS key) must not be used, in one line;
+    None when it is private to this user (or absent: the connection says that)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if mode & 0o077 == 0:
+        return None
+    return (
+        f"{key}: {path}: mode {mode & 0o777:04o} lets group or others read or write a secret; "
+        f"it must be private to the daemon's user: chmod 600 {path}"
+    )
 
 
 def _matching(pattern: re.Pattern[str], words: str) -> Check:
@@ -82,7 +142,7 @@ class FeedConfig(Section):
     user: str | None = None
     password: str | None = None
     token: str | None = None
-    credentials: Path | None = None
+    creds: Path | None = None
     tls_ca: Path | None = None
     tls_cert: Path | None = None
     tls_key: Path | None = None
@@ -106,7 +166,7 @@ class FeedConfig(Section):
         "user": _OPTIONAL_TEXT,
         "password": _OPTIONAL_TEXT,
         "token": _OPTIONAL_TEXT,
-        "credentials": _OPTIONAL_FILE,
+        "creds": _OPTIONAL_FILE,
         "tls_ca": _OPTIONAL_FILE,
         "tls_cert": _OPTIONAL_FILE,
         "tls_key": _OPTIONAL_FILE,
@@ -124,16 +184,12 @@ class FeedConfig(Section):
     def after(self, context: Context) -> None:
         if (self.user is None) != (self.password is None):
             raise ValueError("user and password go together")
-        ways = [self.user is not None, self.token is not None, self.credentials is not None]
-        if sum(ways) > 1:
-            raise ValueError("one of user/password, token or credentials, not several")
-        if (self.tls_cert is None) != (self.tls_key is None):
-            raise ValueError("tls_cert and tls_key go together")
+        auth_problem(self)
 
     def resolved(self, base: Path) -> FeedConfig:
         """The same section with its relative file paths made absolute against `base`."""
         changes = {}
-        for key in ("credentials", "tls_ca", "tls_cert", "tls_key"):
+        for key in NATS_FILES:
             path = getattr(self, key)
             if path is not None and not path.is_absolute():
                 changes[key] = base / path
@@ -141,11 +197,7 @@ class FeedConfig(Section):
 
     @property
     def uses_tls(self) -> bool:
-        return (
-            self.tls_ca is not None
-            or self.tls_cert is not None
-            or any(s.startswith("tls://") for s in self.servers)
-        )
+        return uses_tls(self)
 
     def subject(self, table_id: str, event: str) -> str:
         return f"{self.subject_prefix}.{table_id}.{event}"

@@ -44,16 +44,20 @@ from typing import TYPE_CHECKING, Any
 from daemon.journal.format import JournalCorrupt
 from daemon.logging import get_logger
 from daemon.shipper.broker import (
+    CONFLICT_EVENT,
     EXPECTED_STREAM,
+    MSG_ID,
     SITE_HEADER,
     FeedError,
     FeedMismatch,
     FeedStatus,
+    conflict_msg_id,
     connect,
     describe,
     ensure_stream,
     is_head,
     last_stored,
+    stored_message,
     stored_seq,
 )
 from daemon.shipper.config import FeedConfig
@@ -63,6 +67,7 @@ from daemon.shipper.tail import JournalTail, Line, line_ts
 if TYPE_CHECKING:
     from nats.aio.client import Client
     from nats.aio.msg import Msg
+    from nats.js.api import RawStreamMsg
     from nats.js.client import JetStreamContext
 
     from daemon.journal import Journal
@@ -152,6 +157,9 @@ class Shipper:
         self._inflight: OrderedDict[int, Line] = OrderedDict()
         self._sent_at: dict[int, float] = {}
         self._done: set[int] = set()
+        # Lines answered `duplicate`, by seq, with the stream seq of the message that holds the id.
+        self._duplicates: dict[int, int] = {}
+        self._conflicted: set[int] = set()  # seqs journaled as conflicts by this shipper
         self._resend: deque[Line] = deque()
         self._tail = JournalTail(self.dir)
         self._tail_ready = False
@@ -286,6 +294,7 @@ class Shipper:
             if self._stopping() and (not self._status.connected or self._past_deadline()):
                 return
             nc: Client | None = None
+            self._server_errors.clear()
             try:
                 nc = await connect(
                     self.feed,
@@ -306,7 +315,11 @@ class Shipper:
             except JournalCorrupt as exc:
                 self._degraded(f"the journal cannot be shipped: {exc}")
             except Exception as exc:  # every other failure: back off, resend from the cursor
-                self._degraded(describe(exc))
+                reason = describe(exc)
+                if self._server_errors and self._server_errors[-1] not in reason:
+                    # What the server said on the way (a permission it refused) is the cause.
+                    reason += f" ({self._server_errors[-1]})"
+                self._degraded(reason)
             finally:
                 self._status.connected = False
                 if nc is not None:
@@ -414,7 +427,9 @@ class Shipper:
     async def _pump(self, nc: Client) -> bool:
         """Ship until stopped (True) or a failure (raises)."""
         inbox = nc.new_inbox()
+        js = nc.jetstream(timeout=self.feed.ack_timeout_seconds)
         self._problem = None
+        self._duplicates.clear()
         await nc.subscribe(inbox + ".*", cb=self._on_ack)
         self._ensure_tail()
         self._recovered()
@@ -425,6 +440,8 @@ class Shipper:
             if self._problem is not None:
                 problem, self._problem = self._problem, None
                 raise problem
+            if self._duplicates:
+                await self._check_duplicates(js)
             self._collect()
             room = (1 if self._probing else window) - len(self._inflight)
             hold = self._hold() if room > 0 else 0.0
@@ -582,7 +599,10 @@ class Shipper:
             return
         data = msg.data
         if msg.headers is None and data.startswith(b'{"stream"') and b'"error"' not in data:
-            self._done.add(seq)  # a PubAck: {"stream":"TABLED", "seq":N[,"duplicate": true]}
+            if b'"duplicate"' in data:  # {"stream":"TABLED","seq":N,"duplicate":true}
+                self._duplicate(line, data)
+            else:
+                self._done.add(seq)  # a PubAck: {"stream":"TABLED", "seq":N}
             return
         status = (msg.headers or {}).get("Status")
         if status == "503":
@@ -598,7 +618,10 @@ class Shipper:
                 body = {}
             error = body.get("error") if isinstance(body, dict) else {"description": data}
             if error is None and "seq" in body:
-                self._done.add(seq)
+                if body.get("duplicate"):
+                    self._duplicate(line, data)
+                else:
+                    self._done.add(seq)
             elif not isinstance(error, dict):
                 self._broker_refused = True
                 self._problem = FeedError(f"an answer that is not a JetStream ack: {data[:80]!r}")
@@ -623,6 +646,76 @@ class Shipper:
             if self._probing:
                 self._probing = False
             self._advance_to(seq)
+
+    # -- a duplicate: the stream's message under this line's id must be this line ---------
+
+    def _duplicate(self, line: Line, ack: bytes) -> None:
+        """JetStream dropped this line as a duplicate of the message it stored under the same
+        id: it is acknowledged only once that message is read and found to be this line (a
+        resend after a reconnection); otherwise it is a conflict (`_check_duplicates`)."""
+        try:
+            stored = int(json.loads(ack)["seq"])
+        except (ValueError, KeyError, TypeError):
+            stored = 0  # no seq to read: the line goes out as a conflict all the same
+        self._duplicates[line.seq] = stored
+
+    async def _check_duplicates(self, js: JetStreamContext) -> None:
+        """Read the stored message of each line answered `duplicate` and compare; a line whose
+        id another message holds is journaled as a conflict and published on the conflict
+        subject, where the floor takes it beside the other."""
+        while self._duplicates:
+            seq = min(self._duplicates)
+            stored = self._duplicates.pop(seq)
+            line = self._inflight.get(seq)
+            if line is None:
+                continue
+            held = await stored_message(js, self.feed, stored) if stored else None
+            expected = self._prefix + line.event
+            if (
+                held is not None
+                and held.subject == expected
+                and held.data == line.data
+                and ((held.headers or {}).get(MSG_ID) == f"{self.table_id}:{seq}")
+            ):
+                self._done.add(seq)  # the stream holds this very line: a resend, dropped
+                continue
+            await self._conflict(js, line, stored, held)
+            self._done.add(seq)
+
+    async def _conflict(
+        self, js: JetStreamContext, line: Line, stored: int, held: RawStreamMsg | None
+    ) -> None:
+        """Journal the conflict (the supervisor sees it; /api/health counts it) and publish the
+        table's own line on ``<prefix>.<table>.conflict`` with its own id (docs/floor.md)."""
+        digest = hashlib.sha256(line.data).hexdigest()
+        msg_id = conflict_msg_id(self.table_id, line.seq, line.data)
+        headers = {**self._headers_base, MSG_ID: msg_id}
+        ack = await js.publish(self._prefix + CONFLICT_EVENT, line.data, headers=headers)
+        taken = False
+        if ack.duplicate:
+            again = await stored_message(js, self.feed, ack.seq)
+            taken = again is None or again.data != line.data
+        if line.seq in self._conflicted:
+            return  # published again after a reconnection: journaled once
+        self._conflicted.add(line.seq)
+        self._status.conflicts_total += 1
+        self._status.last_conflict = line.seq
+        record: dict[str, Any] = {
+            "seq": line.seq,
+            "event": line.event,
+            "line_sha256": digest,
+            "stream_seq": stored or None,
+            "stored_subject": held.subject if held is not None else None,
+            "stored_msg_id": (held.headers or {}).get(MSG_ID) if held is not None else None,
+            "stored_sha256": (
+                hashlib.sha256(held.data or b"").hexdigest() if held is not None else None
+            ),
+            "published_as": msg_id,
+        }
+        if taken:
+            record["conflict_id_taken"] = True  # another message holds even this id
+        self._log.error("feed.conflict", **{k: v for k, v in record.items() if k != "event"})
+        self._journal("feed.conflict", record)
 
     def _refuse(self, line: Line, reason: str) -> None:
         """A line the broker will never take: journaled, counted, passed over (not silently)."""

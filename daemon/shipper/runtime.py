@@ -68,6 +68,9 @@ def metrics_text(status: FeedStatus, table: str) -> str:
          status.refused_total),
         ("tabled_feed_reconnects_total", "counter", "Reconnections after a failure.",
          status.reconnects_total),
+        ("tabled_feed_conflicts_total", "counter",
+         "Lines whose id the stream held with other bytes (feed.conflict).",
+         status.conflicts_total),
     )  # fmt: skip
     lines = []
     for name, kind, help_, value in families:
@@ -81,4 +84,9 @@ def summary(feed: Mapping[str, Any]) -> str:
         f"feed {feed.get('state')}: cursor {feed.get('cursor')}, head {feed.get('head')}, lag "
         f"{feed.get('lag_lines')} lines ({feed.get('lag_seconds', 0):.1f} s)"
     )
+    if feed.get("conflicts_total"):
+        text += (
+            f"; {feed['conflicts_total']} CONFLICT(S), last at seq {feed.get('last_conflict')} "
+            "(feed.conflict in the journal)"
+        )
     return text + (f"; {feed['last_error']}" if feed.get("last_error") else "")

@@ -149,8 +149,12 @@ THIRTEEN_ARTICLES = (
         "the banker may rearrange until then; players then have five minutes, a bell ends them, "
         "and a player not done loses.",
         "enforced",
-        reason="No player arrangement is taken before the banker opens; the table's clock is "
-        "the authority for the five minutes and the bell rings at its end. Touching the cards "
+        reason='The banker says "arranged" without naming a card and may say so again '
+        "until the opening; no player says so before the banker opens; the table's clock is "
+        "the authority for the five minutes and the bell rings at its end. A hand's cards are "
+        "placed into rows only once it lies open (the banker's at the opening, each player's "
+        "against it, Art. 8), so no refusal ever compares cards a person names with a hand "
+        "nobody has seen. Touching the cards "
         "is seen by the dealer, not the table. Decision: the five minutes pause while the table "
         "is held (HOLD), since players cannot act then; a house setting "
         '(`[table] timer_in_hold = "running"`) lets them run on, the bell counting, and a seat '

@@ -252,15 +252,19 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
                     "tail": " ".join(cards[8:]),
                 }
 
-            submit_form(dealer, "arrange_banker", rows(0))
+            dealer.click("#actions [data-action=arrange_banker]")
             expect(phase).to_contain_text("Banker arranged")
             dealer.click("#actions [data-action=open_banker]")
             expect(phase).to_contain_text("Players arrange")
             expect(dealer.locator("#timer-panel")).to_be_visible()
-            submit_form(dealer, "enter_arrangement", {"seat": "1", **rows(1)})
-            expect(dealer.locator("#toast")).to_contain_text("Enter arrangement")
-            submit_form(dealer, "enter_arrangement", {"seat": "2", **rows(2)})
+            submit_form(dealer, "enter_arrangement", {"seat": "0", **rows(0)})
+            expect(dealer.locator("#toast")).to_contain_text("Place the open hand")
+            submit_form(dealer, "player_arranged", {"seat": "1"})
+            submit_form(dealer, "player_arranged", {"seat": "2"})
             expect(phase).to_contain_text("Settling")
+            for seat in ("1", "2"):
+                submit_form(dealer, "open_hand", {"seat": seat})
+                submit_form(dealer, "enter_arrangement", {"seat": seat, **rows(int(seat))})
             dealer.click("#actions [data-action=settle_round]")
             expect(phase).to_contain_text("Round over")
             for seat in ("1", "2"):

@@ -349,3 +349,25 @@ def test_the_policy_answers_to_the_address_served_on_not_to_the_wildcard() -> No
     policy.serving_at("10.7.0.21")
     assert policy.host_allowed("10.7.0.21:8700", None)
     assert not policy.host_allowed(None, ("10.7.0.21", 8700))
+
+
+def test_a_lockout_spares_the_tokens_working_from_that_address_and_no_others(
+    clock: ManualClock,
+) -> None:
+    """The exemption of daemon.api.ratelimit: a token accepted from the client within
+    `signed_in_for` seconds is served while the client is locked out; one accepted longer ago,
+    or from another address, or never, is not."""
+    limiter = AuthFailureLimiter(clock, signed_in_for=30)
+    limiter.accepted("192.0.2.1", "sha256:dealer")
+    limiter.accepted("192.0.2.7", "sha256:pit")
+    clock.advance(20)
+    for _ in range(10):
+        limiter.failed("192.0.2.1")
+    assert limiter.retry_after("192.0.2.1") > 0
+    assert limiter.retry_after("192.0.2.1", "sha256:dealer") == 0
+    assert limiter.retry_after("192.0.2.1", "sha256:guess") > 0
+    assert limiter.retry_after("192.0.2.1", "sha256:pit") > 0  # working, but elsewhere
+    clock.advance(11)  # the dealer's console has said nothing for 31 s: signed out, as it were
+    assert limiter.retry_after("192.0.2.1", "sha256:dealer") > 0
+    clock.advance(50)  # the lockout's minute has passed
+    assert limiter.retry_after("192.0.2.1", "sha256:guess") == 0

@@ -180,3 +180,43 @@ def test_guesses_from_sixty_addresses_are_stopped_and_journaled_in_a_few_lines(
         check=False,
     )
     assert check.returncode == 0, check.stdout
+
+
+def test_one_persons_wrong_tokens_do_not_lock_out_the_consoles_working_behind_one_address(
+    tmp_path: Path,
+) -> None:
+    """Consoles behind one proxy share its address. The dealer's and the supervisor's consoles
+    are signed in and working when someone at the same address tries ten wrong tokens (a floor
+    token, say): the address is locked out for its guesses, and a console signing in for the
+    first time waits for the lockout's end, but the working consoles read, act and reconnect
+    their push feed as before."""
+    config = write_config(tmp_path)
+    with tabled_run(config) as url, httpx.Client(base_url=url, timeout=30) as proxy:
+        assert proxy.get("/api/state", headers=auth("dealer")).status_code == 200
+        assert proxy.get("/api/state", headers=auth("supervisor")).status_code == 200
+        wrong = [
+            proxy.get("/api/state", headers={"Authorization": f"Bearer floor-{n}"})
+            for n in range(10)
+        ]
+        assert [r.status_code for r in wrong] == [401] * 10
+        # The guessing budget is kept: the next guess is not looked up, whatever it is.
+        guess = proxy.get("/api/state", headers={"Authorization": "Bearer floor-10"})
+        assert guess.status_code == 429
+        assert int(guess.headers["Retry-After"]) > 0
+        # A token not yet used from this address is refused the same way until the lockout ends.
+        assert proxy.get("/api/state", headers=auth("surveillance")).status_code == 429
+        # The working consoles go on: they read, the dealer opens the table, the supervisor's
+        # push feed connects again.
+        assert proxy.get("/api/state", headers=auth("dealer")).status_code == 200
+        opened = proxy.post("/api/actions/open_table", json={"payload": {}}, headers=auth("dealer"))
+        assert opened.status_code == 200 and opened.json()["accepted"] is True, opened.text
+        with connect(url.replace("http://", "ws://") + "/api/events", open_timeout=30) as ws:
+            ws.send(json.dumps({"token": TOKENS["supervisor"][1], "after": 0}))
+            hello = json.loads(ws.recv(timeout=30))
+            assert hello == {"type": "hello", "actor": "wong.supervisor", "role": "supervisor"}
+    lines = journal_lines(tmp_path / "journal")
+    opened_by = [line["actor"] for line in lines if line["event"] == "table.opened"]
+    assert opened_by == [f"dealer:{TOKENS['dealer'][0]}"]
+    refused = [line["payload"] for line in lines if line["event"] == "api.auth_refused"]
+    assert sum(p["refused"] for p in refused) == 12  # ten wrong tokens, two refused while locked
+    assert any(p.get("locked_out") == ["127.0.0.1"] for p in refused)

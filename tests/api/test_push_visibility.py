@@ -165,14 +165,18 @@ def test_live_consoles_are_sent_only_what_their_audience_may_see(
     # Dealt face down, live: every console (both audiences: the round is in play) is sent
     # the card that came out face up, and no other.
     check(every - {face_up}, {face_up})
-    t.act("arrange_banker", **rows(0))
+    t.act("arrange_banker")  # face down: no card named
     check(every - {face_up}, set())
     t.act("open_banker")  # the banker's hand is opened: sent to everyone from here on
     check(every - set(hands[0]) - {face_up}, set(hands[0]))
-    t.act("enter_arrangement", seat=1, **rows(1))
-    check(every - set(hands[0]) - {face_up}, set())
+    t.act("enter_arrangement", seat=0, **rows(0))
+    t.act("player_arranged", seat=1)
+    check(every - set(hands[0]) - {face_up}, set(hands[0]))
     httpx.post(t.url + "/_sim/jump", params={"seconds": 301})  # seat 2 late at the bell
     t.phase("SETTLING")
+    t.act("open_hand", seat=1)  # Art. 8: seat 1's hand is opened against the banker's
+    check(every - set(hands[0]) - set(hands[1]) - {face_up}, set(hands[1]))
+    t.act("enter_arrangement", seat=1, **rows(1))
     t.act("settle_round")
     # Closed: the late seat and the seat nobody bet on stay face down for the table's
     # audience; review's may see the round whole.

@@ -124,13 +124,17 @@ def test_a_whole_round_of_each_rule_set_at_the_table_settled_through_the_api(
             hands[order[index]].append(dealer.draw())
         state = dealer.until("BANKER_ARRANGING" if banker else "PLAYERS_ARRANGING")
         if banker:
-            dealer.act("arrange_banker", house(hands[0], rules))
+            dealer.act("arrange_banker")
             dealer.act("open_banker")
+            dealer.act("enter_arrangement", {"seat": 0, **house(hands[0], rules)})
         seats = sorted({seat for seat, _ in bets.values()})
         arranged = {seat: house(hands[seat], rules) for seat in seats}
         if banker:
             arranged[0] = house(hands[0], rules)
         for seat in seats:
+            dealer.act("player_arranged", {"seat": seat})
+        for seat in seats:
+            dealer.act("open_hand", {"seat": seat})
             dealer.act("enter_arrangement", {"seat": seat, **arranged[seat]})
         dealer.act("settle_round")
         view = dealer.until("ROUND_OVER")

@@ -107,12 +107,12 @@ def test_a_thirteen_round_through_the_api_checks_and_its_console_view() -> None:
         cards = t.proc.seat_cards(seat)  # type: ignore[attr-defined]
         return {"head": cards[:3], "middle": cards[3:8], "tail": cards[8:13]}
 
-    t.op("arrange_banker", **rows(0))
+    t.op("arrange_banker")
     t.op("open_banker")
     view = t.view()
     assert view["timer"]["remaining"] == 300.0
     assert view["timer"]["deadline"] == WALL + 300.0
-    assert view["next"] == "arrangements within 5 minutes"
+    assert view["next"].startswith("players arrange within 5 minutes")
 
     # A shoe removed mid-round: HOLD, the timer paused, the supervisor clears with a reason.
     t.feed("door_opened", "device:shoe_reader", {"device": "shoe_reader", "fault": "shoe removed"})
@@ -137,9 +137,12 @@ def test_a_thirteen_round_through_the_api_checks_and_its_console_view() -> None:
     t.op("clear_hold", role="supervisor", reason="shoe back in place")
     assert t.view()["hold"] is None
 
-    t.op("enter_arrangement", seat=1, **rows(1))
+    t.op("enter_arrangement", seat=0, **rows(0))
+    t.op("player_arranged", seat=1)
     t.now += 400
     t.feed("timer_expired", "system", {})
+    t.op("open_hand", seat=1)
+    t.op("enter_arrangement", seat=1, **rows(1))
     t.op("settle_round")
     view = t.view()
     assert view["seats"][2]["late"] is True

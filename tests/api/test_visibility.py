@@ -158,18 +158,24 @@ def test_thirteen_every_role_in_every_phase_sees_only_what_the_game_opened() -> 
     assert [len(s["cards"]) for s in view["seats"]] == [13, 13, 13, 13]  # counts are public
     assert view["shoe"].count(HIDDEN) == 51 and face_up in view["shoe"]
     # The banker arranges, still face down (Art. 2(d)); the journal's record of it too.
-    t.feed("arrange_banker", **rows(t, 0))
+    t.feed("arrange_banker")
     check(set(deck) - {face_up})
     # The banker opens: its 13 cards are open to everyone, where they were dealt too.
     t.feed("open_banker")
     hidden = set(deck) - seat_cards[0] - {face_up}
     check(hidden)
-    # A player's arrangement is entered: it stays closed until the settlement.
-    t.feed("enter_arrangement", seat=1, **rows(t, 1))
+    t.feed("enter_arrangement", seat=0, **rows(t, 0))
+    # A player says the hand is arranged: it stays closed until it is opened.
+    t.feed("player_arranged", seat=1)
     check(hidden)
     # Seat 2 is late at the bell: its cards are never opened; seat 3 had no bet.
     t.now += 400
     t.feed("timer_expired", "system")
+    # Art. 8: seat 1 is opened against the banker's: open to everyone from then on.
+    t.feed("open_hand", seat=1)
+    hidden -= seat_cards[1]
+    check(hidden)
+    t.feed("enter_arrangement", seat=1, **rows(t, 1))
     t.feed("settle_round")
     hidden = (seat_cards[2] | seat_cards[3]) - {face_up}
     check(hidden, whole_to_review=True)

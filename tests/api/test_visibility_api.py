@@ -149,14 +149,18 @@ def test_thirteen_through_the_api_and_the_push_feed_by_role_and_phase(thirteen: 
     # Dealt face down: the dealer's console, surveillance, admin: nobody sees a card, but the
     # one that came out face up.
     t.check(every - {face_up}, every)
-    t.act("arrange_banker", **rows(0))
+    t.act("arrange_banker")
     t.check(every - {face_up}, every)
     t.act("open_banker")
     t.check(every - set(hands[0]) - {face_up}, every)
-    t.act("enter_arrangement", seat=1, **rows(1))
+    t.act("enter_arrangement", seat=0, **rows(0))
+    t.act("player_arranged", seat=1)
     t.check(every - set(hands[0]) - {face_up}, every)
     http.post(t.url + "/_sim/jump", params={"seconds": 301})  # seat 2 late at the bell
     t.phase("SETTLING")
+    t.act("open_hand", seat=1)
+    t.check(every - set(hands[0]) - set(hands[1]) - {face_up}, every)
+    t.act("enter_arrangement", seat=1, **rows(1))
     t.act("settle_round")
     # Closed: the seat compared is opened; the late seat and the seat nobody bet on are not,
     # but to supervisors, surveillance and admin, for disputes.

@@ -73,8 +73,7 @@ def test_the_console_shows_no_face_down_card_while_the_hands_are_arranged(
                 expect(page.locator("#phase")).to_contain_text("Banker arranges")
                 expect(page.locator(".seat .card.back")).to_have_count(52)
                 assert page_shows(page, everything) == set()
-            cards = hands[0]
-            t.act("arrange_banker", head=cards[:3], middle=cards[3:8], tail=cards[8:])
+            t.act("arrange_banker")
             t.act("open_banker")
             for page in pages.values():
                 expect(page.locator("#phase")).to_contain_text("Players arrange")

@@ -173,8 +173,11 @@ async def _play_a_round(table: Table, control: InProcessControl) -> None:
         for seat in (0, 1)
         for c in [proc.seat_cards(seat)]
     }
-    await act("arrange_banker", rows[0])
+    await act("arrange_banker")
     await act("open_banker")
+    await act("enter_arrangement", {"seat": 0, **rows[0]})
+    await act("player_arranged", {"seat": 1})
+    await act("open_hand", {"seat": 1})
     await act("enter_arrangement", {"seat": 1, **rows[1]})
     await act("settle_round")
     await wait(lambda: proc.phase == "ROUND_OVER" and table.quiet())

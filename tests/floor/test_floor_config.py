@@ -46,7 +46,23 @@ def test_a_whole_file_is_read_with_paths_against_its_folder(tmp_path: Path) -> N
         ({"api": {"console_idle_seconds": 60}}, "api.console_idle_seconds: unknown key"),
         ({"pits": {"A": "T01"}}, "pits.A: input should be a valid list"),
         ({"pits": {"A": ["T01"], "B": ["T01"]}}, "pits.B: T01 is already in pit 'A'"),
-        ({"tables": {}}, "tables: unknown key(s) (the file's sections: floor, api, pits)"),
+        ({"tables": {}}, "tables: unknown key (the file's sections: floor, api, pits)"),
+        ({"pit": {}}, "pit: unknown key; did you mean 'pits'? (the file's sections: floor,"),
+        ({"floor": {"servres": []}}, "floor.servres: unknown key; did you mean 'servers'?"),
+        ({"api": {"tokens_fil": "x"}}, "api.tokens_fil: unknown key; did you mean 'tokens_file'?"),
+        # The floor's broker identity and TLS: the [feed]'s keys and checks.
+        (
+            {"floor": {"creds": "f.nk", "user": "u", "password": "p"}},
+            "one of creds, user/password or token, not several",
+        ),
+        ({"floor": {"user": "floor"}}, "user and password go together"),
+        ({"floor": {"tls_ca": "ca.pem", "tls_cert": "c.pem"}}, "tls_cert and tls_key go together"),
+        (
+            {"floor": {"tls_cert": "c.pem", "tls_key": "c.key"}},
+            "a client certificate needs TLS (tls_ca, or tls:// servers)",
+        ),
+        ({"floor": {"creds": ""}}, "floor.creds: expected a file's path, got ''"),
+        ({"floor": {"tls_ca": 5}}, "floor.tls_ca: expected a file's path, got 5"),
     ],
 )
 def test_each_mistake_is_named(data: dict[str, object], words: str) -> None:
@@ -55,6 +71,18 @@ def test_each_mistake_is_named(data: dict[str, object], words: str) -> None:
     message = str(refused.value)
     assert message.startswith("floor.toml: ") and words in message, message
     assert "pydantic" not in message and "\n" not in message
+
+
+def test_the_broker_files_are_read_against_the_files_folder(tmp_path: Path) -> None:
+    file = tmp_path / "floor.toml"
+    file.write_text(
+        '[floor]\nservers = ["tls://10.0.0.1:4222"]\ncreds = "floor.nk"\n'
+        'tls_ca = "/etc/nats/ca.pem"\ntls_cert = "c.pem"\ntls_key = "keys/c.key"\n'
+    )
+    floor = load_floor_config(file).floor
+    assert floor.creds == tmp_path / "floor.nk"
+    assert floor.tls_ca == Path("/etc/nats/ca.pem")
+    assert (floor.tls_cert, floor.tls_key) == (tmp_path / "c.pem", tmp_path / "keys" / "c.key")
 
 
 def test_every_mistake_at_once(tmp_path: Path) -> None:

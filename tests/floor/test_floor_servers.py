@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -203,7 +202,6 @@ def test_fork_and_gap_are_alerts_with_both_hashes(env: FloorEnv) -> None:
 
     async def wait_alerts() -> list[dict[str, object]]:
         ws_url = floor.url.replace("http://", "ws://") + "/api/feed"
-        import websockets  # noqa: PLC0415
 
         async with websockets.connect(ws_url) as ws:
             await ws.send(json.dumps({"token": env.tokens["surveillance"]}))
@@ -231,30 +229,3 @@ def test_fork_and_gap_are_alerts_with_both_hashes(env: FloorEnv) -> None:
     (evidence,) = env.psql("SELECT body FROM quarantine WHERE table_id = 'F1' AND seq = 17")
     assert bytes(evidence[0]) == altered
     assert stored(env, "G1") == g_lines
-
-
-def test_the_one_command_demo() -> None:
-    demo = subprocess.Popen(
-        [sys.executable, "-m", "daemon", "floor", "demo", "--http", "127.0.0.1:0", "--rate", "40"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO,
-    )  # fmt: skip
-    try:
-        assert demo.stdout is not None
-        servers = demo.stdout.readline()
-        token = demo.stdout.readline().rsplit(" ", 1)[1].strip()
-        url = demo.stdout.readline().split(" ", 1)[1].strip().rstrip("/")
-        assert servers.startswith("nats-server nats://127.0.0.1:")
-
-        async def three_tables_live() -> None:
-            async with websockets.connect(url.replace("http", "ws") + "/api/feed") as ws:
-                await ws.send(json.dumps({"token": token}))
-                seen: set[str] = set()
-                while seen != {"T01", "T02", "T03"}:
-                    msg = json.loads(await asyncio.wait_for(ws.recv(), 30))
-                    if msg["type"] == "batch":
-                        seen |= set(msg["tables"])
-
-        asyncio.run(three_tables_live())
-    finally:
-        demo.send_signal(signal.SIGINT)
-        assert demo.wait(timeout=60) == 0

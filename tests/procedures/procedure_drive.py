@@ -103,16 +103,20 @@ def thirteen_round(table: Table, deck: list[str], late: bool = False) -> None:
     thirteen_to_betting(table)
     thirteen_bets(table)
     thirteen_deal(table, deck)
-    banker = table.proc.seat_cards(0)
-    table.ok("arrange_banker", DEALER, arrangement(banker))
-    table.ok("arrange_banker", DEALER, arrangement(sorted(banker)))
+    table.ok("arrange_banker", DEALER)
+    table.ok("arrange_banker", DEALER)  # Art. 2(d): again, until the players take their cards
     table.ok("open_banker", DEALER)
-    table.ok("enter_arrangement", DEALER, {"seat": 1, **arrangement(table.proc.seat_cards(1))})
+    table.ok("enter_arrangement", DEALER, {"seat": 0, **arrangement(table.proc.seat_cards(0))})
+    table.ok("player_arranged", DEALER, {"seat": 1})
     if late:
         table.now += 300.0
         table.ok("timer_expired", SYSTEM)
     else:
-        table.ok("enter_arrangement", DEALER, {"seat": 2, **arrangement(table.proc.seat_cards(2))})
+        table.ok("player_arranged", DEALER, {"seat": 2})
+    for seat in (1, 2) if not late else (1,):
+        table.ok("open_hand", DEALER, {"seat": seat})
+        placed = arrangement(table.proc.seat_cards(seat))
+        table.ok("enter_arrangement", DEALER, {"seat": seat, **placed})
     table.ok("settle_round", DEALER)
 
 

@@ -10,7 +10,6 @@ import pytest
 from procedure_drive import (
     DEALER,
     SUPERVISOR,
-    arrangement,
     at_phase,
     device,
     shuffled_deck,
@@ -55,8 +54,7 @@ def _arranged(deck: list[str]) -> Any:
     thirteen_to_betting(table)
     thirteen_bets(table)
     thirteen_deal(table, deck)
-    banker = table.proc.seat_cards(0)
-    table.ok("arrange_banker", DEALER, arrangement(banker))
+    table.ok("arrange_banker", DEALER)
     assert table.proc.phase == "BANKER_ARRANGED"
     return table
 

@@ -316,30 +316,53 @@ def test_the_banker_rearranges_until_the_opening_then_five_minutes_run() -> None
     thirteen_deal(table, shuffled_deck(3))
     proc = table.proc
     assert isinstance(proc, ThirteenProcedure)
-    banker, seat1, seat2 = (proc.seat_cards(s) for s in (0, 1, 2))
+    banker, seat1 = proc.seat_cards(0), proc.seat_cards(1)
     assert article(table, "open_banker") == f"{ART} 2(d)"
-    assert article(table, "arrange_banker", arrangement(seat1)) == f"{ART} 2(d)"
-    table.ok("arrange_banker", DEALER, arrangement(banker))
-    table.ok("arrange_banker", DEALER, arrangement(banker[::-1]))
+    # Art. 2(d): the banker arranges face down and says so: no card is named, so no refusal
+    # can tell whether cards someone guessed are the banker's.
+    assert article(table, "enter_arrangement", {"seat": 0, **arrangement(banker)}) == (
+        f"{ART} 2(d)"
+    )
+    guessed = table.refused("enter_arrangement", DEALER, {"seat": 0, **arrangement(seat1)})
+    right = table.refused("enter_arrangement", DEALER, {"seat": 0, **arrangement(banker)})
+    assert guessed.violation is not None and right.violation is not None
+    assert guessed.violation.reason == right.violation.reason
+    said = table.ok("arrange_banker", DEALER)
+    assert said.events[0].payload["rearranged"] is False
+    assert "head" not in said.events[0].payload
+    again = table.ok("arrange_banker", DEALER)
+    assert again.events[0].payload["rearranged"] is True
     assert article(table, "enter_arrangement", {"seat": 1, **arrangement(seat1)}) == (f"{ART} 2(d)")
     opened = table.ok("open_banker", DEALER)
+    assert opened.events[0].payload["cards"] == banker
     assert proc.snapshot()["timer"]["deadline"] == table.now + 300
     assert [(c.device, c.command, dict(c.args)) for c in opened.commands] == [
         ("timer_bell", "start", {"seconds": 300.0})
     ]
-    assert article(table, "arrange_banker", arrangement(banker)) == f"{ART} 2(d)"
-    table.refused("enter_arrangement", DEALER, {"seat": 3, **arrangement(proc.seat_cards(3))})
-    table.refused("enter_arrangement", DEALER, {"seat": 1, **arrangement(seat2)})
-    table.ok("enter_arrangement", DEALER, {"seat": 1, **arrangement(seat1)})
+    assert article(table, "arrange_banker") == f"{ART} 2(d)"
+    # The banker's hand is open: the dealer places its cards, which must be those 13.
+    wrong = table.refused("enter_arrangement", DEALER, {"seat": 0, **arrangement(seat1)})
+    assert wrong.violation is not None and wrong.violation.article == f"{ART} 7"
+    table.ok("enter_arrangement", DEALER, {"seat": 0, **arrangement(banker)})
+    # A player's hand is not open while the players arrange: nothing of it is entered.
     table.refused("enter_arrangement", DEALER, {"seat": 1, **arrangement(seat1)})
+    table.refused("player_arranged", DEALER, {"seat": 3})
+    table.ok("player_arranged", DEALER, {"seat": 1})
+    table.refused("player_arranged", DEALER, {"seat": 1})
     early = table.refused("timer_expired", SYSTEM, {})
     assert early.violation is not None and early.violation.article == f"{ART} 2(d)"
     table.now += 298  # the input lands exactly at the deadline: too late
-    late = table.refused("enter_arrangement", DEALER, {"seat": 2, **arrangement(seat2)})
+    late = table.refused("player_arranged", DEALER, {"seat": 2})
     assert late.violation is not None and "five minutes" in late.violation.reason
     expired = table.ok("timer_expired", SYSTEM, {})
     assert expired.events[0].payload["late"] == [2]
     assert [(c.device, c.command) for c in expired.commands] == [("timer_bell", "ring")]
+    # Art. 8: each hand not late is opened against the banker's, then its cards placed.
+    assert article(table, "settle_round") == f"{ART} 8"
+    table.refused("open_hand", DEALER, {"seat": 2})  # late at the bell: loses unopened
+    table.ok("open_hand", DEALER, {"seat": 1})
+    assert article(table, "settle_round") == f"{ART} 7"
+    table.ok("enter_arrangement", DEALER, {"seat": 1, **arrangement(seat1)})
     table.ok("settle_round", DEALER)
     settled = proc.snapshot()["settlement"]
     assert [s["late"] for s in settled] == [False, False, True]

@@ -119,7 +119,7 @@ def test_only_another_bettor_on_the_seat_advises_its_holder_once_the_banker_open
     advice = {"player": "P2", "seat": 1}
     # Before the banker opened, nobody looks at the cards (Art. 2(d)): no advice yet.
     assert refused_article(table, "advise_holder", advice) == f"{ART} 5"
-    table.ok("arrange_banker", DEALER, arrangement(sorted(proc.seat_cards(0))))
+    table.ok("arrange_banker", DEALER)
     table.ok("open_banker", DEALER)
     assert refused_article(table, "advise_holder", {"player": "P3", "seat": 1}) == f"{ART} 5"
     assert refused_article(table, "advise_holder", {"player": "P1", "seat": 1}) == f"{ART} 5"
@@ -128,8 +128,8 @@ def test_only_another_bettor_on_the_seat_advises_its_holder_once_the_banker_open
         ("holder.advised", "P2", "P1")
     ]
     assert proc.snapshot()["advice"] == [{"seat": 1, "adviser": "P2", "holder": "P1"}]
-    table.ok("enter_arrangement", DEALER, {"seat": 1, **arrangement(proc.seat_cards(1))})
-    assert refused_article(table, "advise_holder", advice) == f"{ART} 5"  # already placed
+    table.ok("player_arranged", DEALER, {"seat": 1})
+    assert refused_article(table, "advise_holder", advice) == f"{ART} 5"  # already arranged
 
 
 @pytest.mark.article("51/89/M", "3")
@@ -169,7 +169,7 @@ def _to_players_arranging(table: Table, deck: list[str]) -> ThirteenProcedure:
     thirteen_to_betting(table)
     thirteen_bets(table)
     proc = _dealt(table, deck)
-    table.ok("arrange_banker", DEALER, arrangement(sorted(proc.seat_cards(0))))
+    table.ok("arrange_banker", DEALER)
     table.ok("open_banker", DEALER)
     return proc
 
@@ -197,25 +197,33 @@ def test_the_five_minutes_pause_in_a_hold_or_run_on_as_the_house_sets() -> None:
     running.ok("device_healthy", SHOE, {"device": "shoe_reader"})
     running.ok("clear_hold", SUPERVISOR, {"reason": "shoe back"})
     assert proc.deadline == deadline  # the same five minutes, already over
-    late = {"seat": 1, **arrangement(proc.seat_cards(1))}
-    assert refused_article(running, "enter_arrangement", late) == f"{ART} 2(d)"
+    assert refused_article(running, "player_arranged", {"seat": 1}) == f"{ART} 2(d)"
     running.ok("timer_expired", SYSTEM)
     assert proc.late == [1, 2]
 
 
-@pytest.mark.article("51/89/M", "2(d)")
-def test_a_players_arrangement_is_taken_only_after_the_banker_arranged_and_opened() -> None:
-    """Issue 9 item 1, the procedure's side: a player's hand is taken only when revealed."""
+@pytest.mark.article("51/89/M", "2(d)", "8")
+def test_a_players_arrangement_is_taken_only_once_its_hand_is_opened() -> None:
+    """Issue 23 item 1: a hand's cards are placed into rows only once it lies open."""
     table = thirteen_table()
     thirteen_to_betting(table)
     thirteen_bets(table)
     proc = _dealt(table, shuffled_deck(6))
     hand = {"seat": 1, **arrangement(proc.seat_cards(1))}
     assert refused_article(table, "enter_arrangement", hand) == f"{ART} 2(d)"
-    table.ok("arrange_banker", DEALER, arrangement(sorted(proc.seat_cards(0))))
+    table.ok("arrange_banker", DEALER)
     assert refused_article(table, "enter_arrangement", hand) == f"{ART} 2(d)"
     table.ok("open_banker", DEALER)
+    assert refused_article(table, "enter_arrangement", hand) == f"{ART} 2(d)"
+    table.ok("player_arranged", DEALER, {"seat": 1})
+    table.ok("player_arranged", DEALER, {"seat": 2})
+    assert refused_article(table, "enter_arrangement", hand) == f"{ART} 2(d)"
+    opened = table.ok("open_hand", DEALER, {"seat": 1})
+    assert opened.events[0].payload["cards"] == proc.seat_cards(1)
     table.ok("enter_arrangement", DEALER, hand)
+    # Placed again (the dealer misplaced a card): journaled as a second entry.
+    again = table.ok("enter_arrangement", DEALER, hand)
+    assert again.events[0].payload["again"] is True
 
 
 # ---- without a banker: 003 way 3 (hk-points) and way 2's 四人对比 (hk-four) -----------------
@@ -245,11 +253,15 @@ def play_without_banker(
     assert proc.phase == "PLAYERS_ARRANGING" and proc.deadline is not None
     for seat in seats:
         if seat != late:
-            table.ok("enter_arrangement", DEALER, {"seat": seat, **_house(proc.seat_cards(seat),
-                                                                          proc.rules)})  # fmt: skip
+            table.ok("player_arranged", DEALER, {"seat": seat})
     if late is not None:
         table.now = proc.deadline
         table.ok("timer_expired", SYSTEM)
+    for seat in seats:
+        if seat != late:
+            table.ok("open_hand", DEALER, {"seat": seat})
+            table.ok("enter_arrangement", DEALER, {"seat": seat, **_house(proc.seat_cards(seat),
+                                                                          proc.rules)})  # fmt: skip
     table.ok("settle_round", DEALER)
     return proc
 

@@ -432,17 +432,14 @@ def test_the_bell_is_the_tables_clock_and_a_late_player_loses(tmp_path: Path) ->
             proc = thirteen_of(table)
             seats = proc.played_seats()
             for seat in seats[1:]:
-                rows = house_way13(proc.seat_cards(seat))
-                payload = {"seat": seat, "head": rows[0], "middle": rows[1], "tail": rows[2]}
-                await player.act("enter_arrangement", payload)
+                await player.act("player_arranged", {"seat": seat})
             await clock.advance(299.0)
             assert proc.phase == "PLAYERS_ARRANGING"
             await clock.advance(1.0)
             await until(table, lambda: proc.phase == "SETTLING", "the bell")
             assert proc.late == [seats[0]]
-            rows = house_way13(proc.seat_cards(seats[0]))
-            late = {"seat": seats[0], "head": rows[0], "middle": rows[1], "tail": rows[2]}
-            refused = await table.act("enter_arrangement", DEALER, "dealer", late)
+            late = {"seat": seats[0]}
+            refused = await table.act("player_arranged", DEALER, "dealer", late)
             assert not refused["accepted"]
             assert refused["violation"]["article"].endswith("Art. 2(d)")
         finally:

@@ -114,7 +114,7 @@ def test_sigkill_of_the_daemon_then_restart_ships_exactly_once(
 def test_bad_feed_config_is_one_clear_line(tmp_path: Path) -> None:
     url = f"nats://127.0.0.1:{free_port()}"
     cases = {
-        "serverz": ([url], "feed.serverz: unknown key"),
+        "serverz": ([url], "feed.serverz: unknown key; did you mean 'servers'?"),
         "window": (0, "feed.window: input should be greater than or equal to 1, got 0"),
         "servers": (["http://x"], "feed.servers: 'http://x' is not a nats:// or tls:// URL"),
         "user": ("u", "feed: user and password go together"),
@@ -130,11 +130,10 @@ def test_bad_feed_config_is_one_clear_line(tmp_path: Path) -> None:
     # As the daemon and the CLI say it: one line, exit 2, no traceback.
     config = tmp_path / "serverz.toml"
     run = tabled("run", "--config", str(config), "--autoplay", "1")
-    assert (run.returncode, run.stderr) == (2, f"tabled run: {config}: feed.serverz: unknown key\n")
+    typo = "feed.serverz: unknown key; did you mean 'servers'?"
+    assert (run.returncode, run.stderr) == (2, f"tabled run: {config}: {typo}\n")
     status = tabled("feed", "status", "--config", str(config))
-    assert (status.returncode, status.stderr) == (
-        2, f"tabled feed status: {config}: feed.serverz: unknown key\n"
-    )  # fmt: skip
+    assert (status.returncode, status.stderr) == (2, f"tabled feed status: {config}: {typo}\n")
     config = write_table_config(tmp_path / "t.toml", tmp_path / "j")
     status = tabled("feed", "status", "--config", str(config))
     assert status.returncode == 2

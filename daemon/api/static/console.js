@@ -548,6 +548,9 @@ function eventSentence(event) {
     case "device.link_degraded": return [`連線不穩：${p.device || ""}`, `${p.device || ""} link degraded`];
     case "device.restarted": return [`設備重啟：${p.device || ""}`, `${p.device || ""} restarted`];
     case "api.forbidden": return ["越權被拒", `refused: ${p.action || ""} for ${p.role || ""}`];
+    case "feed.conflict":
+      return [`數據衝突：第${p.seq}行已被他人佔用`,
+        `feed conflict: line ${p.seq}'s id was taken on the broker; sent on the conflict subject`];
     case "training.control": {
       const [zh, en] = TRAINING_OPS[p.op] || [p.op, p.op];
       const what = [p.device, p.fault].filter(Boolean).join(" ");
@@ -623,7 +626,7 @@ function shownInJournal(event) {
 function eventNode(event) {
   let cls = "";
   if (event.event === "table.violation") cls = "violation";
-  else if (/fault|tilt|hold/.test(event.event)) cls = "fault";
+  else if (/fault|tilt|hold|conflict/.test(event.event)) cls = "fault";
   else if (event.event === "training.control") cls = "training";
   const time = (event.ts || event.time || "").slice(11, 19);
   const who = event.actor ? " · " + String(event.actor).replace(/^(dealer|supervisor|trainer|admin):/, "") : "";

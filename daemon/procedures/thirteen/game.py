@@ -32,12 +32,18 @@ stands); when that cannot be done the dealt cards are void and the procedure ret
 shuffle (`void_deal`). The bets and the dice stand (Art. 2(c)), and after the new cut and shoe
 the deal starts again from the same first seat.
 
-Art. 2(d): the banker arranges (`arrange_banker`) and may arrange again until the players take
-their cards, which they do only after the banker has opened (`open_banker`). Then the players
-have five minutes: the bell (`timer_bell`) is started and the table's own clock is the
-authority (`timer_expired`); a player not done when it rings loses the round. Art. 7–11: each
-arrangement is entered (`enter_arrangement`), fouls are found and the round is settled by the
-rules engine (`settle_round`).
+Art. 2(d): the banker arranges face down and says so (`arrange_banker`: no cards, nobody but
+the banker has seen them) and may arrange again until the players take their cards, which they
+do only after the banker has opened (`open_banker`: the banker's 13 cards lie face up, and the
+dealer places them into head, middle and tail as the banker set them, `enter_arrangement` for
+seat 0). Then the players have five minutes: the bell (`timer_bell`) is started and the
+table's own clock is the authority (`timer_expired`); each player says when the hand is
+arranged (`player_arranged`), and a player not done when it rings loses the round. Art. 7–11:
+each hand is opened against the banker's (`open_hand`: its 13 cards face up), the dealer places
+its cards into the three rows as the player set them (`enter_arrangement`), fouls are found and
+the round is settled by the rules engine (`settle_round`). An arrangement is entered only from
+an open hand: before that the system never compares cards a person names with a hand nobody
+has seen, so a refusal cannot tell whether guessed cards are someone's.
 
 Art. 3: a player may not leave the table holding cards nor hold another seat's cards; the
 table cannot see hands, so the dealer records it when it happens (`cards_away`). Art. 5: the
@@ -81,6 +87,7 @@ ART_4 = f"{REGULATION} Art. 4"
 ART_5 = f"{REGULATION} Art. 5"
 ART_7 = f"{REGULATION} Art. 7"
 ART_7_11 = f"{REGULATION} Art. 7-11"
+ART_8 = f"{REGULATION} Art. 8"
 ART_11 = f"{REGULATION} Art. 11"
 # The Hong Kong ways (seed 003) cited by their clause, as the trace catalogue names them.
 HK_SCORING = "003 way 3 scoring"
@@ -139,12 +146,27 @@ PHASES: dict[str, PhaseText] = {
     "BETTING": PhaseText("Betting", "下注", "bets on the seats, then the dice", "下注，然後搖骰"),
     "SHAKING": PhaseText("Dice", "搖骰", "the shaker reports the dice", "等待骰子結果"),
     "DEALING": PhaseText("Dealing", "發牌", "the shoe deals 13 to each seat", "每門發十三張"),
-    "BANKER_ARRANGING": PhaseText("Banker arranges", "莊家排牌", "the banker arranges", "莊家排牌"),
-    "BANKER_ARRANGED": PhaseText("Banker arranged", "莊家已排牌", "the banker opens", "莊家開牌"),
-    "PLAYERS_ARRANGING": PhaseText(
-        "Players arrange", "玩家排牌", "arrangements within 5 minutes", "五分鐘內排牌"
+    "BANKER_ARRANGING": PhaseText(
+        "Banker arranges", "莊家排牌", "the banker arranges face down", "莊家蓋牌排牌"
     ),
-    "SETTLING": PhaseText("Settling", "結算", "settle the round", "結算本局"),
+    "BANKER_ARRANGED": PhaseText(
+        "Banker arranged",
+        "莊家已排牌",
+        "the banker may arrange again, then opens",
+        "莊家可重新排牌，然後開牌",
+    ),
+    "PLAYERS_ARRANGING": PhaseText(
+        "Players arrange",
+        "玩家排牌",
+        "players arrange within 5 minutes; place the banker's open cards",
+        "玩家五分鐘內排牌；將莊家已開的牌排入三道",
+    ),
+    "SETTLING": PhaseText(
+        "Settling",
+        "結算",
+        "open each hand, place its cards in the rows, settle",
+        "逐門開牌，將牌排入三道，結算",
+    ),
     "ROUND_OVER": PhaseText("Round over", "本局完", "the next round", "下一局"),
     "HOLD": PhaseText("HOLD", "暫停", "a supervisor clears the hold", "由主任解除暫停"),
     "TILT": PhaseText("TILT", "故障", "a supervisor clears the tilt", "由主任解除故障"),
@@ -363,10 +385,10 @@ ACTIONS: dict[str, Action] = actions(
         "arrange_banker",
         DEALER,
         ART_2D,
-        "the banker's arrangement",
-        label_en="Banker arranges",
-        label_zh="莊家排牌",
-        params=dict(_ROWS),
+        "the banker has arranged, face down (no cards named)",
+        label_en="Banker arranged",
+        label_zh="莊家已排牌",
+        params={},
     ),
     Action(
         "open_banker",
@@ -378,12 +400,30 @@ ACTIONS: dict[str, Action] = actions(
         params={},
     ),
     Action(
+        "player_arranged",
+        DEALER,
+        ART_2D,
+        "a player's hand is arranged, face down, within the five minutes",
+        label_en="Player arranged",
+        label_zh="閒家已排牌",
+        params={"seat": _SEAT},
+    ),
+    Action(
+        "open_hand",
+        DEALER,
+        ART_8,
+        "a player's hand is opened against the banker's: 13 cards face up",
+        label_en="Open hand",
+        label_zh="開牌",
+        params={"seat": _SEAT},
+    ),
+    Action(
         "enter_arrangement",
         DEALER,
         ART_2D,
-        "a player's arrangement",
-        label_en="Enter arrangement",
-        label_zh="輸入排牌",
+        "an open hand's cards placed into head, middle and tail",
+        label_en="Place the open hand",
+        label_zh="排入三道",
         params={"seat": _SEAT, **_ROWS},
     ),
     Action(
@@ -524,13 +564,18 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "arrange_banker", "source": P.BANKER_ARRANGED, "dest": P.BANKER_ARRANGED},
     {"trigger": "open_banker", "source": P.BANKER_ARRANGED, "dest": P.PLAYERS_ARRANGING},
     {
-        "trigger": "enter_arrangement",
+        "trigger": "player_arranged",
         "source": P.PLAYERS_ARRANGING,
         "dest": P.SETTLING,
         "conditions": "all_arranged",
     },
-    {"trigger": "enter_arrangement", "source": P.PLAYERS_ARRANGING, "dest": P.PLAYERS_ARRANGING},
+    {"trigger": "player_arranged", "source": P.PLAYERS_ARRANGING, "dest": P.PLAYERS_ARRANGING},
     {"trigger": "timer_expired", "source": P.PLAYERS_ARRANGING, "dest": P.SETTLING},
+    # The banker's open hand is placed while the players arrange, or at the settlement; each
+    # player's once opened there (Art. 8: hand against hand).
+    {"trigger": "enter_arrangement", "source": P.PLAYERS_ARRANGING, "dest": P.PLAYERS_ARRANGING},
+    {"trigger": "open_hand", "source": P.SETTLING, "dest": P.SETTLING},
+    {"trigger": "enter_arrangement", "source": P.SETTLING, "dest": P.SETTLING},
     # Art. 5: advice is given once the players may look at their cards (Art. 2(d)).
     {"trigger": "advise_holder", "source": P.PLAYERS_ARRANGING, "dest": P.PLAYERS_ARRANGING},
     # Art. 3: from the deal to the settlement, the dealer records cards taken away.

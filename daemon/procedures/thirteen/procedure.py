@@ -29,6 +29,7 @@ from daemon.procedures.thirteen.game import (
     ART_4,
     ART_5,
     ART_7,
+    ART_8,
     ART_11,
     BANKER_SEAT,
     BET_ACTIONS,
@@ -51,8 +52,9 @@ from daemon.rules.cards import card_name
 # The names of the round's state (`STATE`), a line of them at a time.
 _STATE = (
     "identified opened shuffle cut bets bet_seq bets_closed shooter dice shakes "
-    "first_seat order dealt voided_deals misread override redealing arrangements "
-    "banker_opened deadline timer_remaining held_deadline late settlement advice away"
+    "first_seat order dealt voided_deals misread override redealing banker_arranged arranged "
+    "opened_hands arrangements banker_opened deadline timer_remaining held_deadline late "
+    "settlement advice away"
 )
 
 
@@ -147,6 +149,12 @@ class ThirteenProcedure(Procedure):
         self.misread: Misread | None = None
         self.override: dict[str, Any] | None = None
         self.redealing = False
+        # Art. 2(d): how often the banker said "arranged" (face down, no cards), the seats whose
+        # players said so in the five minutes, the hands opened (Art. 8), and each open hand's
+        # cards as the dealer placed them into rows.
+        self.banker_arranged = 0
+        self.arranged: list[int] = []
+        self.opened_hands: list[int] = []
         self.arrangements: dict[int, dict[str, list[str]]] = {}
         self.banker_opened = False
         self.deadline: float | None = None
@@ -174,7 +182,7 @@ class ThirteenProcedure(Procedure):
         return len(self.dealt) == DECK
 
     def all_arranged(self, event: object) -> bool:
-        return all(seat in self.arrangements for seat in self.played_seats())
+        return all(seat in self.arranged for seat in self.played_seats())
 
     def table_open(self, event: object) -> bool:
         return self.opened
@@ -489,40 +497,65 @@ class ThirteenProcedure(Procedure):
         self.voided_deals.append(clone(self.dealt))
         self.emit("deal.voided", cards=[d["card"] for d in self.dealt], **decided)
         self.dealt, self.arrangements, self.banker_opened = [], {}, False
+        self.banker_arranged, self.arranged, self.opened_hands = 0, [], []
         self.misread, self.override, self.misdeal = None, None, None
         self.shuffle, self.cut = None, None
         self.redealing = True
         self._target = "VOIDED"
 
     # ---- arrangements -----------------------------------------------------------------------
+    #
+    # Art. 2(d): the banker arranges face down and only says so; the players take their cards
+    # once the banker has opened, and each says when done within the five minutes. Art. 8: each
+    # hand is then opened against the banker's, and only an open hand's cards are placed into
+    # its rows (`enter_arrangement`): a person never names cards of a hand nobody has seen, so
+    # no refusal can tell whether guessed cards are someone's.
 
-    def _rows(self, payload: Mapping[str, Any], seat: int, article: str) -> dict[str, list[str]]:
+    def _rows(self, payload: Mapping[str, Any], seat: int) -> dict[str, list[str]]:
         rows: dict[str, list[str]] = {}
         for row in ROWS:
             # A list of strings of the row's size: the declared parameter (game.py). Each name
             # `card_name` gives is a str, None where the text is not one card.
             names = [_card_name(c) for c in payload[row]]
-            if None in names or len(names) != ROW_SIZES[row]:
-                raise Refused(ART_7, f"{row} must be {ROW_SIZES[row]} cards")
+            bad = [str(c) for c, n in zip(payload[row], names, strict=True) if n is None]
+            if bad:
+                raise Refused(ART_7, f"{row}: {', '.join(bad)} is not a card (e.g. As, Td, 9h)")
+            if len(names) != ROW_SIZES[row]:
+                raise Refused(ART_7, f"{row} must be {ROW_SIZES[row]} cards, not {len(names)}")
             rows[row] = names  # type: ignore[assignment]  # no None in it: refused above
-        cards = sorted([*rows["head"], *rows["middle"], *rows["tail"]])
-        if cards != sorted(self.seat_cards(seat)):
-            raise Refused(article, f"the arrangement is not the 13 cards dealt to seat {seat}")
+        placed = [*rows["head"], *rows["middle"], *rows["tail"]]
+        hand = self.seat_cards(seat)
+        # The hand is open: naming its cards (or one not in it) tells nobody anything new.
+        strangers = [c for c in placed if c not in hand]
+        if strangers:
+            raise Refused(ART_7, f"{', '.join(strangers)} is not in seat {seat}'s open hand")
+        twice = sorted({c for c in placed if placed.count(c) > 1})
+        if twice:
+            raise Refused(ART_7, f"{', '.join(twice)} is placed twice")
         return rows
 
-    def _check_arrange_banker(self, payload: Mapping[str, Any], now: float) -> None:
-        self._rows(payload, BANKER_SEAT, ART_2D)
+    def is_open(self, seat: int) -> bool:
+        """Whether seat's 13 cards lie face up (the banker's from `open_banker`)."""
+        if seat == BANKER_SEAT and self.banker_game:
+            return self.banker_opened
+        return seat in self.opened_hands
+
+    def _to_place(self) -> list[int]:
+        """The hands still to be placed into rows before the settlement: the banker's and each
+        played seat's not late at the bell."""
+        seats = [s for s in self.played_seats() if s not in self.late]
+        if self.banker_game:
+            seats = [BANKER_SEAT, *seats]
+        return [s for s in seats if s not in self.arrangements]
 
     def _apply_arrange_banker(self, payload: Mapping[str, Any], now: float) -> None:
-        rows = self._rows(payload, BANKER_SEAT, ART_2D)
-        again = BANKER_SEAT in self.arrangements
-        self.arrangements[BANKER_SEAT] = rows
-        self.emit("arrangement.banker", rearranged=again, **rows)
+        self.banker_arranged += 1
+        self.emit("arrangement.banker", rearranged=self.banker_arranged > 1)
 
     def _apply_open_banker(self, payload: Mapping[str, Any], now: float) -> None:
         self.banker_opened = True
         self.deadline = now + ARRANGEMENT_SECONDS
-        self.emit("banker.opened", deadline=self.deadline, **self.arrangements[BANKER_SEAT])
+        self.emit("banker.opened", deadline=self.deadline, cards=self.seat_cards(BANKER_SEAT))
         self.command("timer_bell", "start", seconds=ARRANGEMENT_SECONDS)
 
     def _start_timer(self, now: float) -> None:
@@ -530,21 +563,59 @@ class ThirteenProcedure(Procedure):
         self.emit("timer.started", deadline=self.deadline)
         self.command("timer_bell", "start", seconds=ARRANGEMENT_SECONDS)
 
-    def _check_enter_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
+    def _check_player_arranged(self, payload: Mapping[str, Any], now: float) -> None:
         seat = self._seat(payload, "seat", ART_3)
         if seat not in self.played_seats():
             raise Refused(ART_3, f"no bet on seat {seat}: its cards are not played")
-        if seat in self.arrangements:
-            raise Refused(ART_2D, f"seat {seat} has already placed its arrangement")
+        if seat in self.arranged:
+            raise Refused(ART_2D, f"seat {seat} has already said it is arranged")
         if now >= need(self.deadline):
             raise Refused(ART_2D, "the five minutes are over: a player not done loses")
-        self._rows(payload, seat, ART_2D)
+
+    def _apply_player_arranged(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = payload["seat"]
+        self.arranged.append(seat)
+        self.emit("player.arranged", seat=seat, holder=self.holder(seat))
+
+    def _check_open_hand(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = self._seat(payload, "seat", ART_8)
+        if seat not in self.played_seats():
+            raise Refused(ART_8, f"no bet on seat {seat}: its cards are not played")
+        if seat in self.late:
+            raise Refused(ART_2D, f"seat {seat} was not done at the bell: it loses unopened")
+        if seat in self.opened_hands:
+            raise Refused(ART_8, f"seat {seat}'s hand is already open")
+
+    def _apply_open_hand(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = payload["seat"]
+        self.opened_hands.append(seat)
+        self.emit("hand.opened", seat=seat, holder=self.holder(seat), cards=self.seat_cards(seat))
+
+    def _check_enter_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = int(payload["seat"])
+        if seat != BANKER_SEAT or not self.banker_game:
+            seat = self._seat(payload, "seat", ART_3)
+            if seat not in self.played_seats():
+                raise Refused(ART_3, f"no bet on seat {seat}: its cards are not played")
+            if seat in self.late:
+                raise Refused(ART_2D, f"seat {seat} was not done at the bell: it loses unopened")
+        if not self.is_open(seat):
+            who = "the banker's" if seat == BANKER_SEAT and self.banker_game else f"seat {seat}'s"
+            raise Refused(
+                ART_2D, f"{who} hand is not open yet: its cards are placed once it is opened"
+            )
+        self._rows(payload, seat)
 
     def _apply_enter_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
         seat = payload["seat"]
-        self.arrangements[seat] = self._rows(payload, seat, ART_2D)
+        again = seat in self.arrangements
+        self.arrangements[seat] = self._rows(payload, seat)
         self.emit(
-            "arrangement.entered", seat=seat, holder=self.holder(seat), **self.arrangements[seat]
+            "arrangement.entered",
+            seat=seat,
+            holder=None if seat == BANKER_SEAT and self.banker_game else self.holder(seat),
+            again=again,
+            **self.arrangements[seat],
         )
 
     # ---- Art. 5 advice, Art. 3 cards taken away (dealer's records) ------------------------
@@ -556,8 +627,8 @@ class ThirteenProcedure(Procedure):
             raise Refused(ART_5, f"{adviser} has no bet on seat {seat}: only its bettors advise")
         if self.holder(seat) == adviser:
             raise Refused(ART_5, f"{adviser} holds seat {seat}'s cards: the others advise")
-        if seat in self.arrangements:
-            raise Refused(ART_5, f"seat {seat} has already placed its arrangement")
+        if seat in self.arranged:
+            raise Refused(ART_5, f"seat {seat} has already arranged")
 
     def _apply_advise_holder(self, payload: Mapping[str, Any], now: float) -> None:
         seat = payload["seat"]
@@ -586,12 +657,23 @@ class ThirteenProcedure(Procedure):
             raise Refused(ART_2D, f"the five minutes end at {self.deadline}, not yet at {now}")
 
     def _apply_timer_expired(self, payload: Mapping[str, Any], now: float) -> None:
-        self.late = [s for s in self.played_seats() if s not in self.arrangements]
+        self.late = [s for s in self.played_seats() if s not in self.arranged]
         self.emit("timer.expired", deadline=self.deadline, late=self.late)
         # The table's clock is the authority: the bell is told to ring even if it already has.
         self.command("timer_bell", "ring")
 
     # ---- settlement -------------------------------------------------------------------------
+
+    def _ready_settle_round(self) -> bool:
+        return not self._to_place()
+
+    def _check_settle_round(self, payload: Mapping[str, Any], now: float) -> None:
+        waiting = self._to_place()
+        if waiting:
+            unopened = [s for s in waiting if not self.is_open(s)]
+            if unopened:
+                raise Refused(ART_8, f"open seat {unopened[0]}'s hand first, then place its cards")
+            raise Refused(ART_7, f"seat {waiting[0]}'s open cards are not yet placed in rows")
 
     def _apply_settle_round(self, payload: Mapping[str, Any], now: float) -> None:
         if self.banker_game:
@@ -677,6 +759,9 @@ class ThirteenProcedure(Procedure):
                     else self.holder(seat),
                     "cards": self.seat_cards(seat),
                     "arrangement": clone(self.arrangements.get(seat)),
+                    "arranged": seat in self.arranged
+                    or (seat == BANKER_SEAT and self.banker_game and self.banker_arranged > 0),
+                    "open": self.is_open(seat),
                     "late": seat in self.late,
                 }
             )
@@ -699,6 +784,9 @@ class ThirteenProcedure(Procedure):
             "redealing": self.redealing,
             "seats": seats,
             "banker_opened": self.banker_opened,
+            "banker_arranged": self.banker_arranged,
+            "arranged": list(self.arranged),
+            "opened_hands": list(self.opened_hands),
             "timer": {
                 "deadline": self.deadline,
                 "paused_remaining": self.timer_remaining,

@@ -5,9 +5,10 @@ Art. 2(b): the cards are dealt face down, so a card read by the shoe is known to
 to no person. Art. 4: a card dealt face up stays valid, so it is open at once, and so is a card
 the reader missed, which the dealer reads by eye to enter it and a supervisor checks on camera.
 Art. 2(d): no player sees a card before the banker has arranged and opened; the banker's hand
-is open from `open_banker`. The players' hands are opened against the banker's at the
-settlement (Art. 7-11); a seat late at the bell loses unopened, and the cards of a seat nobody
-bet on are never opened. A voided deal's cards go back into the deck unseen.
+is open from `open_banker`. The players' hands are opened against the banker's one by one
+(`open_hand`, Art. 8) before the settlement (Art. 7-11); a seat late at the bell loses
+unopened, and the cards of a seat nobody bet on are never opened. A voided deal's cards go
+back into the deck unseen.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def declare(*, banker_seat: int, rows: Sequence[str]) -> Visibility:
         revealed = Revealed()
         if snapshot.get("banker_opened"):
             revealed.seats |= {BANKER, banker_seat}
+        revealed.seats |= {s for s in snapshot.get("opened_hands") or [] if isinstance(s, int)}
         _settled(revealed, snapshot.get("settlement"))
         for dealt in snapshot.get("dealt") or []:
             if dealt.get("face_up") or dealt.get("entered"):
@@ -42,6 +44,8 @@ def declare(*, banker_seat: int, rows: Sequence[str]) -> Visibility:
             _entered(revealed, payload)
         elif event == "banker.opened":
             revealed.seats |= {BANKER, banker_seat}
+        elif event == "hand.opened" and isinstance(payload.get("seat"), int):
+            revealed.seats.add(payload["seat"])
         elif event == "round.settled":
             _settled(revealed, payload.get("settlement"))
 

@@ -1,0 +1,49 @@
+"""`[feed]`'s broker identity and TLS keys: each mistake is one line naming its keys, the same
+words as `[floor]`'s (tests/floor/test_floor_config.py); relative files are the config folder's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from daemon.config import ConfigError, parse_config
+from daemon.config import _feed as read_feed
+
+
+def _feed(section: dict[str, object], base: Path | None = None) -> object:
+    data = {"table": {"id": "T41"}, "feed": {"servers": ["tls://10.0.0.1:4222"], **section}}
+    return parse_config(data, source="T41.toml", base=base, partial=True).feed
+
+
+@pytest.mark.parametrize(
+    ("section", "words"),
+    [
+        ({"creds": "t.nk", "user": "u", "password": "p"},
+         "one of creds, user/password or token, not several"),
+        ({"creds": "t.nk", "token": "x"}, "one of creds, user/password or token, not several"),
+        ({"password": "p"}, "user and password go together"),
+        ({"tls_key": "c.key"}, "tls_cert and tls_key go together"),
+        ({"servers": ["nats://10.0.0.1:4222"], "tls_cert": "c.pem", "tls_key": "c.key"},
+         "a client certificate needs TLS (tls_ca, or tls:// servers)"),
+        ({"creds": ""}, "feed.creds: an empty path"),
+        ({"credentials": "t.creds"}, "feed.credentials: unknown key"),
+    ],
+)  # fmt: skip
+def test_each_mistake_is_one_line_naming_its_keys(section: dict[str, object], words: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        _feed(section)
+    message = str(refused.value)
+    assert words in message and "\n" not in message, message
+
+
+def test_the_files_are_the_config_folders(tmp_path: Path) -> None:
+    section = {
+        "servers": ["tls://10.0.0.1:4222"], "creds": "keys/t.nk", "tls_ca": "/etc/nats/ca.pem",
+        "tls_cert": "c.pem", "tls_key": "c.key",
+    }  # fmt: skip
+    feed = read_feed(section, {"base": tmp_path})  # as `load_config` reads [feed]
+    assert feed.creds == tmp_path / "keys" / "t.nk"
+    assert feed.tls_ca == Path("/etc/nats/ca.pem")
+    assert feed.tls_key == tmp_path / "c.key"
