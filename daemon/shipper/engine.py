@@ -95,13 +95,20 @@ HEAD_SECONDS = 1.0
 HEAD_LINES = 1000
 
 
-def _head_hash(body: bytes) -> str | None:
-    from daemon.journal.provenance import BadHead, parse_head  # noqa: PLC0415
+def _head_of(body: bytes, key: TableKey | None) -> tuple[str | None, bool]:
+    """(the line hash a stored head names, whether it is signed by `key`)."""
+    from daemon.journal.provenance import BadHead, parse_head, verify_head  # noqa: PLC0415
 
     try:
-        return parse_head(body).hash
+        head = parse_head(body)
     except BadHead:
-        return None
+        return None, False
+    ours = (
+        key is not None
+        and head.key == key.fingerprint
+        and verify_head(head, key.private.public_key())
+    )
+    return head.hash, ours
 
 
 def _wall(ts: str) -> float | None:
@@ -397,13 +404,23 @@ class Shipper:
             return
         head = self._head()
         line = None if head is not None and seq > head else JournalTail(self.dir).line_at(seq)
+        ours = False
         if is_head(msg, self.table_id):
             # Our signed head for line `seq`, published after it on the same connection: the
             # stream holds what it vouches for if its hash is our line's.
-            body = msg.data or b""
-            same = line is not None and _head_hash(body) == hashlib.sha256(line).hexdigest()
+            digest, ours = _head_of(msg.data or b"", self.key)
+            same = line is not None and digest == hashlib.sha256(line).hexdigest()
         else:
             same = line == msg.data
+        if not same and self.key is not None and not ours:
+            # Not this journal's, and not signed by this table: anyone on the broker may have
+            # published it. Nothing is skipped for it: the lines are sent from the cursor, and
+            # one whose id it took goes out on the conflict subject (the floor takes the line
+            # this table's heads prove).
+            self._log.warning(
+                "feed.foreign_last_message", seq=seq, subject=str(getattr(msg, "subject", ""))
+            )
+            return
         if not same:
             raise FeedMismatch(
                 f"stream {self.feed.stream} holds {self.table_id}:{seq} with other bytes than "

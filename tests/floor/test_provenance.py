@@ -173,3 +173,52 @@ def test_a_real_table_signs_its_chain_and_rotates_its_key(env: FloorEnv, tmp_pat
     assert env.psql("SELECT count(*) FROM quarantine") == [(0,)]
     assert env.psql("SELECT count(*) FROM pending_lines") == [(0,)]
     assert env.psql("SELECT count(*) FROM chain_alerts") == [(0,)]
+
+
+def test_a_forgery_first_then_the_real_shipper_the_real_line_is_kept(
+    env: FloorEnv, tmp_path: Path
+) -> None:
+    """The real table (its shipper, its key): it plays a round; an attacker publishes its next
+    seq first; it plays again. Its shipper gets `duplicate`, sends its line on the conflict
+    subject; the floor holds the table's line at that seq and the forgery as evidence."""
+    cfg = write_table_config(
+        tmp_path / "t.toml", tmp_path / "j", table="T56", feed={"servers": [env.broker.url]}
+    )
+    public = tabled("keys", "show", "--config", str(cfg)).stdout.strip().splitlines()[-1]
+    asyncio.run(env.enrol([]))  # the schema
+    enrolled = subprocess.run(
+        [*TABLED, "floor", "enrol", "T56", "--key", public, "--config", str(env.config)],
+        check=False, capture_output=True, text=True, timeout=60,
+        env={**ENV, "TABLED_TOKEN": env.tokens["admin"]},
+    )  # fmt: skip
+    assert enrolled.returncode == 0, enrolled.stderr
+    floor = env.start_floor()
+
+    def journal() -> list[bytes]:
+        return [x for f in journal_files(tmp_path / "j") for x in f.read_bytes().splitlines(True)]
+
+    assert tabled("run", "--config", str(cfg), "--autoplay", "1", "--seed", "2").returncode == 0
+    first = journal()
+    asyncio.run(env.wait_committed(floor, {"T56": len(first)}))
+    forged = forged_next(first[-1], "round.voided", {"reason": "forged", "approved_by": "S9"})
+    seq = len(first) + 1
+
+    async def forge() -> None:
+        nc = await nats.connect(env.broker.url)
+        await send(nc.jetstream(), "tabled.T56.round.voided", forged, f"T56:{seq}")
+        await nc.close()
+
+    asyncio.run(forge())
+    played = tabled("run", "--config", str(cfg), "--autoplay", "1", "--seed", "3")
+    assert played.returncode == 0, played.stderr
+    lines = journal()
+    asyncio.run(env.wait_committed(floor, {"T56": len(lines)}))
+    stored = env.psql("SELECT line FROM journal_lines WHERE table_id = 'T56' ORDER BY seq")
+    assert [bytes(row[0]) for row in stored] == lines, "the table's own line at every seq"
+    evidence = env.psql(
+        "SELECT q.seq, q.kind, q.body, a.kind FROM quarantine q "
+        "JOIN chain_alerts a ON a.id = q.alert_id WHERE q.table_id = 'T56'"
+    )
+    assert [(s, k, bytes(b), a) for s, k, b, a in evidence] == [(seq, "forged", forged, "forged")]
+    # The table journaled the conflict (a fault its supervisor sees).
+    assert any(b'"event":"feed.conflict"' in line for line in lines)
