@@ -569,6 +569,7 @@ def main() -> int:  # noqa: PLR0915 - four parts, printed in order
                     f"  lines/s (wall, the machine's load decides it): {rate_mine:,.0f} with "
                     f"proof, {rate_theirs:,.0f} before ({rate_mine / rate_theirs - 1:+.0%})"
                 )
+                ok &= share <= GOAL_INGEST_SHARE
                 print("  each run: " + ", ".join(
                     f"{c:.0f} us/{r:,.0f} l/s" for c, r in (*mine, *theirs)))  # fmt: skip
             finally:
