@@ -39,9 +39,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "the casino floor: every table's journal from JetStream into PostgreSQL, checked",
     ),
     "keys": ("daemon.cli_keys", "the table's signing key: init, show (fingerprint, key), rotate"),
+    "audit": (
+        "daemon.analytics.cli",
+        "integrity audit of a journal: dice, shuffles, shoe reader, hold (needs numpy, scipy)",
+    ),
     "token": (
         "daemon.api.tokens",
         "make an API token for a person: prints it once, stores its hash",
+    ),
+    "completion": (
+        "daemon.cli_completion",
+        "a bash or zsh completion script: source <(tabled completion bash)",
     ),
 }
 

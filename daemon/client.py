@@ -233,33 +233,66 @@ def format_status(state: dict[str, Any], legal: list[str], who: dict[str, Any]) 
     return "\n".join(lines)
 
 
+def status_text(api: Api) -> str:
+    """What `tabled status` prints: the table now, the legal actions, the devices, the feed."""
+    state = api.get("/api/state")
+    devices = api.get("/api/devices")["devices"]
+    feed = api.get("/api/health").get("feed")  # the journal shipper's state, if it ships
+    lines = [format_status(state["state"], state["legal"], state)]
+    for d in devices:
+        fault = d.get("fault")
+        if isinstance(fault, dict):  # the procedure's record: {"fault", "kind", "healthy"}
+            healthy = " (healthy again; a supervisor clears)" if fault.get("healthy") else ""
+            fault = f"{fault.get('fault')}{healthy}"
+        fault = f"  FAULT {fault}" if fault else ""
+        approved = "" if d.get("approved", True) else "  NOT APPROVED"
+        lines.append(f"device {d.get('name')}: link {d.get('link', '?')}{approved}{fault}")
+    if feed:
+        from daemon.shipper.runtime import summary  # noqa: PLC0415
+
+        lines.append(summary(feed))
+    return "\n".join(lines)
+
+
 def status_main(argv: Sequence[str] | None = None) -> int:
-    """`tabled status`: the table now, the actions legal for you, the devices."""
+    """`tabled status`: the table now, the actions legal for you, the devices; `--watch`: the
+    same as a live view, redrawn every `--interval` seconds until Ctrl-C."""
     parser = argparse.ArgumentParser(prog="tabled status", description=status_main.__doc__)
     _common(parser)
+    parser.add_argument("--watch", "-w", action="store_true", help="a live view until Ctrl-C")
+    parser.add_argument(
+        "--interval", type=float, default=1.0, metavar="SECONDS", help="--watch: redraw every"
+    )
     args = parser.parse_args(argv)
+    if not 0.1 <= args.interval <= 3600:
+        parser.error("--interval takes seconds from 0.1 to 3600")
 
     def work() -> int:
         api = _api(args)
-        state = api.get("/api/state")
-        devices = api.get("/api/devices")["devices"]
-        feed = api.get("/api/health").get("feed")  # the journal shipper's state, if it ships
+        if args.watch:
+            if args.json:
+                parser.error("--watch shows text; --json prints one reading")
+            from daemon.cli_watch import Refused, watch  # noqa: PLC0415 - only for --watch
+
+            def read() -> str:
+                try:
+                    return status_text(api)
+                except ClientError as exc:
+                    if exc.status in (401, 403):  # the token, not the table: retrying cannot help
+                        raise Refused(exc.message) from None
+                    raise
+
+            try:
+                return watch(read, args.interval)
+            except Refused as exc:
+                raise ClientError(401, str(exc)) from None
         if args.json:
+            state = api.get("/api/state")
+            devices = api.get("/api/devices")["devices"]
+            feed = api.get("/api/health").get("feed")
             _print_json({**state, "devices": devices, "feed": feed})
             return 0
-        print(format_status(state["state"], state["legal"], state))
-        for d in devices:
-            fault = d.get("fault")
-            if isinstance(fault, dict):  # the procedure's record: {"fault", "kind", "healthy"}
-                healthy = " (healthy again; a supervisor clears)" if fault.get("healthy") else ""
-                fault = f"{fault.get('fault')}{healthy}"
-            fault = f"  FAULT {fault}" if fault else ""
-            approved = "" if d.get("approved", True) else "  NOT APPROVED"
-            print(f"device {d.get('name')}: link {d.get('link', '?')}{approved}{fault}")
-        if feed:
-            from daemon.shipper.runtime import summary  # noqa: PLC0415
-
-            print(summary(feed))
+        print(status_text(api))
         return 0
 
     return _run(work)
@@ -392,7 +425,8 @@ def _matches(event: dict[str, Any], args: argparse.Namespace) -> bool:
 
 def journal_main(argv: Sequence[str] | None = None) -> int:
     """`tabled journal [--follow]`: journal events by round, event, time; --follow streams new
-    ones as they become durable."""
+    ones as they become durable. From the running daemon's API, or with `--dir DIR` (or when
+    no daemon serves the config's journal folder) from the folder's files, no daemon needed."""
     parser = argparse.ArgumentParser(prog="tabled journal", description=journal_main.__doc__)
     parser.add_argument("--round", help="only this round id")
     parser.add_argument("--event", help="only this event, or a prefix ending in '.' (shoe.)")
@@ -400,6 +434,12 @@ def journal_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--until", help="ISO time (local if no zone)")
     parser.add_argument("--limit", type=int, default=100, help="at most this many (1-1000)")
     parser.add_argument("--follow", "-f", action="store_true", help="then stream new events")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        metavar="DIR",
+        help="read this journal folder's files (no daemon needed; every line whole)",
+    )
     _common(parser)
     args = parser.parse_args(argv)
 
@@ -411,6 +451,9 @@ def journal_main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
 
     def work() -> int:
+        folder = args.dir if args.dir is not None else _idle_folder(args)
+        if folder is not None:
+            return _journal_folder(folder, args, show)
         api = _api(args)
         events = api.get(
             "/api/journal",
@@ -433,6 +476,43 @@ def journal_main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     return _run(work)
+
+
+def _idle_folder(args: argparse.Namespace) -> Path | None:
+    """The journal folder to read from its files: none was named (`--url`, `$TABLED_URL`) and
+    no live daemon published its address in the config's (or `--journal`) folder."""
+    if args.url or os.environ.get("TABLED_URL"):
+        return None
+    from daemon.cli_address import running_url  # noqa: PLC0415 - only without --url
+    from daemon.config import ConfigError, load_config  # noqa: PLC0415
+
+    try:
+        folder: Path = args.journal or load_config(args.config).journal.dir
+    except ConfigError as exc:
+        raise ClientError(-2, str(exc)) from None
+    return folder if running_url(folder) is None else None
+
+
+def _journal_folder(folder: Path, args: argparse.Namespace, show: Callable[..., None]) -> int:
+    """`tabled journal` from a folder's files (daemon.cli_journal)."""
+    from daemon.cli_journal import FolderError, follow_folder, last_seq, read_folder  # noqa: PLC0415
+
+    since = datetime.fromisoformat(_aware(args.since)) if args.since else None
+    until = datetime.fromisoformat(_aware(args.until)) if args.until else None
+    if not 1 <= args.limit <= 1000:
+        raise ClientError(-2, "--limit takes 1 to 1000")
+    try:
+        events = read_folder(
+            folder, lambda e: _matches(e, args), since=since, until=until, limit=args.limit
+        )
+        for event in events:
+            show(event)
+        if args.follow:
+            after = last_seq(folder)
+            follow_folder(folder, after, lambda e: _matches(e, args), show)
+    except FolderError as exc:
+        raise ClientError(-2, str(exc)) from None
+    return 0
 
 
 # The push feed's refusals, as the HTTP statuses the exit codes are chosen by.

@@ -201,6 +201,10 @@ class ApiConfig(Section):
     # The console signs its person out after this long without a touch or a key: longer than
     # the five-minute arrangement, so a dealer waiting on the players is not signed out at the bell.
     console_idle_seconds: int = 600
+    # The user `tabled run` starts its API process as when it runs as root (daemon.api.user):
+    # unprivileged, and with no access to the journal's folder for writing nor to the tokens or
+    # key files for reading. Not root's; it must exist (`useradd --system tabled-api`).
+    user: str = "tabled-api"
 
     CHECKS: ClassVar[dict[str, Check]] = {
         "listen": _then(text(), _listen),
@@ -211,6 +215,8 @@ class ApiConfig(Section):
         "tls_key": optional(path()),
         "plain_http_behind_proxy": flag,
         "console_idle_seconds": _then(whole(), _idle),
+        # A POSIX user name (useradd's): lower case, digits, '_' and '-'.
+        "user": text(pattern=r"^[a-z_][a-z0-9_-]{0,31}$"),
     }
 
     def after(self, context: Context) -> None:

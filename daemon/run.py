@@ -67,6 +67,13 @@ def parser() -> argparse.ArgumentParser:
         "--violation-share", type=float, default=0.3, help="share of rounds with violations"
     )
     p.add_argument(
+        "--late-share",
+        type=float,
+        default=0.1,
+        help="share of rounds with a player late at the bell (the table's clock jumps the "
+        "five minutes, so its journal's times run ahead of the wall's)",
+    )
+    p.add_argument(
         "--pace",
         type=float,
         default=0.0,
@@ -104,6 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.autoplay is not None and args.autoplay < 0:
         print("tabled run: --autoplay takes a number of rounds >= 0", file=sys.stderr)
         return 2
+    shares = (args.fault_share, args.violation_share, args.late_share)
+    if not all(0 <= share <= 1 for share in shares):
+        print("tabled run: a --...-share is a fraction from 0 to 1", file=sys.stderr)
+        return 2
     if not 0 <= args.pace <= 60:
         print("tabled run: --pace takes seconds from 0 to 60", file=sys.stderr)
         return 2
@@ -115,12 +126,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"tabled run: {exc}", file=sys.stderr)
         return 2
+    if config.feed is not None:
+        # The broker secrets ([feed] creds, tls_key) private, like the tokens file: before the
+        # table starts or journals anything.
+        from daemon.shipper.config import secrets_problem  # noqa: PLC0415 - with a [feed] only
+
+        if problem := secrets_problem(config.feed, "feed"):
+            print(f"tabled run: {problem}", file=sys.stderr)
+            return 2
     if args.http is not None:
         # The address and the API's doors: before the table starts or journals anything.
         from daemon.cli_http import http_problem, http_warning  # noqa: PLC0415 - only when serving
 
         listen = args.http or config.api.listen
-        problem = http_problem(config.api, listen)
+        from daemon.api.user import user_problem  # noqa: PLC0415 - only when serving
+
+        problem = http_problem(config.api, listen) or user_problem(config, args.journal)
         if problem:
             print(f"tabled run: --http {listen}: {problem}", file=sys.stderr)
             return 2
@@ -296,6 +317,7 @@ async def _autoplay(
         seed=args.seed,
         fault_share=args.fault_share,
         violation_share=args.violation_share,
+        late_share=args.late_share,
         clock=clock if isinstance(clock, SimulationClock) else None,
         progress=(lambda line: print(line, flush=True)) if args.progress else bar.advanced,
         pace=args.pace,

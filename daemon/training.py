@@ -84,6 +84,7 @@ FAULT_NAMES = {
     "no_response": ("無回應", "no response"),
     "bad_crc": ("傳輸錯誤", "bad CRC"),
     "unapproved_firmware": ("未批准韌體", "unapproved firmware"),
+    "replaced": ("已換另一台", "replaced by another unit"),
 }
 # The request fields a control may carry (the rest of a request is not journaled).
 FIELDS = ("op", "device", "fault", "open", "on", "count")

@@ -15,8 +15,9 @@ A NAK with SEQ 0 makes it resend its last frame at once.
 Faults are injected by name. One-shot faults (`ONE_SHOT`) spoil the next operation (the next
 shuffle jams, the next throw has a tilted die); conditions (`CONDITIONS`) hold until cleared
 (a lid left open, a reader lost, the device not answering). Every model knows the common
-conditions `no_response`, `bad_crc` (every second frame it sends has a corrupted CRC) and
-`unapproved_firmware` (it identifies with a build no config approves).
+conditions `no_response`, `bad_crc` (every second frame it sends has a corrupted CRC),
+`unapproved_firmware` (it identifies with a build no config approves) and `replaced` (another
+unit of the same build is on the line: the same make, model and firmware, another serial).
 
 Mechanical delays are multiplied by the model's speed factor; at speed 0 a model answers at
 once, with no timer, so a whole simulated round costs no waiting.
@@ -55,7 +56,7 @@ from drivers.messages import (
 from simulators.world import TableWorld
 
 Output = Callable[[bytes], None]
-COMMON_CONDITIONS = frozenset({"no_response", "bad_crc", "unapproved_firmware"})
+COMMON_CONDITIONS = frozenset({"no_response", "bad_crc", "unapproved_firmware", "replaced"})
 CURED_BY_POWER_CYCLE = frozenset({"no_response"})
 SIM_MAKE = "tabled-sim"
 
@@ -80,6 +81,8 @@ class DeviceModel:
     CONDITIONS: ClassVar[frozenset[str]] = frozenset()
     EVENT_TIMEOUT: ClassVar[float] = 0.25  # link timing: real seconds, not scaled by speed
     EVENT_TRIES: ClassVar[int] = 3
+    # The `sim://` URL options this model understands (its honest faults of randomness).
+    OPTIONS: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(
         self,
@@ -91,6 +94,7 @@ class DeviceModel:
         faults: Iterable[str] = (),
         speed: float = 0.0,
         address: int = 1,
+        options: Mapping[str, str] | None = None,
     ) -> None:
         self.world = world
         self.lock = world.lock  # one lock per table: models and the world change together
@@ -103,6 +107,7 @@ class DeviceModel:
         self.speed = speed
         self.address = address
         self.serial = f"SIM-{self.MODEL}-{seed if seed is not None else 0:04d}"
+        self.configure(self.parse_options(dict(options or {})))
         self.armed: list[str] = []
         self.conditions: set[str] = set()
         self.latched = 0
@@ -127,6 +132,18 @@ class DeviceModel:
             for fault in sorted(self.conditions):
                 self.on_condition(fault, True)
             self._drain()
+
+    @classmethod
+    def parse_options(cls, options: Mapping[str, str]) -> Any:
+        """The model's options, checked (ValueError naming the bad one); a model with
+        `OPTIONS` overrides this and `configure`."""
+        unknown = set(options) - cls.OPTIONS
+        if unknown:
+            raise ValueError(f"{cls.DEVICE} has no option(s) {', '.join(sorted(unknown))}")
+        return None
+
+    def configure(self, options: Any) -> None:
+        """Take the options `parse_options` checked."""
 
     def _reset_link(self) -> None:
         self.codec = FrameCodec(Role.DEVICE, self.MESSAGES)
@@ -243,8 +260,9 @@ class DeviceModel:
         firmware = self.FIRMWARE
         if "unapproved_firmware" in self.conditions:
             firmware += "-unsigned"
+        serial = self.serial + ("-R" if "replaced" in self.conditions else "")
         return Identity(
-            SIM_MAKE, self.MODEL, self.serial, firmware, firmware_digest(self.MODEL, firmware)
+            SIM_MAKE, self.MODEL, serial, firmware, firmware_digest(self.MODEL, firmware)
         )
 
     def _send(self, frame: bytes) -> None:

@@ -11,6 +11,10 @@ reports it, and the result comes back as a dict for the test or trainer that dre
 simulated shuffler left in the world (after the cut), so the shoe deals the deck that was
 shuffled.
 
+A reader that misreads at random is an option of the URL: `misread=200` lets one card in 200
+(each card with probability 1/200, from the model's RNG) go past unread, as the one-shot fault
+does.
+
 Faults: one-shot `misread` (the next card goes past unread), `duplicate_card` (the next card
 out is a second copy of the last card read), `face_up` (the next card comes out face up),
 `card_out_of_phase` (the next draw is out of phase, as if the reader had been disarmed),
@@ -68,6 +72,21 @@ class ShoeReaderModel(DeviceModel):
         {"misread", "duplicate_card", "face_up", "card_out_of_phase", "cut_card"}
     )
     CONDITIONS: ClassVar[frozenset[str]] = frozenset({"shoe_removed", "reader_blocked"})
+    OPTIONS: ClassVar[frozenset[str]] = frozenset({"misread"})
+    misread_one_in: int | None = None
+
+    @classmethod
+    def parse_options(cls, options: Mapping[str, str]) -> int | None:
+        super().parse_options(options)
+        if "misread" not in options:
+            return None
+        text = options["misread"]
+        if not text.isdigit() or int(text) < 1:
+            raise ValueError(f"misread={text}: one card in N, N a whole number >= 1")
+        return int(text)
+
+    def configure(self, options: int | None) -> None:
+        self.misread_one_in = options
 
     def __init__(self, **kwargs: Any) -> None:
         self.shoe_armed = False
@@ -153,7 +172,7 @@ class ShoeReaderModel(DeviceModel):
         self.sequence += 1
         sequence = self.sequence
         result = {"drawn": describe(item), "sequence": sequence}
-        if self.take("misread") or not isinstance(item, Card):
+        if self.take("misread") or self._misreads() or not isinstance(item, Card):
             self.raise_fault(ShoeFault.MISREAD, report=False)
             self.emit(lambda n: MisreadEvent(n, sequence))
             return {**result, "reader": "misread"}
@@ -171,6 +190,10 @@ class ShoeReaderModel(DeviceModel):
         card = item
         self.emit(lambda n: CardDrawnEvent(n, sequence, card.rank, card.suit, flags))
         return {**result, "reader": "read", "flags": flags}
+
+    def _misreads(self) -> bool:
+        """A card misread at random (the `misread=N` option): one in N."""
+        return self.misread_one_in is not None and self.rng.randrange(self.misread_one_in) == 0
 
     def _open_hand(self) -> dict[str, Any]:
         world = self.world

@@ -7,6 +7,14 @@ shuffled order goes to the world, where the simulated shoe deals it; it is never
 world operated by hand (training) the shuffle waits for a person to run it (`world.release`),
 with the faults armed by then.
 
+How well it shuffles is an option of the URL (an honest fault of randomness, for the integrity
+audit to find): `model=random` (the default: Fisher-Yates), `model=shelf&shelves=10&passes=1` (a
+shelf shuffler: each card, in the order it went in, onto a uniformly chosen shelf, on top of or
+under that shelf's pile with even odds, the shelves then stacked in order; Diaconis, Fulman and
+Holmes 2013) and `model=riffle&riffles=5` (k Gilbert-Shannon-Reeds riffles: a binomial cut, then
+cards dropped from each packet in proportion to its size; Bayer and Diaconis 1992). The cards go
+in in the order the world collected them: the previous deck as it was dealt.
+
 Faults: one-shot `jam`, `wrong_count` (a card missing: 51), `foreign_card` (a card of another
 deck found and set aside), `unreadable_card` (one card set aside unread: 51), `power_lost`
 (power fails mid-shuffle; the device comes back with POWER_LOST latched and no result);
@@ -17,7 +25,8 @@ common `no_response`, `bad_crc`, `unapproved_firmware`.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, MutableSequence
+from collections.abc import Mapping, MutableSequence, Sequence
+from dataclasses import dataclass
 from typing import ClassVar, TypeVar
 
 from drivers.messages import COMMON_MESSAGES, Ack, Message, Nak, message_set
@@ -36,7 +45,7 @@ from drivers.shuffler.messages import (
     StartShuffle,
 )
 from simulators.base import DeviceModel
-from simulators.world import Card
+from simulators.world import Card, Item
 
 T = TypeVar("T")
 
@@ -49,6 +58,55 @@ def fisher_yates(items: MutableSequence[T], rng: random.Random) -> None:
     for i in range(len(items) - 1, 0, -1):
         j = rng.randrange(i + 1)
         items[i], items[j] = items[j], items[i]
+
+
+def shelf_shuffle(
+    items: Sequence[T], rng: random.Random, shelves: int = 10, passes: int = 1
+) -> list[T]:
+    """The shelf shuffler's order: per pass, each item onto a random shelf, on top or under."""
+    order = list(items)
+    for _ in range(passes):
+        piles: list[list[T]] = [[] for _ in range(shelves)]
+        for item in order:
+            pile = piles[rng.randrange(shelves)]
+            if rng.random() < 0.5:
+                pile.insert(0, item)
+            else:
+                pile.append(item)
+        order = [item for pile in piles for item in pile]
+    return order
+
+
+def riffle_shuffle(items: Sequence[T], rng: random.Random, riffles: int = 7) -> list[T]:
+    """`riffles` Gilbert-Shannon-Reeds riffles of `items`."""
+    order = list(items)
+    for _ in range(riffles):
+        cut = sum(rng.random() < 0.5 for _ in order)
+        left, right = order[:cut], order[cut:]
+        merged: list[T] = []
+        i = j = 0
+        while i < len(left) or j < len(right):
+            if rng.random() * (len(left) - i + len(right) - j) < len(left) - i:
+                merged.append(left[i])
+                i += 1
+            else:
+                merged.append(right[j])
+                j += 1
+        order = merged
+    return order
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """How the machine shuffles: `random`, `shelf` or `riffle`, with its counts."""
+
+    model: str = "random"
+    shelves: int = 10
+    passes: int = 1
+    riffles: int = 7
+
+
+_MECHANISM_OPTIONS = {"random": set(), "shelf": {"shelves", "passes"}, "riffle": {"riffles"}}
 
 
 class ShufflerModel(DeviceModel):
@@ -64,6 +122,31 @@ class ShufflerModel(DeviceModel):
         {"jam", "wrong_count", "foreign_card", "unreadable_card", "power_lost"}
     )
     CONDITIONS: ClassVar[frozenset[str]] = frozenset({"lid_open", "sort_mode"})
+    OPTIONS: ClassVar[frozenset[str]] = frozenset({"model", "shelves", "passes", "riffles"})
+    mechanism: Mechanism = Mechanism()
+
+    @classmethod
+    def parse_options(cls, options: Mapping[str, str]) -> Mechanism:
+        super().parse_options(options)
+        model = options.get("model", "random")
+        if model not in _MECHANISM_OPTIONS:
+            raise ValueError(f"model={model}: one of {', '.join(_MECHANISM_OPTIONS)}")
+        stray = set(options) - {"model"} - _MECHANISM_OPTIONS[model]
+        if stray:
+            raise ValueError(f"model={model} takes no {', '.join(sorted(stray))}")
+        counts: dict[str, int] = {}
+        for key in ("shelves", "passes", "riffles"):
+            if key in options:
+                text = options[key]
+                if not text.isdigit() or not 1 <= int(text) <= 1000:
+                    raise ValueError(f"{key}={text}: a whole number 1-1000")
+                counts[key] = int(text)
+        if counts.get("shelves", 2) < 2:
+            raise ValueError("shelves must be at least 2")
+        return Mechanism(model, **counts)
+
+    def configure(self, options: Mechanism) -> None:
+        self.mechanism = options
 
     def handle(self, message: Message) -> Message:
         if isinstance(message, StartShuffle):
@@ -110,7 +193,7 @@ class ShufflerModel(DeviceModel):
         if sort:
             cards.sort(key=lambda c: (c.rank, c.suit) if isinstance(c, Card) else (0, 0))
         else:
-            fisher_yates(cards, self.rng)
+            cards = self._shuffled_order(cards)
         self.world.load(cards)
         count = len(cards)
         # Faults that SHUFFLE_DONE itself reports are latched without a FAULT_RAISED of their own.
@@ -124,6 +207,15 @@ class ShufflerModel(DeviceModel):
             self.raise_fault(ShufflerFault.SORT_MODE, report=False)
         mode = ShuffleMode.SORT if sort else ShuffleMode.RANDOM
         self.emit(lambda n: ShuffleDone(n, count, unreadable, foreign, mode))
+
+    def _shuffled_order(self, cards: list[Item]) -> list[Item]:
+        mechanism = self.mechanism
+        if mechanism.model == "shelf":
+            return shelf_shuffle(cards, self.rng, mechanism.shelves, mechanism.passes)
+        if mechanism.model == "riffle":
+            return riffle_shuffle(cards, self.rng, mechanism.riffles)
+        fisher_yates(cards, self.rng)
+        return cards
 
     def on_condition(self, fault: str, active: bool) -> None:
         if fault == "lid_open":

@@ -1,5 +1,8 @@
 """What to simulate: a device, its seed, faults, speed, table world and bus address, read from a
-`sim://` URL (`sim://dice_shaker?seed=7&fault=die_tilted&speed=0&world=T01&address=1`)."""
+`sim://` URL (`sim://dice_shaker?seed=7&fault=die_tilted&speed=0&world=T01&address=1`), and the
+options a model declares for its honest faults of randomness (`sim://dice_shaker?bias=6:0.19`,
+`sim://shuffler?model=riffle&riffles=5`, `sim://shoe_reader?misread=200`: each model's
+`OPTIONS`)."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ class SimSpec:
     speed: float = 0.0  # 0: answer at once; 1: real device timings
     world: str = "default"
     address: int = 1
+    options: tuple[tuple[str, str], ...] = ()  # the model's own options, checked by it
 
     def with_faults(self, *faults: str) -> SimSpec:
         return replace(self, faults=self.faults + faults)
@@ -34,7 +38,14 @@ def parse_sim_url(url: str) -> SimSpec:
     if parts.scheme != "sim" or not parts.netloc:
         raise ValueError(f"expected sim://DEVICE[?seed=N&fault=NAME&speed=F], got {url!r}")
     query = parse_qs(parts.query, keep_blank_values=True)
-    unknown = set(query) - QUERY_KEYS
+    extra = set(query) - QUERY_KEYS
+    declared: frozenset[str] = frozenset()
+    if extra:
+        try:
+            declared = model_class(parts.netloc).OPTIONS
+        except LookupError:
+            declared = frozenset()
+    unknown = extra - declared
     if unknown:
         raise ValueError(f"{url}: unknown option(s) {', '.join(sorted(unknown))}")
 
@@ -55,7 +66,10 @@ def parse_sim_url(url: str) -> SimSpec:
             speed=0.0 if speed is None else float(speed),
             world=last("world") or "default",
             address=1 if address is None else int(address),
+            options=tuple(sorted((key, query[key][-1]) for key in extra)),
         )
+        if spec.options:
+            model_class(spec.device).parse_options(dict(spec.options))
     except ValueError as exc:
         raise ValueError(f"{url}: {exc}") from None
     if not check_speed(spec.speed) or not 0 < spec.address < 0x80:
@@ -82,4 +96,5 @@ def create_model(
         faults=spec.faults,
         speed=spec.speed,
         address=spec.address,
+        options=dict(spec.options),
     )

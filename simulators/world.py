@@ -86,8 +86,13 @@ class TableWorld:
     # --- the deck -------------------------------------------------------------------------
 
     def collect(self) -> list[Item]:
-        """The table's whole deck (or tile set), gathered for the shuffler."""
+        """The table's whole deck (or tile set), gathered for the shuffler: the stack as it was
+        last dealt (the dealer collects the cards in the order the shoe dealt them, the ones
+        left in the shoe last), or the deck in its box order when the stack is not the whole
+        deck (a new deck, a card lost by the machine)."""
         with self.lock:
+            if sorted(self.items) == sorted(self.deck):
+                return list(self.items)
             return list(self.deck)
 
     def replace_deck(self, items: Sequence[Item]) -> None:

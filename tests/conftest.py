@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
+import subprocess
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -29,3 +32,31 @@ def pytest_configure(config: pytest.Config) -> None:
         "article(regulation, *paragraphs): the test proves these articles, e.g. "
         '@pytest.mark.article("51/89/M", "2(a)"); see docs/traceability.md',
     )
+
+
+API_USER = "tabled-api"  # `[api] user`'s default (daemon.config.ApiConfig)
+
+
+def ensure_api_user() -> None:
+    """As root, `tabled run --http` runs its API process as `tabled-api` and refuses to start
+    without it (daemon.api.user): the tests, which run as root in CI, make it once, as an
+    operator would (a system user, no home, no shell)."""
+    if os.geteuid() != 0:
+        return
+    try:
+        pwd.getpwnam(API_USER)
+        return
+    except KeyError:
+        pass
+    useradd = shutil.which("useradd", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
+    if useradd is None:
+        raise pytest.UsageError(f"running as root, the tests need the user {API_USER}: no useradd")
+    subprocess.run(
+        [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", API_USER],
+        check=False,
+        capture_output=True,
+    )
+    pwd.getpwnam(API_USER)  # made here, or by another test process at the same time
+
+
+ensure_api_user()

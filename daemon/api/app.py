@@ -29,6 +29,7 @@ from daemon.api.facade import TableFacade
 from daemon.api.middleware import BodyLimit, Revalidated
 from daemon.api.models import payload_schemas
 from daemon.api.routes import act, public, push, read, training
+from daemon.api.tokens import TokenStore
 from daemon.config import ApiConfig, TableConfig
 
 MAX_BODY_BYTES = 64 * 1024
@@ -46,13 +47,15 @@ def create_app(
     auth_window: float = 60.0,
     auth_lockout: float = 60.0,
     allowed_origins: Iterable[str] | None = None,
+    tokens: TokenStore | None = None,
 ) -> FastAPI:
     """The operator API, console and metrics for `table`.
 
     `config` is the table's config or its `[api]` section; `tokens_file` names the tokens.
     `clock` (monotonic seconds) times the bad-token lockout; tests pass a fake one.
     `allowed_origins` (else the config's `allowed_origins`, if it has one) are the browser
-    origins, besides the console's own, that may open the push WebSocket.
+    origins, besides the console's own, that may open the push WebSocket. `tokens`: the people
+    as the table's process sent them to its API process (else the tokens file is read).
     """
     api_config = config.api if isinstance(config, TableConfig) else config
     app = FastAPI(
@@ -80,6 +83,7 @@ def create_app(
         auth_max_failures=auth_max_failures,
         auth_window=auth_window,
         auth_lockout=auth_lockout,
+        tokens=tokens,
     )
     app.state.context = AppContext(
         table=table,

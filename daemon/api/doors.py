@@ -296,11 +296,13 @@ def install(
     auth_window: float = 60.0,
     auth_lockout: float = 60.0,
     summary_interval: float = 60.0,
+    tokens: TokenStore | None = None,
 ) -> Gate:
     """Put the doors on `app` (outermost, before anything reads a body) and return its gate.
-    `journal` records the refusal summaries (the table's `journal_security`)."""
+    `journal` records the refusal summaries (the table's `journal_security`); `tokens`, the
+    people as the table's process sent them (else the tokens file is read)."""
     gate = Gate(
-        TokenStore(api.tokens_file),
+        tokens if tokens is not None else TokenStore(api.tokens_file),
         AuthFailureLimiter(
             clock,
             max_failures=auth_max_failures,

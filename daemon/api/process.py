@@ -42,6 +42,7 @@ import contextlib
 import functools
 import json
 import logging
+import os
 import re
 import socket
 import sys
@@ -75,6 +76,8 @@ from daemon.api.gate import (
     RefusalLog,
 )
 from daemon.api.server import ApiServer
+from daemon.api.tokens import Principal, TokenStore
+from daemon.api.user import ApiUser, api_user, as_user, journal_problem
 from daemon.journal import JournalClosed, SubscriberLagged
 from daemon.table.facade import OPERATOR_ROLES
 
@@ -89,6 +92,7 @@ RESTART_FIRST, RESTART_MAX = 0.5, 30.0  # seconds before a dead API process is s
 STABLE = 60.0  # seconds an API process must live for the next death to restart it at once
 MAX_BUFFERED = 16 << 20  # bytes waiting for the API process to read: more, and it is stuck
 PING_EVERY = 2.0  # seconds between two pings of the API process (it answers from its loop)
+TOKENS_EVERY = 0.5  # seconds between two looks at the tokens file for the API process
 UNRESPONSIVE = 10.0  # seconds without a word from the API process: it is hung, and killed
 START_GRACE = 60.0  # seconds a new API process has to say its first word (imports, the app)
 FORWARD_QUEUE = 8192  # durable events waiting for the forwarder before it must read the files
@@ -125,8 +129,15 @@ class ApiProcess:
         *,
         feed: Any = None,
         app_options: dict[str, Any] | None = None,
+        user: ApiUser | None = None,
     ) -> None:
         self._table, self._config, self._listen = table, config, listen
+        # Who the API process runs as (daemon.api.user): None, the daemon's own user.
+        self.user = user
+        # The tokens file as the table's process reads it for the API process, which may not:
+        # its people are sent at the start and again whenever the file changes.
+        self._tokens = TokenStore(config.api.tokens_file)
+        self._sent_tokens: dict[str, Principal] = {}
         self.server, self.publisher, self._feed = server, publisher, feed
         self._app_options = app_options or {}
         self._writer: asyncio.StreamWriter | None = None
@@ -168,11 +179,18 @@ class ApiProcess:
         """On the table's running loop. The app is made here once, as the API process will make
         it, so what it refuses (a tokens file others may read, plain HTTP beyond loopback, a
         TLS key without its certificate) stops `tabled run` now, before anything is served."""
+        user = api_user(config.api)  # as root: its own user, or a ValueError that says why
+        journal = table.journal
+        problem = journal_problem(user, journal.dir) if journal is not None else None
+        if problem:
+            raise ValueError(problem)
         publisher = SnapshotPublisher(table)
         publisher.publish()
         bridge = TableBridge(table, asyncio.get_running_loop(), publisher)
         server = ApiServer(create_app(bridge, config, **app_options), listen)
-        return cls(table, config, listen, server, publisher, feed=feed, app_options=app_options)
+        return cls(
+            table, config, listen, server, publisher, feed=feed, app_options=app_options, user=user
+        )
 
     def url(self) -> str:
         return self.server.url()
@@ -259,10 +277,18 @@ class ApiProcess:
         self._why = None
         ours, theirs = socket.socketpair()
         listening = self.server.listening()
-        fds = (theirs.fileno(), listening.fileno())
+        journal = self._table.journal
+        # The journal's folder, read-only: the API process reads older lines through it
+        # (/proc/self/fd/N), whatever the folders above it let its user reach.
+        folder = (
+            os.open(journal.dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            if journal is not None
+            else None
+        )
+        fds = (theirs.fileno(), listening.fileno(), *(() if folder is None else (folder,)))
         try:
             process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "daemon.api.worker",
+                *as_user(self.user), sys.executable, "-m", "daemon.api.worker",
                 "--channel", str(fds[0]), "--listen", str(fds[1]),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.DEVNULL,
@@ -273,34 +299,19 @@ class ApiProcess:
             raise
         finally:
             theirs.close()
+            if folder is not None:
+                os.close(folder)
         self._process = process
         self.starts += 1
         reader, writer = await asyncio.open_unix_connection(sock=ours)
-        journal = self._table.journal
-        level = logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower()
-        writer.write(
-            pickle_frame(
-                {
-                    "t": "init",
-                    "config": self._config,
-                    "listen": self._listen,
-                    "actions": self._table.actions(),
-                    "published": self.publisher.latest,
-                    "wall_offset": self._table._wall() - time.time(),
-                    "journal_dir": str(journal.dir) if journal is not None else None,
-                    "durable_seq": journal.durable_seq if journal is not None else 0,
-                    "feed": self._feed is not None,
-                    "log_level": level if level in ("debug", "info", "warning") else "warning",
-                    "app_options": self._app_options,
-                }
-            )
-        )
+        writer.write(pickle_frame(self._init(folder)))
         self._writer = writer
         if self._stopping:
             writer.write(pickle_frame({"t": "stop"}))
         log.info("api.process_started", pid=process.pid)
         self._heard = time.monotonic() + START_GRACE - UNRESPONSIVE
         pinging = asyncio.ensure_future(self._ping(writer))
+        watching = asyncio.ensure_future(self._watch_tokens(writer))
         try:
             await self._serve(reader, writer)
         except (ChannelError, OSError) as exc:  # broken framing, or the connection reset
@@ -309,6 +320,7 @@ class ApiProcess:
                 self._why = self._why or "channel_broken"
         finally:
             pinging.cancel()
+            watching.cancel()
             self._writer = None
             if not self._stopping:
                 # It closed the channel or broke it: it is not serving (as it should) any more.
@@ -333,6 +345,40 @@ class ApiProcess:
                 self._kill()
                 return
             self._send(pickle_frame({"t": "ping"}))
+
+    def _init(self, folder: int | None) -> dict[str, Any]:
+        """The start-up facts a new API process is sent first; `folder`, the descriptor of the
+        journal's folder it was handed."""
+        journal = self._table.journal
+        level = logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower()
+        self._tokens.reload()
+        self._sent_tokens = self._tokens.entries()
+        return {
+            "t": "init",
+            "config": self._config,
+            "listen": self._listen,
+            "actions": self._table.actions(),
+            "published": self.publisher.latest,
+            "wall_offset": self._table._wall() - time.time(),
+            "journal_dir": None if folder is None else f"/proc/self/fd/{folder}",
+            "durable_seq": journal.durable_seq if journal is not None else 0,
+            "feed": self._feed is not None,
+            "log_level": level if level in ("debug", "info", "warning") else "warning",
+            "app_options": self._app_options,
+            "tokens": self._sent_tokens,
+            "tls": _tls_files(self._config),
+        }
+
+    async def _watch_tokens(self, writer: asyncio.StreamWriter) -> None:
+        """The tokens file looked at every `TOKENS_EVERY` seconds (a `stat`); its people sent
+        to the API process when it changed (a token given, withdrawn, a person's role)."""
+        while self._writer is writer:
+            await asyncio.sleep(TOKENS_EVERY)
+            self._tokens.reload()
+            entries = self._tokens.entries()
+            if entries != self._sent_tokens:
+                self._sent_tokens = entries
+                self._send(pickle_frame({"t": "tokens", "tokens": entries}))
 
     def _kill(self) -> None:
         process = self._process
@@ -585,6 +631,15 @@ class ApiProcess:
             self._people.who(token, roles, actor, role)
         except NotThePerson as exc:
             raise RequestRefused(f"{op}: {exc}") from None
+
+
+def _tls_files(config: TableConfig) -> tuple[bytes, bytes] | None:
+    """The TLS certificate and key as bytes (checked at the start, `serving_problem`): the API
+    process serves TLS with them without reading the key file, which may be root's alone."""
+    cert, key = config.api.tls_cert, config.api.tls_key
+    if cert is None or key is None:
+        return None
+    return cert.read_bytes(), key.read_bytes()
 
 
 class RequestRefused(ValueError):

@@ -226,6 +226,29 @@ class TokenStore:
         """Read the tokens file again if it changed since it was last read."""
         self._reload()
 
+    def entries(self) -> dict[str, Principal]:
+        """Each enabled token's hash and its holder, as last read: what the table's process
+        sends its API process (`SentTokens`)."""
+        return dict(self._by_hash)
+
+
+class SentTokens(TokenStore):
+    """The tokens as the API process holds them when it may not read the tokens file (it runs
+    as a user of its own, daemon.api.user): the hashes and their holders, sent by the table's
+    process at the start and whenever the file changes (`replace`)."""
+
+    def __init__(self, entries: dict[str, Principal], roles: Collection[str] = ROLES) -> None:
+        self.path, self.roles = None, roles
+        self._stamp = None
+        self._by_hash = dict(entries)
+        self.last_error = None
+
+    def _reload(self) -> None:
+        """The table's process sends the changes."""
+
+    def replace(self, entries: dict[str, Principal]) -> None:
+        self._by_hash = dict(entries)
+
 
 def token_entry(actor: str, role: str, token: str) -> str:
     """The TOML entry an admin appends to the tokens file for `token`."""

@@ -21,9 +21,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import itertools
 import json
+import os
 import pickle
 import signal
 import socket
@@ -56,6 +58,8 @@ from daemon.api.gate import NAMED, SHORT, RefusalLog
 from daemon.api.journal_feed import FeedRecord
 from daemon.api.server import ApiServer
 from daemon.api.snapshots import Published, StateCache
+from daemon.api.tokens import Principal, SentTokens
+from daemon.config import TableConfig
 from daemon.journal import Record
 from daemon.journal.format import decode_line
 from daemon.journal.reader import replay
@@ -242,6 +246,7 @@ class RemoteTable:
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self.on_state: Callable[[], None] | None = None
+        self.on_tokens: Callable[[dict[str, Principal]], None] | None = None
         self._gone = False
 
     # ---- reads: what the table sent ---------------------------------------------------------
@@ -400,6 +405,9 @@ class RemoteTable:
                     future.set_exception(message["error"])
                 else:
                     future.set_result(message.get("value"))
+        elif kind == "tokens":
+            if self.on_tokens is not None:
+                self.on_tokens(message["tokens"])
         elif kind == "ping":
             self._writer.write(json_frame({"t": "pong"}))
         elif kind == "stop":
@@ -414,7 +422,12 @@ async def serve(channel: socket.socket, listening: socket.socket) -> None:
     init = pickle.loads(got[1])  # noqa: S301 - from the table's own process
     configure_logging(init["log_level"])
     table = RemoteTable(init, writer)
-    app = create_app(table, init["config"], **init["app_options"])
+    # The people of the tokens file, and the TLS certificate and key, as the table's process
+    # sent them: this process may not read those files (daemon.api.user).
+    tokens = SentTokens(init["tokens"])
+    config = _with_tls(init["config"], init["tls"])
+    app = create_app(table, config, tokens=tokens, **init["app_options"])
+    table.on_tokens = tokens.replace
     if init["feed"]:
         app.state.feed = RemoteFeed(table)
     context: AppContext = app.state.context
@@ -447,6 +460,20 @@ async def serve(channel: socket.socket, listening: socket.socket) -> None:
         with contextlib.suppress(BaseException):
             await reading
         writer.close()
+
+
+def _with_tls(config: TableConfig, tls: tuple[bytes, bytes] | None) -> TableConfig:
+    """`config` serving TLS from the certificate and key sent (in memory files, named
+    /proc/self/fd/N, which only this process can open), not from the configured files."""
+    if tls is None:
+        return config
+    names = []
+    for name, data in zip(("tls_cert", "tls_key"), tls, strict=True):
+        fd = os.memfd_create(name)  # kept open while the process lives: uvicorn reads it
+        os.write(fd, data)
+        names.append(Path(f"/proc/self/fd/{fd}"))
+    api = dataclasses.replace(config.api, tls_cert=names[0], tls_key=names[1])
+    return dataclasses.replace(config, api=api)
 
 
 def main(argv: list[str] | None = None) -> int:

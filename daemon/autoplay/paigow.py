@@ -67,7 +67,10 @@ class PaiGowDealer(FaultInjection):
         if proc.declined:
             candidates = [p for p in candidates if p in proc.bettors_seen] or candidates
         player = self.rng.choice(candidates)
-        await self.act("take_bank", {"player": player, "seat": self.rng.randrange(proc.hands)})
+        # Art. 5(1)(2): the door whose turn it is (any door for the table's first bank).
+        door = proc.bank_door
+        seat = self.rng.randrange(proc.hands) if door is None else door
+        await self.act("take_bank", {"player": player, "seat": seat})
 
     async def _paigow_bets(self, proc: PaiGowProcedure) -> None:
         banker = str(proc.banker)

@@ -2,8 +2,10 @@
 
 Every `/api` call but `/api/health` carries `Authorization: Bearer TOKEN` (a token made with
 `tabled token NAME ROLE --append FILE`, ROLE one of pit, surveillance, audit, admin). Bad query
-parameters are a 422 naming the parameter. Everything is read-only but one act: a chain alert
-is acknowledged (`POST /api/alerts/{id}/acknowledge`, pit, surveillance or admin, with a note).
+parameters are a 422 naming the parameter. Everything is read-only but acknowledging: a chain alert
+is acknowledged (`POST /api/alerts/{id}/acknowledge`, pit, surveillance or admin, with a note),
+and so are a violation and a device fault (`POST /api/violations/{table}/{seq}/acknowledge`,
+`POST /api/faults/{table}/{seq}/acknowledge`), each attempt kept in `floor_actions`.
 The WebSocket `/api/feed` takes `{"token": ...}` as its first message, then pushes
 `{"type": "alert" | "resolved" | "acknowledged" | "violation" | "override" | "fault" |
 "batch", ...}` as each batch commits.
@@ -43,6 +45,7 @@ from daemon.floor.config import FloorConfig
 from daemon.floor.hub import Hub, pump
 from daemon.floor.queries import report, report_csv
 from daemon.floor.redact import visible_alert
+from daemon.floor.sentences import sentence
 from daemon.floor.shapes import (
     Acknowledgement,
     AlertKind,
@@ -238,12 +241,13 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         ]
         if not summary:
             raise ApiError(404, "not_found", f"no table {table!r} on this floor")
+        lines = await queries.events(
+            store, role=who.role, table=table, round_=None, before=None, limit=events
+        )
         return {
             "table": summary[0],
             "rounds": await queries.rounds(store, table, 20),
-            "events": await queries.events(
-                store, role=who.role, table=table, round_=None, before=None, limit=events
-            ),
+            "events": said_lines(summary[0]["game"], lines),
             "alerts": [
                 visible_alert(a, who.role) for a in await queries.table_alerts(store, table)
             ],
@@ -266,11 +270,12 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         before: Annotated[int | None, Query(ge=1)] = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     ) -> list[dict[str, Any]]:
-        """A table's journal lines, newest first; hands of rounds in play are hidden unless
-        the caller is admin or audit."""
-        return await queries.events(
+        """A table's journal lines, newest first, each with its sentence (`said`); hands of
+        rounds in play are hidden unless the caller is admin or audit."""
+        lines = await queries.events(
             store, role=who.role, table=table, round_=round, before=before, limit=limit
         )
+        return said_lines((await queries.table_games(store)).get(table), lines)
 
     @app.get("/api/alerts", response_model=list[ChainAlert], tags=["custody"])
     async def get_alerts(
@@ -283,6 +288,46 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         """Chain custody alerts (gap, fork, broken_link, malformed), newest first."""
         rows = await queries.alerts(store, table, kind and kind.value, open_only, limit)
         return [visible_alert(a, who.role) for a in rows]
+
+    async def take_in_hand(
+        who: Principal, what: str, key: tuple[Any, ...], body: Acknowledgement
+    ) -> dict[str, Any]:
+        """Acknowledge a chain alert, a violation or a device fault (`what`, found by `key`):
+        once, by pit, surveillance or admin, with a note. Every attempt, refused or not, is a
+        row of the floor's audit table `floor_actions`; an acknowledgement is pushed."""
+        note = body.note.strip()
+        name = {"alert": "chain alert", "violation": "violation", "fault": "device fault"}[what]
+        target = str(key[0]) if what == "alert" else f"{what}:{key[0]}:{key[1]}"
+        shown = f"{name} {key[0]}" if what == "alert" else f"{name} {key[0]} #{key[1]}"
+
+        async def record(outcome: str) -> None:
+            await queries.record_action(
+                store, who, action="acknowledge", target=target, outcome=outcome, note=note
+            )
+
+        if who.role not in ACKNOWLEDGERS:
+            await record("refused: role")
+            raise ApiError(
+                403, "forbidden", f"{who.role} may not acknowledge ({', '.join(ACKNOWLEDGERS)})"
+            )
+        outcome, row = await queries.acknowledge_row(
+            store, what, key, actor=who.actor, role=who.role, note=note
+        )
+        if row is None:
+            await record(f"refused: no such {name}")
+            raise ApiError(404, "not_found", f"no {shown}")
+        if outcome == "already":
+            await record("refused: already acknowledged")
+            raise ApiError(
+                409, "already_acknowledged", f"{shown} was acknowledged by {row['acknowledged_by']}"
+            )
+        await record("done")
+        log.info(f"floor.{what}_acknowledged", target=target, actor=who.actor, role=who.role)
+        if what == "alert":  # its digests as each may see them (redact.visible_alert)
+            hub.publish({"type": "acknowledged", "kind": what, what: visible_alert(row, None)})
+            return visible_alert(row, who.role)
+        hub.publish({"type": "acknowledged", "kind": what, what: row})
+        return row
 
     @app.post(
         "/api/alerts/{alert_id}/acknowledge",
@@ -297,33 +342,47 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         it in hand, with a note saying what they are doing. It does not resolve the alert. Once
         only: a second acknowledgement is a 409. Every attempt, refused or not, is recorded in
         the floor's `floor_actions`, and an acknowledgement is pushed on the feed."""
-        note = body.note.strip()
+        return await take_in_hand(who, "alert", (alert_id,), body)
 
-        async def record(outcome: str) -> None:
-            await queries.record_action(
-                store, who, action="acknowledge", target=str(alert_id), outcome=outcome, note=note
-            )
+    @app.post(
+        "/api/violations/{table}/{seq}/acknowledge",
+        response_model=ViolationRow,
+        tags=["floor"],
+        responses={403: {}, 404: {}, 409: {}},
+    )
+    async def acknowledge_violation(
+        who: Who,
+        table: Annotated[str, ApiPath(pattern=TABLE_ID)],
+        seq: Annotated[int, ApiPath(ge=1, le=2**62)],
+        body: Acknowledgement,
+    ) -> dict[str, Any]:
+        """Acknowledge a procedure violation (the table's journal line `seq`), as a chain alert
+        is: pit, surveillance or admin, once, with a note; recorded in `floor_actions`."""
+        return await take_in_hand(who, "violation", (table, seq), body)
 
-        if who.role not in ACKNOWLEDGERS:
-            await record("refused: role")
-            raise ApiError(
-                403, "forbidden", f"{who.role} may not acknowledge ({', '.join(ACKNOWLEDGERS)})"
-            )
-        outcome, alert = await queries.acknowledge(store, alert_id, who.actor, who.role, note)
-        if alert is None:
-            await record("refused: no such alert")
-            raise ApiError(404, "not_found", f"no chain alert {alert_id}")
-        if outcome == "already":
-            await record("refused: already acknowledged")
-            raise ApiError(
-                409,
-                "already_acknowledged",
-                f"alert {alert_id} was acknowledged by {alert['acknowledged_by']}",
-            )
-        await record("done")
-        log.info("floor.alert_acknowledged", alert=alert_id, actor=who.actor, role=who.role)
-        hub.publish({"type": "acknowledged", "alert": visible_alert(alert, None)})
-        return visible_alert(alert, who.role)
+    @app.post(
+        "/api/faults/{table}/{seq}/acknowledge",
+        response_model=FaultRow,
+        tags=["floor"],
+        responses={403: {}, 404: {}, 409: {}},
+    )
+    async def acknowledge_fault(
+        who: Who,
+        table: Annotated[str, ApiPath(pattern=TABLE_ID)],
+        seq: Annotated[int, ApiPath(ge=1, le=2**62)],
+        body: Acknowledgement,
+    ) -> dict[str, Any]:
+        """Acknowledge a device fault (a tilt or a hold, the table's journal line `seq`), as a
+        chain alert is: pit, surveillance or admin, once, with a note; in `floor_actions`."""
+        return await take_in_hand(who, "fault", (table, seq), body)
+
+    async def said_rows(event: str | None, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Violations or faults, each with its sentence (`said`) in its table's game's words."""
+        games = await queries.table_games(store) if rows else {}
+        for row in rows:
+            name = event or ("table.tilted" if row.get("kind") == "tilt" else "table.held")
+            row["said"] = sentence(games.get(row["table"]), name, row)
+        return rows
 
     def span(since: datetime | None, until: datetime | None) -> tuple[datetime, datetime]:
         end = _aware(until) or datetime.now(UTC) + timedelta(days=1)
@@ -344,11 +403,22 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         since: Since = None,
         until: Until = None,
         limit: Annotated[int, Query(ge=1, le=5000)] = 500,
+        acknowledged: Annotated[
+            bool | None, Query(description="true: taken in hand only; false: not yet")
+        ] = None,
     ) -> list[dict[str, Any]]:
-        """Violations by table, article (prefix match), dealer and time range, newest first."""
-        return await queries.violations(
-            store, span(since, until), table=table, article=article, dealer=dealer, limit=limit
+        """Violations by table, article (prefix match), dealer, time range and whether a person
+        acknowledged them, newest first."""
+        rows = await queries.violations(
+            store,
+            span(since, until),
+            table=table,
+            article=article,
+            dealer=dealer,
+            limit=limit,
+            acknowledged=acknowledged,
         )
+        return await said_rows("table.violation", rows)
 
     @app.get("/api/overrides", response_model=list[OverrideRow], tags=["floor"])
     async def get_overrides(
@@ -370,11 +440,24 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         since: Since = None,
         until: Until = None,
         limit: Annotated[int, Query(ge=1, le=5000)] = 500,
+        kind: Annotated[str | None, Query(pattern="^(tilt|hold)$")] = None,
+        acknowledged: Annotated[
+            bool | None, Query(description="true: taken in hand only; false: not yet")
+        ] = None,
     ) -> list[dict[str, Any]]:
-        """Device faults (tilts and holds) with the device's identity at the time."""
-        return await queries.faults(
-            store, span(since, until), table=table, serial=serial, model=model, limit=limit
+        """Device faults (tilts and holds) with the device's identity at the time, by table,
+        serial, model, kind, time range and whether a person acknowledged them."""
+        rows = await queries.faults(
+            store,
+            span(since, until),
+            table=table,
+            serial=serial,
+            model=model,
+            limit=limit,
+            kind=kind,
+            acknowledged=acknowledged,
         )
+        return await said_rows(None, rows)
 
     @app.get("/api/charts", response_model=Charts, tags=["floor"])
     async def get_charts(
@@ -426,6 +509,13 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         await pump(ws, hub, who)
 
     return app
+
+
+def said_lines(game: str | None, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Journal lines, each with its sentence (`said`), as the page shows them."""
+    for line in lines:
+        line["said"] = sentence(game, line["event"], line["payload"])
+    return lines
 
 
 def _aware(value: datetime | None) -> datetime | None:

@@ -4,11 +4,14 @@
 table and one for the floor, each with the least it needs (docs/floor.md, "The broker"):
 
 - a table publishes its lines on ``<prefix>.<table>.>`` only (never another table's subject);
-  its JetStream calls are the two its shipper makes: the stream's info (at every connection) and
-  a stored message by seq or last subject (the reconcile after a reconnection, and the bytes of a
-  message its publish was answered `duplicate` for); it subscribes to its own inboxes only
-  (``_INBOX.table.<table>.>``, the prefix its client uses), so it reads no one's acks and no
-  line as it passes. It cannot create, change or delete the stream or a consumer.
+  its JetStream calls are the stream's info (at every connection) and a consumer of its own,
+  ``tabled-ship-<table>`` (the shipper) or ``tabled-cli-<table>`` (`tabled feed status|replay`),
+  created only with the filter ``<prefix>.<table>.>`` (nats-server checks the filter in the
+  create subject against the consumer's), pulled and deleted: the reconcile after a
+  reconnection, and the message its publish was answered `duplicate` for. So it reads its own
+  lines and no other table's. It subscribes to its own inboxes only
+  (``_INBOX.table.<table>.>``, the prefix its client uses), so it sees no one's acks and no line
+  as it passes. It cannot create, change or delete the stream or another consumer.
 - the floor reads: it creates the stream if missing, (re)creates its durable consumer, pulls from
   it and acks; its publish allow-list has no line subject and ``<prefix>.>`` is denied outright,
   so a floor's credentials cannot write a line.
@@ -30,7 +33,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from daemon.shipper.broker import floor_inbox_prefix, table_inbox_prefix
+from daemon.shipper.broker import (
+    READER_PURPOSES,
+    floor_inbox_prefix,
+    reader_name,
+    table_inbox_prefix,
+)
 
 ACCOUNT = "TABLED"
 _NKEY_USER = re.compile(r"^U[A-Z2-7]{55}$")
@@ -91,12 +99,18 @@ def _list(items: Sequence[str]) -> str:
 
 def table_permissions(table_id: str, stream: str, prefix: str) -> dict[str, list[str]]:
     """What one table may publish and subscribe to (see the module's doc)."""
+    api = "$JS.API"
+    readers: list[str] = []
+    for purpose in READER_PURPOSES:
+        name = reader_name(table_id, purpose)
+        readers += [
+            # The filter in the create subject must be the consumer's (nats-server >= 2.9).
+            f"{api}.CONSUMER.CREATE.{stream}.{name}.{prefix}.{table_id}.>",
+            f"{api}.CONSUMER.MSG.NEXT.{stream}.{name}",
+            f"{api}.CONSUMER.DELETE.{stream}.{name}",
+        ]
     return {
-        "publish": [
-            f"{prefix}.{table_id}.>",
-            f"$JS.API.STREAM.INFO.{stream}",
-            f"$JS.API.STREAM.MSG.GET.{stream}",
-        ],
+        "publish": [f"{prefix}.{table_id}.>", f"{api}.STREAM.INFO.{stream}", *readers],
         "subscribe": [f"{table_inbox_prefix(table_id)}.>"],
     }
 
@@ -138,6 +152,9 @@ def accounts_config(
     """The `accounts {}` block: one JetStream account, a user per table and one for the floor."""
     for what, value in (("stream", stream), ("durable", durable), ("account", account)):
         _check_token(what, value)
+    if durable.startswith("tabled-"):
+        # The tables' own readers are named tabled-<purpose>-<table>: a table may delete those.
+        raise BrokerConfigError(f"durable {durable!r}: tabled-... names are the tables' readers")
     for token in prefix.split("."):
         _check_token("subject prefix", token)
     floor.check("the floor")

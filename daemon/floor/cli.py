@@ -1,8 +1,9 @@
 """`tabled floor`: run the floor; `tabled floor report`: the audit report of a period;
 `tabled floor enrol`: a table and its key into the floor's registry (a floor admin);
 `tabled floor tables`: the registry; `tabled floor nkey`, `broker-key`, `broker-config`: the
-broker's identities and its accounts (daemon/floor/brokerkeys.py); `tabled floor demo`:
-nats-server, a throwaway PostgreSQL, the floor and three real tables.
+broker's identities and its accounts (daemon/floor/brokerkeys.py); `tabled floor audit`: the
+integrity audit of every table (daemon/analytics/floor.py); `tabled floor demo`: nats-server, a
+throwaway PostgreSQL, the floor and three real tables.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import json
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -169,31 +171,29 @@ def report_main(argv: Sequence[str]) -> int:
     return asyncio.run(main())
 
 
+# `tabled floor WORD ...`: the subcommands, "module:function" (imported only when asked for);
+# without one of these words it runs the floor. The shell completion reads them too.
+SUBCOMMANDS: dict[str, str] = {
+    "report": "daemon.floor.cli:report_main",
+    "enrol": "daemon.floor.registry:main",
+    "tables": "daemon.floor.registry:list_main",
+    "nkey": "daemon.floor.brokerkeys:nkey_main",
+    "broker-key": "daemon.floor.brokerkeys:key_main",
+    "broker-config": "daemon.floor.brokerkeys:config_main",
+    "demo": "daemon.floor.demo:main",
+    "audit": "daemon.analytics.floor:main",  # numpy and scipy: only for this one
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     # stdout carries what a script reads; the log goes to stderr, in its one style (text on a
     # terminal, JSON lines otherwise), as `tabled run`'s.
     configure_logging("info")
-    if args[:1] == ["report"]:
-        return report_main(args[1:])
-    if args[:1] == ["enrol"]:
-        from daemon.floor.registry import main as enrol_main  # noqa: PLC0415
-
-        return enrol_main(args[1:])
-    if args[:1] == ["tables"]:
-        from daemon.floor.registry import list_main  # noqa: PLC0415
-
-        return list_main(args[1:])
-    if args[:1] and args[0] in ("nkey", "broker-key", "broker-config"):
-        from daemon.floor import brokerkeys  # noqa: PLC0415 - the broker's files, these only
-
-        run = {"nkey": brokerkeys.nkey_main, "broker-key": brokerkeys.key_main,
-               "broker-config": brokerkeys.config_main}[args[0]]  # fmt: skip
+    if args and args[0] in SUBCOMMANDS:
+        module, _, function = SUBCOMMANDS[args[0]].partition(":")
+        run: Callable[[Sequence[str]], int] = getattr(importlib.import_module(module), function)
         return run(args[1:])
-    if args[:1] == ["demo"]:
-        from daemon.floor.demo import main as demo_main  # noqa: PLC0415 - only for the demo
-
-        return demo_main(args[1:])
     return _run(args)
 
 

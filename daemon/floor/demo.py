@@ -120,6 +120,9 @@ class TableProcess:
                     "--autoplay", str(ROUNDS), "--seed", str(self.demo.seed),
                     "--pace", str(self.demo.pace), "--fault-share", "0.3",
                     "--violation-share", "0.5", "--progress",
+                    # No player late at the bell: the autoplay would jump the table's clock
+                    # five minutes, and its lines' times would run ahead of the floor's.
+                    "--late-share", "0",
                 ],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 cwd=self.folder, start_new_session=True,

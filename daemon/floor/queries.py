@@ -10,6 +10,7 @@ from typing import Any
 
 from daemon.api.tokens import Principal
 from daemon.floor.redact import sees_raw_lines, visible_alert, visible_payload
+from daemon.floor.sentences import phase_said
 from daemon.floor.store import Store, dumps
 
 # Every query that returns alerts returns these (the ChainAlert shape). A constant: the f-strings
@@ -46,6 +47,7 @@ async def table_summaries(
         row["chain"] = "ok" if alert is None else visible_alert(alert, role)
         enrolled_pit = row.pop("enrolled_pit", None)
         row["pit"] = enrolled_pit or pits.get(row["table"])
+        row["phase_said"] = phase_said(row["game"], row["phase"])
     return rows
 
 
@@ -127,6 +129,12 @@ def _cell(value: Any) -> Any:
 # --- the routes' queries -------------------------------------------------------------------------
 
 
+async def table_games(store: Store) -> dict[str, str | None]:
+    """Each table's game, as the floor knows it (for the sentences its lines are said in)."""
+    rows = await store.query("SELECT table_id, game FROM floor_tables")
+    return {row["table_id"]: row["game"] for row in rows}
+
+
 async def rounds(store: Store, table: str, limit: int) -> list[dict[str, Any]]:
     return await store.query(
         "SELECT table_id AS table, round, first_seq, last_seq, started_at, ended_at, status, "
@@ -185,27 +193,52 @@ async def alerts(
     )
 
 
-async def acknowledge(
-    store: Store, alert_id: int, actor: str, role: str, note: str
-) -> tuple[str, dict[str, Any] | None]:
-    """Mark a chain alert acknowledged, once: ("done" | "missing" | "already", the alert).
+ACK_COLUMNS = "acknowledged_at, acknowledged_by, acknowledged_role, ack_note"
+VIOLATION_COLUMNS = (
+    f"table_id AS table, seq, ts, round, actor, article, action, phase, reason, {ACK_COLUMNS}"
+)
+FAULT_COLUMNS = (
+    f"table_id AS table, seq, ts, round, device, fault, kind, make, model, serial, {ACK_COLUMNS}"
+)
+# What a person acknowledges on the floor: (its table, its columns, the key that finds one).
+ACKNOWLEDGED = {
+    "alert": ("chain_alerts", ALERT_COLUMNS, "id = %s"),
+    "violation": ("violations", VIOLATION_COLUMNS, "table_id = %s AND seq = %s"),
+    "fault": ("device_faults", FAULT_COLUMNS, "table_id = %s AND seq = %s"),
+}
 
-    An acknowledgement says a person has seen the alert and taken it in hand; it does not
-    resolve it (a fork stays a fork; only a resend that fills a gap resolves one)."""
-    # The reader connection autocommits: this is the API's one write.
+
+async def acknowledge_row(
+    store: Store, what: str, key: tuple[Any, ...], *, actor: str, role: str, note: str
+) -> tuple[str, dict[str, Any] | None]:
+    """Mark a chain alert, a violation or a device fault (`what`) acknowledged, once:
+    ("done" | "missing" | "already", the row).
+
+    An acknowledgement says a person has seen it and taken it in hand, with a note; it changes
+    nothing else (a fork stays a fork, a violation stays journaled as the table wrote it)."""
+    relation, columns, where = ACKNOWLEDGED[what]
+    # The reader connection autocommits: these are the API's writes.
     rows = await store.query(
-        "UPDATE chain_alerts SET acknowledged_at = now(), acknowledged_by = %s, "  # noqa: S608
-        "acknowledged_role = %s, ack_note = %s WHERE id = %s AND acknowledged_at IS NULL "
-        f"RETURNING {ALERT_COLUMNS}",
-        (actor, role, note, alert_id),
+        f"UPDATE {relation} SET acknowledged_at = now(), acknowledged_by = %s, "  # noqa: S608 - constants
+        f"acknowledged_role = %s, ack_note = %s WHERE {where} AND acknowledged_at IS NULL "
+        f"RETURNING {columns}",
+        (actor, role, note, *key),
     )
     if rows:
         return "done", rows[0]
     found = await store.query(
-        f"SELECT {ALERT_COLUMNS} FROM chain_alerts WHERE id = %s",  # noqa: S608 - constant
-        (alert_id,),
+        f"SELECT {columns} FROM {relation} WHERE {where}",  # noqa: S608 - constants
+        key,
     )
     return ("already", found[0]) if found else ("missing", None)
+
+
+async def acknowledge(
+    store: Store, alert_id: int, actor: str, role: str, note: str
+) -> tuple[str, dict[str, Any] | None]:
+    """A chain alert acknowledged (`acknowledge_row`); only a resend that fills a gap resolves
+    one."""
+    return await acknowledge_row(store, "alert", (alert_id,), actor=actor, role=role, note=note)
 
 
 async def record_action(
@@ -227,14 +260,19 @@ async def violations(
     article: str | None,
     dealer: str | None,
     limit: int,
+    acknowledged: bool | None = None,
 ) -> list[dict[str, Any]]:
+    """Violations newest first; `acknowledged` True/False keeps only those taken in hand or
+    not yet (None: both)."""
     return await store.query(
-        "SELECT table_id AS table, seq, ts, round, actor, article, action, phase, reason "
+        f"SELECT {VIOLATION_COLUMNS} "  # noqa: S608 - a constant column list
         "FROM violations WHERE ts >= %s AND ts < %s AND (%s::text IS NULL OR table_id = %s) "
         "AND (%s::text IS NULL OR article LIKE %s) AND (%s::text IS NULL OR actor = %s) "
+        "AND (%s::boolean IS NULL OR (acknowledged_at IS NOT NULL) = %s) "
         "ORDER BY ts DESC LIMIT %s",
-        (*span, table, table, article, like_prefix(article), dealer, dealer, limit),
-    )
+        (*span, table, table, article, like_prefix(article), dealer, dealer, acknowledged,
+         acknowledged, limit),
+    )  # fmt: skip
 
 
 async def overrides(
@@ -256,14 +294,20 @@ async def faults(
     serial: str | None,
     model: str | None,
     limit: int,
+    kind: str | None = None,
+    acknowledged: bool | None = None,
 ) -> list[dict[str, Any]]:
+    """Device faults newest first; `kind` tilt or hold; `acknowledged` as for violations."""
     return await store.query(
-        "SELECT table_id AS table, seq, ts, round, device, fault, kind, make, model, serial "
+        f"SELECT {FAULT_COLUMNS} "  # noqa: S608 - a constant column list
         "FROM device_faults WHERE ts >= %s AND ts < %s "
         "AND (%s::text IS NULL OR table_id = %s) AND (%s::text IS NULL OR serial = %s) "
-        "AND (%s::text IS NULL OR model = %s) ORDER BY ts DESC LIMIT %s",
-        (*span, table, table, serial, serial, model, model, limit),
-    )
+        "AND (%s::text IS NULL OR model = %s) AND (%s::text IS NULL OR kind = %s) "
+        "AND (%s::boolean IS NULL OR (acknowledged_at IS NOT NULL) = %s) "
+        "ORDER BY ts DESC LIMIT %s",
+        (*span, table, table, serial, serial, model, model, kind, kind, acknowledged,
+         acknowledged, limit),
+    )  # fmt: skip
 
 
 async def charts(store: Store, hours: int) -> dict[str, Any]:

@@ -18,7 +18,24 @@ class ApiError(Exception):
 # --- shapes ------------------------------------------------------------------------------------
 
 
-class ChainAlert(BaseModel):
+class Acknowledged(BaseModel):
+    """What a person taking a chain alert, a violation or a fault in hand adds to it."""
+
+    acknowledged_at: datetime | None = Field(None, description="when a person took it in hand")
+    acknowledged_by: str | None = Field(None, description="who acknowledged it")
+    acknowledged_role: str | None = None
+    ack_note: str | None = Field(None, description="what they said they are doing about it")
+
+
+class Said(BaseModel):
+    """A line (or a row made of one) in words, from the game's data."""
+
+    said: dict[str, str] = Field(
+        default_factory=dict, description='the line in words, {"zh": ..., "en": ...}'
+    )
+
+
+class ChainAlert(Acknowledged):
     id: int
     table: str
     seq: int = Field(description="the seq the alert is about (a gap's first missing seq)")
@@ -31,10 +48,6 @@ class ChainAlert(BaseModel):
     details: dict[str, Any]
     detected_at: datetime
     resolved_at: datetime | None = Field(description="a gap filled later by a resend")
-    acknowledged_at: datetime | None = Field(None, description="when a person took it in hand")
-    acknowledged_by: str | None = Field(None, description="who acknowledged it")
-    acknowledged_role: str | None = None
-    ack_note: str | None = Field(None, description="what they said they are doing about it")
 
 
 class Acknowledgement(BaseModel):
@@ -55,6 +68,9 @@ class TableSummary(BaseModel):
     pit: str | None
     game: str | None
     phase: str | None
+    phase_said: dict[str, str] | None = Field(
+        None, description='the phase by its name in the game\'s data, {"zh": ..., "en": ...}'
+    )
     state: str = Field(description="playing | held | tilted | stopped")
     reason: str | None = Field(description="why it is held or tilted")
     round: str | None
@@ -68,7 +84,7 @@ class TableSummary(BaseModel):
     chain: str | ChainAlert = Field(description='"ok", or the oldest unresolved chain alert')
 
 
-class EventRow(BaseModel):
+class EventRow(Said):
     seq: int
     ts: datetime
     event: str
@@ -97,7 +113,7 @@ class TableDetail(BaseModel):
     alerts: list[ChainAlert]
 
 
-class ViolationRow(BaseModel):
+class ViolationRow(Acknowledged, Said):
     table: str
     seq: int
     ts: datetime
@@ -122,7 +138,7 @@ class OverrideRow(BaseModel):
     reason: str | None
 
 
-class FaultRow(BaseModel):
+class FaultRow(Acknowledged, Said):
     table: str
     seq: int
     ts: datetime

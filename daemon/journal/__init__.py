@@ -16,7 +16,7 @@ The package's modules, each with one job (docs/journal.md):
 from daemon.journal.anchor import AnchorRefused
 from daemon.journal.format import GENESIS, JournalCorrupt, JournalError, Record, record_dict
 from daemon.journal.logger import journal_logger
-from daemon.journal.reader import TornTail, last_event, replay
+from daemon.journal.reader import TornTail, last_event, replay, scan
 from daemon.journal.subscription import JournalClosed, SubscriberLagged, Subscription
 from daemon.journal.verifier import Problem, VerifyResult, verify
 from daemon.journal.writer import RECENT_RECORDS, Journal, JournalFailed, JournalLocked
@@ -41,5 +41,6 @@ __all__ = [
     "last_event",
     "record_dict",
     "replay",
+    "scan",
     "verify",
 ]

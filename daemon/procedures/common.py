@@ -12,7 +12,7 @@ from typing import Any
 from transitions import EventData
 
 from daemon.procedures.payload import Refused
-from daemon.procedures.spec import Action
+from daemon.procedures.spec import Action, Param
 
 HOUSE_FAULTS = "tabled H1 (faults disable play until a supervisor clears them)"
 HOUSE_ROLES = "tabled H2 (each action belongs to one role; unknown actions are refused)"
@@ -130,6 +130,20 @@ def common_actions(regulation: str) -> list[Action]:
             params={},
         ),
         Action(
+            "replace_device",
+            _SUPERVISOR,
+            HOUSE_FAULTS,
+            "propose the device on the line in place of the one identified: the same approved "
+            "make, model and firmware with another serial; a second supervisor approves",
+            label_en="Replace device",
+            label_zh="更換設備",
+            params={
+                "device": Param(
+                    "str", min_length=1, max_length=64, label_en="Device", label_zh="設備"
+                )
+            },
+        ),
+        Action(
             "void_round",
             _SUPERVISOR,
             HOUSE_VOID,
@@ -170,6 +184,7 @@ def override_actions(article: str) -> list[Action]:
 # override kind -> (English, Chinese) of what the supervisor is asked to approve
 OVERRIDES: dict[str, tuple[str, str]] = {
     "enter_card": ("Enter card by hand", "人手輸入牌"),
+    "replace_device": ("Replace a device", "更換設備"),
     "void_deal": ("Void the deal", "作廢此次發牌"),
     "void_round": ("Void the round", "作廢本局"),
 }
@@ -248,5 +263,11 @@ def fault_transitions(
         {"trigger": "void_round", "source": tilt, "dest": tilt, "conditions": PROPOSED},
         {"trigger": "reject_override", "source": hold, "dest": hold},
         {"trigger": "reject_override", "source": tilt, "dest": tilt},
+        # A device replaced (`overrides`): proposed and approved where the table is held (an
+        # approval that voids nothing, tried after the voids' rows, stays where it is).
+        {"trigger": "replace_device", "source": hold, "dest": hold},
+        {"trigger": "replace_device", "source": tilt, "dest": tilt},
+        {"trigger": "approve_override", "source": hold, "dest": hold},
+        {"trigger": "approve_override", "source": tilt, "dest": tilt},
     ]
     return rows

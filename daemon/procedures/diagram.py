@@ -35,6 +35,7 @@ FAULT_TRIGGERS = frozenset(
         "clear_hold",
         "clear_tilt",
         "hold_table",
+        "replace_device",
         "void_round",
     }
 )

@@ -67,6 +67,12 @@ class WithFaults(Engine):
         if self._deal_fault(payload["device"], payload["fault"]):
             self.misdeal = {"round": self.round_id, "fault": payload["fault"], "since": now}
         self._latch(payload["device"], payload["fault"], "tilt", now)
+        identity = payload.get("identity")
+        if isinstance(identity, Mapping):
+            # The device now on the line, when it is not the one identified (a new serial):
+            # what a replacement two supervisors approve would put in its place (`overrides`).
+            on_line = {k: v for k, v in identity.items() if k != "device"}
+            self.faults[payload["device"]]["identity"] = clone(on_line)
         self.emit("table.tilted", device=payload["device"], fault=payload["fault"])
 
     def _deal_fault(self, device: str, fault: str) -> bool:
@@ -98,7 +104,12 @@ class WithFaults(Engine):
 
     def _latch(self, device: str, fault: str, kind: Literal["hold", "tilt"], now: float) -> None:
         self._suspend(now)
+        before = self.faults.get(device)
         self.faults[device] = {"fault": fault, "kind": kind, "healthy": False, "since": now}
+        if before is not None and "identity" in before and fault != "link lost":
+            # Still the same unit on the line (a restart, a door): what it is stays known. Once
+            # its link is lost, the unit that comes back says again what it is.
+            self.faults[device]["identity"] = before["identity"]
 
     def tilt(
         self,

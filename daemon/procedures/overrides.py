@@ -1,6 +1,14 @@
 """Two-person steps: a dealer proposes what a device could not provide (or a correction the
 regulation allows); the table holds it pending and changes nothing until a supervisor approves
-or rejects it, with a reason; both actors are journaled (house rule H4)."""
+or rejects it, with a reason; both actors are journaled (house rule H4).
+
+Two supervisors (a proposer and a second, named one who approves) for what undoes a round
+(`void_round`, `void_deal`, H5) and for a device replaced by another of the same approved build
+(`replace_device`): a device whose serial is not the one the table identified is never healthy
+(DOMAIN R4, daemon.table.devices) until a supervisor proposes it in its place and a second
+approves; `device.replaced` names both, the old serial and the new. Any other difference (make,
+model, firmware, its hash) or a build the approved list does not name cannot be proposed.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +16,13 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from daemon.procedures.checkpoint import clone
-from daemon.procedures.common import HOUSE_OVERRIDE, HOUSE_VOID, VOIDS
+from daemon.procedures.common import HOUSE_FAULTS, HOUSE_OVERRIDE, HOUSE_VOID, VOIDS
 from daemon.procedures.faults import WithFaults
 from daemon.procedures.payload import Refused, need, text
+
+REPLACE = "replace_device"  # the override kind of a device replaced (its proposal's action)
+# What a replacement keeps: the same make, model and firmware (and its hash); the serial differs.
+REPLACEABLE = ("make", "model", "serial", "firmware", "firmware_hash")
 
 
 def _person(actor: str) -> str | None:
@@ -41,6 +53,7 @@ class WithOverrides(WithFaults):
     # until then nothing of the round moves but the faults and the decision itself.
 
     override: dict[str, Any] | None = None
+    identified: dict[str, dict[str, Any]]  # the game's (daemon.procedures.base)
     ENGINE_STATE: ClassVar[tuple[str, ...]] = (*WithFaults.ENGINE_STATE, "override")
 
     def __init__(self, table_id: str = "T01") -> None:
@@ -93,6 +106,10 @@ class WithOverrides(WithFaults):
             raise Refused(article, "the one who proposes does not decide on it")
         if void and _person(actor) is None:
             raise Refused(article, "a void is decided by a named supervisor (supervisor:<id>)")
+        if self.override["kind"] == REPLACE and _person(actor) is None:
+            raise Refused(
+                HOUSE_FAULTS, "a replacement is decided by a named supervisor (supervisor:<id>)"
+            )
 
     def _check_approve_override(self, payload: Mapping[str, Any], now: float) -> None:
         self._check_decision(payload)
@@ -109,6 +126,11 @@ class WithOverrides(WithFaults):
             else:
                 self._check_void_deal_now(now)
             return
+        if pending["kind"] == REPLACE:
+            # The device proposed is still the one on the line, and still of the approved build.
+            if self._replacement(pending["device"])["new"] != pending["new"]:
+                raise Refused(HOUSE_FAULTS, "another device is on the line since it was proposed")
+            return
         self._check_override(pending, now)
 
     def _check_reject_override(self, payload: Mapping[str, Any], now: float) -> None:
@@ -120,6 +142,24 @@ class WithOverrides(WithFaults):
         approved_by = self._input.actor if self._input is not None else "system"
         reason = payload["reason"]
         self.emit("override.approved", **_decided(pending), approved_by=approved_by, reason=reason)
+        if pending["kind"] == REPLACE:
+            device, old, new = pending["device"], pending["old"], pending["new"]
+            self.identified[device] = clone(new)
+            self.emit(
+                "device.replaced",
+                device=device,
+                old_serial=old.get("serial"),
+                new_serial=new.get("serial"),
+                make=new.get("make"),
+                model=new.get("model"),
+                firmware=new.get("firmware"),
+                firmware_hash=new.get("firmware_hash"),
+                reason=pending["reason"],
+                proposed_by=pending["proposed_by"],
+                approved_by=approved_by,
+                approval_reason=reason,
+            )
+            return
         if pending["kind"] in VOIDS:
             decided = {
                 "reason": pending["reason"],
@@ -142,6 +182,57 @@ class WithOverrides(WithFaults):
             **_decided(pending),
             rejected_by=self._input.actor if self._input is not None else "system",
             reason=payload["reason"],
+        )
+
+    # ---- a device replaced by another of its approved build ---------------------------------
+
+    def _replacement(self, device: str) -> dict[str, Any]:
+        """The identity the table holds for `device` and the one now on the line, when the two
+        differ by the serial alone and the build is approved; else Refused."""
+        known = self.identified.get(device)
+        if known is None:
+            raise Refused(HOUSE_FAULTS, f"{device} is not an identified device of this table")
+        held = self.faults.get(device)
+        new = held.get("identity") if held is not None else None
+        if not isinstance(new, dict):
+            raise Refused(HOUSE_FAULTS, f"{device}: no other device is on the line in its place")
+        if not new.get("approved") or new.get("approval") == "not listed":
+            raise Refused(HOUSE_FAULTS, f"{device}: the device on the line is not approved")
+        changed = sorted(k for k in REPLACEABLE if known.get(k) != new.get(k))
+        if changed != ["serial"]:
+            what = ", ".join(k for k in changed if k != "serial") or "nothing"
+            raise Refused(
+                HOUSE_FAULTS,
+                f"{device}: a replacement is the same make, model and firmware with another "
+                f"serial; {what} differs",
+            )
+        return {"old": known, "new": new}
+
+    def _ready_replace_device(self) -> bool:
+        return self.override is None
+
+    def _check_replace_device(self, payload: Mapping[str, Any], now: float) -> None:
+        device = text(payload, "device", HOUSE_FAULTS)
+        text(payload, "reason", HOUSE_FAULTS)
+        if self.override is not None:
+            raise Refused(
+                HOUSE_FAULTS, f"a {self.override['kind']} proposal is pending: decide on it first"
+            )
+        self._replacement(device)
+
+    def _apply_replace_device(self, payload: Mapping[str, Any], now: float) -> None:
+        device = payload["device"]
+        found = self._replacement(device)
+        self.propose(
+            REPLACE,
+            HOUSE_FAULTS,
+            now,
+            device=device,
+            reason=payload["reason"],
+            old=clone(found["old"]),
+            new=clone(found["new"]),
+            old_serial=found["old"].get("serial"),
+            new_serial=found["new"].get("serial"),
         )
 
     # ---- voids -------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ key the procedure reads or writes."""
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 
 class Fault(TypedDict):
@@ -14,6 +14,9 @@ class Fault(TypedDict):
     kind: Literal["hold", "tilt"]
     healthy: bool
     since: float
+    # The device on the line when it is not the one identified (`identity changed`): what a
+    # replacement approved by two supervisors puts in its place (daemon.procedures.overrides).
+    identity: NotRequired[dict[str, Any]]
 
 
 class Shuffle(TypedDict):

@@ -5,6 +5,7 @@ uses them; `tabled feed status|replay` use them directly."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import ssl
 import time
@@ -20,13 +21,12 @@ from daemon.shipper.config import (
     NATS_FILES,
     FeedConfig,
     NatsClient,
-    secret_problem,
+    secrets_problem,
     uses_tls,
 )
 
 if TYPE_CHECKING:
     from nats.aio.client import Client
-    from nats.js.api import RawStreamMsg
     from nats.js.client import JetStreamContext
 
 MSG_ID = "Nats-Msg-Id"
@@ -139,11 +139,9 @@ JWT_MARK = "-----BEGIN NATS USER JWT-----"
 def auth_options(section: NatsClient, where: str = "feed") -> dict[str, Any]:
     """nats-py's connect options for a section's identity and TLS: FeedError in one line when a
     file is missing, not private, or not what its key says (`where` is the section's name)."""
-    for key in ("creds", "tls_key"):
-        secret = getattr(section, key)
-        problem = secret_problem(secret, f"{where}.{key}") if secret is not None else None
-        if problem:
-            raise FeedError(problem)
+    problem = secrets_problem(section, where)
+    if problem:
+        raise FeedError(problem)
     for key in NATS_FILES:
         file = getattr(section, key)
         if file is not None and not file.is_file():
@@ -263,12 +261,93 @@ async def ensure_stream(js: JetStreamContext, feed: FeedConfig, table_id: str) -
     return notes
 
 
-async def last_stored(js: JetStreamContext, feed: FeedConfig, table_id: str) -> RawStreamMsg | None:
-    """The newest message of this table in the stream, or None."""
+@dataclass(frozen=True)
+class Stored:
+    """A message of this table the stream holds: its subject, headers, body and stream seq."""
+
+    subject: str
+    headers: dict[str, str] | None
+    data: bytes
+    seq: int
+
+
+def reader_name(table_id: str, purpose: str) -> str:
+    """The consumer a table reads its own messages through: `tabled-<purpose>-<table>`
+    (`ship`: the daemon's shipper and `tabled feed ship`; `cli`: `tabled feed status|replay`)."""
+    return f"tabled-{purpose}-{table_id}"
+
+
+READER_PURPOSES = ("ship", "cli")
+
+
+async def own_messages(
+    js: JetStreamContext,
+    feed: FeedConfig,
+    table_id: str,
+    *,
+    start: int | None = None,
+    limit: int = 1,
+    headers_only: bool = False,
+    purpose: str = "ship",
+) -> list[Stored]:
+    """This table's messages in the stream, read through a consumer filtered on its own
+    subjects (never a message of another table): the last one (`start` None), or up to `limit`
+    from stream seq `start` on. A consumer, not a message get by seq: the broker binds the
+    filter to the consumer's name in the create subject, so a table's permissions
+    (`tabled floor broker-config`) let it read its own lines and no other table's."""
+    name = reader_name(table_id, purpose)
+    with contextlib.suppress(nats.js.errors.NotFoundError):
+        await js.delete_consumer(feed.stream, name)
+    config = js_api.ConsumerConfig(
+        name=name,
+        filter_subject=f"{feed.subject_prefix}.{table_id}.>",
+        ack_policy=js_api.AckPolicy.NONE,
+        deliver_policy=(
+            js_api.DeliverPolicy.LAST if start is None else js_api.DeliverPolicy.BY_START_SEQUENCE
+        ),
+        opt_start_seq=start,
+        headers_only=headers_only or None,
+        inactive_threshold=60.0,  # gone by itself if this process dies before deleting it
+        mem_storage=True,
+        num_replicas=1,
+    )
+    info = await js.add_consumer(feed.stream, config)
+    out: list[Stored] = []
     try:
-        return await js.get_last_msg(feed.stream, f"{feed.subject_prefix}.{table_id}.>")
-    except nats.js.errors.NotFoundError:
-        return None
+        pending = int(info.num_pending or 0)
+        if not pending:
+            return out
+        sub = await js.pull_subscribe_bind(name, feed.stream)
+        try:
+            want = min(limit, pending)
+            while len(out) < want:
+                batch = await sub.fetch(
+                    min(want - len(out), 1000), timeout=feed.ack_timeout_seconds
+                )
+                for msg in batch:
+                    out.append(
+                        Stored(
+                            msg.subject,
+                            dict(msg.headers) if msg.headers else None,
+                            msg.data,
+                            msg.metadata.sequence.stream,
+                        )
+                    )
+        finally:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        return out
+    finally:
+        with contextlib.suppress(Exception):
+            await js.delete_consumer(feed.stream, name)
+
+
+async def last_stored(
+    js: JetStreamContext, feed: FeedConfig, table_id: str, purpose: str = "ship"
+) -> Stored | None:
+    """The newest message of this table in the stream, or None."""
+    found = await own_messages(js, feed, table_id, purpose=purpose)
+    return found[0] if found else None
 
 
 def stored_seq(msg: Any, table_id: str) -> int | None:
@@ -291,13 +370,13 @@ def is_head(msg: Any, table_id: str) -> bool:
     return str(getattr(msg, "subject", "")).endswith(f".{table_id}.head")
 
 
-async def stored_message(js: JetStreamContext, feed: FeedConfig, seq: int) -> RawStreamMsg | None:
-    """The stream's message at stream sequence `seq` (a JetStream message get, which the
-    table's permissions allow), or None when there is none."""
-    try:
-        return await js.get_msg(feed.stream, seq=seq)
-    except nats.js.errors.NotFoundError:
-        return None
+async def stored_message(
+    js: JetStreamContext, feed: FeedConfig, table_id: str, seq: int
+) -> Stored | None:
+    """The stream's message at stream sequence `seq` if it is one of this table's subjects;
+    None when it is not (another table's, or gone): only the table's own are readable."""
+    found = await own_messages(js, feed, table_id, start=seq)
+    return found[0] if found and found[0].seq == seq else None
 
 
 def conflict_msg_id(table_id: str, seq: int, line: bytes) -> str:

@@ -171,7 +171,7 @@ async def broker_report(feed: FeedConfig, table_id: str) -> dict[str, Any]:
             "storage": str(getattr(info.config.storage, "value", info.config.storage)),
             "replicas": info.config.num_replicas,
         }
-        msg = await last_stored(js, feed, table_id)
+        msg = await last_stored(js, feed, table_id, purpose="cli")
         stream["last_seq_of_table"] = None if msg is None else stored_seq(msg, table_id)
         report["stream"] = stream
         if not takes:
@@ -307,28 +307,14 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 async def stored_seqs(js: Any, feed: FeedConfig, table_id: str) -> set[int]:
-    """The seqs of this table the stream holds (read from the headers only)."""
-    from daemon.shipper.broker import last_stored, stored_seq  # noqa: PLC0415
+    """The seqs of this table the stream holds (read from the headers only, through the
+    table's own filtered consumer)."""
+    from daemon.shipper.broker import own_messages, stored_seq  # noqa: PLC0415
 
-    if await last_stored(js, feed, table_id) is None:
-        return set()
-    subject = f"{feed.subject_prefix}.{table_id}.>"
-    sub = await js.subscribe(
-        subject, stream=feed.stream, ordered_consumer=True, headers_only=True,
-        pending_msgs_limit=1_000_000,
-    )  # fmt: skip
-    seqs: set[int] = set()
-    try:
-        while True:
-            msg = await sub.next_msg(timeout=feed.ack_timeout_seconds)
-            seq = stored_seq(msg, table_id)
-            if seq is not None:
-                seqs.add(seq)
-            if msg.metadata.num_pending == 0:
-                return seqs
-    finally:
-        with contextlib.suppress(Exception):
-            await sub.unsubscribe()
+    found = await own_messages(
+        js, feed, table_id, start=1, limit=10**12, headers_only=True, purpose="cli"
+    )
+    return {seq for msg in found if (seq := stored_seq(msg, table_id)) is not None}
 
 
 async def replay(
@@ -401,6 +387,12 @@ async def replay(
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     name = f"tabled feed {args.command}"
+    if args.command in ("ship", "replay"):
+        # The shipper logs as `tabled run`'s does (feed.degraded...): text on a terminal, JSON
+        # lines in a pipe or under systemd, not structlog's unconfigured default.
+        from daemon.logging import configure_logging  # noqa: PLC0415 - structlog only here
+
+        configure_logging("info")
     try:
         if args.command == "status":
             return _status(args)

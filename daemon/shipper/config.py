@@ -110,6 +110,17 @@ def secret_problem(path: Path, key: str) -> str | None:
     )
 
 
+def secrets_problem(section: NatsClient, where: str) -> str | None:
+    """The first secret file of a section that group or others may read, in one line; None
+    when each is private or absent."""
+    for key in ("creds", "tls_key"):
+        path = getattr(section, key)
+        problem = secret_problem(path, f"{where}.{key}") if path is not None else None
+        if problem:
+            return problem
+    return None
+
+
 def _matching(pattern: re.Pattern[str], words: str) -> Check:
     def check(value: Any, context: Context) -> Any:
         value = text()(value, context)

@@ -51,12 +51,14 @@ from daemon.shipper.broker import (
     FeedError,
     FeedMismatch,
     FeedStatus,
+    Stored,
     conflict_msg_id,
     connect,
     describe,
     ensure_stream,
     is_head,
     last_stored,
+    own_messages,
     stored_message,
     stored_seq,
 )
@@ -67,7 +69,6 @@ from daemon.shipper.tail import JournalTail, Line, line_ts
 if TYPE_CHECKING:
     from nats.aio.client import Client
     from nats.aio.msg import Msg
-    from nats.js.api import RawStreamMsg
     from nats.js.client import JetStreamContext
 
     from daemon.journal import Journal
@@ -681,12 +682,35 @@ class Shipper:
         id another message holds is journaled as a conflict and published on the conflict
         subject, where the floor takes it beside the other."""
         while self._duplicates:
-            seq = min(self._duplicates)
-            stored = self._duplicates.pop(seq)
-            line = self._inflight.get(seq)
-            if line is None:
-                continue
-            held = await stored_message(js, self.feed, stored) if stored else None
+            pending = sorted(self._duplicates.items())
+            self._duplicates.clear()
+            held_at = await self._own_messages_at([stored for _, stored in pending if stored], js)
+            for seq, stored in pending:
+                await self._check_duplicate(js, seq, stored, held_at.get(stored))
+
+    async def _own_messages_at(self, seqs: list[int], js: JetStreamContext) -> dict[int, Stored]:
+        """This table's messages at these stream seqs, in one read of its own consumer (after a
+        reconnection, a window of resends is answered `duplicate` at once)."""
+        if not seqs:
+            return {}
+        low, high = min(seqs), max(seqs)
+        found = await own_messages(
+            js, self.feed, self.table_id, start=low, limit=min(high - low + 1, 10_000)
+        )
+        held = {msg.seq: msg for msg in found}
+        last = found[-1].seq if found else high
+        for seq in seqs:
+            if seq > last and seq not in held:  # past what one read brought: read it alone
+                one = await stored_message(js, self.feed, self.table_id, seq)
+                if one is not None:
+                    held[seq] = one
+        return held
+
+    async def _check_duplicate(
+        self, js: JetStreamContext, seq: int, stored: int, held: Stored | None
+    ) -> None:
+        line = self._inflight.get(seq)
+        if line is not None:
             expected = self._prefix + line.event
             if (
                 held is not None
@@ -695,12 +719,12 @@ class Shipper:
                 and ((held.headers or {}).get(MSG_ID) == f"{self.table_id}:{seq}")
             ):
                 self._done.add(seq)  # the stream holds this very line: a resend, dropped
-                continue
+                return
             await self._conflict(js, line, stored, held)
             self._done.add(seq)
 
     async def _conflict(
-        self, js: JetStreamContext, line: Line, stored: int, held: RawStreamMsg | None
+        self, js: JetStreamContext, line: Line, stored: int, held: Stored | None
     ) -> None:
         """Journal the conflict (the supervisor sees it; /api/health counts it) and publish the
         table's own line on ``<prefix>.<table>.conflict`` with its own id (docs/floor.md)."""
@@ -710,28 +734,37 @@ class Shipper:
         ack = await js.publish(self._prefix + CONFLICT_EVENT, line.data, headers=headers)
         taken = False
         if ack.duplicate:
-            again = await stored_message(js, self.feed, ack.seq)
+            again = await stored_message(js, self.feed, self.table_id, ack.seq)
             taken = again is None or again.data != line.data
         if line.seq in self._conflicted:
             return  # published again after a reconnection: journaled once
         self._conflicted.add(line.seq)
         self._status.conflicts_total += 1
         self._status.last_conflict = line.seq
+        # No digest of either message in the journal: the line may hold a card a reader of the
+        # journal may not see, and its SHA-256 (or the id's 16 hex) would let them try the 52
+        # (docs/security.md). The floor has both messages; the operator's log has the digests.
         record: dict[str, Any] = {
             "seq": line.seq,
             "event": line.event,
-            "line_sha256": digest,
             "stream_seq": stored or None,
+            # The message that holds the id, when it is on this table's subjects (a table reads
+            # no other table's messages: then only its stream seq is known, and the floor has it).
+            "stored_on_own_subjects": held is not None,
             "stored_subject": held.subject if held is not None else None,
             "stored_msg_id": (held.headers or {}).get(MSG_ID) if held is not None else None,
-            "stored_sha256": (
-                hashlib.sha256(held.data or b"").hexdigest() if held is not None else None
-            ),
-            "published_as": msg_id,
+            "published_on": self._prefix + CONFLICT_EVENT,
         }
         if taken:
             record["conflict_id_taken"] = True  # another message holds even this id
-        self._log.error("feed.conflict", **{k: v for k, v in record.items() if k != "event"})
+        self._log.error(
+            "feed.conflict",
+            **{k: v for k, v in record.items() if k != "event"},
+            line_event=line.event,
+            line_sha256=digest,
+            stored_sha256=hashlib.sha256(held.data).hexdigest() if held is not None else None,
+            published_as=msg_id,
+        )
         self._journal("feed.conflict", record)
 
     def _refuse(self, line: Line, reason: str) -> None:

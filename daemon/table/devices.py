@@ -242,7 +242,12 @@ class DeviceHost:
         if problem is not None:
             held = procedure.faults.get(name)
             if held is None or held.get("fault") != problem or held.get("healthy"):
-                fault = {"device": name, "fault": problem}
+                fault: dict[str, Any] = {"device": name, "fault": problem}
+                if driver.identity is not None:
+                    # Which device is on the line: what two supervisors may approve in its
+                    # place when only its serial differs and its build is approved
+                    # (`replace_device`); an unapproved build is refused by name.
+                    fault["identity"] = identity_of(driver)
                 await self._input(driver, "fault_reported", fault, None)
             return
         await self.maybe_healthy(driver)

@@ -412,8 +412,9 @@ PAIGOW_ARTICLES = (
         "enforced",
         reason="A void round does not count toward the two. 「各门客人同意」 is read as every "
         "guest who bet on a door this round: `extend_bank` names the guests agreeing and is "
-        "refused while one of them is missing. Decision: the doors' turn to bank is not forced "
-        "(「可轮流」, may): whoever takes the bank names the door.",
+        "refused while one of them is missing. 「轮流」: the bank goes to the next door in the "
+        "rule set's `bank_order` (counter-clockwise, Art. 2(3)'s order, by default) and the "
+        "door that held it does not keep it under any name; the table's first bank is any door's.",
     ),
     Article(
         _p("5(2)"),
@@ -421,8 +422,9 @@ PAIGOW_ARTICLES = (
         "A guest may decline the bank and pass it to the next, who must have bet before.",
         "enforced",
         reason="After a decline the bank goes only to a guest who has bet before; the one who "
-        "just held it cannot take it again. Decision: 「下一人」 is any such guest, at the same "
-        "door or another (the text does not say the next door).",
+        "just held it cannot take or decline it. 「下一人」 is the rule set's "
+        '`declined_bank_to`: the next door in order ("next-door", the default) or any door but '
+        "the last bank's.",
     ),
     Article(
         _p("5(3)"),

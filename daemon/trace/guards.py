@@ -349,3 +349,15 @@ def scan(base: Path | None = None, roots: Iterable[str] = GUARD_ROOTS) -> list[U
 def guards(units: Iterable[Unit]) -> list[Unit]:
     """The units that cite an article."""
     return [unit for unit in units if unit.citations]
+
+
+def constants(
+    base: Path | None = None, roots: Iterable[str] = GUARD_ROOTS
+) -> dict[str, dict[str, str]]:
+    """Each guard module's string constants by name, imported ones too (``ART_11`` -> its
+    citation), as `scan` resolves them: what a mutant reads to find the checks citing an article."""
+    if base is None:
+        base = Path(__file__).resolve().parents[2]
+    modules = _modules(base, roots)
+    _collect(modules)
+    return {name: _known(module, modules) for name, module in modules.items()}

@@ -12,6 +12,7 @@ from daemon.trace.catalogue import ARTICLES, STATUSES, Article
 from daemon.trace.cites import PAIGOW, THIRTEEN, covers
 from daemon.trace.guards import Unit, scan
 from daemon.trace.marks import MarkedTest, marked_tests, tests_dir
+from daemon.trace.proofdoc import last_run_markdown
 
 GAMES = ("thirteen", "paigow")
 TITLES = {
@@ -28,6 +29,9 @@ class Trace:
     article: Article
     guards: tuple[str, ...]
     tests: tuple[str, ...] | None  # None: no tests/ to read (an installed wheel)
+    # The journal's evidence of it: the actions citing it (table.input) and their events.
+    actions: tuple[str, ...] = ()
+    events: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         a = self.article
@@ -41,6 +45,7 @@ class Trace:
             "gap": a.gap,
             "guards": list(self.guards),
             "tests": None if self.tests is None else list(self.tests),
+            "journal": {"actions": list(self.actions), "events": list(self.events)},
         }
 
 
@@ -77,6 +82,7 @@ def trace(
     units: Sequence[Unit] | None = None,
     tests: Sequence[MarkedTest] | None = None,
     with_tests: bool = True,
+    with_journal: bool = True,
 ) -> list[Trace]:
     """One `Trace` per catalogue article (of `game`, or all), in catalogue order."""
     if units is None:
@@ -84,11 +90,18 @@ def trace(
     if tests is None and with_tests:
         folder = tests_dir(base)
         tests = None if folder is None else marked_tests(folder)
-    return [
-        Trace(a, guards_of(a, units), None if tests is None else tests_of(a, tests))
-        for a in ARTICLES
-        if game is None or a.game == game
-    ]
+    from daemon.trace.evidence import evidence  # noqa: PLC0415 - it reads this module's guards_of
+
+    traces = []
+    for a in ARTICLES:
+        if game is None or a.game == game:
+            marked = None if tests is None else tests_of(a, tests)
+            trail = Trace(a, guards_of(a, units), marked)
+            if with_journal:  # the game's data, imported (the proof imports none of the game)
+                found = evidence(a.citation, units)
+                trail = Trace(a, trail.guards, marked, found.actions, found.events)
+            traces.append(trail)
+    return traces
 
 
 def uncatalogued(units: Iterable[Unit]) -> list[tuple[str, str]]:
@@ -116,7 +129,7 @@ def _bullets(items: Sequence[str] | None, none: str) -> list[str]:
     return [f"  - `{item}`" for item in items] or ["  - none"]
 
 
-def markdown(traces: Sequence[Trace]) -> str:
+def markdown(traces: Sequence[Trace], base: Path | None = None) -> str:
     lines = [
         "# Traceability: each article, where it is enforced, which test proves it",
         "",
@@ -149,4 +162,10 @@ def markdown(traces: Sequence[Trace]) -> str:
                 lines += ["", f"**Gap:** {a.gap}"]
             lines += ["", "- Guards:", *_bullets(t.guards, "none")]
             lines += ["- Tests:", *_bullets(t.tests, "not available (no source checkout)")]
+            if t.actions or t.events:
+                lines += ["- In the journal (`tabled trace --article A --journal DIR`):"]
+                lines += [f"  - `table.input` of `{name}`" for name in t.actions]
+                lines += [f"  - `{name}`" for name in t.events]
+                lines += ["  - `table.violation` citing it"]
+    lines += last_run_markdown(base or Path(__file__).resolve().parents[2])
     return "\n".join(lines) + "\n"

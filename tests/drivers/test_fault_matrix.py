@@ -87,6 +87,10 @@ for _device in DEVICES:
     EXPECTED[(_device, "unapproved_firmware")] = fault("unapproved_firmware")
     EXPECTED[(_device, "no_response")] = lambda e: isinstance(e, LinkDown)
     EXPECTED[(_device, "bad_crc")] = NORMAL[_device]  # and the CRC errors counted, below
+    # Another unit of the approved build: approved, with its own serial (read at connect).
+    EXPECTED[(_device, "replaced")] = lambda e: (
+        isinstance(e, LinkUp) and e.approved is True and e.identity.serial.endswith("-R")
+    )
 
 CASES = [(device, name) for device in DEVICES for name in sorted(model_class(device).fault_names())]
 DRIVERS: dict[str, type[DeviceDriver]] = {
@@ -141,7 +145,7 @@ async def scenario(table: Any, device: str, name: str, by: str) -> list[DriverEv
         assert handle_control(table.world, {"op": "inject", "device": device, "fault": name}) == {
             "ok": True
         }
-        if name == "unapproved_firmware":  # identity is read at connect: reconnect the cable
+        if name in ("unapproved_firmware", "replaced"):  # identity is read at connect
             handle_control(table.world, {"op": "unplug", "device": device})
             with pytest.raises(DeviceError):
                 await driver.status()  # the next exchange finds the cable out

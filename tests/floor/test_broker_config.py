@@ -171,3 +171,8 @@ def test_the_generator_refuses_what_would_let_one_act_as_another(
     with pytest.raises(BrokerConfigError) as refused:
         accounts_config(entries, floor)
     assert words in str(refused.value)
+
+
+def test_the_floor_durable_may_not_take_a_tables_reader_name() -> None:
+    with pytest.raises(BrokerConfigError, match=r"tabled-\.\.\. names are the tables' readers"):
+        accounts_config([], Identity(nkey=KEY_A), durable="tabled-cli-T41")

@@ -432,3 +432,68 @@ def test_alert_digests_only_to_who_may_have_the_raw_line(
             assert chain["expected_hash"] is None and chain["actual_hash"] is None
     held = env.psql("SELECT line FROM journal_lines WHERE table_id = 'T01' AND seq IN (10, 170)")
     assert sorted(bytes(r[0]) for r in held) == sorted([lines[9], lines[169]])
+
+
+def test_violations_and_tilts_are_acknowledged_and_filtered_like_chain_alerts(
+    floor: tuple[FloorEnv, FloorProcess],
+) -> None:
+    env, process = floor
+    (before,) = env.psql("SELECT coalesce(max(id), 0) FROM floor_actions")[0]
+    # A second table that tilts: its faults are what the pit acknowledges next.
+    tilting = SyntheticTable("T08", seed=5, lines_per_round=40, violation_share=0, tilt_share=1)
+    lines = tilting.lines(130)
+    asyncio.run(env.publish(lines))
+    asyncio.run(env.wait_committed(process, {"T08": 130}))
+    pit, audit = env.tokens["pit"], env.tokens["audit"]
+
+    open_ones = get(process, "/api/violations", pit, table="T01", acknowledged="false").json()
+    assert open_ones and all(v["acknowledged_at"] is None for v in open_ones)
+    violation = open_ones[-1]
+    # In words, from the game's data: the action, the phase, the article, not JSON.
+    assert "in Betting" in violation["said"]["en"] and "Portaria" in violation["said"]["en"]
+    assert "於下注" in violation["said"]["zh"]
+    path = f"/api/violations/T01/{violation['seq']}/acknowledge"
+    assert post(process, path, audit, {"note": "seen"}).status_code == 403
+    assert post(process, path, pit, {"note": " "}).status_code == 422
+    done = post(process, path, pit, {"note": "talked to D1 about the shake"})
+    assert done.status_code == 200, done.text
+    assert (done.json()["acknowledged_by"], done.json()["ack_note"]) == (
+        "pit.person",
+        "talked to D1 about the shake",
+    )
+    assert post(process, path, env.tokens["surveillance"], {"note": "too"}).status_code == 409
+    missing = post(process, "/api/violations/T01/999999/acknowledge", pit, {"note": "x!!"})
+    assert missing.status_code == 404
+    still = get(process, "/api/violations", pit, table="T01", acknowledged="false").json()
+    assert violation["seq"] not in {v["seq"] for v in still}
+    assert len(still) == len(open_ones) - 1
+    taken = get(process, "/api/violations", pit, table="T01", acknowledged="true").json()
+    assert [v["seq"] for v in taken] == [violation["seq"]]
+
+    tilts = get(process, "/api/faults", pit, table="T08", kind="tilt").json()
+    assert tilts and {f["kind"] for f in tilts} == {"tilt"}
+    assert get(process, "/api/faults", pit, table="T08", kind="hold").json() == []
+    assert "shoe reader" in tilts[0]["said"]["en"]
+    fault_path = f"/api/faults/T08/{tilts[0]['seq']}/acknowledge"
+    assert post(process, fault_path, pit, {"note": "reader cleaned"}).status_code == 200
+    unacked = get(process, "/api/faults", pit, table="T08", acknowledged="false").json()
+    assert tilts[0]["seq"] not in {f["seq"] for f in unacked}
+    assert get(process, "/api/faults", pit, kind="sideways").status_code == 422
+
+    # Journaled in the floor's audit table, refusals included, as chain alerts are.
+    actions = env.psql(
+        "SELECT role, target, outcome FROM floor_actions WHERE action = 'acknowledge' "
+        "AND id > %s ORDER BY id",
+        before,
+    )
+    target = f"violation:T01:{violation['seq']}"
+    assert actions == [
+        ("audit", target, "refused: role"),
+        ("pit", target, "done"),
+        ("surveillance", target, "refused: already acknowledged"),
+        ("pit", "violation:T01:999999", "refused: no such violation"),
+        ("pit", f"fault:T08:{tilts[0]['seq']}", "done"),
+    ]
+    # The drill-down's lines say themselves too.
+    detail = get(process, "/api/tables/T08", pit, events=60).json()
+    assert all(e["said"]["en"] and "{" not in e["said"]["en"] for e in detail["events"])

@@ -113,11 +113,53 @@ def test_floor_page(floor: tuple[FloorEnv, FloorProcess, Any]) -> None:
             expect(fresh).to_contain_text("called the table's IT; T07 held")
             expect(fresh).to_have_class(re.compile("acknowledged"))
 
-            # Drill-down: the round in play's cards are hidden from the pit.
+            # Violations and tilts: filtered to those nobody has taken in hand yet, one is
+            # acknowledged with a note and leaves that list; shown again with who and what.
+            page.select_option("#a-kind", "violation")
+            page.check("#a-open")
+            expect(page.locator("#alerts li:not(.violation)")).to_have_count(0)
+            first = page.locator("#alerts li.violation").first
+            said = first.locator(".said.en").inner_text()
+            assert "Portaria" in said and "in Betting" in said and "{" not in said, said
+            expect(first.locator(".said.zh")).to_contain_text("於下注")
+            key = first.get_attribute("data-key")
+            open_count = page.locator("#alerts li.violation").count()
+            first.locator(".ack input").fill("spoke to the dealer about closing bets")
+            first.locator(".ack button").click()
+            expect(page.locator(f'#alerts li[data-key="{key}"]')).to_have_count(0)
+            page.uncheck("#a-open")
+            taken = page.locator(f'#alerts li[data-key="{key}"]')
+            expect(taken).to_contain_text("acknowledged · pit.person")
+            expect(taken).to_contain_text("spoke to the dealer about closing bets")
+            page.check("#a-open")
+            expect(page.locator("#alerts li.violation")).to_have_count(min(open_count - 1, 49))
+            page.select_option("#a-kind", "tilt")
+            tilt = page.locator("#alerts li.fault.tilt").first
+            expect(tilt.locator(".said.en")).to_contain_text("shoe reader")
+            expect(tilt.locator(".said.zh")).to_contain_text("牌靴")
+            tilt_key = tilt.get_attribute("data-key")
+            tilt.locator(".ack input").fill("reader cleaned, checked by S1")
+            tilt.locator(".ack button").click()
+            expect(page.locator(f'#alerts li[data-key="{tilt_key}"]')).to_have_count(0)
+            page.uncheck("#a-open")
+            page.select_option("#a-kind", "")
+            page.select_option("#a-table", "T02")
+            expect(page.locator("#alerts li").first).to_be_attached()
+            keys = page.locator("#alerts li").evaluate_all("els => els.map(e => e.dataset.key)")
+            assert keys and all(":T02:" in key for key in keys), keys
+            page.select_option("#a-table", "")
+
+            # Drill-down: each line a sentence in both languages, not an event name and JSON;
+            # the round in play's cards are hidden from the pit.
             page.click('.tile[data-table="T02"]')
             expect(page.locator("#drill")).to_be_visible()
             expect(page.locator("#drill-events li.redacted").first).to_contain_text("hidden")
             expect(page.locator("#drill-rounds li").first).to_contain_text("open")
+            lines = page.locator("#drill-events li").all_inner_texts()
+            assert lines and not any("{" in line for line in lines), lines[:5]
+            dealt = page.locator('#drill-events li[data-event="card.dealt"]').first
+            expect(dealt.locator(".said.en")).to_contain_text("face down")
+            expect(dealt.locator(".said.zh")).to_contain_text("暗牌")
 
             page.set_viewport_size({"width": 1280, "height": 800})
             page.screenshot(path=str(ARTIFACTS / "floor-drill-1280x800.png"))

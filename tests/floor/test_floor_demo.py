@@ -140,6 +140,9 @@ def test_demo_real_tables_differ_and_ctrl_c_leaves_nothing(tmp_path: Path) -> No
         assert faults, "no device fault reached the floor"
         assert {row["table"] for row in tables.values()} == {"T01", "T02", "T03"}
         assert all(row["chain"] == "ok" for row in tables.values()), tables
+        # The tables' clocks are the wall's: no line from the future (lag never below zero
+        # by more than the machines' clock steps).
+        assert all(row["lag_seconds"] > -2 for row in tables.values()), tables
     finally:
         demo.send_signal(signal.SIGINT)  # Ctrl-C, to the demo's process only
         status = demo.wait(timeout=90)

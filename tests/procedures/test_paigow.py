@@ -203,7 +203,7 @@ def test_the_bank_passes_after_two_rounds_unless_every_door_agrees() -> None:
     again = table.refused("take_bank", DEALER, {"player": "B", "seat": 0})
     assert again.violation is not None and again.violation.article == f"{ART} 5(1)"
     table.ok("decline_bank", DEALER, {"player": "P1"})
-    never_bet = table.refused("take_bank", DEALER, {"player": "P9", "seat": 3})
+    never_bet = table.refused("take_bank", DEALER, {"player": "P9", "seat": 2})
     assert never_bet.violation is not None and never_bet.violation.article == f"{ART} 5(2)"
     table.ok("take_bank", DEALER, {"player": "P2", "seat": 2})
     table.ok("confirm_tile_shuffle", DEALER)

@@ -373,7 +373,7 @@ def test_a_co_banker_bets_on_no_door_and_the_banker_does_not_co_bank() -> None:
 
 
 @pytest.mark.article("15/90/M", "5(1)", "5(2)")
-def test_another_guest_takes_the_bank_at_the_same_door_and_consents_are_by_guest() -> None:
+def test_the_bank_passes_to_the_next_door_and_consents_are_by_guest() -> None:
     table = paigow_table()
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
     table.ok("confirm_tile_shuffle", DEALER)
@@ -394,12 +394,15 @@ def test_another_guest_takes_the_bank_at_the_same_door_and_consents_are_by_guest
     assert table.proc.phase == "BANK_OFFER"
     again = table.refused("take_bank", DEALER, {"player": "B", "seat": 0})
     assert article(again) == f"{ART} 5(1)"
-    table.ok("decline_bank", DEALER, {"player": "P1"})
-    never_bet = table.refused("take_bank", DEALER, {"player": "P8", "seat": 0})
+    # The same door does not keep it under another name (issue 26).
+    same_door = table.refused("take_bank", DEALER, {"player": "P3", "seat": 0})
+    assert article(same_door) == f"{ART} 5(1)"
+    table.ok("decline_bank", DEALER, {"player": "P1"})  # door 1's turn, declined: door 2's
+    never_bet = table.refused("take_bank", DEALER, {"player": "P8", "seat": 2})
     assert article(never_bet) == f"{ART} 5(2)"
-    # 「交与下一人」: the next guest, who has bet before, takes it, at the same door.
-    taken = table.ok("take_bank", DEALER, {"player": "P3", "seat": 0})
-    assert bare(taken.events[0].payload) == {"player": "P3", "seat": 0}
+    # 「交与下一人」: the next door's guest, who has bet before, takes it.
+    taken = table.ok("take_bank", DEALER, {"player": "P3", "seat": 2})
+    assert bare(taken.events[0].payload) == {"player": "P3", "seat": 2}
     assert table.proc.snapshot()["banker"] == "P3"
 
 
@@ -418,8 +421,8 @@ def test_a_new_set_is_journaled_and_the_set_check_starts_again_with_it() -> None
     stake = max(table.proc.snapshot()["min_stake"], 1)
     paigow_play(table, [groups[4], groups[5], groups[6], groups[7]], stake=stake)
     table.ok("next_round", DEALER)
-    table.ok("decline_bank", DEALER, {"player": "P1"})
-    table.ok("take_bank", DEALER, {"player": "P2", "seat": 0})
+    table.ok("decline_bank", DEALER, {"player": "P1"})  # door 1's turn, declined: door 2's
+    table.ok("take_bank", DEALER, {"player": "P2", "seat": 2})
     new = table.ok("confirm_tile_shuffle", DEALER, {"new_set": True})
     assert bare(new.events[0].payload) == {"new_set": True}
     snap = table.proc.snapshot()
@@ -432,7 +435,7 @@ def test_a_new_set_is_journaled_and_the_set_check_starts_again_with_it() -> None
     paigow_deal(table)
     table.ok("set_hand", DEALER, {"seat": 1})
     table.ok("set_banker", DEALER)
-    paigow_open(table, {0: groups[0], 1: groups[1]})
+    paigow_open(table, {2: groups[0], 1: groups[1]})
     table.ok("settle_round", DEALER)
 
 

@@ -77,6 +77,29 @@ def test_a_bet_is_one_two_or_three_units_and_its_money_follows_from_them() -> No
     assert "above the table maximum 500 MOP" in hk.outcomes[-1].violation.reason  # type: ignore[union-attr]
 
 
+@pytest.mark.article("51/89/M", "11")
+@pytest.mark.parametrize("units", [4, 5, 10])
+def test_one_two_or_three_units_hold_at_a_table_with_no_limits(units: int) -> None:
+    """Art. 11's 「一注、二注或三注」 is the rule's own, not the house's limits: at a table with no
+    minimum and no maximum, 1 to 3 units are taken and more are refused citing Art. 11 for the
+    units, by units or by their money (issue 26: the example table's maximum hid it)."""
+    table = thirteen_table(stakes=Stakes(unit=50, currency="MOP"))  # no minimum, no maximum
+    thirteen_to_betting(table)
+    bet = {"seat": 1, "seated": True}
+    for taken in (1, 2, 3):
+        table.ok("place_bet", DEALER, {**bet, "player": f"P{taken}", "units": taken})
+    many = {**bet, "player": "P9", "units": units}
+    assert refused_article(table, "place_bet", many) == f"{ART} 11"
+    reason = table.outcomes[-1].violation.reason  # type: ignore[union-attr]
+    assert reason == f"a bet is 1, 2, 3 units, not {units}"
+    by_money = {**many, "amount": units * 50}
+    assert refused_article(table, "place_bet", by_money) == f"{ART} 11"
+    assert "units, not" in table.outcomes[-1].violation.reason  # type: ignore[union-attr]
+    proc = table.proc
+    assert isinstance(proc, ThirteenProcedure)
+    assert [b["amount"] for b in proc.bets] == [50, 100, 150]  # nothing of the refused ones
+
+
 @pytest.mark.article("15/90/M", "2(7)")
 def test_a_paigow_bet_is_a_whole_number_of_the_tables_units_within_its_limits() -> None:
     table = paigow_table()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import socket
 import ssl
 from collections.abc import Iterator
@@ -31,7 +32,8 @@ from daemon.shipper.broker import (
     auth_options,
     connect,
     floor_inbox_prefix,
-    stored_message,
+    own_messages,
+    reader_name,
 )
 from daemon.shipper.config import FeedConfig
 from daemon.shipper.engine import Shipper
@@ -144,17 +146,12 @@ def ship(broker: Broker, journal: Journal, table: str | None = None) -> Shipper:
     return shipper
 
 
-async def _read_back(broker: Broker, table: str, count: int) -> list[tuple[str, bytes]]:
-    """Every message of the stream by seq, read with a table's own identity (message get)."""
+async def _read_back(broker: Broker, table: str) -> list[tuple[str, bytes]]:
+    """A table's messages in the stream, read with its own identity (its own consumer)."""
     nc = await connect(broker.feed(table), table)
     try:
-        js = nc.jetstream()
-        out = []
-        for seq in range(1, count + 1):
-            msg = await stored_message(js, broker.feed(table), seq)
-            assert msg is not None and msg.data is not None
-            out.append((msg.subject, msg.data))
-        return out
+        found = await own_messages(nc.jetstream(), broker.feed(table), table, start=1, limit=10**6)
+        return [(msg.subject, msg.data) for msg in found]
     finally:
         await nc.close()
 
@@ -194,10 +191,11 @@ def test_each_table_ships_its_own_lines_and_cannot_write_another_tables(
         shipper.stop()
         journal.close()
     total = sum(len(journal_lines(tmp_path / t)) for t in TABLES)
-    stored = asyncio.run(_read_back(broker, "T41", total))
+    assert asyncio.run(_stream_count(broker)) == total
     for table in TABLES:
-        mine = [data for subject, data in stored if subject.startswith(f"tabled.{table}.")]
-        assert mine == journal_lines(tmp_path / table)
+        stored = asyncio.run(_read_back(broker, table))
+        assert all(subject.startswith(f"tabled.{table}.") for subject, _ in stored)
+        assert [data for _, data in stored] == journal_lines(tmp_path / table)
 
     # T41's identity on T42's subject: refused by the broker, nothing stored.
     errors = asyncio.run(_publish_as(broker, broker.feed("T41"), "T41", "tabled.T42.round.voided"))
@@ -222,6 +220,35 @@ def test_each_table_ships_its_own_lines_and_cannot_write_another_tables(
 
     refused = asyncio.run(subscribe())
     assert any("permissions violation for subscription to" in e for e in refused), refused
+
+    # Nor read another table's stored lines: no message get, and its own reader is bound to
+    # its own subjects by the broker.
+    async def read_other() -> tuple[list[str], str]:
+        errors: list[str] = []
+
+        async def on_error(exc: Exception) -> None:
+            errors.append(str(exc))
+
+        nc = await connect(broker.feed("T41"), "T41", error_cb=on_error)
+        try:
+            js = nc.jetstream(timeout=1.0)
+            with pytest.raises((nats.errors.TimeoutError, nats.errors.NoRespondersError)):
+                await js.get_msg("TABLED", seq=1)
+            name = reader_name("T41", "cli")
+            request = {"stream_name": "TABLED",
+                       "config": {"name": name, "filter_subject": "tabled.T42.>"}}  # fmt: skip
+            answer = await nc.request(
+                f"$JS.API.CONSUMER.CREATE.TABLED.{name}.tabled.T41.>",
+                json.dumps(request).encode(), timeout=2,
+            )  # fmt: skip
+            await nc.flush()
+        finally:
+            await nc.close()
+        return errors, answer.data.decode()
+
+    errors, answer = asyncio.run(read_other())
+    assert any("permissions violation for publish to" in e and "msg.get" in e for e in errors)
+    assert "did not match filtered subject" in answer
 
 
 def test_a_table_with_another_tables_key_is_refused_and_journals_why(
@@ -324,7 +351,7 @@ def test_a_secret_file_others_may_read_is_refused_with_the_chmod(broker: Broker)
     with pytest.raises(FeedError, match=f"feed.creds: {seed}: mode 0644 .*chmod 600 {seed}"):
         asyncio.run(connect(broker.feed("T41"), "T41"))
     seed.chmod(0o600)
-    asyncio.run(_read_back(broker, "T41", 0))
+    assert asyncio.run(_read_back(broker, "T41")) == []
 
 
 def test_another_table_taking_a_tables_next_id_on_its_own_subject_is_a_conflict(
@@ -359,7 +386,61 @@ def test_another_table_taking_a_tables_next_id_on_its_own_subject_is_a_conflict(
     journal.close()
     real = journal_lines(tmp_path / "T41")[head]
     assert conflict.payload["seq"] == head + 1
-    assert conflict.payload["stored_subject"] == "tabled.T42.round.voided"
-    total = len(journal_lines(tmp_path / "T41")) + 1
-    stored = asyncio.run(_read_back(broker, "T41", total))
+    # T41 cannot read T42's message: it knows where it is, and that it is not its own.
+    assert conflict.payload["stored_on_own_subjects"] is False
+    assert conflict.payload["stream_seq"] is not None
+    assert conflict.payload["stored_subject"] is None
+    stored = asyncio.run(_read_back(broker, "T41"))
     assert ("tabled.T41.conflict", real) in stored
+    assert [d for s, d in stored if s != "tabled.T41.conflict"] == [
+        x for x in journal_lines(tmp_path / "T41") if x != real
+    ]
+
+
+def test_a_table_enrolled_later_gets_in_after_the_config_is_written_again_and_reloaded(
+    tmp_path: Path,
+) -> None:
+    """The procedure docs/floor.md gives: write the accounts again, signal the server to reload
+    (SIGHUP); the new table is let in, a table no longer in the file is not."""
+    pki = Pki(tmp_path / "pki")
+    cert = pki.server()
+    seeds = {name: tmp_path / f"{name}.nk" for name in (*TABLES, "floor")}
+    keys = {name: make_seed(path, name)[0] for name, path in seeds.items()}
+    conf = tmp_path / "nats.conf"
+
+    def write(tables: tuple[str, ...]) -> None:
+        conf.write_text(
+            broker_config(
+                [TableAccess(t, Identity(nkey=keys[t])) for t in tables],
+                Identity(nkey=keys["floor"]),
+                tls=ServerTls(cert.cert, cert.key),
+            )
+        )
+
+    write(("T41",))
+    server = NatsServer(tmp_path / "nats", args=("-c", str(conf)))
+    server.start()
+    try:
+        broker = Broker(server, pki, seeds)
+        with pytest.raises(FeedError, match="refused the credentials"):
+            asyncio.run(connect(broker.feed("T42"), "T42"))
+        write(("T42",))
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGHUP)  # nats-server: reload the config
+
+        async def attempt(table: str) -> bool:
+            for _ in range(50):
+                try:
+                    nc = await connect(broker.feed(table), table)
+                except FeedError:
+                    await asyncio.sleep(0.1)
+                    continue
+                await nc.close()
+                return True
+            return False
+
+        assert asyncio.run(attempt("T42"))
+        with pytest.raises(FeedError, match="refused the credentials"):
+            asyncio.run(connect(broker.feed("T41"), "T41"))
+    finally:
+        server.stop()

@@ -10,6 +10,8 @@ import pytest
 
 from daemon.config import ConfigError, parse_config
 from daemon.config import _feed as read_feed
+from daemon.shipper.nkey import make_seed
+from tests.shipper.support import tabled, write_table_config
 
 
 def _feed(section: dict[str, object], base: Path | None = None) -> object:
@@ -47,3 +49,23 @@ def test_the_files_are_the_config_folders(tmp_path: Path) -> None:
     assert feed.creds == tmp_path / "keys" / "t.nk"
     assert feed.tls_ca == Path("/etc/nats/ca.pem")
     assert feed.tls_key == tmp_path / "c.key"
+
+
+def test_tabled_run_refuses_a_broker_secret_others_may_read_before_it_journals(
+    tmp_path: Path,
+) -> None:
+    seed = tmp_path / "feed.nk"
+    make_seed(seed, "feed.creds")
+    seed.chmod(0o640)
+    journal = tmp_path / "journal"
+    config = write_table_config(
+        tmp_path / "t.toml", journal, table="T41",
+        feed={"servers": ["nats://127.0.0.1:9"], "creds": str(seed)},
+    )  # fmt: skip
+    run = tabled("run", "--config", str(config), "--autoplay", "1", timeout=60)
+    assert run.returncode == 2
+    assert run.stderr.strip() == (
+        f"tabled run: feed.creds: {seed}: mode 0640 lets group or others read or write a "
+        f"secret; it must be private to the daemon's user: chmod 600 {seed}"
+    )
+    assert not journal.exists() or not any(journal.iterdir())

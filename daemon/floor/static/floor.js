@@ -2,13 +2,6 @@
 // No build step, no framework, nothing from another host; text goes in through textContent only.
 "use strict";
 
-const PHASES = {
-  EQUIPMENT_CHECK: "設備檢查", HAND_SHUFFLE: "人手洗牌", MACHINE_SHUFFLE: "洗牌機洗牌", CUT: "切牌",
-  SHOE_LOADING: "裝牌", BETTING: "下注", SHAKING: "搖骰", DEALING: "發牌", BANKER_ARRANGING: "莊家排牌",
-  BANKER_ARRANGED: "莊家已排", PLAYERS_ARRANGING: "玩家排牌", SETTLING: "結算", ROUND_OVER: "局完",
-  HOLD: "暫停", TILT: "故障", BANK_OFFER: "坐莊", SHUFFLE: "洗牌", SETTING: "配牌",
-  BANKER_SETTING: "莊家配牌", OPENING: "開牌", OPENED: "已開牌",
-};
 const STATES = { playing: "進行中", held: "暫停", tilted: "故障", stopped: "停止" };
 const GAMES = { thirteen: "十三張", paigow: "牌九" };
 const KINDS = { gap: "缺行 gap", fork: "分叉 fork", broken_link: "斷鏈 broken link", malformed: "格式錯 malformed" };
@@ -25,6 +18,7 @@ const state = {
   chartsTimer: null,
   drilled: null,
   role: null,
+  alertsTimer: null,
 };
 
 function el(tag, cls, text) {
@@ -105,6 +99,7 @@ async function start() {
   $("logout").classList.remove("hidden");
   state.tables = body;
   renderFilters();
+  renderAlertTables();
   renderTiles();
   await loadAlerts();
   loadCharts();
@@ -148,7 +143,10 @@ function tile(t) {
   h.append(el("span", null, t.table), el("span", "game", (GAMES[t.game] || "") + " " + (t.game || "?")));
   node.append(h);
   const phase = el("div", "phase");
-  phase.append(bilingual(PHASES[t.phase] || "—", t.phase || "—"));
+  // The phase by its name in the game's data (the API's `phase_said`), as the console says it.
+  const said = t.phase_said || {};
+  phase.append(bilingual(said.zh || "—", said.en || t.phase || "—"));
+  phase.title = t.phase || "";
   node.append(phase);
   const row1 = el("div", "row");
   const badge = el("span", "badge " + t.state);
@@ -182,6 +180,7 @@ async function refreshTables() {
   if (status === 200) {
     state.tables = body;
     renderFilters();
+    renderAlertTables();
     renderTiles();
   }
 }
@@ -193,8 +192,21 @@ function scheduleRefresh() {
 
 // --- alerts -------------------------------------------------------------------------------
 
+// Violations and device faults say what happened in words (`said`, from the game's data);
+// each kind of item is acknowledged the same way, at its own address.
+const ACK_PATH = {
+  chain: (row) => `/api/alerts/${row.id}/acknowledge`,
+  violation: (row) => `/api/violations/${encodeURIComponent(row.table)}/${row.seq}/acknowledge`,
+  fault: (row) => `/api/faults/${encodeURIComponent(row.table)}/${row.seq}/acknowledge`,
+};
+
+function itemKey(kind, row) {
+  return kind === "chain" ? `chain:${row.id}` : `${kind}:${row.table}:${row.seq}`;
+}
+
 function alertItem(kind, row) {
-  const li = el("li", kind);
+  const li = el("li", kind === "fault" ? "fault " + (row.kind || "") : kind);
+  li.dataset.key = itemKey(kind, row);
   li.append(el("span", "when", hhmmss(row.ts || row.detected_at)));
   if (kind === "chain") {
     li.dataset.alert = row.id;
@@ -202,22 +214,26 @@ function alertItem(kind, row) {
     li.append(el("span", null, `${row.table} seq ${row.seq}${row.gap_to && row.gap_to !== row.seq ? "–" + row.gap_to : ""} · ${KINDS[row.kind] || row.kind}`));
     if (row.expected_hash) li.append(el("span", "hash mono", "expected " + row.expected_hash));
     if (row.actual_hash) li.append(el("span", "hash mono", "received " + row.actual_hash));
-    ackPart(li, row);
-  } else if (kind === "violation") {
-    li.append(el("span", null, `${row.table} 違規 violation · ${row.article || "?"} · ${row.actor} · ${row.reason || ""}`));
-  } else if (kind === "fault") {
-    li.append(el("span", null, `${row.table} ${row.kind === "tilt" ? "故障 tilt" : "暫停 hold"} · ${row.device} ${row.model || ""} ${row.serial || ""} · ${row.fault || ""}`));
+  } else if (kind === "violation" || kind === "fault") {
+    const said = row.said || {};
+    const head = kind === "violation" ? "違規 violation" : row.kind === "tilt" ? "故障 tilt" : "暫停 hold";
+    li.append(el("span", "what", `${row.table} #${row.seq} ${head}`));
+    li.append(el("span", "said zh", said.zh || ""), el("span", "said en", said.en || ""));
+    const who = kind === "violation" ? row.actor : [row.model, row.serial].filter(Boolean).join(" ");
+    if (who) li.append(el("span", "muted", who));
   } else {
     li.append(el("span", null, `${row.table} 覆核 override ${row.status} · ${row.kind || ""} · ${row.decided_by || row.proposed_by || ""}`));
   }
+  if (ACK_PATH[kind]) ackPart(li, row, kind);
   return li;
 }
 
-// Acknowledging a chain alert: a person says they have it in hand, with a note. It stays an
-// alert (a fork is never resolved by a click); it shows who took it and what they said.
+// Acknowledging a chain alert, a violation or a tilt: a person says they have it in hand, with
+// a note. It stays what it was (a fork is never resolved by a click); it shows who took it and
+// what they said.
 const ACKNOWLEDGERS = ["pit", "surveillance", "admin"];
 
-function ackPart(li, row) {
+function ackPart(li, row, kind) {
   li.querySelector(".ack")?.remove();
   const box = el("div", "ack");
   if (row.acknowledged_at) {
@@ -232,34 +248,83 @@ function ackPart(li, row) {
     const problem = el("span", "error");
     button.addEventListener("click", async (e) => {
       e.stopPropagation();
-      const { status, body } = await api(`/api/alerts/${row.id}/acknowledge`, { note: note.value });
-      if (status === 200) ackPart(li, body);
-      else problem.textContent = (body && body.message) || `error ${status}`;
+      const { status, body } = await api(ACK_PATH[kind](row), { note: note.value });
+      if (status === 200) {
+        ackPart(li, body, kind);
+        if ($("a-open").checked) li.remove();
+      } else problem.textContent = (body && body.message) || `error ${status}`;
     });
     box.append(note, button, problem);
   }
   li.append(box);
 }
 
+// The alert list's filters: a kind, a table, and "not yet acknowledged" (asked of the API, so
+// older ones beyond the newest fifty show too).
+function alertFilter() {
+  return { kind: $("a-kind").value, table: $("a-table").value, open: $("a-open").checked };
+}
+
+function wanted(kind, row) {
+  const f = alertFilter();
+  const as = kind === "fault" ? row.kind : kind;
+  if (f.kind && f.kind !== as) return false;
+  if (f.table && row.table !== f.table) return false;
+  if (f.open && (row.acknowledged_at || row.resolved_at)) return false;
+  return true;
+}
+
 function pushAlert(kind, row) {
+  if (!wanted(kind, row)) return;
   const list = $("alerts");
   list.prepend(alertItem(kind, row));
   while (list.children.length > MAX_ALERTS) list.lastChild.remove();
 }
 
 async function loadAlerts() {
-  const [chain, violations, faults, overrides] = await Promise.all([
-    api("/api/alerts?limit=50"), api("/api/violations?limit=50"),
-    api("/api/faults?limit=30"), api("/api/overrides?limit=20"),
-  ]);
+  const f = alertFilter();
+  const query = (extra) => {
+    const q = new URLSearchParams({ limit: "50", ...extra });
+    if (f.table) q.set("table", f.table);
+    return q.toString();
+  };
+  const open = f.open ? { acknowledged: "false" } : {};
+  const asks = [];
+  if (!f.kind || f.kind === "chain") asks.push(["chain", api("/api/alerts?" + query({}))]);
+  if (!f.kind || f.kind === "violation") asks.push(["violation", api("/api/violations?" + query(open))]);
+  if (!f.kind || f.kind === "tilt" || f.kind === "hold") {
+    const kind = f.kind ? { kind: f.kind } : {};
+    asks.push(["fault", api("/api/faults?" + query({ ...open, ...kind }))]);
+  }
+  if (!f.kind || f.kind === "override") asks.push(["override", api("/api/overrides?" + query({}))]);
   const rows = [];
-  for (const [kind, r] of [["chain", chain], ["violation", violations], ["fault", faults], ["override", overrides]]) {
+  for (const [kind, ask] of asks) {
+    const r = await ask;
     if (r.status === 200) for (const row of r.body) rows.push([kind, row, row.ts || row.detected_at]);
   }
   // Chain alerts first (they are what the floor exists to catch), then the newest of the rest.
   rows.sort((a, b) => (a[0] === "chain") - (b[0] === "chain") || (a[2] < b[2] ? -1 : 1));
   $("alerts").replaceChildren();
   for (const [kind, row] of rows) pushAlert(kind, row);
+}
+
+function renderAlertTables() {
+  const select = $("a-table");
+  const have = new Set([...select.options].map((o) => o.value));
+  for (const t of state.tables) {
+    if (have.has(t.table)) continue;
+    const option = el("option", null, t.table);
+    option.value = t.table;
+    select.append(option);
+  }
+}
+
+for (const id of ["a-kind", "a-table", "a-open"]) $(id).addEventListener("change", loadAlerts);
+
+// A violation or fault pushed by the feed: the list is read again (debounced), so it comes
+// with its sentence and its acknowledgement.
+function scheduleAlerts() {
+  if (!state.alertsTimer) state.alertsTimer = setTimeout(() => { state.alertsTimer = null; loadAlerts(); }, 1000);
 }
 
 // --- push ---------------------------------------------------------------------------------
@@ -288,13 +353,20 @@ function connect() {
       pushAlert("chain", msg.alert);
       scheduleRefresh();
     } else if (msg.type === "acknowledged") {
-      const li = document.querySelector(`#alerts li[data-alert="${msg.alert.id}"]`);
-      if (li) ackPart(li, msg.alert);
+      const kind = msg.kind === "violation" || msg.kind === "fault" ? msg.kind : "chain";
+      const row = msg[msg.kind || "alert"];
+      const li = document.querySelector(`#alerts li[data-key="${CSS.escape(itemKey(kind, row))}"]`);
+      if (li) {
+        if ($("a-open").checked) li.remove();
+        else ackPart(li, row, kind);
+      }
     } else if (msg.type === "resolved") {
       const li = document.querySelector(`#alerts li[data-alert="${msg.alert.id}"]`);
       if (li) li.classList.add("resolved");
       scheduleRefresh();
-    } else if (msg.type === "violation" || msg.type === "fault" || msg.type === "override") {
+    } else if (msg.type === "violation" || msg.type === "fault") {
+      scheduleAlerts();
+    } else if (msg.type === "override") {
       pushAlert(msg.type, msg[msg.type]);
     } else if (msg.type === "batch") {
       scheduleRefresh();
@@ -321,19 +393,25 @@ async function drill(table, quiet) {
   $("drill-title").textContent = `${t.table} · ${GAMES[t.game] || ""} ${t.game || ""} · ${t.pit || ""}`;
   const summary = $("drill-summary");
   summary.replaceChildren(
-    el("span", null, "階段 phase " + (t.phase || "—")),
+    el("span", null, `階段 ${(t.phase_said || {}).zh || "—"} phase ${(t.phase_said || {}).en || t.phase || "—"}`),
     el("span", null, "狀態 state " + t.state + (t.reason ? " (" + t.reason + ")" : "")),
     el("span", null, "seq " + t.last_seq + " / 連續 contiguous " + t.contiguous_seq),
     el("span", t.chain === "ok" ? "chain ok" : "chain bad", t.chain === "ok" ? "鏈完整 chain ok" : "鏈警報 " + t.chain.kind + " @" + t.chain.seq),
   );
   $("drill-rounds").replaceChildren(...body.rounds.map((r) =>
     el("li", null, `局 ${r.round} · ${r.status} · seq ${r.first_seq}–${r.last_seq} · ${hhmmss(r.started_at)}`)));
+  // Each line as a sentence in both languages (`said`, from the game's data); its event name
+  // is the tooltip, and the exact line is the API's, for admin and audit.
   $("drill-events").replaceChildren(...body.events.map((e) => {
+    const said = e.said || {};
     const li = el("li", e.redacted ? "redacted" : null);
-    const payload = JSON.stringify(e.payload);
-    li.append(el("span", "mono", `${e.seq} ${hhmmss(e.ts)} ${e.event} `),
-      el("span", null, e.redacted ? "（未結算，已隱藏）hidden until the round is settled " : ""),
-      el("span", "muted", payload.length > 160 ? payload.slice(0, 160) + "…" : payload));
+    li.title = e.event;
+    li.dataset.event = e.event;
+    const who = String(e.actor || "").replace(/^(dealer|supervisor|device|system):/, "");
+    li.append(el("span", "mono muted", `#${e.seq} ${hhmmss(e.ts)}`),
+      el("span", "said zh", said.zh || e.event), el("span", "said en", said.en || ""),
+      el("span", "muted", who),
+      el("span", "muted", e.redacted ? "（未結算，牌已隱藏）cards hidden until the round is settled" : ""));
     return li;
   }));
   if (!quiet) $("drill").classList.remove("hidden");

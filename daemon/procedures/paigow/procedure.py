@@ -56,6 +56,7 @@ from daemon.rules.paigow.tiles import Tile as _Tile
 # The names of the round's state (`STATE`), a line of them at a time.
 _STATE = (
     "identified opened banker banker_seat bank_rounds bank_limit declined last_banker "
+    "bank_door last_bank_seat "
     "bettors_seen min_stake tiles_kept_for_next used_tiles set_number new_sets "
     "stack_moves bets bet_seq stake co_bankers head_out bets_closed dice shakes first_hand "
     "dealt face_up set_seats settings wrongly_set resets opened_hands settlement "
@@ -100,6 +101,10 @@ class PaiGowProcedure(Procedure):
         self.bank_limit = ROUNDS_PER_BANK
         self.declined: list[str] = []
         self.last_banker: str | None = None
+        # Art. 5(1)(2): the door whose turn it is to take the bank (None: any door, the table's
+        # first bank) and the door that last held it, which does not keep it.
+        self.bank_door: int | None = None
+        self.last_bank_seat: int | None = None
         self.bettors_seen: list[str] = []
         self.min_stake = 0
         # Art. 2(4) with four hands: the tiles used by the first half of a shuffled set.
@@ -196,11 +201,26 @@ class PaiGowProcedure(Procedure):
     def _opened(self) -> dict[str, Any]:
         return {"hands": self.hands}
 
+    def next_bank_door(self, after: int) -> int:
+        """Art. 5(1): the door after `after` in the rule set's order, never the last bank's."""
+        step = 1 if paigow.ruleset(self.ruleset).bank_order == "counter-clockwise" else -1
+        door = (after + step) % self.hands
+        return (door + step) % self.hands if door == self.last_bank_seat else door
+
     def _check_take_bank(self, payload: Mapping[str, Any], now: float) -> None:
         player = payload["player"]
-        integer(payload, "seat", ART_5_1, 0, self.hands - 1)  # four hands: doors 0-3
+        seat = integer(payload, "seat", ART_5_1, 0, self.hands - 1)  # four hands: doors 0-3
         if player == self.last_banker:
             raise Refused(ART_5_1, f"{player} has just held the bank its rounds; it passes on")
+        if seat == self.last_bank_seat:
+            raise Refused(
+                ART_5_1, f"door {seat} has just held the bank; it passes on, under any name"
+            )
+        rules = paigow.ruleset(self.ruleset)
+        free = self.declined and rules.declined_bank_to == "any-door"
+        if self.bank_door is not None and seat != self.bank_door and not free:
+            turn = f"the bank passes {rules.bank_order} to door {self.bank_door}, not door {seat}"
+            raise Refused(ART_5_2 if self.declined else ART_5_1, turn)
         if self.declined and player not in self.bettors_seen:
             raise Refused(
                 ART_5_2, f"the bank passes only to a player who has bet; {player} has not"
@@ -209,14 +229,22 @@ class PaiGowProcedure(Procedure):
     def _apply_take_bank(self, payload: Mapping[str, Any], now: float) -> None:
         self.banker, self.banker_seat = payload["player"], payload["seat"]
         self.bank_rounds, self.bank_limit, self.declined = 0, ROUNDS_PER_BANK, []
+        self.bank_door = None
         self.min_stake = 0
         self.round_id += 1
         self._new_round_state()
         self.emit("bank.taken", player=self.banker, seat=self.banker_seat)
 
+    def _check_decline_bank(self, payload: Mapping[str, Any], now: float) -> None:
+        if payload["player"] == self.last_banker:
+            raise Refused(ART_5_2, f"{payload['player']} has just held the bank: none to decline")
+
     def _apply_decline_bank(self, payload: Mapping[str, Any], now: float) -> None:
         self.declined.append(payload["player"])
-        self.emit("bank.declined", player=payload["player"])
+        door = self.bank_door
+        if door is not None and paigow.ruleset(self.ruleset).declined_bank_to == "next-door":
+            self.bank_door = self.next_bank_door(door)  # 「把庄交与下一人」: the next door's
+        self.emit("bank.declined", player=payload["player"], door=door, next_door=self.bank_door)
 
     # ---- shuffle, stacks, bets, stake -------------------------------------------------------
 
@@ -512,7 +540,11 @@ class PaiGowProcedure(Procedure):
 
     def _apply_next_round(self, payload: Mapping[str, Any], now: float) -> None:
         if self.bank_rounds >= self.bank_limit:
-            self.emit("bank.passed", player=self.banker, rounds=self.bank_rounds)
+            self.last_bank_seat = self._banker_seat()
+            self.bank_door = self.next_bank_door(self.last_bank_seat)
+            self.emit(
+                "bank.passed", player=self.banker, rounds=self.bank_rounds, door=self.bank_door
+            )
             self.last_banker, self.banker, self.banker_seat = self.banker, None, None
             self.min_stake = 0
             self._new_round_state()
@@ -566,6 +598,8 @@ class PaiGowProcedure(Procedure):
             "bank_limit": self.bank_limit,
             "declined": list(self.declined),
             "last_banker": self.last_banker,
+            "bank_door": self.bank_door,
+            "last_bank_seat": self.last_bank_seat,
             "bettors_seen": list(self.bettors_seen),
             "min_stake": self.min_stake,
             "stake": self.stake,

@@ -11,6 +11,8 @@ from typing import Literal
 
 SettlementOrder = Literal["collect_then_pay", "hand_by_hand"]
 CoBankAllocation = Literal["banker_first", "pro_rata"]
+BankOrder = Literal["counter-clockwise", "clockwise"]
+DeclinedBankTo = Literal["next-door", "any-door"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,15 @@ class PaiGowRules:
     # the banker's hand first, then the doors from 头门 counter-clockwise (the order of Art.
     # 2(3)); False opens the doors first and the banker's hand last.
     banker_opened_first: bool = True
+    # Art. 5(1) 「各门可轮流做庄」: the doors take the bank in turn, door after door in this order
+    # from the door that last held it (seats are numbered counter-clockwise, the order of Art.
+    # 2(3)); that door does not keep it, under any name. The table's first bank is any door's.
+    bank_order: BankOrder = "counter-clockwise"
+    # Art. 5(2) 「客人亦有权拒绝做庄，而把庄交与下一人」: how a guest offered the bank passes it.
+    # "next-door": declining passes it to the next door in `bank_order` (the last bank's door
+    # skipped); "any-door": to a guest at any door but the last bank's. Either way the one who
+    # takes it must have bet before.
+    declined_bank_to: DeclinedBankTo = "next-door"
 
     def __post_init__(self) -> None:
         if not 0 <= self.commission_basis_points <= 10_000:

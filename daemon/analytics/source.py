@@ -1,0 +1,282 @@
+"""What the audit needs, read from a table's journal folder in one streaming pass.
+
+`daemon.journal.scan` hands over only the lines of the events below (by their bytes; no other
+line is decoded), in journal order; each is parsed for the few fields the audit uses, and kept
+in compact arrays, so a year of a table (25 M lines) is read in one pass with memory in
+proportion to the throws and decks, never to the journal.
+
+- `device.identified`: which serial each device has from then on (a device swapped mid-shift
+  is audited under its own serial).
+- `dice.landed`: a valid throw; the dice in the order the shaker reports them (the position).
+- `deck.machine_shuffled`, `card.dealt`, `deal.voided`: a deck is the cards dealt (index 1-52)
+  after a machine shuffle of 52 in random mode. It is audited against the deck before it (the
+  order the cards went in: the previous deck as dealt) when both are whole and no deal was
+  voided between them.
+- `card.dealt` (read or `entered` by hand), `table.tilted` (shoe reader, misread): the reader's
+  reads, misreads and manual entries, by the dealer who loaded the shoe (`shoe.loaded`).
+- `round.settled`: each bet's amount, its net to the player and the commission, for the hold.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from daemon.journal import scan
+
+EVENTS = (
+    "device.identified",
+    "dice.landed",
+    "deck.machine_shuffled",
+    "card.dealt",
+    "deal.voided",
+    "shoe.loaded",
+    "table.tilted",
+    "round.settled",
+)
+UNKNOWN = "unknown"
+
+# card.dealt's payload as the procedure writes it (anything else is decoded as JSON).
+_CARDS = re.compile(
+    rb'"event":"card\.dealt","payload":\{[^\n]*?"card":"([^"]+)","seat":\d+,"index":(\d+),'
+    rb'"face_up":(?:true|false)(,"entered")?'
+)
+_DICE = re.compile(rb'"dice":\[([0-9,]+)\]')
+
+
+@dataclass
+class ReaderCounts:
+    reads: int = 0
+    misreads: int = 0
+    entered: int = 0
+
+    @property
+    def cards(self) -> int:
+        """Cards that went past the reader: read, or misread (then entered or not)."""
+        return self.reads + self.misreads
+
+
+@dataclass
+class Bet:
+    seat: int
+    amount: float
+    net: float  # to the player, in money
+    commission: float  # in money
+
+
+@dataclass
+class Round:
+    table: str
+    ts: str
+    dealer: str
+    ruleset: str
+    bets: list[Bet]
+
+
+@dataclass
+class AuditData:
+    """Everything one pass over the journal keeps, by device serial."""
+
+    lines: int = 0  # lines of the audited events read
+    dice: dict[str, bytearray] = field(default_factory=lambda: defaultdict(bytearray))
+    dice_count: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    deck_inputs: dict[str, bytearray] = field(default_factory=lambda: defaultdict(bytearray))
+    deck_outputs: dict[str, bytearray] = field(default_factory=lambda: defaultdict(bytearray))
+    decks_skipped: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    reader: dict[str, ReaderCounts] = field(default_factory=lambda: defaultdict(ReaderCounts))
+    reader_by_dealer: dict[tuple[str, str], ReaderCounts] = field(
+        default_factory=lambda: defaultdict(ReaderCounts)
+    )
+    rounds: list[Round] = field(default_factory=list)
+
+    def throws(self, serial: str) -> npt.NDArray[np.int8]:
+        raw = np.frombuffer(bytes(self.dice[serial]), dtype=np.int8)
+        dice = len(raw) // max(self.dice_count[serial], 1)
+        return raw.reshape(-1, dice) if dice else raw.reshape(0, 4)
+
+    def decks(self, serial: str) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
+        inputs = np.frombuffer(bytes(self.deck_inputs[serial]), dtype=np.uint8)
+        outputs = np.frombuffer(bytes(self.deck_outputs[serial]), dtype=np.uint8)
+        return (
+            inputs.reshape(-1, 52).astype(np.int16),
+            outputs.reshape(-1, 52).astype(np.int16),
+        )
+
+
+class _Reading:
+    """The pass's state: current serials, the deck being dealt, the dealer at the shoe."""
+
+    def __init__(self, data: AuditData, serial: str | None) -> None:
+        self.data = data
+        self.only = serial
+        self.serials: dict[str, str] = {}
+        self.card_ids: dict[bytes, int] = {}
+        self.deck: list[int] | None = None  # card ids by index-1, -1 for not dealt
+        self.deck_serial = UNKNOWN
+        self.deck_good = False
+        self.previous: bytes | None = None  # the last whole deck as dealt
+        self.dealer = UNKNOWN
+
+    def serial(self, device: str) -> str:
+        return self.serials.get(device, UNKNOWN)
+
+    def wanted(self, serial: str) -> bool:
+        return self.only is None or serial == self.only
+
+    def finish_deck(self) -> None:
+        deck, self.deck = self.deck, None
+        if deck is None:
+            return
+        whole = self.deck_good and -1 not in deck and len(set(deck)) == 52
+        if not whole:
+            self.previous = None
+            if self.wanted(self.deck_serial):
+                self.data.decks_skipped[self.deck_serial] += 1
+            return
+        order = bytes(deck)
+        if self.previous is not None and self.wanted(self.deck_serial):
+            self.data.deck_inputs[self.deck_serial] += self.previous
+            self.data.deck_outputs[self.deck_serial] += order
+        elif self.wanted(self.deck_serial):
+            self.data.decks_skipped[self.deck_serial] += 1  # the order it went in is unknown
+        self.previous = order
+
+    def card_id(self, name: bytes) -> int:
+        found = self.card_ids.get(name)
+        if found is None:
+            found = self.card_ids[name] = len(self.card_ids) % 256
+        return found
+
+
+def _payload(line: bytes) -> dict[str, Any]:
+    payload: dict[str, Any] = json.loads(line)["payload"]
+    return payload
+
+
+def read_journal(
+    path: Path | str, *, serial: str | None = None, since: str | None = None
+) -> AuditData:
+    """One pass over the journal at `path` (a folder or a file); `serial` keeps one device's,
+    `since` (an ISO time, e.g. 2027-01-15 or 2027-01-15T08:00) starts there."""
+    return read_events(scan(path, EVENTS, from_time=since), serial=serial)
+
+
+def read_events(events: Iterable[tuple[str, bytes]], *, serial: str | None = None) -> AuditData:
+    """The same pass over (event, line) pairs of one table in seq order, wherever they come
+    from (a journal folder, or the floor's `journal_lines`): the same data, the same result."""
+    data = AuditData()
+    state = _Reading(data, serial)
+    cards: list[bytes] = []  # card.dealt lines not parsed yet: a run of them at a time
+    lines = 0
+    for event, line in events:
+        lines += 1
+        if event == "card.dealt":
+            cards.append(line)  # the hot path: parsed with the next other event, in bulk
+            continue
+        if cards:
+            _cards_dealt(state, cards)
+            cards = []
+        if event == "device.identified":
+            payload = _payload(line)
+            state.serials[str(payload.get("device"))] = str(payload.get("serial") or UNKNOWN)
+        elif event == "table.tilted":
+            payload = _payload(line)
+            fault = str(payload.get("fault", ""))
+            reader = state.serial("shoe_reader")
+            misread = payload.get("device") == "shoe_reader" and fault.startswith("misread")
+            if misread and state.wanted(reader):
+                data.reader[reader].misreads += 1
+                data.reader_by_dealer[(reader, state.dealer)].misreads += 1
+        else:
+            _other(state, event, line)
+    if cards:
+        _cards_dealt(state, cards)
+    state.finish_deck()
+    data.lines = lines
+    return data
+
+
+def _cards_dealt(state: _Reading, lines: list[bytes]) -> None:
+    """A run of card.dealt lines: one regex pass over them all, each line's card, index and
+    whether it was entered by hand (a line the pattern does not fit is decoded as JSON)."""
+    found = _CARDS.findall(b"".join(lines))
+    if len(found) != len(lines):
+        found = []
+        for line in lines:
+            payload = _payload(line)
+            mark = b',"entered"' if "entered" in payload else b""
+            found.append((str(payload["card"]).encode(), str(payload["index"]).encode(), mark))
+    entered = sum(1 for _, _, by_hand in found if by_hand)
+    reader = state.serial("shoe_reader")
+    if state.wanted(reader):
+        for counts in (
+            state.data.reader[reader],
+            state.data.reader_by_dealer[(reader, state.dealer)],
+        ):
+            counts.reads += len(found) - entered
+            counts.entered += entered
+    deck = state.deck
+    if deck is None:
+        return
+    card_id = state.card_id
+    for name, index_text, _ in found:
+        index = int(index_text)
+        if 0 < index <= 52:
+            if deck[index - 1] != -1:
+                state.deck_good = False  # dealt twice at one index: a redeal
+            deck[index - 1] = card_id(name)
+
+
+def _other(state: _Reading, event: str, line: bytes) -> None:
+    """The audited events other than cards, the reader's serial and its misreads."""
+    data = state.data
+    if event == "dice.landed":
+        found = _DICE.search(line)
+        dice = (
+            [int(d) for d in found.group(1).split(b",")] if found else list(_payload(line)["dice"])
+        )
+        shaker = state.serial("dice_shaker")
+        if state.wanted(shaker):
+            data.dice[shaker] += bytes(dice)
+            data.dice_count[shaker] += 1
+    elif event == "deck.machine_shuffled":
+        state.finish_deck()
+        payload = _payload(line)
+        state.deck = [-1] * 52
+        state.deck_serial = state.serial("shuffler")
+        state.deck_good = payload.get("count") == 52 and payload.get("mode") == "random"
+    elif event == "deal.voided":
+        state.deck_good = False
+    elif event == "shoe.loaded":
+        state.dealer = json.loads(line)["actor"]
+    elif event == "round.settled":
+        _round(data, line)
+
+
+def _round(data: AuditData, line: bytes) -> None:
+    record = json.loads(line)
+    bets: list[Bet] = []
+    ruleset = ""
+    for entry in record["payload"].get("settlement") or []:
+        rules = entry.get("rules") or {}
+        amount = float(entry.get("amount", 0))
+        units = float(rules.get("bet") or 0)
+        unit = amount / units if units else 0.0
+        ruleset = str(rules.get("ruleset", ruleset))
+        bets.append(
+            Bet(
+                int(entry.get("seat", 0)),
+                amount,
+                float(entry.get("net", 0)),
+                float(rules.get("commission") or 0) * unit,
+            )
+        )
+    data.rounds.append(Round(record["table"], record["ts"], record["actor"], ruleset, bets))

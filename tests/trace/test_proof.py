@@ -1,0 +1,179 @@
+"""The proof of the trace: each guard of an enforced article, disabled, fails a test of it.
+
+Today's seventh of the articles is proven here (all of them over a week); the whole proof is
+`bench/bench_trace_proof.py`. A survived guard fails this test. The mutants, the hook that
+puts one in place in a process the tests start, the CLI and the journal's evidence are tested
+as they are used: through `tabled` as a process, on a journal a table wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from daemon.trace.guards import constants, scan
+from daemon.trace.hook import SITECUSTOMIZE, VARIABLE
+from daemon.trace.mutants import Mutant, mutant
+from daemon.trace.proofdoc import survivors
+from daemon.trace.prove import DAYS, day_sample, enforced, prove
+from daemon.trace.report import trace
+from daemon.trace.runner import Done, Task, read, run, use_mutant
+from tests.daemon.cli_support import journal_lines
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tabled(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "daemon", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def citations() -> list[str]:
+    return [t.article.citation for t in enforced(trace(with_journal=False))]
+
+
+def the_mutant(guard: str, article: str) -> Mutant:
+    unit = next(u for u in scan() if u.path == guard)
+    module = guard.split(":", 1)[0]
+    made = mutant(unit, article, ROOT, constants()[module], module)
+    assert isinstance(made, Mutant), made
+    return made
+
+
+def test_todays_share_of_the_enforced_articles_is_proven() -> None:
+    today = datetime.now(UTC).date()
+    sample = day_sample(citations(), today)
+    assert sample
+    proofs = prove(sample)
+    assert [p.article for p in proofs] == sample
+    errors = [
+        f"{p.article}: {o.guard}: {o.by}" for p in proofs for o in p.outcomes if o.result == "error"
+    ]
+    assert survivors(proofs) == [] and errors == []
+    assert all(p.outcomes for p in proofs)
+
+
+def test_every_enforced_article_is_proven_once_a_week() -> None:
+    every = citations()
+    monday = date(2026, 1, 5)
+    week = [day_sample(every, monday + timedelta(days=n)) for n in range(DAYS)]
+    assert sorted(c for day in week for c in day) == sorted(every)
+    assert day_sample(every, monday + timedelta(days=DAYS)) == week[0]
+
+
+def test_the_mutant_disables_only_the_checks_citing_its_article() -> None:
+    m = the_mutant(
+        "daemon.procedures.paigow.procedure:PaiGowProcedure._check_take_bank",
+        "Portaria 15/90/M Art. 5(2)",
+    )
+    original = m.file.read_text(encoding="utf-8")
+    # The turn's check (citing 5(1) or 5(2)) and the bettor's; the 5(1)-only ones stay.
+    assert m.swap == "PaiGowProcedure._check_take_bank" and m.operator.startswith("2 check(s)")
+    assert m.source.count("ART_5_2") == original.count("ART_5_2") - 2
+    for kept in ("has just held the bank its rounds", "has just held the bank; it passes on"):
+        assert m.source.count(kept) == original.count(kept) == 1
+    data = the_mutant("daemon.procedures.paigow.game:BET_ACTIONS", "Portaria 15/90/M Art. 2(7)")
+    assert data.swap is None and "BET_ACTIONS = ()" in data.source
+    assert m.file.read_text(encoding="utf-8") == original  # never the tree
+
+
+def test_a_process_the_tests_start_runs_the_mutant(tmp_path: Path) -> None:
+    m = the_mutant("daemon.rules.thirteen.deal:first_seat_from_dice", "Portaria 51/89/M Art. 2(b)")
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    saved = os.environ.get(VARIABLE)
+    spec = use_mutant(m, tmp_path, 1)
+    if saved is None:
+        os.environ.pop(VARIABLE)
+    else:
+        os.environ[VARIABLE] = saved
+    code = "from daemon.rules.thirteen.deal import first_seat_from_dice as f; print(f(7))"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    plain = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    mutated = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**env, VARIABLE: str(spec)},
+        check=False,
+    )
+    assert plain.stdout.strip().isdigit() and mutated.stdout.strip() == "None"
+
+
+def test_a_guard_no_test_notices_survives(tmp_path: Path) -> None:
+    """The runner says `survived` when the tests pass against the mutant: a test that never
+    takes the bank cannot notice the bank's guard gone."""
+    m = the_mutant(
+        "daemon.procedures.paigow.procedure:PaiGowProcedure._check_take_bank",
+        "Portaria 15/90/M Art. 5(2)",
+    )
+    unrelated = "tests/rules/test_paigow_tiles.py::test_art_9_2_split_chickens_count_six_and_three"
+    noticing = "tests/procedures/test_paigow_bank.py::" + (
+        "test_a_guest_declining_passes_the_bank_to_the_next_door_and_one_who_has_bet_takes_it"
+    )
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    ended: dict[int, Done] = {}
+    tasks = [Task(1, [unrelated], m), Task(2, [noticing], m)]
+    run(tasks, ROOT, tmp_path, jobs=2, timeout=300, done=lambda t, d: ended.update({t.key: d}))
+    assert ended[1].exit == 0 and read(tmp_path, 1)["failed"] is None  # survived
+    assert ended[2].exit == 1 and read(tmp_path, 2)["failed"] == noticing  # killed
+
+
+def test_tabled_trace_prove_prints_each_guard_killed_with_its_time() -> None:
+    done = tabled("trace", "--prove", "--article", "15/90/M Art. 9(2)", "--json")
+    assert done.returncode == 0, done.stderr
+    (proof,) = json.loads(done.stdout)
+    assert proof["article"] == "Portaria 15/90/M Art. 9(2)"
+    assert proof["killed"] == len(proof["mutants"]) > 0 and proof["survived"] == 0
+    assert all(m["seconds"] > 0 and m["by"].startswith("tests/") for m in proof["mutants"])
+    text = tabled("trace", "--prove", "--article", "15/90/M Art. 9(2)")
+    assert (
+        "| `daemon.rules.paigow.tiles:Tile.pips` | body -> return None | **killed** |"
+        in text.stdout
+    )
+    unknown = tabled("trace", "--prove", "--article", "15/90/M Art. 12")
+    assert unknown.returncode == 1 and unknown.stderr.startswith("tabled trace: ")
+
+
+@pytest.mark.article("15/90/M", "5(5)")
+def test_the_journal_evidence_of_co_banking_in_a_journal_a_table_wrote(tmp_path: Path) -> None:
+    journal = tmp_path / "journal"
+    config = ROOT / "config" / "paigow.toml"
+    played = tabled(
+        "run", "--config", str(config), "--journal", str(journal), "--seed", "3", "--autoplay", "8"
+    )
+    assert played.returncode == 0, played.stderr
+    lines = journal_lines(journal)
+    co_banked = [r["seq"] for r in lines if r["event"] == "bank.co_banked"]
+    inputs = [
+        r["seq"]
+        for r in lines
+        if r["event"] == "table.input" and r["payload"]["action"] == "co_bank"
+    ]
+    assert co_banked and len(inputs) == len(co_banked)
+    article = "15/90/M Art. 5(5)"
+    found = tabled("trace", "--article", article, "--journal", str(journal), "--json")
+    assert found.returncode == 0, found.stderr
+    (evidence,) = json.loads(found.stdout)
+    assert evidence["actions"] == ["co_bank"] and "bank.co_banked" in evidence["events"]
+    assert [x["seq"] for x in evidence["lines"] if x["kind"] == "event"] == co_banked
+    assert [x["seq"] for x in evidence["lines"] if x["kind"] == "input"] == inputs
+    text = tabled("trace", "--article", article, "--journal", str(journal))
+    assert f"found: {len(evidence['lines'])} lines ({len(inputs)} inputs" in text.stdout
+    assert text.stdout.startswith(f"# Portaria 15/90/M Art. 5(5) in {journal}\n")
+    missing = tabled("trace", "--article", article, "--journal", str(tmp_path / "none"))
+    assert missing.returncode == 1 and "no such journal folder" in missing.stderr
