@@ -5,8 +5,7 @@ parameter with its kind, bounds and label, the same declarations the table check
 
 from __future__ import annotations
 
-from daemon.procedures.diagram import GAMES as PROCEDURES
-from daemon.procedures.diagram import describe
+from daemon.procedures.diagram import describe, procedure_of
 from daemon.procedures.games import GAMES
 
 
@@ -17,7 +16,7 @@ def action_help(name: str) -> str | None:
         action = game.actions.get(name)
         if action is None or not action.operator or action.params is None:
             continue
-        phases = [p for p, a in PROCEDURES[game.name].transition_pairs() if a == name]
+        phases = [p for p, a in procedure_of(game.name).transition_pairs() if a == name]
         order = list(game.phases)
         phases.sort(key=lambda p: order.index(p) if p in order else len(order))
         lines = [

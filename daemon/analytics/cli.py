@@ -136,7 +136,7 @@ def findings_of(
 def run(args: argparse.Namespace) -> tuple[list[Finding], int]:
     from daemon.analytics.source import read_journal  # noqa: PLC0415 - numpy, on demand
 
-    data = read_journal(args.journal, serial=args.serial, since=args.since)
+    data = read_journal(args.journal, serial=args.serial, since=args.since, kinds=[args.kind])
     limit = int(getattr(args, "misread_limit", 1000))
     found = findings_of(args.kind, data, misread_limit=limit, by=getattr(args, "by", "shift"))
     return found, data.lines

@@ -51,17 +51,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def table_lines(
-    conn: psycopg.Connection[Any], table: str, since: datetime | None
+    conn: psycopg.Connection[Any], table: str, since: datetime | None, kind: str
 ) -> Iterator[tuple[str, bytes]]:
-    """(event, line) of the audited events of one table, in seq order, FETCH rows at a time."""
-    from daemon.analytics.source import EVENTS  # noqa: PLC0415 - numpy: only when auditing
+    """(event, line) of the events audit `kind` reads of one table, in seq order, FETCH rows
+    at a time."""
+    from daemon.analytics.source import EVENTS_BY_KIND  # noqa: PLC0415 - numpy: when auditing
 
     with conn.transaction(), conn.cursor(name="audit_lines") as cursor:
         cursor.itersize = FETCH
         cursor.execute(
             "SELECT event, line FROM journal_lines WHERE table_id = %s AND event = ANY(%s) "
             "AND ts >= %s ORDER BY seq",
-            (table, list(EVENTS), since or EPOCH),
+            (table, list(EVENTS_BY_KIND[kind]), since or EPOCH),
         )
         for event, line in cursor:
             yield event, bytes(line)
@@ -89,7 +90,9 @@ def audit(args: argparse.Namespace, dsn: str) -> tuple[list[Finding], int]:
             row[0] for row in conn.execute("SELECT table_id FROM floor_tables ORDER BY table_id")
         ]
         for table in tables:
-            data: AuditData = read_events(table_lines(conn, table, since), serial=args.serial)
+            data: AuditData = read_events(
+                table_lines(conn, table, since, args.kind), serial=args.serial
+            )
             lines += data.lines
             if args.kind == "hold":
                 rounds += data.rounds

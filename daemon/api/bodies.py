@@ -56,6 +56,16 @@ class ActionsBody(BaseModel):
     legal: list[str]
     catalog: list[dict[str, Any]]
     console_idle_seconds: int = Field(description="the console signs out after this idle time")
+    game: str | None = Field(None, description="the game the table plays")
+    phases: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="the game's phases in order: name, label_en/zh, next_en/zh",
+    )
+    events: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="every journal event the table writes: name, label_en/zh, phase_after, "
+        "closes_round, opens, by (docs/api.md)",
+    )
 
 
 class DevicesBody(BaseModel):

@@ -14,17 +14,19 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from daemon.journal.format import Record
+from daemon.procedures.games import GAMES
 
-# The phase a table is in after these events, where the event does not name it itself.
-PHASE_AFTER = {
-    "table.tilted": "TILT",
-    "table.held": "HOLD",
-    "table.recovered": "HOLD",
-    "bets.closed": "SHAKING",
-    "dice.landed": "DEALING",
-    "round.settled": "ROUND_OVER",
-    "round.voided": "ROUND_OVER",
-}
+
+def phase_after(game: str | None, event: str) -> str | None:
+    """The phase a table is in after `event`, as its game declares it (`Event.phase_after`;
+    None: the event alone does not say). A table whose game is not known yet (no
+    `table.started` line seen) gets the phase only where every game declares the same."""
+    found = GAMES.get(game) if game is not None else None
+    if found is not None:
+        declared = found.events.get(event)
+        return None if declared is None else declared.phase_after
+    phases = {g.events[event].phase_after if event in g.events else None for g in GAMES.values()}
+    return phases.pop() if len(phases) == 1 else None
 
 
 def _round_text(value: str | int | None) -> str | None:
@@ -68,8 +70,9 @@ class _TableState:
             if isinstance(procedure, Mapping) and isinstance(procedure.get("phase"), str):
                 self.phase = procedure["phase"]
                 self.game = _text(procedure.get("game")) or self.game
-        if event in PHASE_AFTER:
-            self.phase = PHASE_AFTER[event]
+        after = phase_after(self.game, event)
+        if after is not None:
+            self.phase = after
         if event in ("table.tilted", "table.held"):
             self.state = "tilted" if event == "table.tilted" else "held"
             self.reason = f"{payload.get('device', '?')}: {payload.get('fault', '?')}"

@@ -150,8 +150,9 @@ async def events(
     rows = await store.query(
         "SELECT l.seq, l.ts, l.event, l.round, l.actor, l.line, "
         "coalesce(r.status IN ('settled', 'voided'), l.round IS NULL OR l.round = '0') "
-        "AS closed FROM journal_lines l LEFT JOIN rounds r "
-        "ON r.table_id = l.table_id AND r.round = l.round WHERE l.table_id = %s "
+        "AS closed, t.game AS game FROM journal_lines l LEFT JOIN rounds r "
+        "ON r.table_id = l.table_id AND r.round = l.round "
+        "LEFT JOIN floor_tables t ON t.table_id = l.table_id WHERE l.table_id = %s "
         "AND (%s::text IS NULL OR l.round = %s) AND (%s::bigint IS NULL OR l.seq < %s) "
         "ORDER BY l.seq DESC LIMIT %s",
         (table, round_, round_, before, before, limit),
@@ -160,7 +161,16 @@ async def events(
     for row in rows:
         line = bytes(row.pop("line"))
         payload = json.loads(line)["payload"]
-        shown, hidden = visible_payload(role, row["event"], payload, bool(row["closed"]))
+        # The table's own game's rule (what its `table.started` said), every game's when it is
+        # not known yet: another game's names for its hands do not hide this one's settings.
+        game = row.pop("game")
+        shown, hidden = visible_payload(
+            role,
+            row["event"],
+            payload,
+            bool(row["closed"]),
+            game if isinstance(game, str) else None,
+        )
         out.append(
             {
                 **{k: v for k, v in row.items() if k != "closed"},

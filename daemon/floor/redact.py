@@ -6,9 +6,12 @@ docs/visibility.md), the same rule the table's own API applies: while a round is
 face-down card or tile is served to no role; what the game opened (a card or tile dealt face
 up, Thirteen's banker's hand once opened, a Pai Gow hand from its own opening) is served to all;
 once the round is closed (settled or voided) `surveillance`, `audit` and `admin` see it whole,
-and `pit` still only what was opened. A floor row names no game, so every game's declaration
-applies (their events do not clash). The raw line bytes, which carry every card, are served
-only to those who may see the whole of the round, once it is closed.
+and `pit` still only what was opened. A row is read by the rule of its table's game (the floor
+learns it from the table's `table.started`); only a table whose game is not known yet gets every
+game's rules at once (their events do not clash, but one game's name for a hand may be another's
+setting: Pai Gow's `settings` are hands, Thirteen's the table's configuration). The raw line
+bytes, which carry every card, are served only to those who may see the whole of the round, once
+it is closed.
 """
 
 from __future__ import annotations
@@ -27,11 +30,16 @@ def sees_raw_lines(role: str, round_closed: bool = False) -> bool:
 
 
 def visible_payload(
-    role: str, event: str, payload: Mapping[str, Any], round_closed: bool
+    role: str,
+    event: str,
+    payload: Mapping[str, Any],
+    round_closed: bool,
+    game: str | None = None,
 ) -> tuple[dict[str, Any], bool]:
-    """(the payload this role may see, whether anything was hidden)."""
+    """(the payload this role may see, whether anything was hidden), by the rule of the
+    table's `game` (every game's at once when it is not known)."""
     record = redact_record(
-        None, {"event": event, "payload": payload}, role, round_closed=round_closed
+        game, {"event": event, "payload": payload}, role, round_closed=round_closed
     )
     shown: dict[str, Any] = record["payload"]
     return shown, shown != payload

@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from daemon.config import ConfigError
+from daemon.procedures.stakes import Stakes
 
 if TYPE_CHECKING:
     from daemon.config import TableConfig
     from daemon.procedures.base import Procedure
-    from daemon.procedures.stakes import Stakes
 
 
 def build(config: TableConfig) -> Procedure:
@@ -26,7 +26,7 @@ def build(config: TableConfig) -> Procedure:
     the dice) must be configured, else `ConfigError`; of the other devices the game's procedure
     knows (the timer bell), those configured join the check before opening.
     """
-    from daemon.procedures.games import GAMES  # noqa: PLC0415 - the games' data, light
+    from daemon.procedures.games import GAMES  # noqa: PLC0415 - the games import this package
 
     game = GAMES.get(config.game)
     if game is None:
@@ -38,37 +38,11 @@ def build(config: TableConfig) -> Procedure:
             f"{config.source}: a {config.game} table needs [devices.{'], [devices.'.join(missing)}]"
         )
     devices = tuple(d for d in game.devices if d in configured)
-    if config.game == "paigow":
-        procedure = paigow_procedure(config, devices)
-        procedure.stakes = table_stakes(config)  # bets in table units (procedures/stakes.py)
-        return procedure
-    return thirteen_procedure(config, devices)
+    if game.procedure is None:
+        raise ConfigError(f"{config.game!r} declares no procedure")
+    return game.procedure.from_config(config, devices)
 
 
 def table_stakes(config: TableConfig) -> Stakes:
     """The table's unit of money and limits (`[table]` unit, currency, min_bet, max_bet)."""
-    from daemon.procedures.stakes import Stakes  # noqa: PLC0415
-
     return Stakes(config.unit, config.currency, config.min_bet, config.max_bet)
-
-
-def thirteen_procedure(config: TableConfig, devices: tuple[str, ...]) -> Procedure:
-    from daemon.procedures.thirteen import ThirteenProcedure  # noqa: PLC0415 - one game only
-
-    return ThirteenProcedure(
-        config.table_id,
-        ruleset=config.ruleset,
-        devices=devices,
-        stakes=table_stakes(config),
-        rules=config.rules,
-        shaker=config.shaker,
-        timer_in_hold=config.timer_in_hold,
-    )
-
-
-def paigow_procedure(config: TableConfig, devices: tuple[str, ...]) -> Procedure:
-    from daemon.procedures.paigow import PaiGowProcedure  # noqa: PLC0415 - one game only
-
-    return PaiGowProcedure(
-        config.table_id, hands=config.paigow_hands, ruleset=config.ruleset, devices=devices
-    )

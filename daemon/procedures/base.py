@@ -24,7 +24,7 @@ Actors are written `role` or `role:id` (`dealer:D17`, `device:shoe_reader`, `sys
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from daemon.procedures.checkpoint import clone
 from daemon.procedures.common import (
@@ -38,10 +38,12 @@ from daemon.procedures.common import (
 )
 from daemon.procedures.engine import (
     DeviceCommand,
+    Hooks,
     Input,
     JournalEvent,
     Outcome,
     Violation,
+    bind,
     replay,
     role_of,
 )
@@ -57,6 +59,9 @@ from daemon.procedures.payload import (
 )
 from daemon.procedures.spec import ROLES, Action
 from daemon.procedures.stakes import Stakes
+
+if TYPE_CHECKING:
+    from daemon.config import TableConfig
 
 __all__ = [
     "HOUSE_DICE",
@@ -98,6 +103,12 @@ class Procedure(WithOverrides):
     that changes state and emits events and commands. Conditions in `TRANSITIONS` read the
     state after `_apply_`; the engine checks the declared parameters before `_check_`.
     """
+
+    @classmethod
+    def from_config(cls, config: TableConfig, devices: tuple[str, ...]) -> Procedure:
+        """The procedure a table's configuration describes, with the devices configured of those
+        the game knows (`daemon.procedures.build`); each game's procedure says how."""
+        raise NotImplementedError
 
     def snapshot(self) -> dict[str, Any]:
         """Everything the round holds, JSON-able; equal snapshots mean equal procedures."""
@@ -270,3 +281,13 @@ class Procedure(WithOverrides):
         else:
             self.command("dice_shaker", "shake")
         return throw
+
+    # Each action's check, effect and readiness, bound here by name once and for all (the
+    # engine merges the layers' tables, the game's last: `Engine.hooks`).
+    HOOKS: ClassVar[Mapping[str, Hooks]] = bind(
+        device_identified=Hooks(check=_check_device_identified, apply=_apply_device_identified),
+        open_table=Hooks(check=_check_open_table, apply=_apply_open_table),
+        withdraw_bet=Hooks(check=_check_withdraw_bet, apply=_apply_withdraw_bet),
+        move_bet=Hooks(check=_check_move_bet, apply=_apply_move_bet),
+        dice_landed=Hooks(apply=_apply_dice_landed),
+    )

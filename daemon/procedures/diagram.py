@@ -19,12 +19,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from daemon.procedures.base import Procedure
-from daemon.procedures.games import GAMES as GAME_DATA
-from daemon.procedures.paigow import PaiGowProcedure
+from daemon.procedures.games import GAMES
 from daemon.procedures.spec import Param
-from daemon.procedures.thirteen import ThirteenProcedure
 
-GAMES: dict[str, type[Procedure]] = {"thirteen": ThirteenProcedure, "paigow": PaiGowProcedure}
+
+def procedure_of(game: str) -> type[Procedure]:
+    """The procedure class the game declares (`Game.procedure`)."""
+    cls = GAMES[game].procedure
+    if cls is None:
+        raise ValueError(f"{game} declares no procedure")
+    return cls
+
+
 FAULT_TRIGGERS = frozenset(
     {
         "fault_reported",
@@ -52,11 +58,15 @@ _PHASES = re.compile(
     r"(<!-- phases:(?P<game>\w+) -->\n).*?(<!-- /phases -->)",
     re.DOTALL,
 )
+_EVENTS = re.compile(
+    r"(<!-- events:(?P<game>\w+) -->\n).*?(<!-- /events -->)",
+    re.DOTALL,
+)
 
 
 def edges(game: str, faults: bool = True) -> list[tuple[str, str, str]]:
     """(source, dest, label) from the machine; labels join the triggers of one edge."""
-    procedure = GAMES[game]()
+    procedure = procedure_of(game)()
     machine = procedure.machine
     grouped: dict[tuple[str, str], list[str]] = {}
     for trigger, event in machine.events.items():
@@ -77,12 +87,12 @@ def edges(game: str, faults: bool = True) -> list[tuple[str, str, str]]:
 
 
 def states(game: str, faults: bool = True) -> list[str]:
-    names = list(GAMES[game]().machine.states)
+    names = list(procedure_of(game)().machine.states)
     return [n for n in names if faults or n not in FAULT_PHASES]
 
 
 def mermaid(game: str, faults: bool = True) -> str:
-    cls = GAMES[game]
+    cls = procedure_of(game)
     lines = ["stateDiagram-v2", f"  [*] --> {cls.INITIAL.name}"]
     lines += [f"  {source} --> {dest}: {label}" for source, dest, label in edges(game, faults)]
     return "\n".join(lines) + "\n"
@@ -137,7 +147,7 @@ def portrait_edges(game: str) -> list[tuple[str, str, str]]:
 def dot(game: str, faults: bool = True) -> str:
     """Graphviz source, drawn top to bottom to fit a portrait page: HOLD and TILT, reachable from
     every phase, are folded (`portrait_edges`)."""
-    cls = GAMES[game]
+    cls = procedure_of(game)
     lines = [
         f'digraph "{game}" {{',
         # A4 inside its margins, taller than wide (docs/procedures.md): the layout is stretched
@@ -162,7 +172,7 @@ def dot(game: str, faults: bool = True) -> str:
 
 def actions_table(game: str) -> str:
     """The game's actions as a Markdown table: who sends each, from which phases, which article."""
-    cls = GAMES[game]
+    cls = procedure_of(game)
     sources: dict[str, list[str]] = {}
     for phase, action in cls.transition_pairs():
         sources.setdefault(action, []).append(phase)
@@ -211,15 +221,30 @@ def describe(param: Param) -> str:
 def phases_table(game: str) -> str:
     """What the dealer reads in each phase, in both languages (the console's hint line)."""
     lines = ["| phase | label | next |", "|---|---|---|"]
-    for name, text in GAME_DATA[game].phases.items():
+    for name, text in GAMES[game].phases.items():
         lines.append(
             f"| `{name}` | {text.label_en} / {text.label_zh} | {text.next_en} / {text.next_zh} |"
         )
     return "\n".join(lines) + "\n"
 
 
+def events_table(game: str) -> str:
+    """The journal events a table of the game writes, as declared (`Game.events`)."""
+    lines = [
+        "| event | label | phase after | closes the round | opens | journaled by |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, event in GAMES[game].events.items():
+        lines.append(
+            f"| `{name}` | {event.label_en} / {event.label_zh} | {event.phase_after or '-'} "
+            f"| {'yes' if event.closes_round else '-'} | {event.opens or '-'} | {event.by} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def update_doc(text: str) -> str:
-    """The Markdown with each generated block (diagrams, action tables) regenerated."""
+    """The Markdown with each generated block (diagrams, phase, action and event tables)
+    regenerated."""
 
     def diagram_block(match: re.Match[str]) -> str:
         game, view = match.group("game"), match.group("view")
@@ -232,7 +257,10 @@ def update_doc(text: str) -> str:
     def phases_block(match: re.Match[str]) -> str:
         return f"{match.group(1)}{phases_table(match.group('game'))}{match.group(3)}"
 
-    text = _PHASES.sub(phases_block, text)
+    def events_block(match: re.Match[str]) -> str:
+        return f"{match.group(1)}{events_table(match.group('game'))}{match.group(3)}"
+
+    text = _EVENTS.sub(events_block, _PHASES.sub(phases_block, text))
     return _ACTIONS.sub(actions_block, _BLOCK.sub(diagram_block, text))
 
 

@@ -37,7 +37,7 @@ from daemon.procedures.common import HOUSE_FAULTS, HOUSE_ROLES, check_device_fac
 from daemon.procedures.machine import PhaseMachine
 from daemon.procedures.payload import Refused, check_params
 from daemon.procedures.records import Fault
-from daemon.procedures.spec import Action
+from daemon.procedures.spec import Action, Event
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,26 @@ _CERTAIN: dict[type[Engine], frozenset[tuple[str, str]]] = {}
 _ROWS: dict[type[Engine], list[dict[str, Any]]] = {}
 # An action's check or effect, called on the procedure with the payload and the input's time.
 Hook = Callable[[Any, Mapping[str, Any], float], None]
-_HOOKS: dict[type[Engine], Mapping[str, tuple[Hook | None, Hook | None]]] = {}
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """An action's code in a procedure, bound by the class that defines it (`HOOKS`): `check`
+    refuses a bad input (raises `Refused`) before anything changes, `apply` changes the round
+    and emits its events and commands, `ready` says whether the round's state leaves anything
+    for the action to take (its phase aside); each None where the action needs none."""
+
+    check: Hook | None = None
+    apply: Hook | None = None
+    ready: Callable[[Any], bool] | None = None
+
+
+def bind(**hooks: Hooks) -> dict[str, Hooks]:
+    """A layer's table of hooks, by action name (`HOOKS = bind(place_bet=Hooks(...), ...)`)."""
+    return hooks
+
+
+_HOOKS: dict[type[Engine], Mapping[str, Hooks]] = {}
 
 
 class Engine:
@@ -149,6 +168,11 @@ class Engine:
     TRANSITIONS: ClassVar[list[dict[str, Any]]]
     ACTIONS: ClassVar[Mapping[str, Action]]
     INITIAL: ClassVar[Enum]
+    # Every journal event the game declares (`daemon.procedures.spec.Event`): `emit` refuses
+    # any other name.
+    EVENTS: ClassVar[Mapping[str, Event]] = {}
+    # Each layer's and the game's own hooks, by action (`bind`); merged by `hooks()`.
+    HOOKS: ClassVar[Mapping[str, Hooks]] = {}
 
     state: Enum
 
@@ -207,7 +231,7 @@ class Engine:
         self._input = Input(action, actor, payload, now)
         self._target = None
         try:
-            apply = (_HOOKS.get(cls) or cls.hooks())[action][1]
+            apply = (_HOOKS.get(cls) or cls.hooks())[action].apply
             if apply is not None:
                 apply(self, payload, now)
             fired = self.machine.events[action].trigger(self)
@@ -247,8 +271,8 @@ class Engine:
         """Whether the round's state lets `action` be taken, its phase aside; an action without
         a `_ready_<action>` hook always can. Not offered means refused: the action's check
         refuses it in the same state."""
-        hook: Callable[[], bool] | None = getattr(self, f"_ready_{action}", None)
-        return hook is None or hook()
+        hooks = (_HOOKS.get(type(self)) or type(self).hooks()).get(action)
+        return hooks is None or hooks.ready is None or hooks.ready(self)
 
     # ---- checkpoints ---------------------------------------------------------------------------
 
@@ -338,15 +362,23 @@ class Engine:
         return cached
 
     @classmethod
-    def hooks(cls) -> Mapping[str, tuple[Hook | None, Hook | None]]:
-        """Each action's `_check_<action>` and `_apply_<action>` (None where it has none), as
-        the class defines them: looked up once, not by name on every input."""
+    def hooks(cls) -> Mapping[str, Hooks]:
+        """Each declared action's hooks: the `HOOKS` tables of the class and its layers, the
+        most derived binding of each of check, apply and ready winning. A hook bound to an
+        action the game does not declare is an error (a name mistyped, an action renamed)."""
         cached = _HOOKS.get(cls)
         if cached is None:
-            cached = _HOOKS[cls] = {
-                name: (getattr(cls, f"_check_{name}", None), getattr(cls, f"_apply_{name}", None))
-                for name in cls.ACTIONS
-            }
+            merged: dict[str, Hooks] = {}
+            for klass in reversed(cls.__mro__):
+                for name, bound in vars(klass).get("HOOKS", {}).items():
+                    old = merged.get(name, _NO_HOOKS)
+                    merged[name] = Hooks(
+                        bound.check or old.check, bound.apply or old.apply, bound.ready or old.ready
+                    )
+            stray = sorted(set(merged) - set(cls.ACTIONS))
+            if stray:
+                raise TypeError(f"{cls.__name__} binds hooks of undeclared actions: {stray}")
+            cached = _HOOKS[cls] = {name: merged.get(name, _NO_HOOKS) for name in cls.ACTIONS}
         return cached
 
     def _take_back(self, kept: Mapping[str, Any]) -> None:
@@ -424,7 +456,7 @@ class Engine:
         if pending is not None:
             raise pending
         check_params(spec, payload)
-        check = (_HOOKS.get(type(self)) or type(self).hooks())[action][0]
+        check = (_HOOKS.get(type(self)) or type(self).hooks())[action].check
         if check is not None:
             try:
                 check(self, payload, now)
@@ -442,7 +474,11 @@ class Engine:
         return ", ".join(f"{d}: {f['fault']}" for d, f in sorted(self.faults.items())) or "no fault"
 
     def emit(self, name: str, **payload: Any) -> None:
-        """A journal event of the input being handled; a commit point when its action is."""
+        """A journal event of the input being handled; a commit point when its action is. Only
+        an event the game declares (`EVENTS`): any other name is a fault of the code, raised
+        (the input is taken back whole, `handle`)."""
+        if name not in type(self).EVENTS:
+            raise UndeclaredEvent(f"{type(self).GAME} does not declare the event {name!r}")
         actor, commit = "system", True
         if self._input is not None:
             actor, commit = self._input.actor, type(self).ACTIONS[self._input.action].commit
@@ -452,6 +488,13 @@ class Engine:
 
     def command(self, device: str, command: str, **args: Any) -> None:
         self._commands.append(DeviceCommand(device, command, args))
+
+
+class UndeclaredEvent(ValueError):
+    """A procedure emitted an event its game does not declare."""
+
+
+_NO_HOOKS = Hooks()
 
 
 def replay(procedure: Engine, inputs: Iterable[Input]) -> Engine:

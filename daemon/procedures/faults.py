@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal
 
 from daemon.procedures.checkpoint import clone
 from daemon.procedures.common import HOUSE_FAULTS, HOUSE_VOID
-from daemon.procedures.engine import Engine
+from daemon.procedures.engine import Engine, Hooks, bind
 from daemon.procedures.payload import Refused, text
 
 
@@ -223,3 +223,16 @@ class WithFaults(Engine):
         self.faults, self.suspended, self.resume_to = {}, None, None
         self._target = "VOIDED"
         self._on_void(now)
+
+    # Each action's check, effect and readiness, bound here by name once and for all (the
+    # engine merges the layers' tables, the game's last: `Engine.hooks`).
+    HOOKS: ClassVar[Mapping[str, Hooks]] = bind(
+        fault_reported=Hooks(check=_check_fault_reported, apply=_apply_fault_reported),
+        door_opened=Hooks(check=_check_door_opened, apply=_apply_door_opened),
+        link_lost=Hooks(check=_check_link_lost, apply=_apply_link_lost),
+        recovered=Hooks(apply=_apply_recovered),
+        device_healthy=Hooks(check=_check_device_healthy, apply=_apply_device_healthy),
+        clear_hold=Hooks(check=_check_clear_hold, apply=_apply_clear_hold),
+        clear_tilt=Hooks(check=_check_clear_tilt, apply=_apply_clear_tilt),
+        hold_table=Hooks(check=_check_hold_table, apply=_apply_hold_table),
+    )

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from daemon.procedures.checkpoint import clone
 from daemon.procedures.common import HOUSE_FAULTS, HOUSE_OVERRIDE, HOUSE_VOID, VOIDS
+from daemon.procedures.engine import Hooks, bind
 from daemon.procedures.faults import WithFaults
 from daemon.procedures.payload import Refused, need, text
 
@@ -296,3 +297,20 @@ class WithOverrides(WithFaults):
 
     def _apply_override(self, pending: Mapping[str, Any], now: float) -> None:
         raise NotImplementedError
+
+    # Each action's check, effect and readiness, bound here by name once and for all (the
+    # engine merges the layers' tables, the game's last: `Engine.hooks`).
+    HOOKS: ClassVar[Mapping[str, Hooks]] = bind(
+        approve_override=Hooks(
+            check=_check_approve_override,
+            apply=_apply_approve_override,
+            ready=_ready_approve_override,
+        ),
+        reject_override=Hooks(
+            check=_check_reject_override, apply=_apply_reject_override, ready=_ready_reject_override
+        ),
+        replace_device=Hooks(
+            check=_check_replace_device, apply=_apply_replace_device, ready=_ready_replace_device
+        ),
+        void_round=Hooks(check=_check_void_round, apply=_apply_void_round, ready=_ready_void_round),
+    )

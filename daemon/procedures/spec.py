@@ -18,11 +18,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from daemon.procedures.base import Procedure
 
 ParamKind = Literal["int", "str", "bool", "list[int]", "list[str]"]
 ROLES = ("dealer", "supervisor", "device", "system")
 OPERATOR_ROLES = frozenset({"dealer", "supervisor"})
+
+
+# What a journal event opens of the round's face-down cards or tiles, by the game's rule (the
+# game's `Visibility.reveal` applies it): `face_up` the card it names when the event says it
+# lies face up (Thirteen Art. 4), `shown` the tile it names, shown face up to all (Pai Gow Art.
+# 4), `banker` the banker's hand, `door` the hand of the door it names, `all` every hand,
+# `settled` the hands the settlement compares; `deck` closes again what lay face up, the cards
+# going back into the deck unseen (Thirteen's voided deal, Art. 4: a card seen face up in it
+# is dealt again face down). Nothing else opens a card: not how its payload is shaped (a card
+# entered by hand is as face down as the one the reader missed).
+Opens = Literal["face_up", "shown", "banker", "door", "all", "settled", "deck"]
+OPENS: tuple[Opens, ...] = ("face_up", "shown", "banker", "door", "all", "settled", "deck")
 
 
 @dataclass(frozen=True)
@@ -58,6 +73,9 @@ class Action:
     label_en: str = ""
     label_zh: str = ""
     params: Mapping[str, Param] | None = None
+    # What its journaled input (`table.input`) opens of the face-down cards or tiles, by the
+    # game's rule (Pai Gow's `open_hand`: the door it names); None: nothing.
+    opens: Opens | None = None
 
     @property
     def operator(self) -> bool:
@@ -68,6 +86,50 @@ class Action:
     def requires_reason(self) -> bool:
         """A supervisor's step is journaled with the reason given for it."""
         return "supervisor" in self.roles
+
+
+@dataclass(frozen=True)
+class Event:
+    """One kind of journal line a table of the game writes, declared like an action: its name,
+    its labels (the console's journal, the floor), the phase the table is in after it where
+    the event alone says so (None: the phase comes from elsewhere, a later event or the
+    payload's own `phase`), whether it closes its round (the round is settled or void: its
+    cards go whole to the review audience), and what it opens of the face-down cards or tiles
+    (`Opens`; None: nothing). Every line of a round is served through the one redaction
+    (`daemon.procedures.visibility`): a card or tile it carries is hidden unless the game has
+    opened it by one of these declared rules. `by` says who journals it: the game's procedure
+    (`procedure`, through `Engine.emit`, which refuses a name not declared), or the table
+    around it (`table`: the runtime, devices, journal, API process)."""
+
+    name: str
+    label_en: str
+    label_zh: str
+    phase_after: str | None = None
+    closes_round: bool = False
+    opens: Opens | None = None
+    by: Literal["procedure", "table"] = "procedure"
+
+    def as_json(self) -> dict[str, Any]:
+        """What the API serves of it (`GET /api/actions`, `events`)."""
+        return {
+            "name": self.name,
+            "label_en": self.label_en,
+            "label_zh": self.label_zh,
+            "phase_after": self.phase_after,
+            "closes_round": self.closes_round,
+            "opens": self.opens,
+            "by": self.by,
+        }
+
+
+def events(*declared: Event) -> dict[str, Event]:
+    """Events keyed by name, in the order declared; a name declared twice is an error."""
+    out: dict[str, Event] = {}
+    for event in declared:
+        if event.name in out:
+            raise ValueError(f"event {event.name} declared twice")
+        out[event.name] = event
+    return out
 
 
 @dataclass(frozen=True)
@@ -128,20 +190,24 @@ class Visibility:
 
     `hand_keys` are the payload keys whose values are cards or tiles (a string, a list, rows of
     them): hidden unless opened. `public_keys` hold cards or tiles lying face up for everyone.
+    `unseen_keys` hold cards that went back unseen (a voided deal's): hidden whatever the round
+    has opened since (until the round is closed, to the review audience).
     `pattern` finds one card or tile written in free text (a fault, a refusal's reason). `unique`
     says every card is one of a kind, so a face-up card may be recognised by its value alone
     (cards: yes; tiles come in pairs: no). `opened(snapshot)` reads what the game has opened
-    from its procedure's snapshot; `reveal(revealed, event, payload)` what one journal event
-    opens; `seat_of(event, payload)` whose hand an event's cards are when its payload names no
-    seat (None: unknown)."""
+    from its procedure's snapshot; `reveal(revealed, opens, payload)` what a journal event (or
+    a journaled input) opens by the rule it declares (`Event.opens`, `Action.opens`), and
+    nothing else decides it; `seat_of(event, payload)` whose hand an event's cards are when its
+    payload names no seat (None: unknown)."""
 
     hand_keys: frozenset[str]
     public_keys: frozenset[str]
     pattern: str
     unique: bool
     opened: Callable[[Mapping[str, Any]], Revealed]
-    reveal: Callable[[Revealed, str, Mapping[str, Any]], None]
+    reveal: Callable[[Revealed, Opens, Mapping[str, Any]], None]
     seat_of: Callable[[str, Mapping[str, Any]], Seat | None]
+    unseen_keys: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -158,6 +224,13 @@ class Game:
     required_devices: tuple[str, ...] = ()
     # What a person may see of its cards or tiles (issue 9); None: every game's rules at once.
     visibility: Visibility | None = None
+    # The journal events its table writes (`Event`): its procedure's, the shared layers' and
+    # the table's around it (daemon/procedures/events.py).
+    events: Mapping[str, Event] = field(default_factory=dict)
+    # The procedure that plays it (`daemon.procedures.base.Procedure`), its class: what
+    # `daemon.procedures.build` makes for a table of this game, and what the diagrams, the
+    # docs and the tests read its machine from.
+    procedure: type[Procedure] | None = None
 
     def phase_text(self, phase: str) -> PhaseText:
         return self.phases.get(phase) or PhaseText(phase, phase, "", "")

@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from daemon.procedures.events import INPUT_EVENT
 from daemon.procedures.games import GAMES
 from daemon.procedures.spec import BANKER, HIDDEN, Game, Revealed, Seat, Visibility
 
@@ -50,13 +51,11 @@ TABLE = "table"
 # the floor's auditors. Every other role (dealer, pit, a trainer, one not known) sees only what
 # the game opened.
 SEES_CLOSED_ROUNDS = frozenset({"supervisor", "surveillance", "admin", "audit"})
-# Events that close their round, in every game.
-CLOSING_EVENTS = frozenset({"round.settled", "round.voided", "bets.returned"})
 # A journal record's digests: its line's SHA-256 and the line before's. Served only with a
 # record shown whole (`without_digests`).
 DIGESTS = frozenset({"hash", "prev"})
 
-_EVERY_GAME = tuple(g.visibility for g in GAMES.values() if g.visibility is not None)
+_EVERY_GAME = tuple(g for g in GAMES.values() if g.visibility is not None)
 
 
 def audience(role: str) -> str:
@@ -64,12 +63,18 @@ def audience(role: str) -> str:
     return REVIEW if role in SEES_CLOSED_ROUNDS else TABLE
 
 
-def rules_of(game: Game | str | None) -> tuple[Visibility, ...]:
+def rules_of(game: Game | str | None) -> tuple[Game, ...]:
     """A game's declaration; every game's at once when the game is not known (the floor)."""
     found = GAMES.get(game) if isinstance(game, str) else game
     if found is not None and found.visibility is not None:
-        return (found.visibility,)
+        return (found,)
     return _EVERY_GAME
+
+
+def _visibility(game: Game) -> Visibility:
+    if game.visibility is None:  # rules_of returns only games that declare it
+        raise ValueError(f"{game.name} declares no visibility")
+    return game.visibility
 
 
 def opened(game: Game | str | None, snapshot: Mapping[str, Any]) -> Revealed:
@@ -77,13 +82,38 @@ def opened(game: Game | str | None, snapshot: Mapping[str, Any]) -> Revealed:
     rules = rules_of(game if game is not None else str(snapshot.get("game", "")))
     if len(rules) != 1:
         return Revealed()
-    return rules[0].opened(snapshot)
+    return _visibility(rules[0]).opened(snapshot)
+
+
+def _opens(game: Game, event: str) -> str | None:
+    declared = game.events.get(event)
+    return None if declared is None else declared.opens
+
+
+def learn(games: Sequence[Game], revealed: Revealed, event: str, payload: Any) -> None:
+    """What one journal line opens of its round, and whether it closes it, by the rule each
+    game declares of that event (`Game.events`: `Event.opens`, `Event.closes_round`; for a
+    journaled input, `Action.opens`), never by the payload's shape."""
+    for game in games:
+        declared = game.events.get(event)
+        if declared is None:
+            continue
+        if declared.closes_round:
+            revealed.closed = True
+        opens, given = declared.opens, payload
+        if event == INPUT_EVENT and isinstance(payload, Mapping):
+            action = game.actions.get(str(payload.get("action")))
+            opens, given = (action.opens if action else None), payload.get("payload")
+        if opens is not None and isinstance(given, Mapping):
+            _visibility(game).reveal(revealed, opens, given)
 
 
 class _Redactor:
-    def __init__(self, rules: Sequence[Visibility], revealed: Revealed) -> None:
+    def __init__(self, games: Sequence[Game], revealed: Revealed) -> None:
+        rules = [_visibility(g) for g in games]
         self.hand_keys = frozenset().union(*(r.hand_keys for r in rules))
         self.public_keys = frozenset().union(*(r.public_keys for r in rules))
+        self.unseen_keys = frozenset().union(*(r.unseen_keys for r in rules))
         self.revealed = revealed
         self.unique = [re.compile(r.pattern) for r in rules if r.unique]
         self.tokens = re.compile("|".join(f"(?:{r.pattern})" for r in rules))
@@ -96,6 +126,16 @@ class _Redactor:
             return True
         # A face-up card is known by its value where cards are one of a kind.
         return value in self.face_up and any(p.fullmatch(value) for p in self.unique)
+
+    def unseen(self, value: Any) -> Any:
+        """Every card or tile in `value` hidden, its shape kept (a voided deal's)."""
+        if isinstance(value, Mapping):
+            return {key: self.unseen(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.unseen(item) for item in value]
+        if isinstance(value, str) and self.tokens.fullmatch(value):
+            return self.hide()
+        return value
 
     def hide(self) -> str:
         self.hid = True
@@ -112,6 +152,8 @@ class _Redactor:
             for key, item in value.items():
                 if key in self.public_keys:
                     out[key] = item
+                elif key in self.unseen_keys:
+                    out[key] = self.unseen(item)
                 else:
                     out[key] = self.walk(item, seats, in_hand or key in self.hand_keys)
             return out
@@ -163,7 +205,7 @@ def redact_record(
 
 
 def _redact_record(
-    rules: Sequence[Visibility],
+    rules: Sequence[Game],
     record: Mapping[str, Any],
     role: str,
     round_closed: bool,
@@ -172,14 +214,13 @@ def _redact_record(
     event, payload = str(record.get("event", "")), record.get("payload")
     base = revealed or Revealed()
     own = Revealed(base.closed, base.all_open, set(base.seats), list(base.face_up))
-    if isinstance(payload, Mapping):
-        for rule in rules:
-            rule.reveal(own, event, payload)
-    if (round_closed or own.closed or event in CLOSING_EVENTS) and audience(role) == REVIEW:
+    learn(rules, own, event, payload)
+    if (round_closed or own.closed) and audience(role) == REVIEW:
         return dict(record), False
     if not isinstance(payload, Mapping):
         return {key: value for key, value in record.items() if key not in DIGESTS}, False
-    seats = frozenset(s for s in (rule.seat_of(event, payload) for rule in rules) if s is not None)
+    of = (_visibility(game).seat_of(event, payload) for game in rules)
+    seats = frozenset(s for s in of if s is not None)
     redactor = _Redactor(rules, own)
     shown = redactor.walk(payload, seats, False)
     return without_digests(record, shown), redactor.hid
@@ -208,6 +249,10 @@ class Seen:
             game = str(state.get("game", ""))
         self.rules = rules_of(game)
         self.rounds: dict[str, Revealed] = {}
+        # A round's deals voided so far: (the seq of the `deck` line, what the voided deal had
+        # opened), so its records are shown with that, not with what the next deal opens.
+        self.voided: dict[str, list[tuple[int, Revealed]]] = {}
+        self.own: dict[str, Revealed] = {}
         self.latest: int | None = None
         if state is not None:
             self.rounds[str(state.get("round"))] = Revealed.from_json(state.get("revealed"))
@@ -220,13 +265,25 @@ class Seen:
     def learn(self, record: Mapping[str, Any]) -> None:
         round_id = record.get("round")
         revealed = self.rounds.setdefault(str(round_id), Revealed())
-        event, payload = str(record.get("event", "")), record.get("payload")
-        if isinstance(payload, Mapping):
-            for rule in self.rules:
-                rule.reveal(revealed, event, payload)
-        if event in CLOSING_EVENTS:
-            revealed.closed = True
+        # What the records alone have opened (the state's `revealed` is the deal now's).
+        own = self.own.setdefault(str(round_id), Revealed())
+        event, seq = str(record.get("event", "")), record.get("seq")
+        if isinstance(seq, int) and any(_opens(game, event) == "deck" for game in self.rules):
+            kept = Revealed(own.closed, own.all_open, set(own.seats))
+            kept.face_up = list(own.face_up)
+            self.voided.setdefault(str(round_id), []).append((seq, kept))
+        learn(self.rules, revealed, event, record.get("payload"))
+        learn(self.rules, own, event, record.get("payload"))
         self._later(round_id)
+
+    def _revealed(self, record: Mapping[str, Any]) -> Revealed | None:
+        """What the game had opened of the deal `record` belongs to."""
+        round_id, seq = str(record.get("round")), record.get("seq")
+        if isinstance(seq, int):
+            for until, kept in self.voided.get(round_id, ()):
+                if seq < until:
+                    return kept
+        return self.rounds.get(round_id)
 
     def closed(self, round_id: Any) -> bool:
         """A round is closed once settled or voided, or once a later round has begun."""
@@ -239,7 +296,7 @@ class Seen:
         """`record` as `role` may see it, with what is known of its round."""
         round_id = record.get("round")
         return _redact_record(
-            self.rules, record, role, self.closed(round_id), self.rounds.get(str(round_id))
+            self.rules, record, role, self.closed(round_id), self._revealed(record)
         )[0]
 
     def redact(self, record: Mapping[str, Any], role: str) -> dict[str, Any]:

@@ -23,10 +23,9 @@ is durable. docs/table.md tells the whole runtime. One job a module:
 
 from __future__ import annotations
 
+from daemon.procedures.events import CHECKPOINT_EVENT, INPUT_EVENT
 from daemon.table.builder import build_procedure
 from daemon.table.common import (
-    CHECKPOINT_EVENT,
-    INPUT_EVENT,
     Fed,
     JournalMismatch,
     TableError,

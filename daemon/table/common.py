@@ -1,5 +1,6 @@
 """What the table runtime's modules share: its errors, what became of an input, its counters,
-the journal events it writes, and the phases it looks at."""
+and the phases it looks at (the journal events it writes are declared with the games':
+daemon/procedures/events.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,6 @@ from functools import cached_property
 from typing import Any
 
 from daemon.procedures.base import Input, Outcome, Procedure
-
-INPUT_EVENT = "table.input"
-CHECKPOINT_EVENT = "table.checkpoint"
 
 
 class TableError(Exception):

@@ -18,7 +18,8 @@ import structlog
 
 from daemon.journal import Journal, last_event
 from daemon.procedures.base import Input, Procedure
-from daemon.table.common import CHECKPOINT_EVENT, INPUT_EVENT, JournalMismatch
+from daemon.procedures.events import CHECKPOINT_EVENT, INPUT_EVENT
+from daemon.table.common import JournalMismatch
 
 
 @dataclass

@@ -35,10 +35,9 @@ from daemon.api.metrics import LatencyHistogram
 from daemon.config import JournalConfig, TableConfig
 from daemon.journal import Journal, JournalError, Record
 from daemon.procedures.base import Input
+from daemon.procedures.events import CHECKPOINT_EVENT, INPUT_EVENT
 from daemon.table.builder import build_procedure
 from daemon.table.common import (
-    CHECKPOINT_EVENT,
-    INPUT_EVENT,
     Fed,
     RuntimePhases,
     TableError,

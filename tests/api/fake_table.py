@@ -231,13 +231,13 @@ class FakeTable:
             ][-5:],
             "override": self.override,
             "server_time": self._wall(self.clock()),
-            # What the round has opened, as the real table's view says it: the cards entered by
-            # hand lie face up; the settlement opens the seats compared and closes the round.
+            # What the round has opened, as the real table's view says it: a card entered by
+            # hand is dealt face down like any other (Art. 2(b)); the settlement opens the seats
+            # compared and closes the round.
             "revealed": {
                 "closed": bool(self.settlement),
                 "seats": [n for n in self.settlement if n not in self.late],
-                "face_up": [[seat, card] for seat, card in self.entered]
-                + ([[self.override["seat"], self.override["card"]]] if self.override else []),
+                "face_up": [],
             },
         }
 

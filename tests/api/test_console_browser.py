@@ -279,12 +279,13 @@ def test_a_tilt_mid_deal_on_the_real_table_and_who_signs_in_then(real_table: str
             expect(supervisor.locator("#hold-banner")).to_be_hidden()
             expect(page.locator("#hold-banner")).to_be_hidden()
 
-            # The dealer enters the missed card by hand; only the supervisor decides it.
+            # The dealer enters the missed card by hand; only the supervisor decides it. The card
+            # is dealt face down (Art. 2(b)): no console shows it, the supervisor checks it on
+            # camera (issue 21).
             submit_form(page, "propose_card", {"card": missed})
-            expect(page.locator("#override")).to_contain_text(missed)
             expect(supervisor.locator("#override")).to_contain_text("dealer:lei.dealer")
-            # The proposal's details are said once, not once per language.
-            assert supervisor.locator("#override").inner_text().count(missed) == 1
+            expect(page.locator("#override")).not_to_contain_text(missed)
+            assert supervisor.locator("#override").inner_text().count(missed) == 0
             supervisor.screenshot(path=str(ARTIFACTS / "console-override-real.png"))
             submit_form(supervisor, "approve_override", {"__reason": "seen on camera 3"})
             expect(page.locator("#override")).to_be_hidden()
@@ -316,7 +317,7 @@ def test_the_dealer_proposes_an_override_and_only_a_supervisor_decides_it(server
             submit_form(page, "propose_card", {"card": "QH"})
             override = page.locator("#override")
             expect(override).to_contain_text("Awaiting a supervisor")
-            expect(override).to_contain_text("QH")
+            expect(override).not_to_contain_text("QH")  # entered face down: not shown (issue 21)
             expect(override).to_contain_text("lei.dealer")
             expect(page.locator("#actions button")).to_have_count(0)
             page.screenshot(path=str(ARTIFACTS / "console-override-pending.png"))
@@ -326,7 +327,9 @@ def test_the_dealer_proposes_an_override_and_only_a_supervisor_decides_it(server
             expect(page.locator("#actions [data-action=reject_override]")).to_be_visible()
             submit_form(page, "approve_override", {"__reason": "seen on camera 3"})
             expect(override).to_be_hidden()
-            expect(page.locator(".seat[data-seat='2'] .card")).to_have_text("Q♥")
+            # Dealt face down: drawn as its back, for the supervisor too (issue 21).
+            expect(page.locator(".seat[data-seat='2'] .card.back")).to_have_count(1)
+            expect(page.locator(".seat[data-seat='2']")).not_to_contain_text("Q♥")
             journal = http.get(
                 server + "/api/journal",
                 params={"event": "table.approve_override"},

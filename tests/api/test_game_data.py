@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from api_support import auth, write_tokens
 from fake_table import FakeTable, ManualClock
+from server_process import table_server
 
 from daemon.api.app import create_app
 from daemon.api.facade import ActionSpec, ParamSpec
@@ -22,6 +24,7 @@ from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.payload import Refused, check_params
 from daemon.procedures.spec import Action, Game
 from daemon.procedures.thirteen import ThirteenProcedure
+from tests.loopback_http import http
 
 PROCEDURES = {"thirteen": ThirteenProcedure, "paigow": PaiGowProcedure}
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -187,3 +190,29 @@ def test_openapi_describes_each_actions_parameters(game: str, tokens_file: Path)
             assert param.label_zh in field["description"]
     bets = components["Payload_place_bet"]["properties"]["seat"]
     assert (bets["minimum"], bets["maximum"]) == ((0, 3) if game == "thirteen" else (0, 7))
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_the_console_reads_its_games_phases_and_events_from_api_actions(
+    game: str, tmp_path: Path
+) -> None:
+    """`GET /api/actions` from the real table (devices simulated) carries the game's phases and
+    journal events with their labels, as declared: the console's only source for them."""
+    config = Path(__file__).resolve().parents[2] / "config" / "paigow.toml"
+    tokens = write_tokens(tmp_path / "tokens.toml")
+    with table_server(tokens, tmp_path / "journal", config if game == "paigow" else None) as url:
+        body = http.get(url + "/api/actions", headers=auth("dealer")).json()
+        # Every journal line the table has written so far is a declared event, with labels.
+        lines = http.get(url + "/api/journal?limit=1000", headers=auth("dealer")).json()
+    declared = GAMES[game]
+    assert body["game"] == game
+    assert [p["name"] for p in body["phases"]] == list(declared.phases)
+    assert body["phases"][0]["label_zh"] == declared.phases[body["phases"][0]["name"]].label_zh
+    events = {e["name"]: e for e in body["events"]}
+    assert list(events) == list(declared.events)
+    for name, event in events.items():
+        assert event == declared.events[name].as_json()
+        assert event["label_en"] and CJK.search(event["label_zh"]), name
+    assert events["round.settled"]["closes_round"] and events["bets.closed"]["phase_after"]
+    written = {line["event"] for line in lines["events"]}
+    assert {"journal.opened", "table.started"} <= written <= set(events)

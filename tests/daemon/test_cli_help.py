@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.procedures.diagram import FAULT_PHASES, GAMES, describe, portrait_edges
-from daemon.procedures.games import GAMES as GAME_DATA
+from daemon.procedures.diagram import FAULT_PHASES, describe, portrait_edges, procedure_of
+from daemon.procedures.games import GAMES
 from tests.daemon.cli_support import tabled
 
 
@@ -38,7 +38,7 @@ def test_rules_thirteen_help_is_laid_out_one_request_a_line() -> None:
 def test_act_action_help_lists_the_parameters_the_game_declares(action: str) -> None:
     result = tabled("act", action, "--help")
     assert result.returncode == 0, result.stderr
-    games = [g for g in GAME_DATA.values() if action in g.actions]
+    games = [g for g in GAMES.values() if action in g.actions]
     assert games
     for game in games:
         declared = game.actions[action]
@@ -60,7 +60,7 @@ def test_act_help_without_an_action_lists_every_action() -> None:
 
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_the_folded_diagram_still_draws_every_transition(game: str) -> None:
-    cls = GAMES[game]
+    cls = procedure_of(game)
     phases = [p.name for p in cls.Phase if p.name not in FAULT_PHASES]
     drawn = set()
     for source, dest, label in portrait_edges(game):

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.procedures.diagram import GAMES, dot, edges, mermaid, update_doc
+from daemon.procedures.diagram import dot, edges, mermaid, procedure_of, update_doc
+from daemon.procedures.games import GAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "procedures.md"
@@ -33,11 +34,12 @@ def test_the_doc_embeds_the_current_diagrams_and_action_tables() -> None:
     for game in GAMES:
         assert f"<!-- diagram:{game}:full -->\n```mermaid\nstateDiagram-v2" in text
         assert f"<!-- actions:{game} -->\n| action |" in text
+        assert f"<!-- events:{game} -->\n| event |" in text
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_the_diagram_has_every_transition_of_the_machine(game: str) -> None:
-    cls = GAMES[game]
+    cls = procedure_of(game)
     drawn = set()
     for source, _, label in edges(game):
         drawn |= {(source, part.split(" [")[0]) for part in label.split(" | ")}

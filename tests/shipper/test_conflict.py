@@ -14,6 +14,7 @@ from pathlib import Path
 import nats
 
 from daemon.shipper.engine import Shipper
+from daemon.shipper.runtime import metrics_text, summary
 from daemon.shipper.tail import line_event, line_seq
 from tests.shipper.support import (
     NatsServer,
@@ -78,6 +79,9 @@ def test_a_line_forged_first_is_kept_and_the_real_one_ships_on_the_conflict_subj
     # 16 hex of the conflict id.
     assert digest[:16] not in json.dumps(dict(conflict.payload))
     assert status.conflicts_total == 1 and status.last_conflict == head + 1
+    # What /metrics and `tabled status` show of it.
+    assert 'tabled_feed_conflicts_total{table="T41"} 1' in metrics_text(status, "T41")
+    assert f"1 CONFLICT(S), last at seq {head + 1}" in summary(status.as_dict())
 
     messages = stream_messages(nats_server.url)
     on_conflict = [(h, d) for s, h, d in messages if s == "tabled.T41.conflict"]

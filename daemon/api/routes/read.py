@@ -18,6 +18,8 @@ from daemon.api.errors import AUTH_ERRORS, ApiError, ErrorBody
 from daemon.api.gate import Who, principal
 from daemon.api.models import catalog_entry
 from daemon.api.tokens import Principal
+from daemon.procedures.games import GAMES
+from daemon.procedures.spec import PhaseText
 from daemon.procedures.visibility import redact_records
 
 log = structlog.get_logger("tabled.api")
@@ -52,14 +54,32 @@ LEAN = (Route("/api/state", lean_state, methods=["GET"], include_in_schema=False
 
 @router.get("/api/actions", response_model=ActionsBody, responses=AUTH_ERRORS, tags=["read"])
 async def actions(request: Request, who: Who) -> ActionsBody:
-    """Every action the table knows (with parameters and labels) and those legal now."""
+    """Every action the table knows (with parameters and labels) and those legal now, and the
+    game's data the console reads beside them: its phases and its journal events, with their
+    labels (`daemon.procedures.spec.Game`)."""
     ctx = context(request)
     table = ctx.table
+    name = table.snapshot().get("game")
+    game = GAMES.get(name) if isinstance(name, str) else None
     return ActionsBody(
         legal=table.legal_actions(who.role),
         catalog=[catalog_entry(s) for s in table.actions()],
         console_idle_seconds=ctx.console_idle_seconds,
+        game=None if game is None else game.name,
+        phases=[] if game is None else [phase_entry(n, t) for n, t in game.phases.items()],
+        events=[] if game is None else [e.as_json() for e in game.events.values()],
     )
+
+
+def phase_entry(name: str, text: PhaseText) -> dict[str, str]:
+    """A phase as `GET /api/actions` serves it."""
+    return {
+        "name": name,
+        "label_en": text.label_en,
+        "label_zh": text.label_zh,
+        "next_en": text.next_en,
+        "next_zh": text.next_zh,
+    }
 
 
 @router.get("/api/devices", response_model=DevicesBody, responses=AUTH_ERRORS, tags=["read"])

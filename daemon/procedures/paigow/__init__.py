@@ -1,26 +1,43 @@
 """Taiwan Pai Gow (台湾牌九), Portaria 15/90/M: the game as data (`game`), the procedure that
-plays it (`procedure`) and the settlement of a round (`settle`)."""
+plays it (`procedure`) and the settlement of a round (`settle`), declared together as one
+`Game` (`GAME`): its phases, actions, events, what a person may see, and the procedure class."""
 
-from typing import TYPE_CHECKING, Any
-
+from daemon.procedures.paigow import visibility
 from daemon.procedures.paigow.game import (
     ACTIONS,
     BET_ACTIONS,
     DEVICES,
-    GAME,
+    EVENTS,
     MAX_HANDS,
     MAX_STACK_MOVERS,
     PHASES,
     REGULATION,
+    REQUIRED_DEVICES,
     ROUNDS_PER_BANK,
     TRANSITIONS,
     Phase,
+)
+from daemon.procedures.paigow.procedure import PaiGowProcedure
+from daemon.procedures.paigow.settle import settle_paigow, wrongly_set
+from daemon.procedures.spec import Game
+
+GAME = Game(
+    "paigow",
+    REGULATION,
+    PHASES,
+    ACTIONS,
+    DEVICES,
+    REQUIRED_DEVICES,
+    visibility=visibility.declare(),
+    events=EVENTS,
+    procedure=PaiGowProcedure,
 )
 
 __all__ = [
     "ACTIONS",
     "BET_ACTIONS",
     "DEVICES",
+    "EVENTS",
     "GAME",
     "MAX_HANDS",
     "MAX_STACK_MOVERS",
@@ -33,21 +50,3 @@ __all__ = [
     "settle_paigow",
     "wrongly_set",
 ]
-
-if TYPE_CHECKING:
-    from daemon.procedures.paigow.procedure import PaiGowProcedure
-    from daemon.procedures.paigow.settle import settle_paigow, wrongly_set
-
-# The procedure and the settlement load the game's rules engine: imported when first asked for
-# (the game's data above is light; a table of the other game never loads this one's rules).
-_LAZY = {"PaiGowProcedure": "procedure", "settle_paigow": "settle", "wrongly_set": "settle"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib  # noqa: PLC0415
-
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

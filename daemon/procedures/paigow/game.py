@@ -51,14 +51,15 @@ from daemon.procedures.common import (
     fault_transitions,
     override_actions,
 )
-from daemon.procedures.paigow import visibility
+from daemon.procedures.events import TABLE_EVENTS, procedure_events
 from daemon.procedures.spec import (
     Action,
-    Game,
+    Event,
     Param,
     PhaseText,
     actions,
     amount,
+    events,
     one_hand,
     player,
     seat,
@@ -352,6 +353,7 @@ ACTIONS: dict[str, Action] = actions(
         label_en="Open hand",
         label_zh="開牌",
         params={"seat": _door(), **_PAIR},
+        opens="door",  # Art. 6(2): its tiles enter the system face up at the table
     ),
     Action(
         "reset_hand",
@@ -456,12 +458,32 @@ TRANSITIONS: list[dict[str, Any]] = [
     ),
 ]
 
-GAME = Game(
-    "paigow",
-    REGULATION,
-    PHASES,
-    ACTIONS,
-    DEVICES,
-    REQUIRED_DEVICES,
-    visibility=visibility.declare(),
+# Every journal line a Pai Gow table writes: its procedure's own events, the shared layers' and
+# the table's around it (daemon/procedures/events.py). `emit` refuses any other name.
+EVENTS: dict[str, Event] = events(
+    *procedure_events(opened_to="BANK_OFFER"),
+    # The shuffle, or betting when the tiles are kept (Art. 2(4)).
+    Event("round.started", "Round started", "新一局"),
+    Event("bank.taken", "Bank taken", "已坐莊"),
+    Event("bank.declined", "Bank declined", "不坐莊", "BANK_OFFER"),
+    Event("bank.extended", "Bank extended", "連莊", "ROUND_OVER"),
+    Event("bank.passed", "Bank passed on", "換莊", "BANK_OFFER"),
+    Event("tiles.shuffled", "Tiles shuffled", "已洗牌", "BETTING"),
+    Event("stacks.moved", "Stacks moved", "已移牌墩", "BETTING"),
+    Event("stake.placed", "Bank's stake placed", "莊家已下本", "BETTING"),
+    Event("bank.co_banked", "Co-banker joined", "已合莊", "BETTING"),
+    Event("tiles.head_out", "Head tiles out", "已出頭牌", "BETTING"),
+    # Art. 4: a tile dealt face up stays valid and lies open to all.
+    Event("tile.face_up", "Tile face up", "翻開的牌", "DEALING", opens="shown"),
+    Event("hand.dealt", "Hand dealt", "已派牌"),
+    Event("tiles.dealt", "Tiles dealt", "派牌完成", "SETTING"),
+    # Art. 6(1): set face down; the system records that it is set, never its tiles.
+    Event("hand.set", "Hand set", "已排牌"),
+    # Art. 6(2): the croupier opens each hand, the banker's first.
+    Event("hand.opened", "Hand opened", "已開牌", opens="door"),
+    Event("hands.opened", "All hands open", "全部開牌", "OPENED", opens="all"),
+    Event("hand.reset", "Hand re-set", "已重排", "OPENED"),
+    # Art. 2(4): with four hands, the first half's tiles are shown face up to all.
+    Event("tiles.shown_face_up", "Tiles shown face up", "已亮牌", opens="shown"),
+    *TABLE_EVENTS,
 )

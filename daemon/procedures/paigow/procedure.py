@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from daemon.procedures.base import Procedure
 from daemon.procedures.checkpoint import clone
+from daemon.procedures.engine import Hooks, bind
 from daemon.procedures.paigow.game import (
     ACTIONS,
     ART_1,
@@ -32,6 +33,7 @@ from daemon.procedures.paigow.game import (
     ART_6_2,
     BET_ACTIONS,
     DEVICES,
+    EVENTS,
     MAX_STACK_MOVERS,
     REGULATION,
     ROUNDS_PER_BANK,
@@ -42,7 +44,8 @@ from daemon.procedures.paigow.game import (
 from daemon.procedures.paigow.settle import settle_paigow, wrongly_set
 from daemon.procedures.payload import Refused, dice_reading, integer, need
 from daemon.procedures.records import FaceUp, Reset, Setting, StackMove
-from daemon.procedures.spec import Action
+from daemon.procedures.spec import Action, Event
+from daemon.procedures.stakes import Stakes
 from daemon.rules import paigow
 from daemon.rules.paigow.tiles import (
     TILE_SET,
@@ -52,6 +55,9 @@ from daemon.rules.paigow.tiles import (
     parse_tiles,
 )
 from daemon.rules.paigow.tiles import Tile as _Tile
+
+if TYPE_CHECKING:
+    from daemon.config import TableConfig
 
 # The names of the round's state (`STATE`), a line of them at a time.
 _STATE = (
@@ -70,6 +76,7 @@ class PaiGowProcedure(Procedure):
     Phase: ClassVar[type[Enum]] = Phase
     TRANSITIONS: ClassVar[list[dict[str, Any]]] = TRANSITIONS
     ACTIONS: ClassVar[Mapping[str, Action]] = ACTIONS
+    EVENTS: ClassVar[Mapping[str, Event]] = EVENTS
     INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
     CONFIG_ATTRS: ClassVar[tuple[str, ...]] = ("table_id", "hands", "ruleset", "devices")
     EQUIPMENT_ARTICLE: ClassVar[str] = ART_1
@@ -114,6 +121,16 @@ class PaiGowProcedure(Procedure):
         self.new_sets = 0
         self._new_round_state()
         super().__init__(table_id)
+
+    @classmethod
+    def from_config(cls, config: TableConfig, devices: tuple[str, ...]) -> PaiGowProcedure:
+        """The procedure a table's configuration describes (`daemon.procedures.build`), its
+        bets in table units (daemon/procedures/stakes.py)."""
+        procedure = cls(
+            config.table_id, hands=config.paigow_hands, ruleset=config.ruleset, devices=devices
+        )
+        procedure.stakes = Stakes(config.unit, config.currency, config.min_bet, config.max_bet)
+        return procedure
 
     def _new_round_state(self) -> None:
         self.stack_moves: list[StackMove] = []
@@ -622,6 +639,30 @@ class PaiGowProcedure(Procedure):
             "resets": clone(self.resets),
             "settlement": clone(self.settlement),
         }
+
+    # Each action's check, effect and readiness, bound here by name once and for all (the
+    # engine merges the layers' tables, the game's last: `Engine.hooks`).
+    HOOKS: ClassVar[Mapping[str, Hooks]] = bind(
+        take_bank=Hooks(check=_check_take_bank, apply=_apply_take_bank),
+        decline_bank=Hooks(check=_check_decline_bank, apply=_apply_decline_bank),
+        confirm_tile_shuffle=Hooks(apply=_apply_confirm_tile_shuffle),
+        move_stacks=Hooks(check=_check_move_stacks, apply=_apply_move_stacks),
+        place_bet=Hooks(check=_check_place_bet, apply=_apply_place_bet),
+        place_stake=Hooks(check=_check_place_stake, apply=_apply_place_stake),
+        co_bank=Hooks(check=_check_co_bank, apply=_apply_co_bank),
+        head_tiles_out=Hooks(check=_check_head_tiles_out, apply=_apply_head_tiles_out),
+        shake_dice=Hooks(check=_check_shake_dice, apply=_apply_shake_dice),
+        dice_landed=Hooks(check=_check_dice_landed),
+        tile_face_up=Hooks(check=_check_tile_face_up, apply=_apply_tile_face_up),
+        deal_hand=Hooks(check=_check_deal_hand, apply=_apply_deal_hand),
+        set_hand=Hooks(check=_check_set_hand, apply=_apply_set_hand),
+        set_banker=Hooks(apply=_apply_set_banker),
+        open_hand=Hooks(check=_check_open_hand, apply=_apply_open_hand),
+        reset_hand=Hooks(check=_check_reset_hand, apply=_apply_reset_hand),
+        settle_round=Hooks(check=_check_settle_round, apply=_apply_settle_round),
+        extend_bank=Hooks(check=_check_extend_bank, apply=_apply_extend_bank),
+        next_round=Hooks(apply=_apply_next_round),
+    )
 
 
 def _check_face_up(face_up: Sequence[FaceUp], seat: int, hand: Sequence[str]) -> None:

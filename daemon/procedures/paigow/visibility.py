@@ -18,11 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from daemon.procedures.spec import BANKER, Revealed, Seat, Visibility
+from daemon.procedures.spec import BANKER, Opens, Revealed, Seat, Visibility
 
 # A tile written by its pips, low-high ("4-5"), as the procedure journals it.
 TILE_PATTERN = r"\b[1-6]-[1-6]\b"
-OPEN_ACTION = "open_hand"  # Art. 6(2): the input that lays a hand's tiles open
 
 
 def declare() -> Visibility:
@@ -38,19 +37,16 @@ def declare() -> Visibility:
         revealed.face_up = [(f.get("seat"), str(f.get("tile"))) for f in face_up]
         return revealed
 
-    def reveal(revealed: Revealed, event: str, payload: Mapping[str, Any]) -> None:
-        if event == "tile.face_up":
-            revealed.face_up.append((payload.get("seat"), str(payload.get("tile"))))
-        elif event == "hand.opened":
+    def reveal(revealed: Revealed, opens: Opens, payload: Mapping[str, Any]) -> None:
+        # The rules each event (and `open_hand`'s input) declares it opens by (game.py).
+        if opens == "shown" and isinstance(payload.get("tile"), str):  # Art. 4
+            revealed.face_up.append((payload.get("seat"), payload["tile"]))
+        elif opens == "door":  # Art. 6(2): `open_hand` (its input, then its `hand.opened`)
             _open(revealed, payload.get("seat"), payload.get("banker") is True)
-        elif event == "table.input" and payload.get("action") == OPEN_ACTION:
-            # Journaled only when accepted, just before its `hand.opened`: the same opening.
-            given = payload.get("payload")
-            if isinstance(given, Mapping):
-                _open(revealed, given.get("seat"), False)
-        elif event == "hands.opened":
+        elif opens == "all":
             revealed.all_open = True
-        elif event == "round.settled" and isinstance(payload.get("settlement"), Mapping):
+        elif opens == "settled" and isinstance(payload.get("settlement"), Mapping):
+            # A door's settlement (a Thirteen one is a list: the floor reads every game's rule)
             revealed.closed = revealed.all_open = True
 
     def seat_of(event: str, payload: Mapping[str, Any]) -> Seat | None:

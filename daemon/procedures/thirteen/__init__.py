@@ -1,8 +1,9 @@
 """Thirteen cards (十三张), Portaria 51/89/M: the game as data (`game`), the procedure that plays
-it (`procedure`) and the settlement of a round (`settle`)."""
+it (`procedure`) and the settlement of a round (`settle`), declared together as one `Game`
+(`GAME`): its phases, actions, events, what a person may see, and the procedure class."""
 
-from typing import TYPE_CHECKING, Any
-
+from daemon.procedures.spec import Game
+from daemon.procedures.thirteen import visibility
 from daemon.procedures.thirteen.game import (
     ACTIONS,
     ARRANGEMENT_SECONDS,
@@ -11,16 +12,31 @@ from daemon.procedures.thirteen.game import (
     CARDS_PER_SEAT,
     DECK,
     DEVICES,
-    GAME,
+    EVENTS,
     MIN_CUT,
     PHASES,
     PLAYER_SEATS,
     REGULATION,
+    REQUIRED_DEVICES,
     ROW_SIZES,
     ROWS,
     SEATS,
     TRANSITIONS,
     Phase,
+)
+from daemon.procedures.thirteen.procedure import ThirteenProcedure
+from daemon.procedures.thirteen.settle import seat_net, settle_thirteen
+
+GAME = Game(
+    "thirteen",
+    REGULATION,
+    PHASES,
+    ACTIONS,
+    DEVICES,
+    REQUIRED_DEVICES,
+    visibility=visibility.declare(banker_seat=BANKER_SEAT, rows=ROWS),
+    events=EVENTS,
+    procedure=ThirteenProcedure,
 )
 
 __all__ = [
@@ -31,6 +47,7 @@ __all__ = [
     "CARDS_PER_SEAT",
     "DECK",
     "DEVICES",
+    "EVENTS",
     "GAME",
     "MIN_CUT",
     "PHASES",
@@ -45,21 +62,3 @@ __all__ = [
     "seat_net",
     "settle_thirteen",
 ]
-
-if TYPE_CHECKING:
-    from daemon.procedures.thirteen.procedure import ThirteenProcedure
-    from daemon.procedures.thirteen.settle import seat_net, settle_thirteen
-
-# The procedure and the settlement load the game's rules engine: imported when first asked for
-# (the game's data above is light; a table of the other game never loads this one's rules).
-_LAZY = {"ThirteenProcedure": "procedure", "seat_net": "settle", "settle_thirteen": "settle"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib  # noqa: PLC0415
-
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

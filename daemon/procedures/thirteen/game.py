@@ -64,17 +64,18 @@ from enum import Enum
 from typing import Any
 
 from daemon.procedures.common import VOIDED, common_actions, fault_transitions, override_actions
+from daemon.procedures.events import TABLE_EVENTS, procedure_events
 from daemon.procedures.spec import (
     Action,
-    Game,
+    Event,
     Param,
     PhaseText,
     actions,
+    events,
     one_hand,
     player,
     seat,
 )
-from daemon.procedures.thirteen import visibility
 
 REGULATION = "Portaria 51/89/M"
 ART_1 = f"{REGULATION} Art. 1"
@@ -416,6 +417,7 @@ ACTIONS: dict[str, Action] = actions(
         label_en="Open hand",
         label_zh="開牌",
         params={"seat": _SEAT},
+        opens="door",  # Art. 8: its 13 cards face up, from this input on
     ),
     Action(
         "enter_arrangement",
@@ -599,12 +601,35 @@ TRANSITIONS: list[dict[str, Any]] = [
     ),
 ]
 
-GAME = Game(
-    "thirteen",
-    REGULATION,
-    PHASES,
-    ACTIONS,
-    DEVICES,
-    REQUIRED_DEVICES,
-    visibility=visibility.declare(banker_seat=BANKER_SEAT, rows=ROWS),
+# Every journal line a Thirteen table writes: its procedure's own events, the shared layers'
+# and the table's around it (daemon/procedures/events.py). `emit` refuses any other name.
+EVENTS: dict[str, Event] = events(
+    *procedure_events(opened_to="HAND_SHUFFLE"),
+    Event("round.started", "Round started", "新一局", "HAND_SHUFFLE"),
+    Event("deck.hand_shuffled", "Hand shuffle done", "人手洗牌完成", "MACHINE_SHUFFLE"),
+    # The cut follows, unless the count was wrong (its `table.tilted` follows).
+    Event("deck.machine_shuffled", "Machine shuffle done", "洗牌機洗牌完成", "CUT"),
+    Event("deck.cut", "Deck cut", "已切牌", "SHOE_LOADING"),
+    # Betting, or the redeal after a voided deal (the bets and dice stand, Art. 2(c)).
+    Event("shoe.loaded", "Shoe loaded", "牌靴已裝好"),
+    # Art. 2(b): dealt face down; Art. 4: one dealt face up stays valid and lies open. A card
+    # the reader missed and the dealer entered by hand (`entered`) is dealt face down too.
+    Event("card.dealt", "Card dealt", "已派牌", opens="face_up"),
+    Event("deal.corrected", "Deal corrected", "已更正派牌"),
+    # Art. 4: the dealt cards go back unseen, to the hand shuffle; one that lay face up is
+    # dealt again face down.
+    Event("deal.voided", "Deal voided", "派牌作廢", "HAND_SHUFFLE", opens="deck"),
+    Event("arrangement.banker", "Banker arranged", "莊家已排牌", "BANKER_ARRANGED"),
+    # Art. 2(d): the banker's hand is open, the players arrange.
+    Event("banker.opened", "Banker opened", "莊家已開牌", "PLAYERS_ARRANGING", opens="banker"),
+    Event("timer.started", "Timer started", "計時開始"),
+    # Art. 2(d): a player says the hand is arranged, face down (its cards stay closed).
+    Event("player.arranged", "Player arranged", "閒家已排牌"),
+    # Art. 8: a player's hand opened against the banker's, its 13 cards face up to everyone.
+    Event("hand.opened", "Hand opened", "已開牌", opens="door"),
+    Event("arrangement.entered", "Arrangement entered", "已輸入排牌"),
+    Event("holder.advised", "Holder advised", "已提醒持牌人"),
+    Event("cards.away", "Cards away", "牌已離手"),
+    Event("timer.expired", "Time up", "時間到", "SETTLING"),
+    *TABLE_EVENTS,
 )

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from daemon.procedures.base import Procedure
 from daemon.procedures.checkpoint import clone
+from daemon.procedures.engine import Hooks, bind
 from daemon.procedures.faults import shuffle_fault
 from daemon.procedures.payload import Refused, dice_reading, flag, integer, need, text
 from daemon.procedures.records import Cut, DealtCard, Entered, Misread, Shuffle
-from daemon.procedures.spec import Action
+from daemon.procedures.spec import Action, Event
 from daemon.procedures.stakes import Stakes
 from daemon.procedures.thirteen.game import (
     ACTIONS,
@@ -35,6 +36,7 @@ from daemon.procedures.thirteen.game import (
     BET_ACTIONS,
     DECK,
     DEVICES,
+    EVENTS,
     HK_SCORING,
     HK_STAKES,
     REGULATION,
@@ -48,6 +50,9 @@ from daemon.procedures.thirteen.game import (
 from daemon.procedures.thirteen.settle import highest_bettor, holder, settle_table, settle_thirteen
 from daemon.rules import thirteen as rules13
 from daemon.rules.cards import card_name
+
+if TYPE_CHECKING:
+    from daemon.config import TableConfig
 
 # The names of the round's state (`STATE`), a line of them at a time.
 _STATE = (
@@ -64,6 +69,7 @@ class ThirteenProcedure(Procedure):
     Phase: ClassVar[type[Enum]] = Phase
     TRANSITIONS: ClassVar[list[dict[str, Any]]] = TRANSITIONS
     ACTIONS: ClassVar[Mapping[str, Action]] = ACTIONS
+    EVENTS: ClassVar[Mapping[str, Event]] = EVENTS
     INITIAL: ClassVar[Enum] = P.EQUIPMENT_CHECK
     CONFIG_ATTRS: ClassVar[tuple[str, ...]] = (
         "table_id",
@@ -112,6 +118,19 @@ class ThirteenProcedure(Procedure):
         self.opened = False
         self._new_round_state()
         super().__init__(table_id)
+
+    @classmethod
+    def from_config(cls, config: TableConfig, devices: tuple[str, ...]) -> ThirteenProcedure:
+        """The procedure a table's configuration describes (`daemon.procedures.build`)."""
+        return cls(
+            config.table_id,
+            ruleset=config.ruleset,
+            devices=devices,
+            stakes=Stakes(config.unit, config.currency, config.min_bet, config.max_bet),
+            rules=config.rules,
+            shaker=config.shaker,
+            timer_in_hold=config.timer_in_hold,
+        )
 
     @property
     def rules(self) -> rules13.RuleSet:
@@ -796,6 +815,37 @@ class ThirteenProcedure(Procedure):
             "away": clone(self.away),
             "settlement": clone(self.settlement),
         }
+
+    # Each action's check, effect and readiness, bound here by name once and for all (the
+    # engine merges the layers' tables, the game's last: `Engine.hooks`).
+    HOOKS: ClassVar[Mapping[str, Hooks]] = bind(
+        confirm_hand_shuffle=Hooks(apply=_apply_confirm_hand_shuffle),
+        shuffle_completed=Hooks(check=_check_shuffle_completed, apply=_apply_shuffle_completed),
+        confirm_cut=Hooks(check=_check_confirm_cut, apply=_apply_confirm_cut),
+        load_shoe=Hooks(apply=_apply_load_shoe),
+        place_bet=Hooks(check=_check_place_bet, apply=_apply_place_bet),
+        move_bet=Hooks(check=_check_move_bet),
+        shake_dice=Hooks(check=_check_shake_dice, apply=_apply_shake_dice),
+        dice_landed=Hooks(check=_check_dice_landed),
+        card_read=Hooks(check=_check_card_read, apply=_apply_card_read),
+        correct_misdeal=Hooks(check=_check_correct_misdeal, apply=_apply_correct_misdeal),
+        propose_card=Hooks(
+            check=_check_propose_card, apply=_apply_propose_card, ready=_ready_propose_card
+        ),
+        void_deal=Hooks(check=_check_void_deal, apply=_apply_void_deal, ready=_ready_void_deal),
+        arrange_banker=Hooks(apply=_apply_arrange_banker),
+        open_banker=Hooks(apply=_apply_open_banker),
+        player_arranged=Hooks(check=_check_player_arranged, apply=_apply_player_arranged),
+        open_hand=Hooks(check=_check_open_hand, apply=_apply_open_hand),
+        enter_arrangement=Hooks(check=_check_enter_arrangement, apply=_apply_enter_arrangement),
+        advise_holder=Hooks(check=_check_advise_holder, apply=_apply_advise_holder),
+        cards_away=Hooks(check=_check_cards_away, apply=_apply_cards_away),
+        timer_expired=Hooks(check=_check_timer_expired, apply=_apply_timer_expired),
+        settle_round=Hooks(
+            check=_check_settle_round, apply=_apply_settle_round, ready=_ready_settle_round
+        ),
+        start_round=Hooks(apply=_apply_start_round),
+    )
 
 
 def _odd_cards(payload: Mapping[str, Any]) -> dict[str, int]:

@@ -2,8 +2,9 @@
 redaction engine (`daemon.procedures.visibility`); the table it makes is docs/visibility.md.
 
 Art. 2(b): the cards are dealt face down, so a card read by the shoe is known to the system and
-to no person. Art. 4: a card dealt face up stays valid, so it is open at once, and so is a card
-the reader missed, which the dealer reads by eye to enter it and a supervisor checks on camera.
+to no person. Art. 4: a card dealt face up stays valid, so it is open at once. A card the reader
+missed, which the dealer enters by hand and a supervisor approves, is dealt face down like any
+other (`card.dealt` says `face_up: false`): open only when its seat is.
 Art. 2(d): no player sees a card before the banker has arranged and opened; the banker's hand
 is open from `open_banker`. The players' hands are opened against the banker's one by one
 (`open_hand`, Art. 8) before the settlement (Art. 7-11); a seat late at the bell loses
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from daemon.procedures.spec import BANKER, Revealed, Seat, Visibility
+from daemon.procedures.spec import BANKER, Opens, Revealed, Seat, Visibility
 
 # A card as the rules engine names it (`daemon.rules.cards`: "As", "Td"), or as typed ("10H").
 CARD_PATTERN = r"\b(?:10|[2-9TJQKA])[cdhsCDHS]\b"
@@ -32,22 +33,24 @@ def declare(*, banker_seat: int, rows: Sequence[str]) -> Visibility:
         revealed.seats |= {s for s in snapshot.get("opened_hands") or [] if isinstance(s, int)}
         _settled(revealed, snapshot.get("settlement"))
         for dealt in snapshot.get("dealt") or []:
-            if dealt.get("face_up") or dealt.get("entered"):
+            if dealt.get("face_up") is True:
                 revealed.face_up.append((dealt.get("seat"), str(dealt.get("card"))))
-        _entered(revealed, snapshot.get("override"))
         return revealed
 
-    def reveal(revealed: Revealed, event: str, payload: Mapping[str, Any]) -> None:
-        if event == "card.dealt" and (payload.get("face_up") or payload.get("entered")):
+    def reveal(revealed: Revealed, opens: Opens, payload: Mapping[str, Any]) -> None:
+        # The rules each event declares it opens by (game.py, `EVENTS`).
+        if opens == "face_up" and payload.get("face_up") is True:  # Art. 4
             revealed.face_up.append((payload.get("seat"), str(payload.get("card"))))
-        elif event in ("override.proposed", "override.approved"):
-            _entered(revealed, payload)
-        elif event == "banker.opened":
+        elif opens == "banker":  # Art. 2(d)
             revealed.seats |= {BANKER, banker_seat}
-        elif event == "hand.opened" and isinstance(payload.get("seat"), int):
-            revealed.seats.add(payload["seat"])
-        elif event == "round.settled":
+        elif opens == "door":  # Art. 8: a hand opened against the banker's, face up
+            if isinstance(payload.get("seat"), int):
+                revealed.seats.add(payload["seat"])
+        elif opens == "settled":  # Art. 7-11
             _settled(revealed, payload.get("settlement"))
+        elif opens == "deck":  # Art. 4: a voided deal's cards go back, to be dealt again
+            revealed.face_up.clear()
+            revealed.seats.clear()
 
     def seat_of(event: str, payload: Mapping[str, Any]) -> Seat | None:
         if event in ("arrangement.banker", "banker.opened"):
@@ -57,8 +60,11 @@ def declare(*, banker_seat: int, rows: Sequence[str]) -> Visibility:
         return None
 
     return Visibility(
-        hand_keys=frozenset({"card", "cards", "shoe", "dealt", "voided_deals", *rows}),
+        hand_keys=frozenset({"card", "cards", "shoe", "dealt", *rows}),
         public_keys=frozenset(),
+        # Art. 4: a voided deal's cards went back into the deck unseen; the seats opened after
+        # (of the deal that replaced it) open none of them.
+        unseen_keys=frozenset({"voided_deals"}),
         pattern=CARD_PATTERN,
         unique=True,
         opened=opened,
@@ -76,11 +82,3 @@ def _settled(revealed: Revealed, settlement: Any) -> None:
         seat = entry.get("seat") if isinstance(entry, Mapping) else None
         if isinstance(seat, int) and not entry.get("late"):
             revealed.seats.add(seat)
-
-
-def _entered(revealed: Revealed, pending: Any) -> None:
-    """A card the reader missed is read by eye to be entered by hand: it lies open."""
-    if not isinstance(pending, Mapping) or pending.get("kind") != "enter_card":
-        return
-    if isinstance(pending.get("card"), str):
-        revealed.face_up.append((pending.get("seat"), pending["card"]))
