@@ -89,8 +89,15 @@ def _dotted_names(text: str) -> None:
 
 def _nesting(data: dict[str, Any]) -> None:
     """Refuse tables, arrays and inline tables nested more than `MAX_DEPTH` levels deep."""
+    if nested_deeper_than(data, MAX_DEPTH):
+        raise TomlRefused(f"nested more than {MAX_DEPTH} levels deep")
+
+
+def nested_deeper_than(data: dict[str, Any] | list[Any], levels: int) -> bool:
+    """Whether `data` holds objects (dicts) and lists more than `levels` levels deep, found
+    level by level (no recursion: what it checks may be too deep to recurse through)."""
     level: list[Any] = [data]
-    for _ in range(MAX_DEPTH):
+    for _ in range(levels):
         level = [
             inner
             for value in level
@@ -98,5 +105,5 @@ def _nesting(data: dict[str, Any]) -> None:
             if isinstance(inner, dict | list)
         ]
         if not level:
-            return
-    raise TomlRefused(f"nested more than {MAX_DEPTH} levels deep")
+            return False
+    return True

@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -344,6 +345,13 @@ async def _principal(request: Request, _: Annotated[Any, Depends(_bearer)]) -> P
     return await principal(request)
 
 
+# The token the request being served was authenticated with (`principal` sets it): what the API
+# process sends with a security fact that names its caller (`api.forbidden`), so that the table's
+# process checks the name against the token instead of taking it on the API process's word
+# (daemon.api.worker, daemon.api.process). Never journaled, never sent anywhere else.
+CALLER: ContextVar[str | None] = ContextVar("tabled_api_caller", default=None)
+
+
 async def principal(request: Request) -> Principal:
     """The caller named by the request's `Authorization: Bearer TOKEN` (`Who`, without
     FastAPI's dependency machinery, for a route that is read many times a second)."""
@@ -353,7 +361,9 @@ async def principal(request: Request) -> Principal:
         raise ApiError(401, "unauthorized", "use `Authorization: Bearer TOKEN`")
     client = request.client.host if request.client else "unknown"
     gate: Gate = request.app.state.gate
-    return await gate.authenticate(token.strip() or None, client)
+    who = await gate.authenticate(token.strip() or None, client)
+    CALLER.set(token.strip())
+    return who
 
 
 def credential(request: HTTPConnection) -> str:

@@ -65,6 +65,7 @@ from daemon.api.channel import (
     pickle_frame,
     read_frame,
 )
+from daemon.api.facade import ROLES as TABLE_ROLES
 from daemon.api.gate import (
     AUTH_REFUSED,
     FACTS_OVER_BUDGET,
@@ -80,6 +81,7 @@ from daemon.api.tokens import Principal, TokenStore
 from daemon.api.user import ApiUser, api_user, as_user, journal_problem
 from daemon.journal import JournalClosed, SubscriberLagged
 from daemon.table.facade import OPERATOR_ROLES
+from daemon.tomltext import nested_deeper_than
 
 if TYPE_CHECKING:
     from daemon.config import TableConfig
@@ -108,6 +110,8 @@ ACTION = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 # The refusals at its doors (`api.auth_refused`, `api.input_refused`) the API process does not
 # journal itself: it sends each of them (`_refusal`), and the table's process journals them.
 SECURITY_EVENTS = frozenset({"api.forbidden", "api.plain_http_behind_proxy"})
+# Of them, those that name the person who asked (`actor`, `role`): sent with that person's token.
+NAMES_ITS_CALLER = frozenset({"api.forbidden"})
 MAX_FACT_BYTES = 4 << 10  # a security fact's payload, as JSON (the API's are under 1 KiB)
 MAX_FACT_DEPTH = 6  # objects and lists within a security fact's payload
 REFUSAL_FIELDS = 7  # a refusal's frame: t, event, reason, client, detail, locked, on_guard
@@ -576,6 +580,13 @@ class ApiProcess:
                     f"journal_security: a payload of at most {MAX_FACT_BYTES} bytes and "
                     f"{MAX_FACT_DEPTH} levels"
                 )
+            if event in NAMES_ITS_CALLER:
+                # The person it names is the one whose token the request carried, as the
+                # table's process reads the tokens file: not a name of the API process's.
+                actor, role = payload.get("actor"), payload.get("role")
+                if not (isinstance(actor, str) and isinstance(role, str)):
+                    raise RequestRefused(f"journal_security: {event} names an actor and a role")
+                self._who("journal_security", args.get("token"), TABLE_ROLES, actor, role)
             await self._fact(event, payload)
             return None
         if op == "metrics":
@@ -653,17 +664,7 @@ def _short(value: Any) -> bool:
 
 def _small(payload: dict[str, Any]) -> bool:
     """A security fact's payload within `MAX_FACT_DEPTH` levels and `MAX_FACT_BYTES`."""
-    level: list[Any] = [payload]
-    for _ in range(MAX_FACT_DEPTH):
-        level = [
-            inner
-            for value in level
-            for inner in (value.values() if isinstance(value, dict) else value)
-            if isinstance(inner, dict | list)
-        ]
-        if not level:
-            break
-    else:
+    if nested_deeper_than(payload, MAX_FACT_DEPTH):
         return False
     try:
         return len(json.dumps(payload, allow_nan=False)) <= MAX_FACT_BYTES

@@ -54,7 +54,7 @@ from daemon.api.channel import (
 from daemon.api.context import AppContext
 from daemon.api.errors import ApiError
 from daemon.api.facade import ActionSpec, TableMetrics
-from daemon.api.gate import NAMED, SHORT, RefusalLog
+from daemon.api.gate import CALLER, NAMED, SHORT, RefusalLog
 from daemon.api.journal_feed import FeedRecord
 from daemon.api.server import ApiServer
 from daemon.api.snapshots import Published, StateCache
@@ -333,7 +333,13 @@ class RemoteTable:
         return answer
 
     async def journal_security(self, event: str, payload: dict[str, Any]) -> None:
-        await self.request("journal_security", {"event": event, "payload": payload})
+        """With the token of the request being served, if any (`CALLER`): the table's process
+        checks that a fact naming a person is the token's holder's."""
+        args: dict[str, Any] = {"event": event, "payload": payload}
+        token = CALLER.get()
+        if token:
+            args["token"] = token
+        await self.request("journal_security", args)
 
     async def training(self, name: str, args: list[Any], token: str) -> Any:
         return await self.request("training", {"name": name, "args": args, "token": token})

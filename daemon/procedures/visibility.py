@@ -252,6 +252,7 @@ class Seen:
         # A round's deals voided so far: (the seq of the `deck` line, what the voided deal had
         # opened), so its records are shown with that, not with what the next deal opens.
         self.voided: dict[str, list[tuple[int, Revealed]]] = {}
+        self.own: dict[str, Revealed] = {}
         self.latest: int | None = None
         if state is not None:
             self.rounds[str(state.get("round"))] = Revealed.from_json(state.get("revealed"))
@@ -264,12 +265,15 @@ class Seen:
     def learn(self, record: Mapping[str, Any]) -> None:
         round_id = record.get("round")
         revealed = self.rounds.setdefault(str(round_id), Revealed())
+        # What the records alone have opened (the state's `revealed` is the deal now's).
+        own = self.own.setdefault(str(round_id), Revealed())
         event, seq = str(record.get("event", "")), record.get("seq")
         if isinstance(seq, int) and any(_opens(game, event) == "deck" for game in self.rules):
-            kept = Revealed(revealed.closed, revealed.all_open, set(revealed.seats))
-            kept.face_up = list(revealed.face_up)
+            kept = Revealed(own.closed, own.all_open, set(own.seats))
+            kept.face_up = list(own.face_up)
             self.voided.setdefault(str(round_id), []).append((seq, kept))
         learn(self.rules, revealed, event, record.get("payload"))
+        learn(self.rules, own, event, record.get("payload"))
         self._later(round_id)
 
     def _revealed(self, record: Mapping[str, Any]) -> Revealed | None:

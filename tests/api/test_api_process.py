@@ -188,6 +188,12 @@ FORGED_FAULT = (
 
 
 DEALER = TOKENS["dealer"][1]
+# A dealer's refused step as the API process journals it, with the token its caller presented.
+FORBIDDEN = {
+    "event": "api.forbidden",
+    "payload": {"actor": "lei.dealer", "role": "dealer", "action": "void_round"},
+    "token": DEALER,
+}
 FLOOD = 9_700  # forged api.forbidden lines one API process had journaled in 10 s
 OPEN_TABLE = {"action": "open_table", "actor": "lei.dealer", "role": "dealer", "payload": {}}
 
@@ -202,6 +208,21 @@ OPEN_TABLE = {"action": "open_table", "actor": "lei.dealer", "role": "dealer", "
         ("journal_security", {"event": "api.forbidden", "payload": []}, "payload is an object"),
         ("journal_security", {"event": "api.forbidden", "payload": DEEP}, "levels"),
         ("journal_security", {"event": "api.forbidden", "payload": {"x": "a" * 70000}}, "bytes"),
+        # A fact that names a person is that person's token's: not a name of the API process's.
+        ("journal_security", {**FORBIDDEN, "token": None}, "journal_security: no token"),
+        (
+            "journal_security",
+            {
+                **FORBIDDEN,
+                "payload": {
+                    **FORBIDDEN["payload"],
+                    "actor": "wong.supervisor",
+                    "role": "supervisor",
+                },
+            },
+            "the token is lei.dealer's (dealer), not wong.supervisor's (supervisor)",
+        ),
+        ("journal_security", {**FORBIDDEN, "payload": {"action": "x"}}, "an actor and a role"),
         ("act", {"action": "cut", "actor": "x", "role": "dealer", "payload": [1]}, "an object"),
         ("act", {"action": 1, "actor": "x", "role": "dealer", "payload": {}}, "strings"),
         # A device's or the system's input, which no token can make: a fault, a card, the bell.
@@ -263,7 +284,7 @@ def test_the_table_takes_from_its_api_process_only_the_requests_it_may_make(
             with pytest.raises(ValueError, match=re.escape(refused)):
                 await api._call(op, args)
             assert table.procedure.phase == phase  # nothing of it reached the procedure
-            await api._call("journal_security", {"event": "api.forbidden", "payload": {}})
+            await api._call("journal_security", FORBIDDEN)
             assert table.journal is not None
             by_api = [r for r in table.journal.replay(before + 1) if r.actor == "api"]
             # The refusal is on record (the table's process journals it, and replaces an API
@@ -746,9 +767,10 @@ def test_a_flood_of_forged_security_facts_costs_the_journal_its_budget_and_a_sum
     tmp_path: Path,
 ) -> None:
     """A taken-over API process asks, on the real channel, as fast as the table answers, for
-    9,700 `api.forbidden` lines naming a supervisor (what one wrote in 10 s before the budget):
-    the table's process journals `FACTS_PER_WINDOW` of them and counts the rest into one summary
-    a minute (`api.facts_over_budget`), with the count and the actor they named."""
+    9,700 `api.forbidden` lines (one wrote that many in 10 s before the budget, naming a
+    supervisor; now it can name only the person whose token it holds, here the dealer's): the
+    table's process journals `FACTS_PER_WINDOW` of them and counts the rest into one summary a
+    minute (`api.facts_over_budget`), with the count and the actor they named."""
 
     async def main() -> None:
         config = load_config(_config(tmp_path))
@@ -762,11 +784,10 @@ def test_a_flood_of_forged_security_facts_costs_the_journal_its_budget_and_a_sum
             api._writer = writer  # the answers go back on the channel, as to an API process
             serving = asyncio.ensure_future(api._serve(reader, writer))
             forger_reader, forger = await asyncio.open_unix_connection(sock=theirs)
-            fact = {"actor": "wong.supervisor", "role": "supervisor", "action": "void_round"}
             started, sent, batch = time.monotonic(), 0, MAX_IN_FLIGHT // 2
             while sent < FLOOD:
                 for n in range(sent, min(sent + batch, FLOOD)):
-                    args = {"event": "api.forbidden", "payload": fact}
+                    args = FORBIDDEN
                     forger.write(
                         json_frame({"t": "call", "id": n, "op": "journal_security", "args": args})
                     )
@@ -789,7 +810,7 @@ def test_a_flood_of_forged_security_facts_costs_the_journal_its_budget_and_a_sum
             assert 1 <= len(summaries) <= windows + 1, summaries
             assert len(forged) + len(summaries) == len(by_api)
             assert len(forged) + sum(s.payload["refused"] for s in summaries) == FLOOD
-            assert summaries[-1].payload["clients"] == {"wong.supervisor": mock.ANY}
+            assert summaries[-1].payload["clients"] == {"lei.dealer": mock.ANY}
             assert set(summaries[0].payload["by_reason"]) == {"api.forbidden"}
             assert summaries[0].payload["actions"] == {"void_round": mock.ANY}
             api.server.listening().close()
@@ -797,3 +818,24 @@ def test_a_flood_of_forged_security_facts_costs_the_journal_its_budget_and_a_sum
             await table.stop()
 
     asyncio.run(main())
+
+
+def test_a_role_refused_is_journaled_as_the_person_whose_token_asked(tmp_path: Path) -> None:
+    """On `tabled run`: the dealer asks for a supervisor's step; the API process sends the
+    `api.forbidden` fact with the token the dealer presented, and the table's process journals
+    it once the token names that dealer (nothing refused, no API process replaced)."""
+    config = _config(tmp_path)
+    with serving("--config", str(config), "--http", "127.0.0.1:0", cwd=tmp_path) as (url, _):
+        answer = httpx.post(
+            f"{url}/api/actions/hold_table",
+            json={"payload": {}, "reason": "the dealer tries"},
+            headers=auth("dealer"),
+            timeout=60,
+        )
+        assert answer.status_code == 403, answer.text
+    lines = journal_lines(tmp_path / "journal")
+    [forbidden] = [line for line in lines if line["event"] == "api.forbidden"]
+    assert forbidden["payload"] == {"actor": "lei.dealer", "role": "dealer", "action": "hold_table"}
+    assert "token" not in json.dumps(forbidden)
+    assert "api.channel_refused" not in {line["event"] for line in lines}
+    assert _deaths(lines) == []

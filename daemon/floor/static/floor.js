@@ -19,6 +19,7 @@ const state = {
   drilled: null,
   role: null,
   alertsTimer: null,
+  alertsAsked: 0,
 };
 
 function el(tag, cls, text) {
@@ -282,6 +283,9 @@ function pushAlert(kind, row) {
 }
 
 async function loadAlerts() {
+  // Filters changed quickly ask again before the first answers arrive: only the last asking
+  // draws the list (an earlier, slower answer would put back what the filter now hides).
+  const asking = ++state.alertsAsked;
   const f = alertFilter();
   const query = (extra) => {
     const q = new URLSearchParams({ limit: "50", ...extra });
@@ -302,6 +306,7 @@ async function loadAlerts() {
     const r = await ask;
     if (r.status === 200) for (const row of r.body) rows.push([kind, row, row.ts || row.detected_at]);
   }
+  if (asking !== state.alertsAsked) return;
   // Chain alerts first (they are what the floor exists to catch), then the newest of the rest.
   rows.sort((a, b) => (a[0] === "chain") - (b[0] === "chain") || (a[2] < b[2] ? -1 : 1));
   $("alerts").replaceChildren();
