@@ -18,10 +18,14 @@ the routes answer 404 and the console shows no panel.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import structlog
 
+from daemon.rules import paigow
+from daemon.rules import thirteen as rules13
+from daemon.rules.cards import parse_card
 from drivers.shoe_reader.messages import card_name
 from simulators.control import DOORS, OPERATED, device_faults, handle_control
 from simulators.spec import parse_sim_url
@@ -85,6 +89,19 @@ FAULT_NAMES = {
     "bad_crc": ("傳輸錯誤", "bad CRC"),
     "unapproved_firmware": ("未批准韌體", "unapproved firmware"),
     "replaced": ("已換另一台", "replaced by another unit"),
+}
+# Each control as the journal line of its use says it (`training.control`'s `op`).
+OP_NAMES = {
+    "shuffle": ("洗牌", "shuffle"),
+    "shake": ("搖骰", "shake"),
+    "draw": ("抽牌", "draw a card"),
+    "deal": ("發完本局", "deal the round"),
+    "ring": ("試鐘", "ring the bell"),
+    "door": ("門/蓋", "door"),
+    "power": ("電源", "power"),
+    "by_hand": ("人手操作", "by hand"),
+    "inject": ("加入故障", "fault on"),
+    "clear": ("清除故障", "fault off"),
 }
 # The request fields a control may carry (the rest of a request is not journaled).
 FIELDS = ("op", "device", "fault", "open", "on", "count")
@@ -195,7 +212,69 @@ class Training:
             "by_hand": world["by_hand"],
             "remaining": world["remaining"],
             "devices": devices,
+            "table": self.physical_table(),
         }
+
+    # --- the simulated physical table ---------------------------------------------------------
+
+    def physical_table(self) -> dict[str, Any] | None:
+        """The simulated "physical table", for the trainer's eyes only: each seat's cards (or
+        each door's tiles) as its player holds them, set the house way once the seat has them
+        all. At a real table nobody but the player sees a hand before it is opened; here the
+        trainer plays every player, so the trainer sees them all (and tells the dealer what a
+        player shows, as a player would). Thirteen's cards are the ones the simulated shoe
+        dealt; Pai Gow's tiles are not read by any device, so the simulated table deals a set
+        shuffled by the round (the same every time it is asked)."""
+        snapshot = getattr(self.table, "procedure_snapshot", None)
+        raw = snapshot() if callable(snapshot) else None
+        if not isinstance(raw, dict):
+            return None
+        if raw.get("game") == "paigow":
+            return self._paigow_table(raw)
+        if raw.get("game") == "thirteen":
+            return self._thirteen_table(raw)
+        return None
+
+    def _thirteen_table(self, raw: dict[str, Any]) -> dict[str, Any]:
+        rules = rules13.ruleset(str(raw.get("ruleset", "macau-1989")))
+        seats = []
+        for seat in raw.get("seats") or []:
+            cards = [str(c) for c in seat.get("cards") or []]
+            rows = None
+            if len(cards) == 13:
+                head, middle, tail = rules13.house_way([parse_card(c) for c in cards], rules)
+                rows = {
+                    "head": [str(c) for c in head],
+                    "middle": [str(c) for c in middle],
+                    "tail": [str(c) for c in tail],
+                }
+            seats.append(
+                {
+                    "seat": seat.get("seat"),
+                    "banker": bool(seat.get("banker")),
+                    "cards": cards,
+                    "rows": rows,
+                }
+            )
+        return {"game": "thirteen", "seats": seats}
+
+    def _paigow_table(self, raw: dict[str, Any]) -> dict[str, Any]:
+        tiles = [str(t) for t in paigow.TILE_SET]
+        seed = f"{self.world.key}:{raw.get('round')}:{raw.get('set_number')}"
+        random.Random(seed).shuffle(tiles)
+        seats = []
+        for k, door in enumerate(raw.get("dealt_doors") or []):
+            four = tiles[4 * k : 4 * k + 4]
+            front, back = paigow.set_hand(paigow.parse_tiles(" ".join(four)))
+            seats.append(
+                {
+                    "seat": door,
+                    "banker": door == raw.get("banker_seat"),
+                    "tiles": four,
+                    "rows": {"front": [str(t) for t in front], "back": [str(t) for t in back]},
+                }
+            )
+        return {"game": "paigow", "seats": sorted(seats, key=lambda s: s["seat"])}
 
     # --- using it -----------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from daemon.api import explain
 from daemon.api.facade import ActionSpec
 from daemon.procedures.common import OVERRIDES
 from daemon.procedures.games import GAMES
@@ -74,6 +75,31 @@ def _seat_results(settlement: Any) -> dict[int, dict[str, Any]]:
     return out
 
 
+def _seat_details(snapshot: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
+    """Per settled seat, why it won or lost (`daemon.api.explain`)."""
+    settlement = snapshot.get("settlement")
+    out: dict[int, dict[str, Any]] = {}
+    if isinstance(settlement, Mapping):
+        # The hands the croupier re-set (Art. 6(2)), by door.
+        reset = {r.get("seat") for r in snapshot.get("resets") or [] if isinstance(r, Mapping)}
+        for door in settlement.get("doors") or []:
+            if isinstance(door, Mapping) and isinstance(door.get("seat"), int):
+                out[door["seat"]] = explain.paigow_detail(door, door["seat"] in reset)
+        banker_seat, hand = snapshot.get("banker_seat"), settlement.get("banker_hand")
+        if isinstance(banker_seat, int) and isinstance(hand, Mapping):
+            out[banker_seat] = explain.paigow_detail(hand, banker_seat in reset)
+    elif isinstance(settlement, Sequence):
+        by_seat: dict[int, list[Mapping[str, Any]]] = {}
+        for entry in settlement:
+            if isinstance(entry, Mapping) and isinstance(entry.get("seat"), int):
+                by_seat.setdefault(entry["seat"], []).append(entry)
+        for seat, entries in by_seat.items():
+            detail = explain.thirteen_detail(entries)
+            if detail is not None:
+                out[seat] = detail
+    return out
+
+
 def _override_view(pending: Any) -> dict[str, Any] | None:
     """A proposal waiting for a supervisor: what it is, in words, beside its details."""
     if not isinstance(pending, Mapping):
@@ -113,6 +139,10 @@ def console_snapshot(
             {"bettor": bet.get("player"), "amount": bet.get("amount")}
         )
     results = _seat_results(snapshot.get("settlement"))
+    details = _seat_details(snapshot)
+    # Thirteen lists the seats opened; a Pai Gow hand is open once its tiles are known.
+    listed = snapshot.get("opened_hands")
+    opened_hands = listed if isinstance(listed, list) else []
     place = "Door" if snapshot.get("game") == "paigow" else "Seat"
     late = set()
     seats = []
@@ -136,7 +166,16 @@ def console_snapshot(
                 "cards": cards,
                 "arrangement": arrangement,
                 "settlement": results.get(seat) if isinstance(seat, int) else None,
+                "detail": details.get(seat) if isinstance(seat, int) else None,
                 "late": bool(raw.get("late")),
+                # Where the hand is: dealt (Pai Gow's doors), said arranged or set face down,
+                # lying open for its cards to be placed.
+                "dealt": bool(raw.get("dealt", bool(cards))),
+                "arranged": bool(raw.get("arranged") or raw.get("set")),
+                "open": bool(raw.get("open"))
+                or seat in opened_hands
+                or isinstance(raw.get("setting"), Mapping),
+                "wrongly_set": bool(raw.get("wrongly_set")),
             }
         )
 
@@ -161,7 +200,11 @@ def console_snapshot(
     open_faults = {d: f for d, f in faults.items() if isinstance(f, Mapping)}
     hold = None
     if phase in ("HOLD", "TILT") or snapshot.get("suspended"):
-        reason = "; ".join(f"{d}: {f.get('fault', '')}" for d, f in open_faults.items())
+        # The table's own hold (a restart) says its reason whole; a device's names the device.
+        reason = "; ".join(
+            str(f.get("fault", "")) if d == "table" else f"{d}: {f.get('fault', '')}"
+            for d, f in open_faults.items()
+        )
         since = [
             float(f["since"])
             for f in open_faults.values()
@@ -192,6 +235,14 @@ def console_snapshot(
         "dice_total": sum(dice) if isinstance(dice, list) else None,
         "timer": timer,
         "settlements": settlements,
+        "progress": explain.progress(snapshot),
+        "bank": explain.paigow_bank(snapshot.get("settlement"))
+        if snapshot.get("game") == "paigow"
+        else None,
+        "stake": snapshot.get("stake"),
+        "co_bankers": snapshot.get("co_bankers"),
+        "first_hand": snapshot.get("first_hand"),
+        "hands": snapshot.get("hands"),
         "violations": [dict(v) for v in violations][-10:],
         # Open faults: a device healthy again is still not cleared until a supervisor says so.
         "faults": [

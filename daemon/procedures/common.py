@@ -235,7 +235,19 @@ def fault_transitions(
         {"trigger": "link_lost", "source": ordinary, "dest": hold},
         {"trigger": "link_lost", "source": hold, "dest": hold},
         {"trigger": "link_lost", "source": tilt, "dest": tilt},
-        {"trigger": "recovered", "source": [*ordinary, hold], "dest": hold},
+        # A restart after a clean stop between rounds plays on (the reason is journaled);
+        # after a stop or a crash inside a round a supervisor looks first (HOLD).
+        *(
+            {"trigger": "recovered", "source": p, "dest": p, "conditions": "ready_after_restart"}
+            for p in ordinary
+        ),
+        {
+            "trigger": "recovered",
+            "source": ordinary,
+            "dest": hold,
+            "unless": "ready_after_restart",
+        },
+        {"trigger": "recovered", "source": hold, "dest": hold},
         {"trigger": "recovered", "source": tilt, "dest": tilt},
         {"trigger": "device_healthy", "source": hold, "dest": hold},
         {"trigger": "device_healthy", "source": tilt, "dest": tilt},

@@ -38,7 +38,9 @@ def procedure_events(*, opened_to: str) -> list[Event]:
         Event("table.tilted", "Table tilted", "設備故障", "TILT"),
         # HOLD, or TILT when the table was tilted already (a TILT is not eased into a HOLD).
         Event("table.held", "Table held", "暫停"),
-        Event("table.recovered", "Restarted: held", "重啟後暫停"),
+        # Held for a supervisor, or (a clean stop between rounds) ready to play: its `held` and
+        # `reason` say which.
+        Event("table.recovered", "Restarted", "系統重啟"),
         # HOLD or TILT, as it was: the device is healthy, a supervisor clears.
         Event("device.healthy", "Device healthy", "設備恢復正常"),
         # Its payload names the phase it resumes (`phase`).

@@ -96,11 +96,37 @@ class WithFaults(Engine):
         self._latch(payload["device"], "link lost", "hold", now)
         self.emit("table.held", device=payload["device"], fault="link lost")
 
+    # The phases with no round on the table (nothing bet, dealt or shown), by game; a game
+    # may narrow it (`between_rounds`).
+    BETWEEN_ROUNDS: ClassVar[frozenset[str]] = frozenset()
+
+    def between_rounds(self) -> bool:
+        """Whether no round is in play: none begun, or the last one settled."""
+        return self.phase in type(self).BETWEEN_ROUNDS and not self.faults
+
+    def ready_after_restart(self, event: object) -> bool:
+        return self._restart_ready
+
+    _restart_ready = False
+
     def _apply_recovered(self, payload: Mapping[str, Any], now: float) -> None:
+        # The runtime says how the last run ended (`stopped`: "clean" when its journal ends
+        # with the table's own stop); the procedure says whether a round was in play.
+        clean = payload.get("stopped") == "clean"
+        self._restart_ready = clean and self.suspended is None and self.between_rounds()
+        if self._restart_ready:
+            reason = "stopped cleanly between rounds: ready to play"
+            self.emit("table.recovered", phase=self.phase, held=False, reason=reason)
+            return
         # Nothing is broken, but nobody has looked: a supervisor clears before play goes on.
+        if clean:
+            why = f"the table was stopped inside a round ({self.phase})"
+        else:
+            why = f"the table did not stop cleanly (a crash or power cut, in {self.phase})"
+        reason = f"restarted: {why}; a supervisor checks the table before play goes on"
         self._suspend(now)
-        self.faults["table"] = {"fault": "restart", "kind": "hold", "healthy": True, "since": now}
-        self.emit("table.recovered", phase=self.suspended)
+        self.faults["table"] = {"fault": reason, "kind": "hold", "healthy": True, "since": now}
+        self.emit("table.recovered", phase=self.suspended, held=True, reason=reason)
 
     def _latch(self, device: str, fault: str, kind: Literal["hold", "tilt"], now: float) -> None:
         self._suspend(now)

@@ -33,7 +33,7 @@ import structlog
 
 from daemon.api.metrics import LatencyHistogram
 from daemon.config import JournalConfig, TableConfig
-from daemon.journal import Journal, JournalError, Record
+from daemon.journal import Journal, JournalError, Record, last_event
 from daemon.procedures.base import Input
 from daemon.procedures.events import CHECKPOINT_EVENT, INPUT_EVENT
 from daemon.table.builder import build_procedure
@@ -175,6 +175,13 @@ class Table(OperatorFacade):
             raise
         self.procedure = recovered.procedure
         self._inputs = inputs = recovered.inputs
+        # How the last run ended: its journal's last line is the table's own stop, or not (a
+        # crash, a kill, a power cut). The procedure decides what that means (a clean stop
+        # between rounds plays on; anything else waits for a supervisor).
+        stopped = last_event(self.journal_config.dir, "table.stopped")
+        started = last_event(self.journal_config.dir, "table.started")
+        clean = stopped is not None and (started is None or stopped.seq > started.seq)
+        ended = "clean" if clean else "unclean"
         self._last_now = max(self._last_now, recovered.last_now)
         self.checkpoint_seq = recovered.checkpoint_seq
         self.stats.replayed += recovered.replayed
@@ -198,7 +205,7 @@ class Table(OperatorFacade):
         )
         self.devices.build()
         if inputs:
-            fed = await self.feed("recovered", "system", {})
+            fed = await self.feed("recovered", "system", {"stopped": ended})
             # What the restart rebuilt, for auditors (and for the tests that kill the daemon).
             self._append_sync(
                 "table.recovery",

@@ -106,6 +106,15 @@ NEXT = {
     "settling": ("settle the round", "結算"),
     "settled": ("open the next round", "開下一局"),
 }
+# Each phase's name in both languages, as a real table's view serves it (`phase_label`).
+PHASE_LABELS = {
+    "idle": ("Idle", "待開局"),
+    "betting": ("Betting", "下注"),
+    "dealing": ("Dealing", "發牌"),
+    "arranging": ("Players arrange", "玩家排牌"),
+    "settling": ("Settling", "結算"),
+    "settled": ("Settled", "已結算"),
+}
 
 
 class ManualClock:
@@ -191,11 +200,13 @@ class FakeTable:
                 "rang": self.rang,
             }
         en, zh = NEXT[self.phase]
+        label_en, label_zh = PHASE_LABELS[self.phase]
         return {
             "table": "T01",
             "game": "thirteen",
             "round": self.round,
             "phase": self.phase,
+            "phase_label": {"en": label_en, "zh": label_zh},
             "next": "a supervisor clears the hold" if self.hold else en,
             "next_zh": "由主任解除暫停" if self.hold else zh,
             "hold": self.hold,

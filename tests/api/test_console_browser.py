@@ -189,7 +189,7 @@ def test_a_whole_round_through_the_console(server: str) -> None:
             page.fill("#action-form input[name=__reason]", "jam cleared, 52 counted")
             page.click("#action-form button[type=submit]")
             expect(page.locator("#hold-banner")).to_be_hidden()
-            cleared = "解除暫停 · Clear hold · wong.supervisor"
+            cleared = "解除暫停 · Clear hold jam cleared, 52 counted · wong.supervisor"
             expect(page.locator("#events")).to_contain_text(cleared)
 
             journal = http.get(
@@ -203,7 +203,7 @@ def test_a_whole_round_through_the_console(server: str) -> None:
                 "['AS', '10H', '6-6', 'hidden', null, {hidden: true}]"
                 ".map(c => cardNode(c).className)"
             )
-            assert drawn == ["card", "card red", "card tile", "card back", "card back", "card back"]
+            assert drawn == ["card", "card red", "tile-box", "card back", "card back", "card back"]
             # The wrong token's 401 is the only failed request the page may have made.
             assert [e for e in errors if "status of 401" not in e] == []
         finally:
@@ -267,8 +267,8 @@ def test_a_tilt_mid_deal_on_the_real_table_and_who_signs_in_then(real_table: str
             supervisor = browser.new_page(viewport={"width": 1280, "height": 800})
             supervisor.goto(server + "/")
             sign_in(supervisor, "supervisor")
-            expect(supervisor.locator("#events")).to_contain_text("P1 bets 300 MOP on seat 1")
-            expect(supervisor.locator("#events")).to_contain_text("TILT: shoe_reader")
+            expect(supervisor.locator("#events")).to_contain_text("seat 1 P1 300 MOP")
+            expect(supervisor.locator("#events")).to_contain_text("shoe_reader misread")
             for button in ("#logout", "#link"):
                 assert supervisor.locator(button).bounding_box()["height"] < 45, button
             # Who is signed in, and as what, both in view.

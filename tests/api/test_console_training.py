@@ -1,14 +1,16 @@
 """Training mode in a real browser (Debian's chromium, Playwright): `tabled run --http` on a
 shipped config, every device simulated in-process; a dealer, a supervisor and a trainer signed
-in on three tabs play a whole round from the pages alone (the trainer's TRAINING panel is the
-dealer's hand on the shoe, the shuffler's and the shaker's outcomes), and the console's rough
-edges are checked where a person sees them. Screenshots go to tests/artifacts/."""
+in on three browser contexts play a whole round of each game through the pages alone, with
+clicks and typing only. The trainer's TRAINING panel is the dealer's hand on the shoe, the
+shuffler's and the shaker's outcomes, and the simulated "physical table": each hand as its
+player holds it, which the trainer (who plays the players) reads there and the dealer places
+once the hand is opened. No helper here reads the journal or asks the API for a card.
+Screenshots go to tests/artifacts/; the screens are measured at 1280x800 and 1024x768."""
 
 from __future__ import annotations
 
-import json
+import itertools
 import os
-import random
 import re
 import time
 from pathlib import Path
@@ -18,7 +20,8 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 from training_support import PAIGOW, PEOPLE, auth, tabled_run
 
-from daemon.rules import paigow
+from daemon.procedures.paigow.settle import wrongly_set
+from daemon.rules import thirteen as rules13
 from tests.loopback_http import http
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -33,7 +36,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SCREEN = {"width": 1280, "height": 800}
+SCREENS = ({"width": 1280, "height": 800}, {"width": 1024, "height": 768})
 
 pytestmark = [
     pytest.mark.browser,
@@ -45,7 +48,9 @@ pytestmark = [
 
 
 def open_tab(browser: Any, url: str, role: str, errors: list[str]) -> Any:
-    page = browser.new_page(viewport=SCREEN)
+    """A person's own browser context (no shared storage), signed in on the console."""
+    context = browser.new_context(viewport=SCREENS[0])
+    page = context.new_page()
     page.on("pageerror", lambda exc: errors.append(f"{role}: {exc}"))
     page.goto(url + "/")
     page.fill("#token", PEOPLE[role][1])
@@ -96,25 +101,70 @@ def wait_ready(url: str) -> None:
     raise AssertionError(f"the devices did not come up: {body['state'].get('devices')}")
 
 
-def journal(workdir: Path, event: str) -> list[dict[str, Any]]:
-    """What the journal on disk says (it knows every card; the pages may not show them)."""
-    lines = []
-    for path in sorted((workdir / "var").glob("journal*/*.jsonl")):
-        for line in path.read_text().splitlines():
-            record = json.loads(line)
-            if record["event"] == event:
-                lines.append(record)
-    return lines
+def held(trainer: Any, seat: int) -> dict[str, list[str]]:
+    """A hand as its player holds it, read off the trainer's simulated physical table."""
+    node = trainer.locator(f"#physical .physical-seat[data-seat='{seat}']")
+    expect(node.locator(".row")).not_to_have_count(0)
+    rows: dict[str, list[str]] = {}
+    for row in node.locator(".row").all():
+        codes = row.locator(".cards > [data-code]").evaluate_all(
+            "nodes => nodes.map(n => n.dataset.code)"
+        )
+        rows[str(row.get_attribute("data-row"))] = codes
+    return rows
 
 
-def no_overflow(page: Any) -> None:
-    """One 1280x800 screen; the journal's last line in view, whole."""
-    size = page.evaluate(
-        "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
-    )
-    assert size[0] <= 1280 and size[1] <= 800, size
-    box = page.locator("#events").bounding_box()
-    assert box is not None and box["y"] + box["height"] <= 800, box
+def place(
+    dealer: Any, action: str, seat: int, rows: dict[str, list[str]], typed: str | None = None
+) -> None:
+    """The dealer places an open hand into its rows by tapping its cards (or tiles); `typed`,
+    a card of it typed by its code instead (a card the reader missed)."""
+    dealer.click(f"#actions [data-action={action}]")
+    form = dealer.locator("#action-form.placer")
+    expect(form).to_be_visible()
+    form.locator(f".seat-pick [data-seat='{seat}']").click()
+    expect(form.locator(f".seat-pick [data-seat='{seat}']")).to_have_class(re.compile("chosen"))
+    for key, codes in rows.items():
+        form.locator(f".target[data-row={key}]").click()
+        placed = form.locator(f".target[data-row={key}] .cards > [data-code]")
+        for count, code in enumerate(codes, start=1):
+            if code == typed:
+                form.locator("input[data-place=typed]").fill(code)
+                form.locator("button[data-place=add]").click()
+            else:
+                form.locator(f".source .pick[data-code='{code}']").first.click()
+            expect(placed).to_have_count(count)
+        try:
+            expect(placed).to_have_count(len(codes))
+        except AssertionError:
+            picks = form.locator(".source .pick").evaluate_all(
+                "ps => ps.map(p => p.dataset.code + (p.disabled ? '-' : '+'))"
+            )
+            raise AssertionError(f"{seat} {key} {codes}: picks {picks}") from None
+    form.locator("button[type=submit]").click()
+
+
+def measured(page: Any, name: str) -> None:
+    """The page at each screen size: nothing past the right edge (scrollWidth, and every
+    element's box), and at 1280x800 the journal's last line whole. A screenshot of each."""
+    for screen in SCREENS:
+        page.set_viewport_size(screen)
+        page.wait_for_timeout(100)  # a resize's layout
+        width, beyond = page.evaluate(
+            """() => { const w = window.innerWidth; const out = [];
+            for (const e of document.querySelectorAll('body *')) {
+              const r = e.getBoundingClientRect();
+              if (r.width > 0 && r.height > 0 && r.right > w + 1)
+                out.push(`${e.tagName}#${e.id}.${e.className} right=${Math.round(r.right)}`);
+            }
+            return [document.documentElement.scrollWidth, out.slice(0, 8)]; }"""
+        )
+        assert width <= screen["width"] and beyond == [], (name, screen, width, beyond)
+        for always in ("#logout", "#link"):
+            box = page.locator(always).bounding_box()
+            assert box is not None and box["x"] + box["width"] <= screen["width"], (always, box)
+        page.screenshot(path=str(ARTIFACTS / f"{name}-{screen['width']}x{screen['height']}.png"))
+    page.set_viewport_size(SCREENS[0])
     clipped = page.evaluate(
         """() => { const list = document.getElementById('events');
         const bottom = list.getBoundingClientRect().bottom;
@@ -123,12 +173,25 @@ def no_overflow(page: Any) -> None:
             r.top < bottom && r.bottom > bottom + 0.5; }).length; }"""
     )
     assert clipped == 0
-    expect(page.locator("#events li:not(.beyond)").first).to_be_visible()
+
+
+def fouled(rows: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The player's own mistake: the hand set with its strongest cards in front (a foul under
+    Art. 7), as a player sets it upside down."""
+    cards = [*rows["head"], *rows["middle"], *rows["tail"]]
+    for head in itertools.combinations(cards, 3):
+        rest = [c for c in cards if c not in head]
+        for middle in (rest[:5], rest[5:]):
+            tail = [c for c in rest if c not in middle]
+            if rules13.is_foul(" ".join(head), " ".join(middle), " ".join(tail)):
+                return {"head": list(head), "middle": middle, "tail": tail}
+    raise AssertionError(f"no foul found for {rows}")
 
 
 def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
     tmp_path: Path,
 ) -> None:
+    """Banker and three players, one of them fouled; every hand entered from its open cards."""
     with tabled_run(tmp_path) as url, sync_playwright() as pw:
         wait_ready(url)
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -172,14 +235,28 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
             sim(trainer, "shuffle")
             expect(phase).to_contain_text("Cut")
 
-            submit_form(
-                dealer,
-                "confirm_cut",
-                {"by": "player", "player": "P1", "cards": "20", "one_hand": True},
-            )
+            # The dealer cuts though a player would: refused beside the Cut button, in both
+            # languages, in words (the article's and the table's), with what was entered.
+            submit_form(dealer, "confirm_cut", {"by": "dealer", "cards": "20", "one_hand": True})
+            refusal = dealer.locator("#action-form #refusal")
+            expect(refusal).to_contain_text("未能執行「切牌」")
+            expect(refusal).to_contain_text("Cut: not done")
+            expect(refusal).to_contain_text("the dealer cuts only when no player will")
+            expect(refusal).to_contain_text("Art. 2(a)")
+            expect(refusal).to_contain_text("割牌")  # the article's own words
+            expect(refusal).to_contain_text("by dealer")
+            expect(refusal).to_contain_text("cards 20")
+            assert "refused in phase" not in refusal.inner_text()
+            dealer.screenshot(path=str(ARTIFACTS / "training-thirteen-refusal.png"))
+            dealer.fill("#action-form [name=cards]", "20")
+            dealer.select_option("#action-form [name=by]", "player")
+            dealer.fill("#action-form [name=player]", "P1")
+            dealer.click("#action-form button[type=submit]")
+            expect(phase).to_contain_text("Shoe")
             dealer.click("#actions [data-action=load_shoe]")
             expect(phase).to_contain_text("Betting")
-            for player, seat, amount in (("P1", "1", "300"), ("P2", "2", "200")):
+            bets = (("P1", "1", "300"), ("P2", "2", "200"), ("P3", "3", "100"))
+            for player, seat, amount in bets:
                 submit_form(
                     dealer,
                     "place_bet",
@@ -196,42 +273,27 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
                 )
             # Money in the table's currency (MOP by default), never "$".
             expect(dealer.locator(".seat[data-seat='1'] h3")).to_contain_text("300 MOP")
-            expect(dealer.locator("#banker")).to_contain_text("500 MOP")
+            expect(dealer.locator("#banker")).to_contain_text("600 MOP")
             assert "$" not in dealer.locator("#console").inner_text()
             submit_form(dealer, "shake_dice", {"player": "P1"})
             expect(phase).to_contain_text("Dice")
             # The trainer tilts a die: an invalid throw, the table shakes again; then it lands.
             expect(trainer.locator("[data-status=dice_shaker]")).to_contain_text("waiting")
             sim(trainer, "shake:die_tilted")
-            expect(trainer.locator("#events")).to_contain_text("invalid throw")
             expect(trainer.locator("[data-status=dice_shaker]")).to_contain_text("waiting")
             sim(trainer, "shake")
             expect(phase).to_contain_text("Dealing")
             expect(dealer.locator("#dice .die")).to_have_count(4)
-
-            # A bet after the dice, from another client: refused; said in both languages.
-            late = http.post(
-                url + "/api/actions/place_bet",
-                json={
-                    "payload": {
-                        "player": "P3",
-                        "seat": 3,
-                        "amount": 100,
-                        "units": 1,
-                        "seated": True,
-                    }
-                },
-                headers=auth("dealer"),
-            )
-            assert late.status_code == 409
-            violation = dealer.locator("#violations li").first
-            expect(violation).to_contain_text("拒絕 下注 Place bet")
-            expect(violation).to_contain_text("發牌 Dealing")
+            # The bets closed at the shake: no bet is offered any more.
+            expect(dealer.locator("#actions [data-action=place_bet]")).to_have_count(0)
 
             # Nothing dealt yet: nothing to correct. One card drawn: a misdeal can be corrected.
             expect(dealer.locator("#actions [data-action=correct_misdeal]")).to_have_count(0)
+            expect(dealer.locator("#progress")).to_contain_text("dealt 0/52")
             sim(trainer, "draw")
             expect(dealer.locator(".seat .card")).to_have_count(1)
+            expect(dealer.locator("#progress")).to_contain_text("已發 1/52")
+            expect(dealer.locator("#progress")).to_contain_text("dealt 1/52")
             # The trainer's touch is in the journal, said as a person reads it.
             expect(dealer.locator("#events li.training").first).to_have_text(
                 re.compile(r"訓練：抽牌 · training: draw a card · chan\.trainer$")
@@ -239,65 +301,74 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
             expect(dealer.locator("#actions [data-action=correct_misdeal]")).to_be_visible()
             sim(trainer, "deal")
             expect(phase).to_contain_text("Banker arranges")
-            expect(dealer.locator(".seat .card")).to_have_count(52)
+            expect(dealer.locator("#progress")).to_contain_text("dealt 52/52")
+            # Dealt face down: every role sees 52 backs; the trainer's physical table is the
+            # players' hands, marked as a simulation.
+            for page in (dealer, supervisor, trainer):
+                expect(page.locator("#seats .card.back")).to_have_count(52)
+            expect(trainer.locator("#physical")).to_contain_text("training only")
+            expect(trainer.locator("#physical")).to_contain_text("模擬實體枱面")
+            expect(dealer.locator("#physical")).to_be_hidden()
+            expect(trainer.locator("#physical .physical-seat")).to_have_count(4)
 
-            dealt = journal(tmp_path, "card.dealt")
-            assert len(dealt) == 52
-
-            def rows(seat: int) -> dict[str, str | bool]:
-                cards = [d["payload"]["card"] for d in dealt if d["payload"]["seat"] == seat]
-                return {
-                    "head": " ".join(cards[:3]),
-                    "middle": " ".join(cards[3:8]),
-                    "tail": " ".join(cards[8:]),
-                }
-
+            # Art. 2(d): the banker arranges face down and says so; again until the opening.
             dealer.click("#actions [data-action=arrange_banker]")
             expect(phase).to_contain_text("Banker arranged")
+            dealer.click("#actions [data-action=arrange_banker]")
+            expect(dealer.locator("#toast")).to_contain_text("Banker arranged")
             dealer.click("#actions [data-action=open_banker]")
             expect(phase).to_contain_text("Players arrange")
             expect(dealer.locator("#timer-panel")).to_be_visible()
-            submit_form(dealer, "enter_arrangement", {"seat": "0", **rows(0)})
-            expect(dealer.locator("#toast")).to_contain_text("Place the open hand")
-            submit_form(dealer, "player_arranged", {"seat": "1"})
-            submit_form(dealer, "player_arranged", {"seat": "2"})
+            # The banker's hand lies open: 13 cards face up on every screen.
+            for page in (dealer, supervisor):
+                expect(page.locator(".seat[data-seat='0'] .card[data-code]")).to_have_count(13)
+                expect(page.locator("#seats .card.back")).to_have_count(39)
+            banker = held(trainer, 0)
+            # Placed by tapping; one card typed by its code, as for a card the reader missed.
+            place(dealer, "enter_arrangement", 0, banker, typed=banker["tail"][-1])
+            expect(dealer.locator(".seat[data-seat='0'] .row[data-row=head] .card")).to_have_count(
+                3
+            )
+            for seat in ("1", "2", "3"):
+                submit_form(dealer, "player_arranged", {"seat": seat})
             expect(phase).to_contain_text("Settling")
-            for seat in ("1", "2"):
-                submit_form(dealer, "open_hand", {"seat": seat})
-                submit_form(dealer, "enter_arrangement", {"seat": seat, **rows(int(seat))})
+            # Art. 8: each hand is opened against the banker's, then placed from its cards.
+            for seat in (1, 2, 3):
+                submit_form(dealer, "open_hand", {"seat": str(seat)})
+                expect(dealer.locator(f".seat[data-seat='{seat}'] .card[data-code]")).to_have_count(
+                    13
+                )
+                rows = held(trainer, seat)
+                if seat == 2:
+                    rows = fouled(rows)  # the player set it upside down
+                place(dealer, "enter_arrangement", seat, rows)
+                expect(
+                    dealer.locator(f".seat[data-seat='{seat}'] .row[data-row=tail] .card")
+                ).to_have_count(5)
             dealer.click("#actions [data-action=settle_round]")
             expect(phase).to_contain_text("Round over")
-            for seat in ("1", "2"):
+            for seat in ("1", "2", "3"):
                 expect(dealer.locator(f".seat[data-seat='{seat}'] .settlement")).to_contain_text(
                     re.compile(r"[+-]\d[\d,]* MOP")
                 )
+                # Each row's winner and both hands' names say why.
+                rows_said = dealer.locator(f".seat[data-seat='{seat}'] .detail .why[data-row]")
+                expect(rows_said).to_have_count(3)
+            foul = dealer.locator(".seat[data-seat='2'] .detail .why.foul")
+            expect(foul).to_contain_text("相公")
+            expect(foul).to_contain_text("fouled")
+            expect(dealer.locator(".seat[data-seat='2'] .settlement")).to_contain_text("-200 MOP")
+            head = dealer.locator(".seat[data-seat='1'] .detail .why[data-row=head]")
+            expect(head).to_contain_text("頭道")
+            expect(head).to_contain_text(re.compile(r"(banker|player|tie) wins"))
 
-            # The journal panel speaks: each event a short sentence in both languages.
+            # The journal panel speaks: each action a short sentence in both languages.
             events = dealer.locator("#events")
             expect(events).to_contain_text("結算 · Settle · lei.dealer")
-            expect(events).to_contain_text("發牌至第1門 · card to seat 1")
-            expect(events).to_contain_text("本局已結算 · round settled")
+            expect(events).to_contain_text("排入三道 · Place the open hand · lei.dealer")
             assert "table.input" not in events.inner_text()
-            dealer.screenshot(path=str(ARTIFACTS / "training-thirteen-dealer.png"))
-            trainer.screenshot(path=str(ARTIFACTS / "training-thirteen-trainer.png"))
-            no_overflow(dealer)
-            no_overflow(trainer)
-
-            # Every control the trainer used is journaled as an operator action.
-            controls = journal(tmp_path, "training.control")
-            assert [c["payload"]["op"] for c in controls] == [
-                "by_hand",
-                "shuffle",
-                "shuffle",
-                "shake",
-                "shake",
-                "draw",
-                "deal",
-            ]
-            assert {c["actor"] for c in controls} == {"trainer:chan.trainer"}
-            assert controls[1]["payload"]["fault"] == "wrong_count"
-            # The dealer's and the supervisor's pages never asked for the trainer's panel.
-            assert journal(tmp_path, "api.forbidden") == []
+            for page, name in ((dealer, "dealer"), (trainer, "trainer"), (supervisor, "sup")):
+                measured(page, f"training-thirteen-{name}")
             assert errors == []
         finally:
             browser.close()
@@ -306,13 +377,8 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
 def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
     tmp_path: Path,
 ) -> None:
-    tiles = [str(t) for t in paigow.TILE_SET]
-    random.Random(11).shuffle(tiles)
-
-    def setting(group: list[str]) -> dict[str, str | bool]:
-        front, back = paigow.set_hand(paigow.parse_tiles(" ".join(group)))
-        return {"front": " ".join(map(str, front)), "back": " ".join(map(str, back))}
-
+    """Eight doors, a co-banker, and a hand the croupier re-sets; every hand's tiles tapped
+    from the tile pictures as the trainer's physical table shows them."""
     with tabled_run(tmp_path, PAIGOW) as url, sync_playwright() as pw:
         wait_ready(url)
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -321,6 +387,7 @@ def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
             trainer = open_tab(browser, url, "trainer", errors)
             dealer = open_tab(browser, url, "dealer", errors)
             supervisor = open_tab(browser, url, "supervisor", errors)
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
             phase = dealer.locator("#phase")
             expect(dealer.locator("#game")).to_contain_text("Pai Gow")
             # Pai Gow's table has only the dice shaker; no arrangement timer on its page.
@@ -330,6 +397,7 @@ def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
 
             dealer.click("#actions [data-action=open_table]")
             expect(phase).to_contain_text("Bank offer")
+            expect(phase).to_contain_text("做莊")
             submit_form(dealer, "take_bank", {"player": "B", "seat": "0"})
             # The banker panel names who holds the bank.
             expect(dealer.locator("#banker .bank-holder")).to_contain_text("B")
@@ -337,8 +405,15 @@ def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
             submit_form(dealer, "confirm_tile_shuffle", {"new_set": False})
             submit_form(dealer, "move_stacks", {"by": "player", "player": "P1", "one_hand": True})
             submit_form(dealer, "move_stacks", {"by": "banker", "player": "B", "one_hand": True})
-            submit_form(dealer, "place_bet", {"player": "P1", "seat": "1", "amount": "100"})
+            for door in range(1, 8):
+                submit_form(
+                    dealer, "place_bet", {"player": f"P{door}", "seat": str(door), "amount": "100"}
+                )
             submit_form(dealer, "place_stake", {"amount": "1000"})
+            expect(dealer.locator("#banker .bank-holder")).to_contain_text("1,000 MOP")
+            # Art. 5(5): a guest who bets on no door co-banks, after the main banker's stake.
+            submit_form(dealer, "co_bank", {"player": "C", "amount": "300"})
+            expect(dealer.locator("#banker .co-bankers")).to_contain_text("C 300 MOP")
 
             # The shaker's reader fails: TILT; the trainer mends it, the supervisor clears it.
             trainer.select_option("#training select[data-device=dice_shaker]", "reader_lost")
@@ -355,47 +430,83 @@ def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
             submit_form(dealer, "shake_dice", {"player": "B"})
             expect(trainer.locator("[data-status=dice_shaker]")).to_contain_text("waiting")
             sim(trainer, "shake:die_out_of_cup")
-            expect(trainer.locator("#events")).to_contain_text("invalid throw")
             expect(trainer.locator("[data-status=dice_shaker]")).to_contain_text("waiting")
             sim(trainer, "shake")
             expect(dealer.locator("#dice .die")).to_have_count(4)
             expect(phase).to_contain_text("Dealing")
-            # Art. 2(3): the stacks are dealt counter-clockwise from the door the dice name.
-            state = http.get(url + "/api/state", headers=auth("dealer")).json()["state"]
-            first = (state["dice_total"] - 1) % 8
+            # Art. 2(2)-(3): the dice total, read off the dealer's screen, names the first
+            # hand counted from the banker; the stacks go counter-clockwise from it.
+            total = int(re.sub(r"\D", "", dealer.locator("#dice-total").inner_text()))
+            first = (total - 1) % 8
+            expect(dealer.locator(f".seat[data-seat='{first}'] .chip.first")).to_be_visible()
+            expect(dealer.locator("#progress")).to_contain_text("doors 0/8")
             for turn in range(8):
                 submit_form(dealer, "deal_hand", {"seat": str((first + turn) % 8)})
-            # Art. 6(1)-(2): the door sets face down, then the banker; the croupier opens the
-            # hands, the banker's first, and only then are the tiles known to the system.
-            submit_form(dealer, "set_hand", {"seat": "1"})
+                expect(dealer.locator("#progress")).to_contain_text(f"doors {turn + 1}/8")
+            expect(dealer.locator("#progress")).to_contain_text("已派 8/8 門")
+            assert errors == []
+            expect(trainer.locator("#physical .physical-seat")).to_have_count(8)
+            # Art. 6(1): the doors set face down, then the banker.
+            for door in range(1, 8):
+                submit_form(dealer, "set_hand", {"seat": str(door)})
             dealer.click("#actions [data-action=set_banker]")
-            submit_form(dealer, "open_hand", {"seat": "0", **setting(tiles[0:4])})
-            submit_form(dealer, "open_hand", {"seat": "1", **setting(tiles[4:8])})
-            expect(dealer.locator(".seat[data-seat='1'] .card.tile")).to_have_count(4)
+            expect(phase).to_contain_text("Opening")
+
+            # Art. 6(2): the croupier opens the banker's hand, then the doors from the first
+            # hand; each hand's tiles are tapped from the tile pictures. One player pairs the
+            # tiles wrongly (the back not the largest the tiles allow): the croupier re-sets it.
+            order = [0, *[(first + step) % 8 for step in range(8) if (first + step) % 8 != 0]]
+            wrong_door, wrong_rows = None, None
+            for door in order:
+                rows = held(trainer, door)
+                if door != 0 and wrong_door is None:
+                    tiles = rows["front"] + rows["back"]
+                    for front in itertools.combinations(tiles, 2):
+                        back = list(tiles)
+                        for tile in front:
+                            back.remove(tile)
+                        setting = {"front": list(front), "back": back}
+                        if wrongly_set(setting):
+                            wrong_door, wrong_rows, correct = door, setting, rows
+                            rows = setting
+                            break
+                place(dealer, "open_hand", door, rows)
+                expect(
+                    dealer.locator(f".seat[data-seat='{door}'] .card.tile[data-code]")
+                ).to_have_count(4)
+            assert wrong_door is not None and wrong_rows is not None
+            expect(phase).to_contain_text("Opened")
+            expect(dealer.locator(f".seat[data-seat='{wrong_door}'] .chip.reset")).to_be_visible()
+            # Each tile is drawn with its Table I name.
+            expect(dealer.locator(".seat[data-seat='0'] .tile-name")).to_have_count(4)
+            # Settling first is refused beside Settle: the wrongly set hand must be re-set.
+            dealer.click("#actions [data-action=settle_round]")
+            refusal = dealer.locator("#refusal")
+            expect(refusal).to_contain_text("未能執行「結算」")
+            expect(refusal).to_contain_text(f"doors [{wrong_door}] must be re-set")
+            place(dealer, "reset_hand", wrong_door, correct)
+            expect(dealer.locator(f".seat[data-seat='{wrong_door}'] .chip.reset")).to_have_count(0)
             dealer.click("#actions [data-action=settle_round]")
             expect(phase).to_contain_text("Round over")
-            expect(dealer.locator(".seat[data-seat='1'] .settlement")).to_contain_text("MOP")
+            for door in range(1, 8):
+                expect(dealer.locator(f".seat[data-seat='{door}'] .settlement")).to_contain_text(
+                    "MOP"
+                )
+                expect(
+                    dealer.locator(f".seat[data-seat='{door}'] .detail .why[data-row]")
+                ).to_have_count(2)
+            expect(
+                dealer.locator(f".seat[data-seat='{wrong_door}'] .detail .corrected")
+            ).to_contain_text("re-set by the house")
+            bank = dealer.locator("#banker .bank-result")
+            expect(bank).to_contain_text("commission")
+            expect(bank).to_contain_text("new bank")
+            expect(bank).to_contain_text("新莊本")
             expect(dealer.locator("#timer-panel")).to_be_hidden()
-            dealer.screenshot(path=str(ARTIFACTS / "training-paigow-dealer.png"))
-            trainer.screenshot(path=str(ARTIFACTS / "training-paigow-trainer.png"))
-            no_overflow(dealer)
-            no_overflow(trainer)
-            # No shoe at this table: nothing to handle there; refused, and journaled too.
-            no_shoe = http.post(
-                url + "/api/training/inject",
-                json={"device": "shoe_reader", "fault": "misread"},
-                headers=auth("trainer"),
-            )
-            assert no_shoe.status_code == 409 and "not at this table" in no_shoe.text
-            controls = journal(tmp_path, "training.control")
-            assert [(c["payload"]["op"], c["payload"]["ok"]) for c in controls] == [
-                ("inject", True),
-                ("clear", True),
-                ("by_hand", True),
-                ("shake", True),
-                ("shake", True),
-                ("inject", False),
-            ]
+            for page, name in ((dealer, "dealer"), (trainer, "trainer"), (supervisor, "sup")):
+                measured(page, f"training-paigow-{name}")
+            # No shoe at this table: the trainer is offered no shoe control at all.
+            expect(trainer.locator("#training [data-device=shoe_reader]")).to_have_count(0)
             assert errors == []
         finally:
             browser.close()

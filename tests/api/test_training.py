@@ -164,11 +164,15 @@ def test_a_table_with_no_simulated_devices_has_no_training_routes(tmp_path: Path
     assert client.get("/api/training", headers=auth("trainer")).status_code == 404
     r = client.post("/api/training/draw", headers=auth("admin"))
     assert r.status_code == 404 and r.json()["error"] == "not_simulated"
-    assert client.get("/api/console", headers=auth("trainer")).json() == {
+    body = client.get("/api/console", headers=auth("trainer")).json()
+    assert {k: body[k] for k in ("currency", "training", "trainer")} == {
         "currency": "MOP",
         "training": False,
         "trainer": False,
     }
+    # The game's words for the console, and no tiles at a Thirteen table.
+    assert body["words"]["phases"]["CUT"] == {"zh": "切牌", "en": "Cut"}
+    assert body["tiles"] == []
     # Described for integrators: every control, the trainer's body.
     schema = client.get("/openapi.json").json()
     post = schema["paths"]["/api/training/{op}"]["post"]
@@ -197,7 +201,8 @@ def test_the_api_on_tabled_run_roles_refusals_and_the_journal(tmp_path: Path) ->
         assert shuffler["door"]["label"]["en"] == "Lid"
         assert {"jam", "wrong_count", "sort_mode"} <= {f["fault"] for f in shuffler["faults"]}
         for role, trainer in (("dealer", False), ("trainer", True), ("admin", True)):
-            assert http.get(url + "/api/console", headers=auth(role)).json() == {
+            body = http.get(url + "/api/console", headers=auth(role)).json()
+            assert {k: body[k] for k in ("currency", "training", "trainer")} == {
                 "currency": "MOP",
                 "training": True,
                 "trainer": trainer,

@@ -150,6 +150,14 @@ def test_a_thirteen_round_through_the_api_checks_and_its_console_view() -> None:
     assert view["seats"][2]["settlement"]["amount"] == -200.0
     assert view["timer"]["rang"] is True
     assert {s["seat"] for s in view["settlements"]} == {1, 2}
+    # Issue 23: why each seat won or lost, in both languages: each row's winner and the two
+    # hands' names (the late seat: none, it lost unopened).
+    assert view["progress"] == {"kind": "cards", "done": 52, "total": 52}
+    detail = view["seats"][1]["detail"]
+    assert [r["row"] for r in detail["rows"]] == ["head", "middle", "tail"]
+    assert detail["rows"][0]["label"] == {"zh": "頭道", "en": "head"}
+    assert all(r["player"]["zh"] and r["banker"]["en"] for r in detail["rows"])
+    assert view["seats"][2]["detail"] == {"late": True, "foul": None, "rows": [], "special": None}
     t.op("start_round")
 
 
@@ -192,6 +200,16 @@ def test_a_pai_gow_round_through_the_api_checks_and_its_console_view() -> None:
     view = t.view()
     assert {s["seat"] for s in view["settlements"]} == {1, 2}
     assert all(isinstance(s["amount"], float) for s in view["settlements"])
+    # Issue 23: the doors dealt and opened, the first hand; each settled door's pairs with
+    # their Table II classes; the bank's result, commission and new bank.
+    assert view["progress"] == {"kind": "doors", "done": 8, "total": 8}
+    assert view["first_hand"] == 1 and view["stake"] == 1000
+    assert all(s["dealt"] and s["open"] == (s["seat"] in (0, 1, 2)) for s in view["seats"])
+    door = view["seats"][1]["detail"]
+    assert door["front_class"]["zh"] and door["back_class"]["zh"] and not door["corrected"]
+    bank = view["bank"]
+    assert bank["stake"] == 1000 and bank["carried"] == 1000 + bank["net"]
+    assert bank["hand"]["back_class"]["zh"]
     t.op("next_round")
 
 

@@ -41,11 +41,13 @@ def write_people(path: Path) -> Path:
 
 
 @contextmanager
-def tabled_run(workdir: Path, config: Path | None = None) -> Iterator[str]:
+def tabled_run(
+    workdir: Path, config: Path | None = None, http: str = "127.0.0.1:0"
+) -> Iterator[str]:
     """`tabled run --http 127.0.0.1:0 [--config CONFIG]` in `workdir`; yields the console's URL.
     The people's tokens go where the config's `[api] tokens_file` says (a config that names
     none is copied with one named, as `tabled token` would have been told)."""
-    args = [str(TABLED), "run", "--http", "127.0.0.1:0"]
+    args = [str(TABLED), "run", "--http", http]
     text = (config or ROOT / "config" / "table.toml").read_text(encoding="utf-8")
     tokens = tomllib.loads(text).get("api", {}).get("tokens_file")
     if tokens is None:
@@ -57,7 +59,7 @@ def tabled_run(workdir: Path, config: Path | None = None) -> Iterator[str]:
     write_people(workdir / tokens)
     if config is not None:
         args += ["--config", str(config)]
-    log = (workdir / "tabled-run.log").open("w")
+    log = (workdir / "tabled-run.log").open("a")
     process = subprocess.Popen(args, cwd=workdir, stdout=subprocess.PIPE, stderr=log, text=True)
     try:
         assert process.stdout is not None

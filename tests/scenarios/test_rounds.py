@@ -457,6 +457,53 @@ def test_the_bell_is_the_tables_clock_and_a_late_player_loses(tmp_path: Path) ->
         forget_world(key)
 
 
+def test_a_clean_stop_between_rounds_restarts_ready_and_inside_a_round_held(
+    tmp_path: Path,
+) -> None:
+    """Issue 23 item 4: a table stopped cleanly with no round in play (its round settled)
+    restarts ready to play, the reason journaled; stopped inside a round, or killed without a
+    stop, it restarts held for a supervisor, with a reason that reads as a sentence."""
+    key, _ = new_world()
+    config = table_config(tmp_path / "j", world=key)
+
+    async def run(until: str | None) -> tuple[str, str | None]:
+        table, _ = make_table(config)
+        await table.start()
+        try:
+            proc = table.procedure
+            phase, suspended = proc.phase, proc.suspended
+            if until is not None:
+                player = quiet_autoplay(table, key)
+                if phase == "HOLD":
+                    await player.supervise()
+                await play_until(player, until)
+            return phase, suspended
+        finally:
+            await table.stop()
+
+    def recovered() -> dict[str, Any]:
+        lines = [r for r in journal_lines(tmp_path / "j") if r["event"] == "table.recovered"]
+        payload: dict[str, Any] = lines[-1]["payload"]
+        return payload
+
+    try:
+        asyncio.run(run("ROUND_OVER"))
+        assert asyncio.run(run("PLAYERS_ARRANGING")) == ("ROUND_OVER", None)
+        said = recovered()
+        assert said["held"] is False
+        assert said["reason"] == "stopped cleanly between rounds: ready to play"
+        phase, suspended = asyncio.run(run(None))
+        assert (phase, suspended) == ("HOLD", "PLAYERS_ARRANGING")
+        said = recovered()
+        assert said["held"] is True
+        assert said["reason"] == (
+            "restarted: the table was stopped inside a round (PLAYERS_ARRANGING); "
+            "a supervisor checks the table before play goes on"
+        )
+    finally:
+        forget_world(key)
+
+
 def test_a_restart_comes_back_in_hold_with_the_round_and_the_timer(tmp_path: Path) -> None:
     key, _ = new_world()
     config = table_config(tmp_path / "j", world=key)

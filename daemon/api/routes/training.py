@@ -17,6 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from daemon.api import explain
 from daemon.api.bridge import training_call
 from daemon.api.context import context
 from daemon.api.errors import AUTH_ERRORS, INPUT_ERRORS, ApiError, ErrorBody
@@ -51,6 +52,14 @@ class ConsoleBody(BaseModel):
     currency: str = Field(description="the table's currency, for the amounts the console shows")
     training: bool = Field(description="every device is simulated: a trainer may handle them")
     trainer: bool = Field(description="the caller may handle them (the trainer or admin role)")
+    tiles: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Pai Gow: the 32-tile set by Table I (faces, names), for the tile pictures",
+    )
+    words: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the game's phases, inputs, articles, roles and results in both languages",
+    )
 
 
 async def _training(request: Request, actor: str, role: str, op: str) -> None:
@@ -96,8 +105,13 @@ async def console(request: Request, who: Who) -> ConsoleBody:
     in training mode (its devices all simulated)."""
     table = context(request).table
     training = Training.of(table) is not None
+    game = str(table.snapshot().get("game"))
     return ConsoleBody(
-        currency=currency_of(table), training=training, trainer=training and who.role in ROLES
+        currency=currency_of(table),
+        training=training,
+        trainer=training and who.role in ROLES,
+        tiles=explain.tile_set() if game == "paigow" else [],
+        words=explain.console_data(game),
     )
 
 

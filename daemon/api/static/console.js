@@ -1,47 +1,32 @@
 // The dealer console: renders the table's state pushed over /api/events and offers only the
 // actions the table says are legal now. No build step, no framework; text goes in through
-// textContent only (bettor names and payloads come from people).
+// textContent only (bettor names and payloads come from people). Every word of the game (its
+// phases, actions, events, articles, tiles) comes from the table's game data, read at sign-in
+// (/api/actions, /api/console): the console keeps no table of its own.
 "use strict";
 
-const PHASES = {
-  idle: ["待開局", "Idle"],
-  equipment_check: ["設備檢查", "Equipment check"],
-  hand_shuffle: ["人手洗牌", "Hand shuffle"],
-  machine_shuffle: ["洗牌機洗牌", "Machine shuffle"],
-  cut: ["切牌", "Cut"],
-  betting: ["下注", "Betting"],
-  shaking: ["搖骰", "Dice"],
-  dealing: ["發牌", "Dealing"],
-  banker_arranging: ["莊家排牌", "Banker arranges"],
-  arranging: ["玩家排牌", "Players arrange"],
-  opening: ["開牌", "Opening"],
-  settling: ["結算", "Settling"],
-  settled: ["已結算", "Settled"],
-  hold: ["暫停", "Hold"],
-  tilt: ["故障", "Tilt"],
-  shoe_loading: ["入牌靴", "Shoe"],
-  banker_arranged: ["莊家已排牌", "Banker arranged"],
-  players_arranging: ["玩家排牌", "Players arrange"],
-  round_over: ["本局完", "Round over"],
-  bank_offer: ["坐莊", "Bank offer"],
-  shuffle: ["洗牌", "Shuffle"],
-};
-const phaseNames = (phase) => PHASES[String(phase || "").toLowerCase()] || [phase || "", phase || ""];
 const SUITS = { S: ["♠", false], H: ["♥", true], D: ["♦", true], C: ["♣", false] };
-const RESULTS = {
-  win: "贏 win", lose: "輸 lose", push: "和 push", foul: "犯規 foul", late: "逾時 late",
-  banker: "莊勝 banker wins", player: "閒勝 player wins", tie: "和 tie",
-};
 
 const JOURNAL_SHOWN = 60;
 // An integer with this few values (a seat, a door) is chosen from a list, not typed.
 const MAX_CHOICES = 10;
+// The rows a hand is placed into, and how many each holds (Thirteen Art. 7; Pai Gow Art. 6(1)).
+const THIRTEEN_ROWS = [["head", 3], ["middle", 5], ["tail", 5]];
+const PAIGOW_ROWS = [["front", 2], ["back", 2]];
+// The actions whose payload is a hand placed into rows: picked by tapping, not typed.
+const PLACING = { enter_arrangement: THIRTEEN_ROWS, open_hand: PAIGOW_ROWS, reset_hand: PAIGOW_ROWS };
 
 const $ = (id) => document.getElementById(id);
 // What one person's session holds; signing out puts every key back to this.
 const freshState = () => ({
   token: "",
   catalog: {},
+  // The game's journal events by name, with their labels (/api/actions `events`).
+  events: {},
+  // The game's words (/api/console `words`): phases, inputs, articles, roles, results.
+  words: { phases: {}, inputs: {}, articles: {}, roles: {}, results: {}, training_ops: {} },
+  // Pai Gow's tile set (Table I), for the tile pictures and the picker.
+  tiles: [],
   legal: [],
   snapshot: null,
   offsetMs: 0,
@@ -69,6 +54,9 @@ const freshState = () => ({
   training: false,
   // The phase an answer on the toast was about: a new phase clears it.
   toastPhase: null,
+  // The hand being placed into rows (the placer's form): its action, seat, rows and the row
+  // the next tap fills.
+  placing: null,
 });
 const state = freshState();
 state.token = sessionStorage.getItem("tabled.token") || "";
@@ -96,9 +84,53 @@ function requestId() {
   return Date.now().toString(36) + Math.random().toString(36).slice(2);
 }
 
+// --- the game's words ---
+
+// A phase's name in both languages: the game data's, or the one the table's view carries.
+function phaseNames(phase) {
+  const known = state.words.phases[phase];
+  if (known) return [known.zh, known.en];
+  const snapshot = state.snapshot;
+  if (snapshot && snapshot.phase === phase && snapshot.phase_label) {
+    return [snapshot.phase_label.zh, snapshot.phase_label.en];
+  }
+  return [phase || "", phase || ""];
+}
+
+// An action's (or a device's, the clock's input's) name in both languages.
+function actionNames(action) {
+  const spec = state.catalog[action];
+  if (spec && spec.label) return [spec.label.zh, spec.label.en];
+  const input = state.words.inputs[action];
+  if (input) return [input.zh, input.en];
+  return [action || "", action || ""];
+}
+
+// An article's short text ("Portaria 51/89/M Art. 2(d)": zh the regulation's words, en the
+// gloss); a citation naming several takes its first.
+function articleWords(citation) {
+  const articles = state.words.articles || {};
+  if (!citation) return null;
+  if (articles[citation]) return articles[citation];
+  const m = /^(.*? Art\. )([^,]+)/.exec(citation);
+  return m ? articles[m[1] + m[2].trim()] || null : null;
+}
+
+function labelOf(table, key) {
+  const found = (state.words[table] || {})[key];
+  return found ? [found.zh, found.en] : [key || "", key || ""];
+}
+// A request to the table. The table out of reach is an answer too (status 0), said in words,
+// never a "TypeError: Failed to fetch".
 async function api(path, options = {}) {
   const headers = Object.assign({ Authorization: "Bearer " + state.token }, options.headers || {});
-  const response = await fetch(path, Object.assign({}, options, { headers }));
+  let response;
+  try {
+    response = await fetch(path, Object.assign({}, options, { headers }));
+  } catch (_) {
+    return { status: 0, body: { error: "offline",
+      message: "無法連線到枱 · the table cannot be reached (offline)" } };
+  }
   let body = null;
   try { body = await response.json(); } catch (_) { body = null; }
   return { status: response.status, body };
@@ -130,6 +162,10 @@ async function signIn(token) {
   sessionStorage.setItem("tabled.token", token);
   $("token").value = "";
   state.catalog = Object.fromEntries(r.body.catalog.map((spec) => [spec.name, spec]));
+  // The game's journal events with their labels, as the game declares them.
+  const events = r.body.events || [];
+  state.events = Array.isArray(events) ?
+    Object.fromEntries(events.map((e) => [e.name, e])) : events;
   if (Number.isFinite(r.body.console_idle_seconds)) state.idleSeconds = r.body.console_idle_seconds;
   state.lastActivity = Date.now();
   $("login").classList.add("hidden");
@@ -207,9 +243,9 @@ function connect() {
       state.wsLive = true;
       setLink(true);
       state.retry = 500;
-      const roles = { dealer: "荷官", supervisor: "主任", surveillance: "監控", admin: "管理" };
+      const [rzh, ren] = labelOf("roles", data.role);
       $("actor").replaceChildren(el("span", "name", data.actor),
-        el("span", "role muted", (roles[data.role] || "") + " " + data.role));
+        el("span", "role muted", rzh + " " + ren));
       $("actor").title = data.actor + " · " + data.role;
     } else if (data.type === "state") {
       // What the state shows, ordered against the events: a daemon's state names the last
@@ -241,10 +277,20 @@ function connect() {
   };
 }
 
+// The push feed is the console's eyes: without it the page may show a table that has moved
+// on, so a clear banner says so and every action waits until the feed is back.
 function setLink(up) {
   const link = $("link");
   link.className = "link " + (up ? "up" : "down");
   link.replaceChildren(up ? bilingual("連線", "live") : bilingual("離線", "offline"));
+  const signedIn = Boolean(state.token) && !$("console").classList.contains("hidden");
+  $("offline-banner").classList.toggle("hidden", up || !signedIn);
+  document.body.classList.toggle("offline", !up && signedIn);
+  if (!signedIn) return;
+  renderActions();
+  for (const control of $("console").querySelectorAll("#training button, #training select, #training input")) {
+    control.disabled = !up || control.dataset.off === "1";
+  }
 }
 
 // --- rendering ---
@@ -257,6 +303,7 @@ function applyState(snapshot, legal) {
   }
   $("table-id").textContent = snapshot.table || "—";
   $("game").textContent = snapshot.game === "paigow" ? "牌九 Pai Gow" : "十三張 Thirteen";
+  document.body.dataset.game = snapshot.game || "";
   $("round").textContent = snapshot.round ?? "—";
   const names = (snapshot.phase_label && [snapshot.phase_label.zh, snapshot.phase_label.en]) ||
     phaseNames(snapshot.phase);
@@ -268,9 +315,10 @@ function applyState(snapshot, legal) {
     bilingual(snapshot.next_zh || "", snapshot.next ? "Next: " + snapshot.next : ""));
   renderHold(snapshot.hold);
   renderDice(snapshot.dice, snapshot.dice_total);
+  renderProgress(snapshot.progress);
   // Pai Gow has no arrangement time: the five minutes are Thirteen's (Art. 2(d)).
   $("timer-panel").classList.toggle("hidden", snapshot.game === "paigow");
-  renderSeats(snapshot.seats || [], snapshot.game);
+  renderSeats(snapshot.seats || [], snapshot);
   renderBanker(snapshot.banker, snapshot);
   renderList("violations", violations(snapshot), violationText);
   renderList("faults", snapshot.faults || [], faultText,
@@ -278,6 +326,9 @@ function applyState(snapshot, legal) {
   renderOverride(snapshot.override);
   renderDevices(snapshot.devices || {});
   renderActions();
+  // The placer is drawn again only when what it offers changed: a push that changes nothing
+  // of it must not swallow a tap landing while the form is rebuilt.
+  if (state.placing && placerKey() !== state.placing.key) renderPlacer();
   tick();
   fitJournal();
   if (state.training) refreshTraining();
@@ -340,6 +391,17 @@ function renderDice(dice, total) {
   $("dice-total").textContent = dice ? "總數 Total " + (total ?? dice.reduce((a, b) => a + b, 0)) : "";
 }
 
+// How far the deal is: "已發 37/52 · dealt 37/52" (cards read), "已派 3/8 門 · doors 3/8".
+function renderProgress(progress) {
+  const box = $("progress");
+  if (!progress) { box.replaceChildren(); return; }
+  const of = `${progress.done}/${progress.total}`;
+  box.replaceChildren(progress.kind === "doors" ?
+    bilingual(`已派 ${of} 門`, `doors ${of}`) : bilingual(`已發 ${of}`, `dealt ${of}`));
+  box.dataset.done = progress.done;
+  box.classList.toggle("complete", progress.done >= progress.total);
+}
+
 // An amount in the table's currency: "1,000 MOP", signed "+300 MOP" / "-200 MOP".
 function money(amount, signed) {
   const n = Number(amount) || 0;
@@ -351,7 +413,7 @@ function money(amount, signed) {
 // card as a marker, not its code), drawn as its back.
 function cardNode(text) {
   const code = typeof text === "string" ? text : "";
-  if (/^[1-6]-[1-6]$/.test(code)) return el("span", "card tile", code);
+  if (/^[1-6]-[1-6]$/.test(code)) return tileNode(code);
   const m = /^(10|[2-9TJQKA])([SHDC])$/i.exec(code);
   if (!m) {
     const back = el("span", "card back", "");
@@ -359,40 +421,92 @@ function cardNode(text) {
     return back;
   }
   const [symbol, red] = SUITS[m[2].toUpperCase()];
-  return el("span", red ? "card red" : "card", (m[1] === "T" ? "10" : m[1]) + symbol);
+  const card = el("span", red ? "card red" : "card", (m[1] === "T" ? "10" : m[1]) + symbol);
+  card.dataset.code = code;
+  return card;
+}
+
+// Where the pips of a half lie on its 3x3 grid (1 to 6), as a tile shows them.
+const PIPS = {
+  1: [4], 2: [0, 8], 3: [0, 4, 8], 4: [0, 2, 6, 8], 5: [0, 2, 4, 6, 8], 6: [0, 2, 3, 5, 6, 8],
+};
+
+// A Pai Gow tile drawn from the tile data: its two halves' pips (1 and 4 in red, as the tiles
+// are painted) and its Table I name under it (天牌 Heaven).
+function tileNode(face, withName = true) {
+  const [low, high] = face.split("-").map(Number);
+  const known = state.tiles.find((t) => t.face === face);
+  const box = el("span", "tile-box");
+  const tile = el("span", "card tile");
+  tile.dataset.code = face;
+  for (const half of [high, low]) {
+    const h = el("span", "half");
+    for (let i = 0; i < 9; i++) {
+      const cell = el("span", "cell");
+      if (PIPS[half].includes(i)) cell.classList.add(...(half === 1 || half === 4 ? ["pip", "red"] : ["pip"]));
+      h.append(cell);
+    }
+    tile.append(h);
+  }
+  const name = known ? known.name : { zh: face, en: face };
+  tile.title = `${name.zh} ${name.en} (${face})`;
+  box.append(tile);
+  if (withName) box.append(el("span", "tile-name", name.zh));
+  box.dataset.code = face;
+  return box;
 }
 
 function cardsNode(list) {
   const cards = el("div", "cards");
-  cards.append(...(list || []).map(cardNode));
+  cards.append(...(list || []).map((c) => cardNode(c)));
   return cards;
 }
 
-// Once a hand is arranged (Thirteen: head, middle, tail; Pai Gow: front, back) it is shown
-// in its rows, so the settlement can be read against it.
-const ROWS = [
-  ["head", "頭道", "Head"], ["front", "前手", "Front"], ["middle", "中道", "Middle"],
-  ["tail", "尾道", "Tail"], ["back", "後手", "Back"],
-];
+// Once a hand is placed (Thirteen: head, middle, tail; Pai Gow: front, back) it is shown in
+// its rows, so the settlement can be read against it.
+const ROW_NAMES = {
+  head: ["頭道", "Head"], middle: ["中道", "Middle"], tail: ["尾道", "Tail"],
+  front: ["前手", "Front"], back: ["後手", "Back"],
+};
 
 function arrangementNode(arrangement, dealt) {
-  const rows = ROWS.filter(([key]) => Array.isArray(arrangement[key]));
+  const rows = Object.keys(ROW_NAMES).filter((key) => Array.isArray(arrangement[key]));
   if (!rows.length) return cardsNode(dealt);
   const box = el("div", "arrangement");
-  for (const [key, zh, en] of rows) {
+  for (const key of rows) {
     const row = el("div", "row");
     row.dataset.row = key;
-    row.append(el("span", "row-label", zh + " " + en), cardsNode(arrangement[key]));
+    row.append(el("span", "row-label", ROW_NAMES[key].join(" ")), cardsNode(arrangement[key]));
     box.append(row);
   }
   return box;
 }
 
-function seatNode(seat) {
+// Where a hand is, in a chip: dealt, arranged face down, open (its cards to place), placed.
+function statusChips(seat, game) {
+  const chips = el("div", "chips");
+  const chip = (cls, zh, en) => { const c = el("span", "chip " + cls); c.append(bilingual(zh, en)); chips.append(c); };
+  const snapshot = state.snapshot || {};
+  if (game === "paigow") {
+    // Art. 2(2): the door the dice name takes the first four tiles.
+    if (seat.seat === snapshot.first_hand) chip("first", "先取牌", "dealt first");
+    if (seat.dealt) chip("dealt", "已派", "dealt");
+    if (seat.arranged && !seat.open) chip("set", "已配牌", "set");
+    if (seat.open) chip("open", "已開", "open");
+    if (seat.wrongly_set) chip("reset", "需重新配牌", "to re-set");
+  } else {
+    if (seat.arranged && !seat.open) chip("set", "已排牌", "arranged");
+    if (seat.open && !seat.arrangement) chip("open", "已開，待排入", "open: place its cards");
+  }
+  return chips;
+}
+
+function seatNode(seat, game) {
   const node = el("div", "seat");
   node.dataset.seat = seat.seat;
   if (seat.holder) node.classList.add("holder-set");
   if (seat.late) node.classList.add("late");
+  if (seat.open) node.classList.add("open");
   const title = el("h3");
   title.append(bilingual(seat.name_zh || `第${seat.seat}門`, seat.name || "Seat " + seat.seat));
   const staked = (seat.bets || []).reduce((sum, b) => sum + (b.amount || 0), 0);
@@ -402,21 +516,70 @@ function seatNode(seat) {
     const cls = bet.bettor === seat.holder ? "holder" : "";
     bets.append(el("span", cls, `${bet.bettor} ${bet.amount}`), "  ");
   }
-  node.append(title, bets, seat.arrangement ? arrangementNode(seat.arrangement, seat.cards) :
-    cardsNode(seat.cards));
+  node.append(title, bets, statusChips(seat, game),
+    seat.arrangement ? arrangementNode(seat.arrangement, seat.cards) : cardsNode(seat.cards));
   if (seat.settlement) {
     const s = seat.settlement;
-    const text = `${RESULTS[s.result] || s.result} ${s.amount == null ? "" : money(s.amount, true)}`;
+    const [zh, en] = labelOf("results", s.result);
+    const text = `${zh} ${en} ${s.amount == null ? "" : money(s.amount, true)}`;
     node.append(el("div", "settlement " + s.result, text));
   }
+  if (seat.detail) node.append(detailNode(seat.detail, game));
   if (seat.late) node.append(el("div", "late-note", "逾時 not done at the bell"));
   return node;
 }
 
-function renderSeats(seats, game) {
+// Why a settled seat won or lost. Thirteen: a foul (相公), each row's winner and the two
+// hands' names; Pai Gow: the pairs' classes, a re-set by the house, the commission.
+function detailNode(detail, game) {
+  const box = el("div", "detail");
+  if (game === "paigow") {
+    for (const key of ["front", "back"]) {
+      const cls = detail[key + "_class"];
+      if (!cls) continue;
+      const line = el("div", "why");
+      line.dataset.row = key;
+      line.append(bilingual(ROW_NAMES[key][0], ROW_NAMES[key][1] + ":"), " ",
+        bilingual(cls.zh, cls.en));
+      box.append(line);
+    }
+    if (detail.corrected) {
+      const line = el("div", "why corrected");
+      line.append(bilingual("莊荷已代為重新配牌", "re-set by the house (Art. 6(2))"));
+      box.append(line);
+    }
+    if (Number(detail.commission)) {
+      box.append(el("div", "why", `抽水 commission ${money(detail.commission)}`));
+    }
+    return box;
+  }
+  if (detail.late) return box;
+  if (detail.foul) {
+    const line = el("div", "why foul");
+    line.append(bilingual(detail.foul.zh, detail.foul.en));
+    box.append(line);
+  }
+  if (detail.special) {
+    const line = el("div", "why special");
+    line.append(bilingual(detail.special.zh, detail.special.en));
+    box.append(line);
+  }
+  for (const row of detail.rows || []) {
+    const line = el("div", "why");
+    line.dataset.row = row.row;
+    line.append(bilingual(row.label.zh, row.label.en + ":"), " ",
+      bilingual(row.winner.zh + "勝", row.winner.en + " wins"), " · ",
+      bilingual("閒", "player"), " ", bilingual(row.player.zh, row.player.en), " / ",
+      bilingual("莊", "banker"), " ", bilingual(row.banker.zh, row.banker.en));
+    box.append(line);
+  }
+  return box;
+}
+
+function renderSeats(seats, snapshot) {
   const box = $("seats");
   box.classList.toggle("eight", seats.length > 4);
-  box.replaceChildren(...seats.map(seatNode));
+  box.replaceChildren(...seats.map((seat) => seatNode(seat, snapshot.game)));
 }
 
 function renderBanker(banker, snapshot) {
@@ -424,7 +587,7 @@ function renderBanker(banker, snapshot) {
   if (banker) {
     box.replaceChildren(el("div", "label", "莊家 Banker"));
     const cards = el("div", "cards");
-    cards.append(...(banker.cards || []).map(cardNode));
+    cards.append(...(banker.cards || []).map((c) => cardNode(c)));
     box.append(cards);
     return;
   }
@@ -437,7 +600,17 @@ function renderBanker(banker, snapshot) {
     const holder = el("div", "summary bank-holder");
     holder.append(bilingual("莊家", "Banker:"), " ",
       el("strong", "", bank && bank.holder ? bank.holder : "—"));
+    if (typeof snapshot.stake === "number") {
+      holder.append(" · ", bilingual("本金", "stake"), " " + money(snapshot.stake));
+    }
     box.append(holder);
+    const co = snapshot.co_bankers || [];
+    if (co.length) {
+      const line = el("div", "summary co-bankers");
+      line.append(bilingual("幫莊", "co-banking:"), " " +
+        co.map((c) => `${c.player || (c.house ? "house" : "?")} ${money(c.amount)}`).join(", "));
+      box.append(line);
+    }
   }
   const staked = seats.reduce(
     (sum, seat) => sum + (seat.bets || []).reduce((s, b) => s + (b.amount || 0), 0), 0);
@@ -449,6 +622,14 @@ function renderBanker(banker, snapshot) {
     box.append(el("div", "summary",
       `結算 Settled: ${settled.length} · 玩家淨額 players net ${money(net, true)}`));
   }
+  const result = snapshot.bank;
+  if (result && result.carried !== undefined && result.carried !== null) {
+    const line = el("div", "summary bank-result");
+    line.append(bilingual("莊家", "Bank:"), ` ${money(result.result, true)} · `,
+      bilingual("抽水", "commission"), ` ${money(result.commission)} · `,
+      bilingual("新莊本", "new bank"), " ", el("strong", "", money(result.carried)));
+    box.append(line);
+  }
 }
 
 function renderList(id, items, text, cls) {
@@ -458,112 +639,78 @@ function renderList(id, items, text, cls) {
   }));
 }
 
-// "#12 拒絕 下注 Place bet · 發牌 Dealing · Art. 2(c) · lei.dealer"
+// "#12 拒絕 下注 Place bet · 發牌 Dealing · Art. 2(c) 摇完骰子後不再接受投注 · the bets closed... · lei.dealer"
 function violationText(v) {
   const [zh, en] = actionNames(v.action);
   const [pzh, pen] = phaseNames(v.phase);
-  return `#${v.seq} 拒絕 ${zh} ${en} · ${pzh} ${pen} · ${v.article || ""} · ${v.actor || ""}`;
+  const words = articleWords(v.article);
+  const why = [words ? words.zh : "", v.reason || ""].filter(Boolean).join(" · ");
+  return `#${v.seq} 拒絕 ${zh} ${en} · ${pzh} ${pen} · ${v.article || ""}` +
+    `${why ? " · " + why : ""} · ${v.actor || ""}`;
+}
+// --- the journal, in words ---
+
+// An event's name in both languages, as the game declares it.
+function eventNames(name) {
+  const known = state.events[name];
+  if (known) return [known.label_zh || known.zh, known.label_en || known.en];
+  return null;
 }
 
-function actionNames(action) {
-  const spec = state.catalog[action];
-  if (spec && spec.label) return [spec.label.zh, spec.label.en];
-  return DEVICE_INPUTS[action] || [action || "", action || ""];
+// What an event's payload says beyond its name, in both languages: the seat or door, who,
+// how much, the dice, the reason. Cards and tiles show only as the table serves them.
+function eventDetails(p) {
+  const zh = [];
+  const en = [];
+  const seat = p.seat ?? p.door;
+  if (typeof seat === "number") { zh.push(`第${seat}門`); en.push(`seat ${seat}`); }
+  const who = p.player || p.bettor || p.holder;
+  if (who && typeof who === "string") { zh.push(who); en.push(who); }
+  if (typeof p.amount === "number") { zh.push(money(p.amount)); en.push(money(p.amount)); }
+  if (Array.isArray(p.dice)) { const d = p.dice.join(" "); zh.push(`骰 ${d}`); en.push(`dice ${d}`); }
+  if (p.face_up === true) { zh.push("面朝上"); en.push("face up"); }
+  // A journal line's number (a feed conflict names the line whose id was taken).
+  if (typeof p.seq === "number") { zh.push(`第${p.seq}行`); en.push(`line ${p.seq}`); }
+  if (p.rearranged === true || p.again === true) { zh.push("重新"); en.push("again"); }
+  if (typeof p.device === "string") { zh.push(p.device); en.push(p.device); }
+  const why = p.reason || p.fault;
+  if (typeof why === "string" && why) en.push(why);
+  return [zh.join(" "), en.join(" ")];
 }
 
-// Inputs from the devices and the table itself (the catalogue lists the people's actions).
-const DEVICE_INPUTS = {
-  card_read: ["讀牌", "card read"], dice_landed: ["骰子結果", "dice landed"],
-  shuffle_completed: ["洗牌機完成", "shuffle done"], device_identified: ["設備已識別", "device identified"],
-  timer_expired: ["時間到", "time up"], recovered: ["重啟恢復", "restarted"],
-  device_fault: ["設備故障", "device fault"], device_healthy: ["設備恢復", "device healthy"],
-  device_lost: ["設備斷線", "device lost"],
-};
-
-const TRAINING_OPS = {
-  shuffle: ["洗牌", "shuffle"], shake: ["搖骰", "shake"], draw: ["抽牌", "draw a card"],
-  deal: ["發完本局", "deal the round"], ring: ["試鐘", "ring the bell"], door: ["門/蓋", "door"],
-  power: ["電源", "power"], by_hand: ["人手操作", "by hand"], inject: ["加入故障", "fault on"],
-  clear: ["清除故障", "fault off"],
-};
-
-// Each journal event as a short sentence in the dealer's two languages: [zh, en].
+// Each journal event as a short sentence in the dealer's two languages: [zh, en]. The name is
+// the game's label for the event (or, for a journaled input, the action's); the details are
+// the payload's. An event the game data does not name shows its raw name: a walk of every
+// event finds it (tests/api/test_console_words.py).
 function eventSentence(event) {
   const p = event.payload || {};
-  const seat = p.seat ?? p.door ?? "";
-  const who = p.player || p.bettor || "";
-  const simple = {
-    "table.started": ["枱開始運作", "table started"], "table.stopped": ["枱停止運作", "table stopped"],
-    "table.opened": ["開枱", "table opened"], "table.resumed": ["恢復進行", "play resumes"],
-    "table.recovered": ["重啟後恢復", "recovered after a restart"],
-    "table.recovery": ["重啟恢復", "restart replayed"], "table.checkpoint": ["檢查點", "checkpoint"],
-    "round.started": ["新一局", "round started"], "round.settled": ["本局已結算", "round settled"],
-    "round.voided": ["本局作廢", "round void"], "bets.closed": ["停止下注", "bets closed"],
-    "bets.returned": ["退回投注", "bets returned"], "deck.hand_shuffled": ["人手洗牌", "hand shuffled"],
-    "deck.machine_shuffled": ["洗牌機洗牌", "machine shuffled"], "deck.cut": ["切牌", "cut"],
-    "shoe.loaded": ["牌已入靴", "shoe loaded"], "banker.opened": ["莊家開牌", "banker opened"],
-    "arrangement.banker": ["莊家排牌", "banker arranged"], "timer.expired": ["時間到", "time up"],
-    "override.proposed": ["提出更正，待主任", "correction proposed"],
-    "override.approved": ["主任批准更正", "correction approved"],
-    "override.rejected": ["主任拒絕更正", "correction rejected"],
-    "deal.corrected": ["更正錯發", "misdeal corrected"], "deal.voided": ["發牌作廢", "deal void"],
-    "stake.placed": ["莊家本金", "banker's stake"], "stacks.moved": ["移牌疊", "stacks moved"],
-    "tiles.shuffled": ["洗牌九", "tiles shuffled"], "tiles.dealt": ["派牌九", "tiles dealt"],
-    "hands.opened": ["開牌", "hands opened"], "hand.reset": ["重新排牌", "hand reset"],
-    "bank.passed": ["莊家轉手", "bank passed"], "bank.declined": ["不坐莊", "bank declined"],
-    "bank.extended": ["繼續坐莊", "bank kept"], "tiles.shown_face_up": ["牌面朝上", "tiles face up"],
-    "tile.face_up": ["牌面朝上", "a tile face up"], "api.auth_refused": ["令牌被拒", "bad tokens refused"],
-    "api.input_refused": ["輸入被拒", "bad requests refused"],
-  };
-  switch (event.event) {
-    case "table.input": {
-      const [zh, en] = actionNames(p.action);
-      return [zh, en];
-    }
-    case "table.violation": {
-      const [zh, en] = actionNames(p.action);
-      return [`違規拒絕：${zh}`, `refused: ${en} (${p.article || ""})`];
-    }
-    case "table.tilted":
-      return [`故障停機：${p.device || ""}`, `TILT: ${p.device || ""} ${p.fault || p.reason || ""}`];
-    case "table.held": return ["暫停", `HOLD: ${p.reason || ""}`];
-    case "bet.placed":
-      return [`${who} 下注第${seat}門 ${money(p.amount)}`,
-        `${who} bets ${money(p.amount)} on seat ${seat}`];
-    case "bet.withdrawn": return [`${who} 撤注`, `${who} withdraws`];
-    case "bet.moved": return [`${who} 移注`, `${who} moves a bet`];
-    case "card.dealt":
-      return [`發牌至第${seat}門${p.face_up ? "（面朝上）" : ""}`,
-        `card to seat ${seat}${p.face_up ? ", face up" : ""}`];
-    case "dice.landed": {
-      const dice = (p.dice || []).join(" ");
-      return [`骰子 ${dice}`, `dice ${dice}`];
-    }
-    case "dice.invalid": return ["骰子無效，再搖", `invalid throw (${p.reason || ""}), again`];
-    case "arrangement.entered": return [`第${seat}門排牌`, `seat ${seat} arranged`];
-    case "hand.set": return [`第${seat}門排牌`, `hand ${seat} set`];
-    case "bank.taken": return [`${who} 坐莊`, `${who} takes the bank`];
-    case "device.identified": return [`設備已識別：${p.device || ""}`, `${p.device || ""} identified`];
-    case "device.healthy": return [`設備恢復：${p.device || ""}`, `${p.device || ""} healthy`];
-    case "device.link_degraded": return [`連線不穩：${p.device || ""}`, `${p.device || ""} link degraded`];
-    case "device.restarted": return [`設備重啟：${p.device || ""}`, `${p.device || ""} restarted`];
-    case "api.forbidden": return ["越權被拒", `refused: ${p.action || ""} for ${p.role || ""}`];
-    case "feed.conflict":
-      return [`數據衝突：第${p.seq}行已被他人佔用`,
-        `feed conflict: line ${p.seq}'s id was taken on the broker; sent on the conflict subject`];
-    case "training.control": {
-      const [zh, en] = TRAINING_OPS[p.op] || [p.op, p.op];
-      const what = [p.device, p.fault].filter(Boolean).join(" ");
-      const failed = p.ok === false ? " ✕" : "";
-      return [`訓練：${zh}${failed}`, `training: ${en}${what ? " " + what : ""}${failed}`];
-    }
-    default: {
-      // A table that journals each action under its own name ("table.clear_hold").
-      const action = /^table\.(.+)$/.exec(event.event || "");
-      if (action && state.catalog[action[1]]) return actionNames(action[1]);
-      return simple[event.event] || ["事件", event.event || ""];
+  let names = null;
+  if (event.event === "table.input") {
+    // An input says its action; one naming none, the event's own name.
+    names = p.action ? actionNames(p.action) : eventNames(event.event);
+  } else if (event.event === "table.violation") {
+    const [zh, en] = actionNames(p.action);
+    const words = articleWords(p.article);
+    return [`違規拒絕：${zh}${words ? "（" + words.zh + "）" : ""}`,
+      `refused: ${en} (${p.article || ""})${p.reason ? ": " + p.reason : ""}`];
+  } else if (event.event === "training.control") {
+    const [zh, en] = labelOf("training_ops", p.op);
+    const what = [p.device, p.fault].filter(Boolean).join(" ");
+    const failed = p.ok === false ? " ✕" : "";
+    return [`訓練：${zh}${failed}`, `training: ${en}${what ? " " + what : ""}${failed}`];
+  } else {
+    names = eventNames(event.event);
+    // A table that journals each action under its own name ("table.clear_hold").
+    const action = /^table\.(.+)$/.exec(event.event || "");
+    if (!names && action && (state.catalog[action[1]] || state.words.inputs[action[1]])) {
+      names = actionNames(action[1]);
     }
   }
+  // An event the game data does not name shows its raw name (a walk of every event finds it:
+  // tests/api/test_console_words.py), with its details still said.
+  if (!names) names = [event.event || "", event.event || ""];
+  const [dzh, den] = event.event === "table.input" ? ["", ""] : eventDetails(p);
+  return [names[0] + (dzh ? " " + dzh : ""), names[1] + (den ? " " + den : "")];
 }
 
 function violations(snapshot) {
@@ -583,7 +730,7 @@ function addEvent(event) {
     const p = event.payload || {};
     state.pushedViolations.push({
       seq: event.seq, article: p.article, action: p.action, phase: p.phase,
-      actor: p.actor || event.actor,
+      actor: p.actor || event.actor, reason: p.reason,
     });
     state.pushedViolations = state.pushedViolations.slice(-10);
     if (state.snapshot) {
@@ -658,21 +805,42 @@ async function loadHistory() {
 
 // --- actions: only the legal ones, as buttons ---
 
+function offline() {
+  return !state.wsLive;
+}
+
 function renderActions() {
   const box = $("actions");
   const form = $("action-form");
   const offered = state.legal.filter(worthOffering);
   if (form.dataset.action && !offered.includes(form.dataset.action)) closeForm();
+  // A refusal stays beside the action that caused it while the table stays in that phase.
+  let kept = $("refusal");
+  if (kept && kept.dataset.phase !== ((state.snapshot || {}).phase || "")) {
+    kept.remove();
+    kept = null;
+  }
+  const waiting = state.busy || state.awaitingPush !== null || offline();
   box.replaceChildren(...offered.map((name) => {
     const spec = state.catalog[name] || { name, label: { zh: name, en: name }, params: {} };
     const button = el("button", spec.requires_reason ? "supervisor" : "");
     button.type = "button";
     button.dataset.action = name;
     button.append(bilingual(spec.label.zh, spec.label.en));
-    button.disabled = state.busy || state.awaitingPush !== null;
+    button.disabled = waiting;
     button.addEventListener("click", () => choose(spec));
     return button;
   }));
+  if (kept && !form.contains(kept)) {
+    const button = box.querySelector(`[data-action="${kept.dataset.action}"]`);
+    if (button) button.after(kept);
+    else box.append(kept);
+  }
+  for (const control of form.querySelectorAll("button, input, select")) {
+    if (control.type === "submit" || control.dataset.place !== undefined) {
+      control.disabled = waiting || control.dataset.none === "1";
+    }
+  }
 }
 
 // A legal action the dealer could not mean now is not offered: a misdeal is corrected only once
@@ -687,10 +855,16 @@ function worthOffering(name) {
 }
 
 function choose(spec) {
+  clearRefusal();
+  // A hand placed into rows (its params name them) is tapped in, not typed.
+  const rows = PLACING[spec.name];
+  if (rows && spec.params && rows.every(([key]) => spec.params[key])) { openPlacer(spec); return; }
   const params = Object.entries(spec.params || {});
   const free = spec.payload_checked === false;
   if (!params.length && !spec.requires_reason && !free) { send(spec, {}, null); return; }
+  state.placing = null;
   const form = $("action-form");
+  form.classList.remove("placer");
   form.dataset.action = spec.name;
   form.replaceChildren();
   for (const [name, p] of params) {
@@ -752,14 +926,7 @@ function choose(spec) {
     label.append(input);
     form.append(label);
   }
-  const submit = el("button", "primary");
-  submit.type = "submit";
-  submit.append(bilingual("確認", "Confirm " + spec.label.en));
-  const cancel = el("button", "small");
-  cancel.type = "button";
-  cancel.append(bilingual("取消", "Cancel"));
-  cancel.addEventListener("click", closeForm);
-  form.append(submit, cancel);
+  formButtons(form, spec);
   form.onsubmit = (e) => {
     e.preventDefault();
     const payload = {};
@@ -772,6 +939,7 @@ function choose(spec) {
         continue;
       }
       const kind = input.dataset.kind;
+      if (!input.name) continue;
       if (kind === "bool") payload[input.name] = input.checked;
       else if (input.value === "") continue;
       else if (kind === "int") payload[input.name] = Number(input.value);
@@ -782,20 +950,233 @@ function choose(spec) {
     send(spec, payload, reason);
   };
   form.classList.remove("hidden");
+  renderActions();
   const first = form.querySelector("input");
   if (first) first.focus();
+}
+
+function formButtons(form, spec) {
+  const submit = el("button", "primary");
+  submit.type = "submit";
+  submit.append(bilingual("確認", "Confirm " + spec.label.en));
+  const cancel = el("button", "small");
+  cancel.type = "button";
+  cancel.append(bilingual("取消", "Cancel"));
+  cancel.addEventListener("click", closeForm);
+  form.append(submit, cancel);
 }
 
 function closeForm() {
   const form = $("action-form");
   form.classList.add("hidden");
+  form.classList.remove("placer");
   form.replaceChildren();
   delete form.dataset.action;
+  state.placing = null;
 }
 
+// --- placing an open hand into rows, by tapping its cards (or tiles) ---
+
+// The seats whose hand the action places: Thirteen's open hands; Pai Gow's dealt doors (to
+// open: not yet open; to re-set: open).
+function placeableSeats(name) {
+  const seats = (state.snapshot || {}).seats || [];
+  if (name === "enter_arrangement") return seats.filter((s) => s.open && !s.late);
+  if (name === "reset_hand") return seats.filter((s) => s.open && s.wrongly_set);
+  return seats.filter((s) => s.dealt && !s.open && ((s.bets || []).length || s.name === "Banker"));
+}
+
+function seatCards(seatNo) {
+  const seat = ((state.snapshot || {}).seats || []).find((s) => s.seat === seatNo);
+  return seat ? seat : null;
+}
+
+function openPlacer(spec) {
+  const seats = placeableSeats(spec.name);
+  // The next hand to place: one not placed yet, else the first.
+  const next = seats.find((s) => !s.arrangement) || seats[0];
+  const rows = PLACING[spec.name];
+  state.placing = {
+    spec, seat: next ? next.seat : null, active: rows[0][0],
+    rows: Object.fromEntries(rows.map(([key]) => [key, []])),
+  };
+  renderPlacer();
+}
+
+// What is left to place: Thirteen's open hand less what is placed; Pai Gow's tile set less the
+// tiles placed and those of the other open hands (one set: a face's copies are counted).
+function placerSource() {
+  const p = state.placing;
+  const placed = Object.values(p.rows).flat();
+  if (p.spec.name === "enter_arrangement") {
+    const seat = seatCards(p.seat);
+    const cards = seat ? (seat.cards || []).filter((c) => /^(10|[2-9TJQKA])[shdc]$/i.test(c)) : [];
+    return cards.map((code) => ({ code, left: placed.includes(code) ? 0 : 1 }));
+  }
+  if (p.spec.name === "reset_hand") {
+    // A re-set pairs the same four tiles again (Art. 6(2)): exactly those are offered.
+    const seat = seatCards(p.seat);
+    const four = seat && seat.arrangement ? [...seat.arrangement.front, ...seat.arrangement.back] : [];
+    const left = [...four];
+    for (const code of placed) { const i = left.indexOf(code); if (i >= 0) left.splice(i, 1); }
+    return [...new Set(four)].map((code) => ({ code, left: left.filter((c) => c === code).length }));
+  }
+  const used = [];
+  for (const s of (state.snapshot || {}).seats || []) {
+    if (s.seat === p.seat || !s.arrangement) continue;
+    for (const key of ["front", "back"]) used.push(...(s.arrangement[key] || []));
+  }
+  return state.tiles.map((t) => {
+    const taken = used.filter((u) => u === t.face).length + placed.filter((u) => u === t.face).length;
+    return { code: t.face, left: Math.max(0, t.copies - taken) };
+  });
+}
+
+// What the placer shows that comes from the table: the seats it may place and their cards.
+function placerKey() {
+  const p = state.placing;
+  const seats = placeableSeats(p.spec.name);
+  const others = ((state.snapshot || {}).seats || []).map((s) => s.arrangement || null);
+  return JSON.stringify([seats.map((s) => [s.seat, s.cards, s.arrangement]), others]);
+}
+
+function renderPlacer() {
+  const p = state.placing;
+  p.key = placerKey();
+  const form = $("action-form");
+  const spec = p.spec;
+  const kept = $("refusal");
+  form.dataset.action = spec.name;
+  form.replaceChildren();
+  if (kept && kept.dataset.action === spec.name) form.append(kept);
+  form.classList.remove("hidden");
+  form.classList.add("placer");
+  const rowsSpec = PLACING[spec.name];
+  // Which hand: the seats this action may place, as buttons.
+  const seatPick = el("div", "seat-pick");
+  seatPick.append(bilingual("門", spec.name === "enter_arrangement" ? "Seat:" : "Door:"));
+  for (const s of placeableSeats(spec.name)) {
+    const b = el("button", "small" + (s.seat === p.seat ? " chosen" : ""));
+    b.type = "button";
+    b.dataset.place = "seat";
+    b.dataset.seat = s.seat;
+    b.append(bilingual(s.name_zh || `第${s.seat}門`, s.name || `Seat ${s.seat}`));
+    b.addEventListener("click", () => {
+      p.seat = s.seat;
+      for (const [key] of rowsSpec) p.rows[key] = [];
+      p.active = rowsSpec[0][0];
+      renderPlacer();
+    });
+    seatPick.append(b);
+  }
+  form.append(seatPick);
+  if (p.seat === null) {
+    form.append(el("div", "muted", "沒有可排入的牌 · no open hand to place"));
+    formButtons(form, spec);
+    form.onsubmit = (e) => e.preventDefault();
+    return;
+  }
+  // The rows: tap a row to fill it next; tap a placed card to take it back.
+  const targets = el("div", "targets");
+  for (const [key, size] of rowsSpec) {
+    const row = el("div", "target" + (p.active === key ? " active" : ""));
+    row.dataset.row = key;
+    row.dataset.place = "row";
+    const head = el("span", "row-label");
+    head.append(bilingual(ROW_NAMES[key][0], `${ROW_NAMES[key][1]} ${p.rows[key].length}/${size}`));
+    row.append(head);
+    const cards = el("span", "cards");
+    p.rows[key].forEach((code, i) => {
+      const node = cardNode(code);
+      node.classList.add("placed");
+      node.addEventListener("click", (e) => {
+        e.stopPropagation();
+        p.rows[key].splice(i, 1);
+        p.active = key;
+        renderPlacer();
+      });
+      cards.append(node);
+    });
+    row.append(cards);
+    row.addEventListener("click", () => { p.active = key; renderPlacer(); });
+    targets.append(row);
+  }
+  form.append(targets);
+  // The open cards (or the tile set) to tap.
+  const source = el("div", "source");
+  for (const item of placerSource()) {
+    const pick = el("button", "pick");
+    pick.type = "button";
+    pick.dataset.place = "pick";
+    pick.dataset.code = item.code;
+    pick.append(cardNode(item.code));
+    if (item.left <= 0) pick.dataset.none = "1";
+    pick.disabled = item.left <= 0 || offline();
+    pick.addEventListener("click", () => place(item.code));
+    source.append(pick);
+  }
+  form.append(source);
+  // A card the reader missed (or a tile) typed by its code, into the active row.
+  const typed = el("label", "typed");
+  typed.append(bilingual("或輸入", "or type a code"));
+  const input = el("input");
+  input.name = "";
+  input.dataset.place = "typed";
+  input.placeholder = spec.name === "enter_arrangement" ? "As Td 9h" : "6-6 4-5";
+  input.addEventListener("keydown", (e) => {
+    if (e.key !== "Enter") return;
+    e.preventDefault();
+    for (const code of input.value.split(/[ ,]+/).filter(Boolean)) place(code, true);
+  });
+  typed.append(input);
+  const add = el("button", "small");
+  add.type = "button";
+  add.dataset.place = "add";
+  add.append(bilingual("加入", "Add"));
+  add.addEventListener("click", () => {
+    for (const code of input.value.split(/[ ,]+/).filter(Boolean)) place(code, true);
+  });
+  typed.append(add);
+  form.append(typed);
+  formButtons(form, spec);
+  form.onsubmit = (e) => {
+    e.preventDefault();
+    const payload = { seat: p.seat };
+    for (const [key] of rowsSpec) {
+      payload[key] = spec.name === "enter_arrangement" ? [...p.rows[key]] : p.rows[key].join(" ");
+    }
+    send(spec, payload, null);
+  };
+  renderActions();
+}
+
+// A card (or tile) into the active row; a full row passes the tap on to the next with room.
+function place(code, typed) {
+  const p = state.placing;
+  const rowsSpec = PLACING[p.spec.name];
+  const size = Object.fromEntries(rowsSpec);
+  let target = p.active;
+  if (p.rows[target].length >= size[target]) {
+    const free = rowsSpec.find(([key, n]) => p.rows[key].length < n);
+    if (!free) return;
+    target = free[0];
+  }
+  p.rows[target].push(typed ? code.trim() : code);
+  if (p.rows[target].length >= size[target]) {
+    const free = rowsSpec.find(([key, n]) => p.rows[key].length < n);
+    if (free) target = free[0];
+  }
+  p.active = target;
+  renderPlacer();
+}
+
+// --- sending, and the table's answer beside the action ---
+
 async function send(spec, payload, reason) {
+  if (offline()) return;
   state.busy = true;
   renderActions();
+  clearRefusal();
   const body = { payload, request_id: requestId() };
   if (reason !== null) body.reason = reason;
   try {
@@ -816,11 +1197,9 @@ async function send(spec, payload, reason) {
         }, 3000);
       }
     } else {
-      toast((r.body && r.body.message) || "HTTP " + r.status, true);
+      showRefusal(spec, payload, r.body || {}, r.status);
       if (r.status === 401) signOut(r.body && r.body.message);
     }
-  } catch (err) {
-    toast("網絡錯誤 network error: " + err, true);
   } finally {
     state.busy = false;
     if (!state.wsLive && state.token) {
@@ -830,6 +1209,62 @@ async function send(spec, payload, reason) {
     }
     if (state.token) renderActions();
   }
+}
+
+// What the dealer entered, as they entered it: "seat 1 · head As Kd 9h · middle ...".
+function entered(payload) {
+  return Object.entries(payload).map(([key, value]) =>
+    `${key} ${Array.isArray(value) ? value.join(" ") : value}`).join(" · ");
+}
+
+// A refusal, beside the action that caused it: what was refused and why in both languages (the
+// article's own words, the table's reason), the article, and what the dealer entered.
+function showRefusal(spec, payload, body, status) {
+  clearRefusal();
+  const v = body.violation || {};
+  const box = el("div", "refusal");
+  box.id = "refusal";
+  box.setAttribute("role", "alert");
+  box.dataset.action = spec.name;
+  box.dataset.phase = (state.snapshot || {}).phase || "";
+  const head = el("div", "refused");
+  head.append(bilingual(`未能執行「${spec.label.zh}」`, `${spec.label.en}: not done`));
+  box.append(head);
+  const words = articleWords(v.article);
+  const why = el("div", "why");
+  if (status === 0) {
+    why.append(bilingual("離線，請待連線恢復", "offline: wait for the feed to come back"));
+  } else if (status === 429) {
+    why.append(bilingual("拒絕太多次，請稍候", body.message || "too many refusals: wait a minute"));
+  } else {
+    why.append(bilingual(words ? words.zh : "輸入不符規則",
+      v.reason || (status === 422 ? body.message || "" : "not legal now")));
+  }
+  box.append(why);
+  if (v.article) {
+    const art = el("div", "article muted", v.article + (words ? " — " + words.en : ""));
+    box.append(art);
+  }
+  const shown = entered(payload);
+  if (shown) {
+    const mine = el("div", "entered");
+    mine.append(bilingual("你輸入", "You entered:"), " ", el("span", "mono", shown));
+    box.append(mine);
+  }
+  const form = $("action-form");
+  if (form.dataset.action === spec.name && !form.classList.contains("hidden")) {
+    form.prepend(box);
+  } else {
+    const button = $("actions").querySelector(`[data-action="${spec.name}"]`);
+    if (button) button.after(box);
+    else $("actions").append(box);
+  }
+  box.scrollIntoView({ block: "nearest" });
+}
+
+function clearRefusal() {
+  const old = $("refusal");
+  if (old) old.remove();
 }
 
 function toast(text, bad, phase) {
@@ -853,6 +1288,10 @@ async function loadConsole(mine) {
   const r = await api("/api/console");
   if (mine !== session || r.status !== 200) return;
   if (typeof r.body.currency === "string" && r.body.currency) state.currency = r.body.currency;
+  // The game's words and its tile set, for every label and tile picture the console shows.
+  if (r.body.words) state.words = Object.assign(freshState().words, r.body.words);
+  if (Array.isArray(r.body.tiles)) state.tiles = r.body.tiles;
+  delete $("training").dataset.table;  // the physical table, drawn again with the tiles' names
   $("training-badge").classList.toggle("hidden", !r.body.training);
   if (state.snapshot) applyState(state.snapshot, state.legal);  // the amounts, in the currency
   if (r.body.trainer) {
@@ -902,9 +1341,21 @@ function renderTraining(data) {
     simControl({ op: "by_hand", on: byHand.checked },
       ["洗牌及搖骰等待訓練員", "shuffler and shaker wait for me"], () => { byHandAsked = null; });
   };
-  $("training-devices").replaceChildren(
-    ...(data.devices || []).map((device) => simDevice(device, chosen[device.name])));
+  // Drawn again only when something changed: a refresh per pushed state must not pull a
+  // control from under the trainer's finger.
+  const devices = JSON.stringify(data.devices || []);
+  if (devices !== panel.dataset.devices || !$("training-devices").children.length) {
+    panel.dataset.devices = devices;
+    $("training-devices").replaceChildren(
+      ...(data.devices || []).map((device) => simDevice(device, chosen[device.name])));
+  }
+  const table = JSON.stringify(data.table || null);
+  if (table !== panel.dataset.table) {
+    panel.dataset.table = table;
+    renderPhysical(data.table);
+  }
   panel.classList.remove("hidden");
+  if (offline()) setLink(false);
 }
 
 function simButton(label, request, cls, disabled) {
@@ -914,6 +1365,7 @@ function simButton(label, request, cls, disabled) {
   if (request.device) button.dataset.device = request.device;
   button.append(bilingual(label.zh, label.en));
   button.disabled = Boolean(disabled);
+  if (disabled) button.dataset.off = "1";
   button.addEventListener("click", () => simControl(request, [label.zh, label.en]));
   return button;
 }
@@ -966,6 +1418,7 @@ function simDevice(device, chosen) {
     button.dataset.device = device.name;
     button.append(bilingual(label[0], label[1]));
     button.disabled = off;
+    if (off) button.dataset.off = "1";
     button.addEventListener("click", () => {
       const request = { op, fault: pick() };
       if (op === "inject" || op === "clear") request.device = device.name;
@@ -989,6 +1442,28 @@ function simDevice(device, chosen) {
     { op: "power", device: device.name, on: !device.powered }, ""));
   box.append(head, controls, faults, switches);
   return box;
+}
+
+// The simulated "physical table" (training only): each seat's cards or tiles as its player
+// holds them, for the trainer who plays the players. Marked so nobody takes it for the table's
+// own view: the dealer's screen never shows a hand before it is opened.
+function renderPhysical(table) {
+  const box = $("physical");
+  if (!table || !(table.seats || []).length) { box.classList.add("hidden"); return; }
+  box.classList.remove("hidden");
+  const list = el("div", "physical-seats");
+  for (const seat of table.seats) {
+    const node = el("div", "physical-seat");
+    node.dataset.seat = seat.seat;
+    const name = seat.banker ? bilingual("莊家", "Banker") :
+      bilingual(`第${seat.seat}門`, (table.game === "paigow" ? "Door " : "Seat ") + seat.seat);
+    node.append(name);
+    if (seat.rows) node.append(arrangementNode(seat.rows, []));
+    else node.append(cardsNode(seat.cards || seat.tiles || []));
+    list.append(node);
+  }
+  box.replaceChildren(el("div", "physical-note", "模擬實體枱面（僅訓練，玩家手上的牌）· " +
+    "Simulated physical table — training only: the hands as the players hold them"), list);
 }
 
 const DOORS_OPEN = {

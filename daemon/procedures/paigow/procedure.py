@@ -84,6 +84,16 @@ class PaiGowProcedure(Procedure):
     STATE: ClassVar[tuple[str, ...]] = tuple(_STATE.split())
     BET_ACTIONS: ClassVar[tuple[str, ...]] = BET_ACTIONS
     BETS_CLOSED_ARTICLE: ClassVar[str] = ART_2_7
+    # No round on the table: the bank not yet taken, the tiles not yet bet on, a round settled.
+    BETWEEN_ROUNDS: ClassVar[frozenset[str]] = frozenset(
+        {"EQUIPMENT_CHECK", "BANK_OFFER", "SHUFFLE", "ROUND_OVER"}
+    )
+
+    def between_rounds(self) -> bool:
+        if self.phase == P.SHUFFLE.name and self.bets:
+            return False
+        return super().between_rounds()
+
     SEAT_NAME: ClassVar[str] = "door"
 
     def __init__(

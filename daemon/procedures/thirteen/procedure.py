@@ -83,6 +83,15 @@ class ThirteenProcedure(Procedure):
     STATE: ClassVar[tuple[str, ...]] = tuple(_STATE.split())
     BET_ACTIONS: ClassVar[tuple[str, ...]] = BET_ACTIONS
     BETS_CLOSED_ARTICLE: ClassVar[str] = ART_2C
+    BETWEEN_ROUNDS: ClassVar[frozenset[str]] = frozenset(
+        {"EQUIPMENT_CHECK", "HAND_SHUFFLE", "ROUND_OVER"}
+    )
+
+    def between_rounds(self) -> bool:
+        # A hand shuffle for a redeal (Art. 4: the bets and dice stand) is inside a round.
+        if self.phase == P.HAND_SHUFFLE.name and (self.bets or self.redealing):
+            return False
+        return super().between_rounds()
 
     def __init__(
         self,

@@ -45,6 +45,28 @@ TABLE_I: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = (
 
 CIVIL_NAMES = frozenset(name for name, _ in TABLE_I[:11])
 
+# Each Table I name in traditional characters (the console's zh-Hant) and in the English a
+# Macau pit uses for it (the Cantonese names' meanings), for the screens that draw the tiles.
+NAMES_HANT_EN: dict[str, tuple[str, str]] = {
+    "天牌": ("天牌", "Heaven"),
+    "地牌": ("地牌", "Earth"),
+    "人牌": ("人牌", "Man"),
+    "娥牌": ("娥牌", "Goose"),
+    "梅牌": ("梅牌", "Flower"),
+    "长衫": ("長衫", "Long"),
+    "板凳": ("板凳", "Bench"),
+    "斧头": ("斧頭", "Hatchet"),
+    "红头": ("紅頭", "Red head ten"),
+    "高脚七": ("高腳七", "Long leg seven"),
+    "拧冧六": ("擰冧六", "Copper hammer six"),
+    "杂九": ("雜九", "Mixed nine"),
+    "杂八": ("雜八", "Mixed eight"),
+    "杂七": ("雜七", "Mixed seven"),
+    "大鸡六": ("大雞六", "Big chicken six"),
+    "杂五": ("雜五", "Mixed five"),
+    "细鸡": ("細雞", "Small chicken"),
+}
+
 # Every way of writing a Table I name that the parser accepts. Longest match wins, so 大鸡六 is
 # read before 大鸡 and 红头十 before 红头.
 _ALIASES: dict[str, tuple[str, ...]] = {

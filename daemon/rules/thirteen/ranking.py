@@ -72,6 +72,20 @@ CATEGORY_NAMES_ZH: dict[str, str] = {
     "one_pair": "一对",
     "high_card": "大牌",
 }
+# Each category as the console shows it: the text's name in traditional characters (zh-Hant),
+# and in English.
+CATEGORY_NAMES_HANT_EN: dict[str, tuple[str, str]] = {
+    "royal_flush": ("黃袍麒", "royal flush"),
+    "straight_flush": ("同花順", "straight flush"),
+    "four_of_a_kind": ("四條", "four of a kind"),
+    "full_house": ("夫盧", "full house"),
+    "flush": ("同花", "flush"),
+    "straight": ("順", "straight"),
+    "three_of_a_kind": ("三條", "three of a kind"),
+    "two_pair": ("兩對", "two pair"),
+    "one_pair": ("一對", "one pair"),
+    "high_card": ("大牌", "high card"),
+}
 HEAD_CATEGORIES = frozenset({"three_of_a_kind", "one_pair", "high_card"})
 
 # Straight heights: A-K-Q-J-10 above A-2-3-4-5 above K-Q-J-10-9 (Art. 9 II.6).
