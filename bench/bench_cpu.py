@@ -25,8 +25,13 @@ at no cost to the daemon.
    (pip compiles what it installs; the venv's packages have theirs): with
    PYTHONDONTWRITEBYTECODE set and no `__pycache__`, each start would compile ~100 modules.
 
+4. Signing (issue 21): the CPU of one Ed25519 signature of a head, in this process, beside the
+   fsync round's CPU: one head a round (the shipper signs at most one a second, and an unpaced
+   round here takes ~0.1 s) against a signature a journal line.
+
 Goals (issue 10 item 7): CPU per round <= 5 % of its wire time; per exchange <= 2 %; start-up
-<= 0.3 s. Each figure is printed beside its goal with met/MISSED, the load average beside.
+<= 0.3 s; (issue 21) signing <= 3 % of a round's CPU. Each figure is printed beside its goal
+with met/MISSED, the load average beside.
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ Durability = Literal["fsync", "none"]
 ROUND_GOAL = 0.05
 EXCHANGE_GOAL = 0.02
 START_GOAL = 0.3
+SIGNING_GOAL = 0.03  # issue 21: signing the chain adds at most this to a round's CPU
 
 
 class ByteCount:
@@ -102,14 +108,31 @@ async def rounds_cpu(
     try:
         await play(table, control, 1, paced=False)  # warm: identification, first round
         count.bytes = 0
+        first_seq = table.journal.last_seq
         before = resource.getrusage(resource.RUSAGE_SELF)
         await play(table, control, rounds, paced=False)
         after = resource.getrusage(resource.RUSAGE_SELF)
+        LINES_PER_ROUND.append((table.journal.last_seq - first_seq) / rounds)
     finally:
         await table.stop()
     kernel = after.ru_stime - before.ru_stime
     cpu = after.ru_utime - before.ru_utime + kernel
     return cpu / rounds, count.wire_seconds() / rounds, kernel / rounds
+
+
+LINES_PER_ROUND: list[float] = []  # journal lines a round, as each durability's run counted
+
+
+def signing_cpu(n: int = 2000) -> float:
+    """CPU seconds of one Ed25519 signature of a head (daemon.journal.provenance), this process."""
+    from daemon.journal.provenance import TableKey  # noqa: PLC0415
+
+    key = TableKey.generate()
+    digest = "ab" * 32
+    t0 = time.process_time()
+    for seq in range(n):
+        key.head("T01", seq + 1, digest)
+    return (time.process_time() - t0) / n
 
 
 async def exchange_cpu(config: TableConfig, exchanges: int) -> tuple[float, float]:
@@ -239,6 +262,19 @@ def main() -> int:
             f"Thirteen round, durability {mode:<5}: CPU {cpu * 1e3:6.1f} ms (kernel "
             f"{kernel * 1e3:4.1f} ms), wire {wire * 1e3:6.1f} ms at 115,200 baud: {share:6.1%}   "
             f"goal <= {ROUND_GOAL:.0%}   {verdict(share, ROUND_GOAL)}"
+        )
+    # Issue 21: a table with a [feed] signs its chain. Heads: one a second at most while lines
+    # flow (daemon.shipper.engine.HEAD_SECONDS), so at most one an unpaced round of this bench
+    # (it takes ~0.1 s); a signature a line would be one a journal line.
+    sign = signing_cpu()
+    cpu_fsync = results["fsync"][0]
+    lines = LINES_PER_ROUND[-1] if LINES_PER_ROUND else 0.0
+    for scheme, signatures in (("a head a round (what the shipper does)", 1.0),
+                               (f"a signature a line ({lines:.0f} lines)", lines)):  # fmt: skip
+        share = signatures * sign / cpu_fsync
+        print(
+            f"signing, {scheme}: {signatures * sign * 1e3:.2f} ms = {share:.2%} of the fsync "
+            f"round's CPU   goal <= {SIGNING_GOAL:.0%}   {verdict(share, SIGNING_GOAL)}"
         )
     share = exchange / exchange_wire
     print(

@@ -11,9 +11,14 @@ then measures, with `tabled floor` as a process of its own:
    4.8 M lines) is projected from the measured rate: measuring it whole would take this shared
    2-core machine longer than the bench is worth, and the ingest is linear in lines (batches of
    a fixed size, one transaction each, no per-table state beyond a row lock).
-2. latency: a paced publisher at R lines/s across T tables, a gap withheld now and then; the
-   time from each publish to the floor's push feed (WebSocket) saying the line is committed,
-   and from the publish of the line after a gap to the pushed gap alert. p50/p99.
+2. latency: a paced publisher at R lines/s across T tables, a gap withheld now and then, and a
+   signed head for each table once a second, as the shipper sends them; the time from each
+   publish to the floor's push feed (WebSocket) saying the line is committed (proven by a head:
+   the floor takes no line before), and from the publish of the line after a gap to the pushed
+   gap alert. p50/p99.
+
+Every table is enrolled first with its key (`daemon.floor.synthetic.table_key`), and the backlog
+carries a signed head per table per window of published lines, as a shipper's catch-up does.
 
     .venv/bin/python bench/bench_floor.py [--tables 800] [--lines 150] [--rate 1000] [--seconds 10]
 """
@@ -36,14 +41,26 @@ import nats
 import psycopg
 import websockets
 
-from daemon.api.tokens import new_token, token_entry
+from daemon.api.tokens import Principal, new_token, token_entry
 from daemon.floor.localservers import NatsServer, PostgresCluster, free_port
-from daemon.floor.synthetic import SyntheticTable, ensure_stream, interleave, subject_of
+from daemon.floor.registry import enrol
+from daemon.floor.store import Store
+from daemon.floor.synthetic import (
+    SyntheticTable,
+    ensure_stream,
+    interleave,
+    subject_of,
+    table_key,
+)
 from daemon.journal.format import decode_line, line_hash
+from daemon.journal.provenance import TableKey
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_RATE = 10_000  # lines/s sustained
-GOAL_P99_MS = 250.0  # publish -> visible at 1,000 lines/s
+# publish -> visible (proven) at 1,000 lines/s. It was 250 ms before issue 21; a line is now
+# shown only once a signed head proves it, and a table signs a head a second (HEAD_SECONDS),
+# so the bound is issue 21's: proven within 5 s p99.
+GOAL_P99_MS = 5000.0
 BACKLOG_LINES = 800 * 40 * 150  # one hour of 800 tables
 GOAL_BACKLOG_S = 120.0
 
@@ -59,23 +76,52 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
 
-async def publish_all(url: str, lines: list[bytes], window: int = 2048) -> None:
+async def enrol_all(dsn: str, tables: list[str]) -> dict[str, TableKey]:
+    """Each table enrolled with its synthetic key, as a floor admin would."""
+    keys = {t: table_key(t) for t in tables}
+    store = Store(dsn)
+    try:
+        await store.migrate()
+        for table, key in keys.items():
+            await enrol(store, Principal("bench", "admin"), table, key.public)
+    finally:
+        await store.close()
+    return keys
+
+
+async def publish_all(
+    url: str, lines: list[bytes], keys: dict[str, TableKey], window: int = 2048
+) -> None:
+    """Publish the lines, a window at a time, and after each window a signed head for each
+    table's last line in it (a shipper catching up signs about that often)."""
     nc = await nats.connect(url)
     js = nc.jetstream()
     await ensure_stream(js)
     pending: list[Any] = []
+    last: dict[str, tuple[int, bytes]] = {}
+
+    async def settle() -> None:
+        await asyncio.gather(*pending)
+        pending.clear()
+        for table, (seq, line) in last.items():
+            await js.publish(f"tabled.{table}.head", keys[table].head(table, seq, line_hash(line)),
+                             headers={"Nats-Msg-Id": f"{table}:head:{seq}"})  # fmt: skip
+        last.clear()
+
     for line in lines:
         subject, msg_id = subject_of("tabled", line)
         pending.append(js.publish(subject, line, headers={"Nats-Msg-Id": msg_id}))
+        table, _, seq = msg_id.rpartition(":")
+        last[table] = (int(seq), line)
         if len(pending) >= window:
-            await asyncio.gather(*pending)
-            pending.clear()
-    await asyncio.gather(*pending)
+            await settle()
+    await settle()
     await nc.close()
 
 
 class Floor:
     def __init__(self, root: Path, dsn: str, broker: str) -> None:
+        self.dsn = dsn
         self.token = new_token()
         tokens = root / "tokens.toml"
         tokens.write_text(token_entry("bench", "admin", self.token))
@@ -169,8 +215,9 @@ def peer(dsn: str, lines: list[bytes]) -> tuple[float, float]:
 async def backlog(broker: NatsServer, floor: Floor, tables: int, per_table: int) -> float:
     sims = [SyntheticTable(f"B{i:04d}", seed=i) for i in range(tables)]
     lines = interleave([s.lines(per_table) for s in sims])
+    keys = await enrol_all(floor.dsn, [s.table for s in sims])
     t0 = time.perf_counter()
-    await publish_all(broker.url, lines)
+    await publish_all(broker.url, lines, keys)
     print(f"  published {len(lines):,} lines in {time.perf_counter() - t0:.1f} s (floor down)")
     floor.start()
     t0 = time.perf_counter()
@@ -187,10 +234,12 @@ async def backlog(broker: NatsServer, floor: Floor, tables: int, per_table: int)
     return len(lines) / elapsed
 
 
-async def latency(
+async def latency(  # noqa: PLR0915 - the paced publisher and its listener, read together
     broker: NatsServer, floor: Floor, tables: int, rate: float, seconds: float
 ) -> tuple[list[float], list[float]]:
     sims = [SyntheticTable(f"L{i:03d}", seed=i) for i in range(tables)]
+    keys = await enrol_all(floor.dsn, [s.table for s in sims])
+    last: dict[str, bytes] = {}  # each table's last line published, for its next head
     sent: dict[tuple[str, int], float] = {}
     gap_sent: dict[str, float] = {}
     visible: list[float] = []
@@ -223,6 +272,7 @@ async def latency(
     js = nc.jetstream()
     total = int(rate * seconds)
     start = time.perf_counter()
+    next_heads = start + 1.0
     for i in range(total):
         sim = sims[i % tables]
         line = sim.next_line()
@@ -239,11 +289,24 @@ async def latency(
         if gap_sent.get(sim.table) == -1.0:
             gap_sent[sim.table] = now
         await js.publish(subject, line, headers={"Nats-Msg-Id": msg_id})
+        last[sim.table] = line
+        if now >= next_heads:  # a head a second for each table that published, as the shipper
+            await heads(js, keys, last)
+            next_heads = now + 1.0
+    await heads(js, keys, last)
     done.set()
     await nc.close()
     await listener
     await ws.close()
     return visible, alerts
+
+
+async def heads(js: Any, keys: dict[str, TableKey], last: dict[str, bytes]) -> None:
+    for table, line in last.items():
+        seq = json.loads(line)["seq"]
+        await js.publish(f"tabled.{table}.head", keys[table].head(table, seq, line_hash(line)),
+                         headers={"Nats-Msg-Id": f"{table}:head:{seq}"})  # fmt: skip
+    last.clear()
 
 
 def main() -> int:

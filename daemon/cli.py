@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "daemon.floor.cli",
         "the casino floor: every table's journal from JetStream into PostgreSQL, checked",
     ),
+    "keys": ("daemon.cli_keys", "the table's signing key: init, show (fingerprint, key), rotate"),
     "audit": (
         "daemon.analytics.cli",
         "integrity audit of a journal: dice, shuffles, shoe reader, hold (needs numpy, scipy)",

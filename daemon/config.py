@@ -317,6 +317,9 @@ class TableConfig(Section):
     journal: JournalConfig = dataclasses.field(default_factory=JournalConfig)
     api: ApiConfig = dataclasses.field(default_factory=ApiConfig)
     feed: FeedConfig | None = None  # [feed]: ship the journal to NATS JetStream (docs/floor.md)
+    # The table's Ed25519 signing key (`tabled keys init`, docs/security.md); unset: `table.key`
+    # beside the tokens file. A table with a [feed] does not start without it.
+    key_file: Path | None = None
     # [rules]: the rule set's settings changed, e.g. `equal_rows_foul = false`, `stakes = "pot"`
     # (Thirteen; the fields of daemon.rules.thirteen.RuleSet, docs/rules.md).
     rules: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -337,12 +340,21 @@ class TableConfig(Section):
         "journal": section(JournalConfig),
         "api": section(ApiConfig),
         "feed": optional(_feed),
+        "key_file": optional(path()),
         "rules": table_of(anything),
         "source": anything,
     }
 
     def after(self, context: Context) -> None:
         self._a_table_this_game_can_run(context)
+
+    def signing_key_path(self) -> Path:
+        """Where the table's signing key is: `[table] key_file`, else `table.key` beside the
+        tokens file (`var/table.key` without one)."""
+        if self.key_file is not None:
+            return self.key_file
+        tokens = self.api.tokens_file
+        return (tokens.parent if tokens is not None else Path("var")) / "table.key"
 
     def _a_table_this_game_can_run(self, context: Context) -> None:
         if self.paigow_hands not in (4, 8):
@@ -434,6 +446,7 @@ TABLE_KEYS = {
     "max_bet": "max_bet",
     "shaker": "shaker",
     "timer_in_hold": "timer_in_hold",
+    "key_file": "key_file",
 }
 SECTIONS = tuple(
     f.name

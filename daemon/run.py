@@ -45,6 +45,7 @@ from drivers.clock import MonotonicClock
 if TYPE_CHECKING:
     from daemon.api.process import ApiProcess
     from daemon.autoplay import Summary
+    from daemon.journal.provenance import TableKey
 
 
 def parser() -> argparse.ArgumentParser:
@@ -146,10 +147,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if warning := http_warning(config.api):
             print(f"tabled run: warning: {warning}", file=sys.stderr)
+    signing_key = None
+    if config.feed is not None:
+        # A table that ships its journal signs its chain (docs/security.md): no key, no start.
+        from daemon.journal.provenance import KeyFileError, load_key  # noqa: PLC0415
+
+        try:
+            signing_key = load_key(config.signing_key_path())
+        except KeyFileError as exc:
+            where = f" --config {args.config}" if args.config else ""
+            print(
+                f"tabled run: [feed] needs the table's signing key: {exc}; make one with "
+                f"`tabled keys init{where}`, then enrol it on the floor",
+                file=sys.stderr,
+            )
+            return 2
     if args.seed is not None:
         config = seeded(config, args.seed)
     try:
-        status = eventloop.run(_run(config, args))
+        status = eventloop.run(_run(config, args, signing_key))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -172,7 +188,9 @@ def _exit_now(status: int) -> None:
     os._exit(status)
 
 
-async def _run(config: TableConfig, args: argparse.Namespace) -> int:
+async def _run(
+    config: TableConfig, args: argparse.Namespace, signing_key: TableKey | None = None
+) -> int:
     from drivers.clock import SimulationClock  # noqa: PLC0415 - only for autoplay
 
     loop = asyncio.get_running_loop()
@@ -189,7 +207,8 @@ async def _run(config: TableConfig, args: argparse.Namespace) -> int:
         with contextlib.suppress(Exception):
             await table.stop()
         return 1
-    feed = start_feed(config, table.journal)  # [feed]: the journal shipper, docs/floor.md
+    # [feed]: the journal shipper, docs/floor.md; it signs the chain's heads with the key
+    feed = start_feed(config, table.journal, signing_key)
 
     api = None
     address: Path | None = None

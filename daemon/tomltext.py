@@ -25,10 +25,11 @@ MAX_BYTES = 1 << 20  # a config or tokens file (the largest shipped is 2.2 KB)
 MAX_PARTS = 32  # parts of one dotted name
 MAX_DEPTH = 32  # levels of tables, arrays and inline tables
 
-# One token of the scan: a quoted string (on one line), a bare run of key characters, blanks, a
-# dot, a newline, or any other character (each ends a dotted name).
+# One token of the scan: a quoted string (on one line; one left open runs to the line's end, so a
+# line of `\"` with no closing quote is one token, not a rescan from every quote), a bare run of
+# key characters, blanks, a dot, a newline, or any other character (each ends a dotted name).
 _TOKEN = re.compile(
-    r"""(?P<part>"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[A-Za-z0-9_-]+)"""
+    r"""(?P<part>"(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[A-Za-z0-9_-]+)"""
     r"""|(?P<blank>[ \t]+)|(?P<dot>\.)|(?P<nl>\n)|."""
 )
 

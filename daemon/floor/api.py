@@ -44,6 +44,7 @@ from daemon.floor import queries
 from daemon.floor.config import FloorConfig
 from daemon.floor.hub import Hub, pump
 from daemon.floor.queries import report, report_csv
+from daemon.floor.redact import visible_alert
 from daemon.floor.sentences import sentence
 from daemon.floor.shapes import (
     Acknowledgement,
@@ -219,7 +220,7 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         state: Annotated[str | None, Query(pattern="^(playing|held|tilted|stopped)$")] = None,
     ) -> list[dict[str, Any]]:
         """Every table: game, phase, state, last seq and chain (`"ok"` or the open alert)."""
-        rows = await queries.table_summaries(store, pits)
+        rows = await queries.table_summaries(store, pits, who.role)
         return [
             r
             for r in rows
@@ -235,7 +236,9 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         events: Annotated[int, Query(ge=0, le=500)] = 50,
     ) -> dict[str, Any]:
         """One table: its summary, recent rounds, recent events (redacted) and its alerts."""
-        summary = [r for r in await queries.table_summaries(store, pits) if r["table"] == table]
+        summary = [
+            r for r in await queries.table_summaries(store, pits, who.role) if r["table"] == table
+        ]
         if not summary:
             raise ApiError(404, "not_found", f"no table {table!r} on this floor")
         lines = await queries.events(
@@ -245,7 +248,9 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
             "table": summary[0],
             "rounds": await queries.rounds(store, table, 20),
             "events": said_lines(summary[0]["game"], lines),
-            "alerts": await queries.table_alerts(store, table),
+            "alerts": [
+                visible_alert(a, who.role) for a in await queries.table_alerts(store, table)
+            ],
         }
 
     @app.get("/api/tables/{table}/rounds", response_model=list[RoundRow], tags=["floor"])
@@ -281,7 +286,8 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     ) -> list[dict[str, Any]]:
         """Chain custody alerts (gap, fork, broken_link, malformed), newest first."""
-        return await queries.alerts(store, table, kind and kind.value, open_only, limit)
+        rows = await queries.alerts(store, table, kind and kind.value, open_only, limit)
+        return [visible_alert(a, who.role) for a in rows]
 
     async def take_in_hand(
         who: Principal, what: str, key: tuple[Any, ...], body: Acknowledgement
@@ -317,6 +323,9 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
             )
         await record("done")
         log.info(f"floor.{what}_acknowledged", target=target, actor=who.actor, role=who.role)
+        if what == "alert":  # its digests as each may see them (redact.visible_alert)
+            hub.publish({"type": "acknowledged", "kind": what, what: visible_alert(row, None)})
+            return visible_alert(row, who.role)
         hub.publish({"type": "acknowledged", "kind": what, what: row})
         return row
 

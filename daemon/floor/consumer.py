@@ -54,11 +54,28 @@ class ConsumerStats:
 
 
 class _Raw(NamedTuple):
-    """One delivered message as the wire gave it (no header parsing, no `Msg` object)."""
+    """One delivered message as the wire gave it (no header parsing, no `Msg` object), and its
+    `Nats-Msg-Id` ("" without one): the floor checks it is the one the shipper gives a line."""
 
     subject: bytes
     reply: bytes
     data: bytes
+    msg_id: str = ""
+
+
+MSG_ID_HEADER = b"Nats-Msg-Id:"
+
+
+def msg_id_of(headers: bytes | None) -> str:
+    """The `Nats-Msg-Id` of a message's raw header block ("" without one)."""
+    if not headers:
+        return ""
+    start = headers.find(MSG_ID_HEADER)
+    if start < 0:
+        return ""
+    end = headers.find(b"\r\n", start)
+    value = headers[start + len(MSG_ID_HEADER) : end if end >= 0 else None]
+    return value.strip().decode("utf-8", "replace")
 
 
 NATS_HDR_STATUS = len(b"NATS/1.0")  # a status header is "NATS/1.0 404 ...", others "NATS/1.0\r\n"
@@ -109,7 +126,7 @@ class _Puller:
             if headers[NATS_HDR_STATUS + 1 : NATS_HDR_STATUS + 4] != b"100":
                 self._done.set()  # not a heartbeat: 404, 408 or 409 ends the request
             return
-        self._msgs.append(_Raw(subject, reply, data))
+        self._msgs.append(_Raw(subject, reply, data, msg_id_of(headers)))
         if len(self._msgs) >= self._want:
             self._done.set()
 
@@ -299,8 +316,8 @@ class Consumer:
         end = Msg(_client=self._nc, subject=tail.subject.decode(), reply=tail.reply.decode(),
                   data=tail.data)  # fmt: skip
         last = end.metadata
-        batch = [Incoming(m.subject.decode(), m.data) for m in msgs]
-        batch[-1] = Incoming(end.subject, tail.data, last.sequence.stream)
+        batch = [Incoming(m.subject.decode(), m.data, 0, m.msg_id) for m in msgs]
+        batch[-1] = Incoming(end.subject, tail.data, last.sequence.stream, tail.msg_id)
         result = await self._commit(batch, stop)
         if result is None:
             return False

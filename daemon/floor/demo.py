@@ -3,7 +3,8 @@
 Starts a nats-server and a throwaway PostgreSQL cluster (temp folders, free loopback ports),
 the floor, and real tables: each is a `tabled run --autoplay` process (simulated devices, the
 autoplay's dealer, players and supervisor, its injected device faults and attempted violations)
-whose own shipper sends its journal through JetStream to the floor, as a table in a pit does.
+whose own shipper sends its journal and its signed heads through JetStream to the floor, as a
+table in a pit does (each has its key and is enrolled on the floor first).
 The tables differ in game, rule set and pace, so the page shows them in different phases at
 any moment. Prints the page's URL and an admin token.
 
@@ -30,11 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from daemon.api.tokens import new_token, token_entry
+from daemon.api.tokens import Principal, new_token, token_entry
 from daemon.config import default_config_path
 from daemon.floor.cli import serve
 from daemon.floor.config import load_floor_config
 from daemon.floor.localservers import NatsServer, PostgresCluster, ServerError
+from daemon.floor.registry import enrol
+from daemon.floor.store import Store
+from daemon.journal.provenance import TableKey, write_key
 
 ROUNDS = 1_000_000  # `--autoplay N` with N that no demo reaches: the tables play until stopped
 RESTARTS = 5  # a table that keeps ending on its own is left stopped after this many starts
@@ -99,6 +103,10 @@ class TableProcess:
         self.folder.mkdir()
         self.config = self.folder / "table.toml"
         self.config.write_text(table_config(demo, self.folder, broker), encoding="utf-8")
+        # Its signing key where `tabled keys init` puts it (beside var/tokens.toml): a table with
+        # a [feed] does not start without one, and the floor takes only what it proves.
+        self.key = TableKey.generate()
+        write_key(self.folder / "var" / "table.key", self.key)
         self.log_path = self.folder / "run.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
@@ -179,6 +187,19 @@ async def _watch(tables: list[TableProcess], stop: asyncio.Event, out: IO[str]) 
             await asyncio.wait_for(stop.wait(), 1.0)
 
 
+async def enrol_tables(dsn: str, tables: Sequence[TableProcess]) -> None:
+    """Each demo table in the floor's registry with its key (`tabled floor enrol`)."""
+    store = Store(dsn)
+    try:
+        await store.migrate()
+        for table in tables:
+            d = table.demo
+            await enrol(store, Principal("demo.admin", "admin"), d.table, table.key.public,
+                        game=d.game, pit=d.pit)  # fmt: skip
+    finally:
+        await store.close()
+
+
 def floor_config(root: Path, broker: str, dsn: str, listen: str) -> tuple[Path, str]:
     """The floor's config file (its pits are the demo's) and an admin token for the page."""
     token = new_token()
@@ -242,6 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, stop.set)
+            await enrol_tables(dsn, tables)  # as a floor admin would, each with its key
             floor = asyncio.create_task(serve(config, floor_stop))
             for table in tables:
                 table.start()

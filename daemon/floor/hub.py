@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import WebSocket, WebSocketDisconnect
 
 from daemon.api.tokens import Principal
+from daemon.floor.redact import visible_alert
 from daemon.floor.store import BatchResult, dumps
 
 PUSH_QUEUE = 2048
@@ -35,7 +36,9 @@ class Hub:
 
     async def on_commit(self, result: BatchResult) -> None:
         for alert in result.alerts:
-            self.publish({"type": "alert", "alert": alert})
+            # Pushed to every role alike: without its digests (visible_alert); a role that may
+            # have them reads them from /api/alerts.
+            self.publish({"type": "alert", "alert": visible_alert(alert, None)})
         for resolved in result.resolved:
             self.publish({"type": "resolved", "alert": resolved})
         for kind, rows in (

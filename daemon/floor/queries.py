@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from daemon.api.tokens import Principal
-from daemon.floor.redact import sees_raw_lines, visible_payload
+from daemon.floor.redact import sees_raw_lines, visible_alert, visible_payload
 from daemon.floor.sentences import phase_said
 from daemon.floor.store import Store, dumps
 
@@ -17,24 +17,36 @@ from daemon.floor.store import Store, dumps
 # that splice it into SQL carry `noqa: S608`.
 ALERT_COLUMNS = (
     "id, table_id AS table, seq, kind, expected_hash, actual_hash, gap_to, details, "
-    "detected_at, resolved_at, acknowledged_at, acknowledged_by, acknowledged_role, ack_note"
+    "detected_at, resolved_at, acknowledged_at, acknowledged_by, acknowledged_role, ack_note, "
+    # Whether the line the floor holds at the alert's seq is of a closed round (or none): its
+    # digests are then served to those who see closed rounds (redact.visible_alert).
+    "coalesce((SELECT l.round IS NULL OR l.round = '0' OR coalesce(r.status IN ('settled', "
+    "'voided'), false) FROM journal_lines l LEFT JOIN rounds r ON r.table_id = l.table_id "
+    "AND r.round = l.round WHERE l.table_id = chain_alerts.table_id "
+    "AND l.seq = chain_alerts.seq LIMIT 1), false) AS line_closed"
 )
 
 
-async def table_summaries(store: Store, pits: dict[str, str]) -> list[dict[str, Any]]:
+async def table_summaries(
+    store: Store, pits: dict[str, str], role: str | None = None
+) -> list[dict[str, Any]]:
+    """Every table the floor holds lines of; its chain's oldest open alert as `role` may see
+    it (`redact.visible_alert`), the pit the registry gives it (else the config's)."""
     rows = await store.query(
         "SELECT t.table_id AS table, t.game, t.phase, t.state, t.reason, t.round, "  # noqa: S608
         "t.last_seq, "
         "t.contiguous_seq, t.pending_overrides, t.last_event, t.last_ts, t.received_at, "
         "extract(epoch FROM t.received_at - t.last_ts)::float8 AS lag_seconds, "
         f"(SELECT row_to_json(a) FROM (SELECT {ALERT_COLUMNS} FROM chain_alerts "
-        "WHERE table_id = t.table_id AND resolved_at IS NULL ORDER BY id LIMIT 1) a) AS alert "
+        "WHERE table_id = t.table_id AND resolved_at IS NULL ORDER BY id LIMIT 1) a) AS alert, "
+        "(SELECT e.pit FROM enrolled_tables e WHERE e.table_id = t.table_id) AS enrolled_pit "
         "FROM floor_tables t ORDER BY t.table_id"
     )
     for row in rows:
         alert = row.pop("alert")
-        row["chain"] = "ok" if alert is None else alert
-        row["pit"] = pits.get(row["table"])
+        row["chain"] = "ok" if alert is None else visible_alert(alert, role)
+        enrolled_pit = row.pop("enrolled_pit", None)
+        row["pit"] = enrolled_pit or pits.get(row["table"])
         row["phase_said"] = phase_said(row["game"], row["phase"])
     return rows
 
@@ -75,12 +87,17 @@ async def report(store: Store, since: datetime, until: datetime) -> dict[str, li
             "WHERE at >= %s AND at < %s ORDER BY id",
             span,
         ),
-        "chain_alerts": await store.query(
-            f"SELECT {ALERT_COLUMNS} FROM chain_alerts "  # noqa: S608 - constant columns
-            "WHERE detected_at >= %s "
-            "AND detected_at < %s ORDER BY id",
-            span,
-        ),
+        # The report's readers (audit, admin, and whoever reads the database) see closed
+        # rounds whole: an alert's digests are in it once the round of its line is closed.
+        "chain_alerts": [
+            visible_alert(alert, "audit")
+            for alert in await store.query(
+                f"SELECT {ALERT_COLUMNS} FROM chain_alerts "  # noqa: S608 - constant columns
+                "WHERE detected_at >= %s "
+                "AND detected_at < %s ORDER BY id",
+                span,
+            )
+        ],
     }
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from daemon.procedures.visibility import HIDDEN, REVIEW, audience, redact_record
 
-__all__ = ["HIDDEN", "sees_raw_lines", "visible_payload"]
+__all__ = ["HIDDEN", "sees_raw_lines", "visible_alert", "visible_payload"]
 
 
 def sees_raw_lines(role: str, round_closed: bool = False) -> bool:
@@ -43,3 +43,32 @@ def visible_payload(
     )
     shown: dict[str, Any] = record["payload"]
     return shown, shown != payload
+
+
+# The keys of an alert's details that carry a line's SHA-256 (the line's own or its `prev`).
+DIGEST_DETAILS = frozenset(
+    {"next_prev", "stored_hash", "received_hash", "expected_prev", "prev", "hash"}
+)
+
+
+def visible_alert(alert: dict[str, Any], role: str | None) -> dict[str, Any]:
+    """A chain alert as `role` may see it (None: anyone, the push feed). Its digests (expected
+    and actual hash, and those in its details) are SHA-256 of lines that carry cards: one
+    tried against the 52 cards finds a face-down one. So they go only where the raw line may:
+    to a role that sees a round whole, once the round of the line at the alert's seq is closed
+    (`line_closed`, computed by the query; an alert without it is taken as in play)."""
+    shown = dict(alert)
+    closed = bool(shown.pop("line_closed", False))
+    if role is not None and sees_raw_lines(role, closed):
+        return shown
+    details = shown.get("details")
+    if (
+        shown.get("expected_hash")
+        or shown.get("actual_hash")
+        or (isinstance(details, dict) and DIGEST_DETAILS & set(details))
+    ):
+        shown["expected_hash"] = shown["actual_hash"] = None
+        if isinstance(details, dict):
+            shown["details"] = {k: v for k, v in details.items() if k not in DIGEST_DETAILS}
+            shown["details"]["digests"] = "withheld"
+    return shown

@@ -39,7 +39,9 @@ class ChainAlert(Acknowledged):
     id: int
     table: str
     seq: int = Field(description="the seq the alert is about (a gap's first missing seq)")
-    kind: str = Field(description="gap | fork | broken_link | malformed | unknown_table | forged")
+    kind: str = Field(
+        description="gap | fork | broken_link | malformed | unknown_table | forged | replay"
+    )
     expected_hash: str | None = Field(description="the hash the chain called for")
     actual_hash: str | None = Field(description="the hash (or prev) the floor received")
     gap_to: int | None = Field(description="a gap's last missing seq")
@@ -172,6 +174,7 @@ class AlertKind(StrEnum):
     malformed = "malformed"
     unknown_table = "unknown_table"
     forged = "forged"
+    replay = "replay"
 
 
 class ReportFormat(StrEnum):

@@ -6,20 +6,24 @@
 table writes) for a table that plays rounds of about 150 lines: cards dealt, a violation now and
 then, a tilt now and then, a settlement. `publish` ships lines to JetStream exactly as issue 11's
 shipper does: subject `<prefix>.<table>.<event>`, header `Nats-Msg-Id: <table>:<seq>`, body the
-line's bytes.
+line's bytes, and (given the tables' keys) signed heads on `<prefix>.<table>.head`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import random
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from daemon.journal.format import GENESIS, encode_line, iso_utc, journal_files, line_hash
+from daemon.journal.provenance import TableKey
 
 CARDS = [r + s for r in "23456789TJQKA" for s in "shdc"]
 ARTICLES = ("Portaria 51/89/M Art. 2(a)", "Portaria 51/89/M Art. 2(c)", "Portaria 51/89/M Art. 3")
@@ -133,22 +137,51 @@ def subject_of(prefix: str, line: bytes) -> tuple[str, str]:
     return f"{prefix}.{obj['table']}.{obj['event']}", f"{obj['table']}:{obj['seq']}"
 
 
+def table_key(table: str, seed: int | str = 0) -> TableKey:
+    """A reproducible signing key for a synthetic table (tests, benchmarks, the demo)."""
+    secret = hashlib.sha256(f"tabled synthetic key {table}:{seed}".encode()).digest()
+    return TableKey.of(Ed25519PrivateKey.from_private_bytes(secret))
+
+
 async def publish(
-    js: Any, lines: Iterable[bytes], prefix: str = "tabled", window: int = 256
+    js: Any,
+    lines: Iterable[bytes],
+    prefix: str = "tabled",
+    window: int = 256,
+    keys: Mapping[str, TableKey] | None = None,
 ) -> list[float]:
-    """Publish lines with JetStream acks, `window` in flight; the publish times (monotonic)."""
+    """Publish lines with JetStream acks, `window` in flight; the publish times (monotonic).
+
+    With `keys` (table -> its signing key), after each window a signed head for each table's
+    last line in it, as the shipper publishes them (`daemon.shipper.engine`)."""
     sent: list[float] = []
     in_flight: list[asyncio.Future[Any]] = []
+    last: dict[str, tuple[int, bytes]] = {}
+
+    async def settle() -> None:
+        await asyncio.gather(*in_flight)
+        in_flight.clear()
+        if keys:
+            for table, (seq, line) in last.items():
+                if table in keys:
+                    await js.publish(
+                        f"{prefix}.{table}.head",
+                        keys[table].head(table, seq, line_hash(line)),
+                        headers={"Nats-Msg-Id": f"{table}:head:{seq}"},
+                    )
+            last.clear()
+
     for line in lines:
         subject, msg_id = subject_of(prefix, line)
         sent.append(time.monotonic())
         in_flight.append(
             asyncio.ensure_future(js.publish(subject, line, headers={"Nats-Msg-Id": msg_id}))
         )
+        table, _, seq = msg_id.rpartition(":")
+        last[table] = (int(seq), line)
         if len(in_flight) >= window:
-            await asyncio.gather(*in_flight)
-            in_flight.clear()
-    await asyncio.gather(*in_flight)
+            await settle()
+    await settle()
     return sent
 
 

@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -242,7 +243,7 @@ def verify_head(head: Head, public: Ed25519PublicKey) -> bool:
 def verify_rotation(table: str, payload: Any) -> str | None:
     """The new key's text if `payload` (a `table.key_rotated` line's) is signed by its old key;
     None otherwise."""
-    if not isinstance(payload, dict):
+    if not isinstance(payload, Mapping):
         return None
     old, new, sig = payload.get("old_key"), payload.get("new_key"), payload.get("signature")
     if not (isinstance(old, str) and isinstance(new, str) and isinstance(sig, str)):

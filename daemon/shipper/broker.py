@@ -72,6 +72,7 @@ class FeedStatus:
     conflicts_total: int = 0
     last_conflict: int | None = None  # the seq of the last line found in conflict
     reconnects_total: int = 0
+    heads_total: int = 0  # signed heads published (daemon.journal.provenance)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -350,11 +351,23 @@ async def last_stored(
 
 
 def stored_seq(msg: Any, table_id: str) -> int | None:
+    """The journal seq a stored message of this table is about: a line's (`<table>:<seq>`, or
+    `<table>:<seq>:conflict:<sha16>` on the conflict subject), or the line a signed head vouches
+    for (`<table>:head:<seq>`); None for anything else."""
     msg_id = (msg.headers or {}).get(MSG_ID, "")
-    table, _, seq = msg_id.rpartition(":")
-    if table != table_id or not seq.isdigit():
+    parts = msg_id.split(":")
+    if len(parts) == 4 and parts[2] == "conflict":
+        parts = parts[:2]
+    elif len(parts) == 3 and parts[1] == "head":
+        parts = [parts[0], parts[2]]
+    if len(parts) != 2 or parts[0] != table_id or not parts[1].isdigit():
         return None
-    return int(seq)
+    return int(parts[1])
+
+
+def is_head(msg: Any, table_id: str) -> bool:
+    """Whether a stored message is one of this table's signed heads (docs/floor.md)."""
+    return str(getattr(msg, "subject", "")).endswith(f".{table_id}.head")
 
 
 async def stored_message(

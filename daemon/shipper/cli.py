@@ -250,7 +250,13 @@ def _ship(args: argparse.Namespace) -> int:
     config, feed, directory = _setup(args)
     if journal_writer_running(directory):
         raise _Usage(f"{directory}: the table's daemon is running and ships by itself")
-    shipper = Shipper(feed, config.table_id, directory, follow=False)
+    from daemon.journal.provenance import KeyFileError, load_key  # noqa: PLC0415
+
+    try:
+        key = load_key(config.signing_key_path())
+    except KeyFileError as exc:
+        raise _Usage(f"the table's signing key: {exc}; `tabled keys init` makes one") from None
+    shipper = Shipper(feed, config.table_id, directory, follow=False, key=key)
     done = asyncio.run(_ship_until_done(shipper))
     status = shipper.status()
     if done:

@@ -16,6 +16,14 @@ subscription), and reads only lines the journal has made durable, so a line it s
 be rolled back by a power loss. `status()` is its state for /metrics, /api/health and
 `tabled status`; its own events go to the journal (`feed.degraded`, `feed.recovered`,
 `feed.refused`), rate-limited, and so to the stream too.
+
+With the table's signing key it also publishes **signed heads** of the chain
+(`daemon.journal.provenance`) on ``<prefix>.<table>.head``: after the lines it sends, one every
+`HEAD_SECONDS` while lines flow (and every `HEAD_LINES` lines of a backlog), one for the last
+line sent once the flow pauses, one after each (re)connection for the last line acknowledged,
+and one before a clean stop. A head vouches
+for its line and, through the ``prev`` links, every line before it: the floor takes a line into
+the table's history only once a head proves it.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ from daemon.shipper.broker import (
     connect,
     describe,
     ensure_stream,
+    is_head,
     last_stored,
     own_messages,
     stored_message,
@@ -63,6 +72,7 @@ if TYPE_CHECKING:
     from nats.js.client import JetStreamContext
 
     from daemon.journal import Journal
+    from daemon.journal.provenance import TableKey
 
 # JetStream error codes that will never succeed on a resend of the same line.
 REFUSED_FOR_GOOD = {
@@ -78,6 +88,28 @@ POLL_SECONDS = 0.05  # without a journal to wake it (shipping files of a stopped
 # little latency.
 LINGER_SECONDS = 0.002
 LINGER_LINES = 256
+# A signed head at most this often while lines flow (and this long after the last line sent):
+# a line is proven at the floor within about this, its batch and the floor's fetch.
+HEAD_SECONDS = 1.0
+# ... and one at least every this many lines sent (a backlog after an outage ships tens of
+# thousands of lines a second: the floor proves them as they come instead of holding them).
+HEAD_LINES = 1000
+
+
+def _head_of(body: bytes, key: TableKey | None) -> tuple[str | None, bool]:
+    """(the line hash a stored head names, whether it is signed by `key`)."""
+    from daemon.journal.provenance import BadHead, parse_head, verify_head  # noqa: PLC0415
+
+    try:
+        head = parse_head(body)
+    except BadHead:
+        return None, False
+    ours = (
+        key is not None
+        and head.key == key.fingerprint
+        and verify_head(head, key.private.public_key())
+    )
+    return head.hash, ours
 
 
 def _wall(ts: str) -> float | None:
@@ -104,8 +136,14 @@ class Shipper:
         journal: Journal | None = None,
         follow: bool = True,
         on_acked: Callable[[int], None] | None = None,
+        key: TableKey | None = None,
     ) -> None:
         self.feed = feed
+        self.key = key
+        # The last line sent (its seq and bytes) and the seq of the last head published.
+        self._last_sent: Line | None = None
+        self._head_seq = 0
+        self._head_at = 0.0
         self.table_id = table_id
         self.dir = Path(journal_dir)
         self.journal = journal
@@ -367,7 +405,24 @@ class Shipper:
             return
         head = self._head()
         line = None if head is not None and seq > head else JournalTail(self.dir).line_at(seq)
-        if line != msg.data:
+        ours = False
+        if is_head(msg, self.table_id):
+            # Our signed head for line `seq`, published after it on the same connection: the
+            # stream holds what it vouches for if its hash is our line's.
+            digest, ours = _head_of(msg.data or b"", self.key)
+            same = line is not None and digest == hashlib.sha256(line).hexdigest()
+        else:
+            same = line == msg.data
+        if not same and self.key is not None and not ours:
+            # Not this journal's, and not signed by this table: anyone on the broker may have
+            # published it. Nothing is skipped for it: the lines are sent from the cursor, and
+            # one whose id it took goes out on the conflict subject (the floor takes the line
+            # this table's heads prove).
+            self._log.warning(
+                "feed.foreign_last_message", seq=seq, subject=str(getattr(msg, "subject", ""))
+            )
+            return
+        if not same:
             raise FeedMismatch(
                 f"stream {self.feed.stream} holds {self.table_id}:{seq} with other bytes than "
                 f"this journal's line {seq} (is another table configured as {self.table_id}, "
@@ -396,6 +451,7 @@ class Shipper:
         await nc.subscribe(inbox + ".*", cb=self._on_ack)
         self._ensure_tail()
         self._recovered()
+        await self._head_after_connect(nc)
         window = self.feed.window
         while True:
             self._wake.clear()
@@ -416,7 +472,9 @@ class Shipper:
                 self._write_cursor_soon()
             idle = not self._inflight and not self._resend
             caught_up = idle and self._caught_up()
+            head_wait = await self._head_if_due(nc, final=caught_up and not self.follow)
             if self._stopping() and (caught_up or self._past_deadline()):
+                await self._head_if_due(nc, final=True)
                 return True
             if not self.follow and caught_up:
                 return True
@@ -432,6 +490,8 @@ class Shipper:
             timeout: float = self.feed.ack_timeout_seconds / 4
             if self.journal is None and idle:
                 timeout = POLL_SECONDS
+            if head_wait is not None:
+                timeout = min(timeout, head_wait)
             if sent:
                 await asyncio.sleep(0)  # let the acknowledgements in
             else:
@@ -498,11 +558,47 @@ class Shipper:
                     len(header) + len(line.data), header, line.data,
                 )
             )  # fmt: skip
+        self._last_sent = lines[-1]
         if frames:
             self._status.sent_total += len(frames)
             await nc._send_command(b"".join(frames))
             await nc._flush_pending()
         return len(lines)
+
+    async def _publish_head(self, nc: Client, seq: int, data: bytes) -> None:
+        if self.key is None:
+            return
+        body = self.key.head(self.table_id, seq, hashlib.sha256(data).hexdigest())
+        headers = {**self._headers_base, "Nats-Msg-Id": f"{self.table_id}:head:{seq}"}
+        await nc.publish(f"{self._prefix}head", body, headers=headers)
+        self._head_seq, self._head_at = seq, time.monotonic()
+        self._status.heads_total += 1
+
+    async def _head_if_due(self, nc: Client, *, final: bool = False) -> float | None:
+        """Publish a head for the last line sent if one is owed and due (or `final`); the
+        seconds until the next is due, None when none is owed."""
+        last = self._last_sent
+        if self.key is None or last is None or last.seq <= self._head_seq:
+            return None
+        wait = self._head_at + HEAD_SECONDS - time.monotonic()
+        if wait > 0 and not final and last.seq - self._head_seq < HEAD_LINES:
+            return wait
+        await self._publish_head(nc, last.seq, last.data)
+        if final:  # before a stop: on the wire, not in the client's buffer
+            with contextlib.suppress(Exception):
+                await nc.flush(timeout=max(1, round(self.feed.ack_timeout_seconds)))
+        return None
+
+    async def _head_after_connect(self, nc: Client) -> None:
+        """A head for the last acknowledged line: one published before a lost connection may
+        never have reached the stream."""
+        self._head_seq = 0
+        if self.key is None or self._acked < 1:
+            return
+        data = JournalTail(self.dir).line_at(self._acked)
+        if data is not None:
+            self._last_sent = Line(self._acked, "", data)
+            await self._publish_head(nc, self._acked, data)
 
     async def _on_ack(self, msg: Msg) -> None:
         try:

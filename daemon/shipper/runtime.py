@@ -14,17 +14,21 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from daemon.config import TableConfig
     from daemon.journal import Journal
+    from daemon.journal.provenance import TableKey
     from daemon.shipper.broker import FeedStatus
     from daemon.shipper.engine import Shipper
 
 
-def start_feed(config: TableConfig, journal: Journal | None) -> Shipper | None:
-    """The running shipper of this table, or None without a [feed] section."""
+def start_feed(
+    config: TableConfig, journal: Journal | None, key: TableKey | None = None
+) -> Shipper | None:
+    """The running shipper of this table, or None without a [feed] section. With the table's
+    signing `key` it publishes signed heads of the chain (docs/security.md)."""
     if config.feed is None or journal is None:
         return None
     from daemon.shipper.engine import Shipper  # noqa: PLC0415 - nats only with a [feed]
 
-    shipper = Shipper(config.feed, config.table_id, journal.dir, journal=journal)
+    shipper = Shipper(config.feed, config.table_id, journal.dir, journal=journal, key=key)
     shipper.start()
     return shipper
 

@@ -7,7 +7,8 @@ demo; each must exit 0) before the first later line that does not talk to them: 
 and the client commands talk to `tabled run --http`, `tabled devices` to `tabled sim`. `export
 NAME=$(...)` sets NAME for the lines after it, as in a shell. The one file a line only describes
 (`t.toml`, "with a [feed]") is written: the default config and a [feed] on a nats-server the test
-starts, to which the journal is shipped first (`tabled feed ship`). The fixed ports (8700, 8800)
+starts, the table's key made (`tabled keys init`) and the journal shipped first (`tabled feed
+ship`). The fixed ports (8700, 8800)
 are swapped for free ones, so the suite's workers and other programs never meet on them.
 """
 
@@ -129,6 +130,13 @@ def test_the_readme_using_it_section_runs_as_written(tmp_path: Path) -> None:
                 default = (REPO / "config" / "table.toml").read_text(encoding="utf-8")
                 feed = f'\n[feed]\nservers = ["{broker.url}"]\n'
                 (tmp_path / "t.toml").write_text(default + feed, encoding="utf-8")
+                # A table with a feed signs its chain: it has its key (var/table.key).
+                made = subprocess.run(
+                    ["tabled", "keys", "init", "--config", "t.toml"],
+                    cwd=tmp_path, env=env, text=True, capture_output=True, timeout=120,
+                    check=False,
+                )  # fmt: skip
+                assert made.returncode == 0, made.stdout + made.stderr
                 # A table with a feed has shipped its journal (its stream exists) by now.
                 shipped = subprocess.run(
                     ["tabled", "feed", "ship", "--config", "t.toml"],

@@ -260,6 +260,9 @@ PATHOLOGICAL = [
     (".".join(["x"] * 100_000) + " = 1\n", "line 1: a dotted name of more than 32 parts"),
     ("[table]\n[" + ".".join(["x"] * 100_000) + "]\n", "line 2: a dotted name of more than 32"),
     ('k = "' + "x" * (2 << 20) + '"\n', "larger than 1048576 bytes"),
+    # An unterminated string of escaped quotes: the scan once started again from every quote
+    # (quadratic: 40 KB took 44 s, and the tokens file is re-read on the table's loop).
+    ('a = "' + '\\"' * 400_000 + "\n", "not valid TOML"),
 ]
 
 

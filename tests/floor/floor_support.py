@@ -21,9 +21,12 @@ import httpx
 import nats
 import websockets
 
-from daemon.api.tokens import new_token, token_entry
+from daemon.api.tokens import Principal, new_token, token_entry
 from daemon.floor.localservers import NatsServer, PostgresCluster
-from daemon.floor.synthetic import ensure_stream, publish
+from daemon.floor.registry import enrol
+from daemon.floor.store import Store
+from daemon.floor.synthetic import ensure_stream, publish, table_key
+from daemon.journal.provenance import TableKey
 from tests.loopback_http import http
 
 ROLES = ("pit", "surveillance", "audit", "admin")
@@ -81,6 +84,7 @@ class FloorEnv:
     tokens: dict[str, str]
     config: Path
     floors: list[FloorProcess] = field(default_factory=list)
+    keys: dict[str, TableKey] = field(default_factory=dict)  # the tables enrolled, their keys
 
     def start_floor(self) -> FloorProcess:
         floor = FloorProcess(self.config).start()
@@ -97,12 +101,31 @@ class FloorEnv:
         assert r.status_code == 200, (path, r.status_code, r.text)
         return r.json()
 
+    async def enrol(self, tables: Iterable[str]) -> None:
+        """Enrol these tables (each with its synthetic key) as a floor admin would."""
+        new = sorted(set(tables) - set(self.keys))
+        if not new:
+            return
+        store = Store(self.dsn)
+        try:
+            await store.migrate()
+            for table in new:
+                key = table_key(table)
+                await enrol(store, Principal("admin.person", "admin"), table, key.public)
+                self.keys[table] = key
+        finally:
+            await store.close()
+
     async def publish(self, lines: Iterable[bytes], **stream_opts: Any) -> None:
+        """Publish these lines of enrolled tables (enrolled first if new) with signed heads,
+        as their shippers would."""
+        lines = list(lines)
+        await self.enrol({json.loads(line)["table"] for line in lines})
         nc = await nats.connect(self.broker.url)
         try:
             js = nc.jetstream()
             await ensure_stream(js, **stream_opts)
-            await publish(js, lines)
+            await publish(js, lines, keys=self.keys)
         finally:
             await nc.close()
 

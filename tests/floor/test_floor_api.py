@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import socket
 import subprocess
@@ -146,15 +147,15 @@ def test_malformed_messages_are_alerts_not_rows(floor: tuple[FloorEnv, FloorProc
     other = SyntheticTable("T02", seed=9).lines(3)
 
     async def ship() -> None:
+        await env.enrol(["T02", "T09"])
         nc = await nats.connect(env.broker.url)
         js = nc.jetstream()
         await ensure_stream(js)
-        await js.publish("tabled.T02.x", b"not json\n", headers={"Nats-Msg-Id": "junk:1"})
+        await js.publish("tabled.T02.x.y", b"not json\n", headers={"Nats-Msg-Id": "junk:1"})
         # A line that names another table than its subject.
-        await js.publish("tabled.T09.x", other[0], headers={"Nats-Msg-Id": "T09:1"})
-        for i, line in enumerate(other, 1):
-            await js.publish("tabled.T02.x", line, headers={"Nats-Msg-Id": f"T02:{i}"})
+        await js.publish("tabled.T09.card.dealt", other[0], headers={"Nats-Msg-Id": "T09:1"})
         await nc.close()
+        await env.publish(other)
 
     asyncio.run(ship())
     asyncio.run(env.wait_committed(process, {"T02": 3}))
@@ -367,6 +368,70 @@ def test_a_chain_alert_is_acknowledged_once_and_every_attempt_is_recorded(
     span = {"since": "2000-01-01T00:00:00Z", "until": "2100-01-01T00:00:00Z"}
     report = get(process, "/api/report", env.tokens["audit"], **span).json()
     assert {"surveillance", "audit"} <= {a["role"] for a in report["floor_actions"]}
+
+
+def test_alert_digests_only_to_who_may_have_the_raw_line(
+    floor: tuple[FloorEnv, FloorProcess],
+) -> None:
+    """Forgeries of a line of the closed round 1 (seq 10) and of the round in play (seq 170):
+    their alerts' hashes go to roles that see closed rounds, for the closed round only; the
+    pit never gets them, nor /api/tables' chain status, nor the push feed."""
+    env, process = floor
+    lines = [
+        bytes(row[0])
+        for row in env.psql("SELECT line FROM journal_lines WHERE table_id = 'T01' ORDER BY seq")
+    ]
+
+    def forge(line: bytes) -> bytes:
+        obj = json.loads(line)
+        obj["payload"]["forged"] = True
+        return (json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+
+    closed, in_play = forge(lines[9]), forge(lines[169])
+
+    async def ship() -> list[dict[str, Any]]:
+        async with websockets.connect(process.url.replace("http", "ws") + "/api/feed") as ws:
+            await ws.send(json.dumps({"token": env.tokens["admin"]}))
+            await ws.recv()
+            nc = await nats.connect(env.broker.url)
+            for seq, body in ((10, closed), (170, in_play)):
+                sha16 = hashlib.sha256(body).hexdigest()[:16]
+                await nc.jetstream().publish(
+                    "tabled.T01.conflict", body,
+                    headers={"Nats-Msg-Id": f"T01:{seq}:conflict:{sha16}"},
+                )  # fmt: skip
+            await nc.close()
+            pushed: list[dict[str, Any]] = []
+            while len(pushed) < 2:
+                msg = json.loads(await asyncio.wait_for(ws.recv(), 60))
+                if msg["type"] == "alert" and msg["alert"]["kind"] == "forged":
+                    pushed.append(msg["alert"])
+            return pushed
+
+    pushed = asyncio.run(ship())
+    assert all(a["expected_hash"] is None and a["actual_hash"] is None for a in pushed)
+    assert all(a["details"]["digests"] == "withheld" for a in pushed)
+
+    def forged(role: str) -> dict[int, dict[str, Any]]:
+        found = get(process, "/api/alerts", env.tokens[role], kind="forged").json()
+        return {a["seq"]: a for a in found if a["seq"] in (10, 170)}
+
+    for role in ("pit", "surveillance", "audit", "admin"):
+        alerts = forged(role)
+        assert alerts[170]["expected_hash"] is None and alerts[170]["actual_hash"] is None
+        if role == "pit":
+            assert alerts[10]["expected_hash"] is None
+        else:
+            assert alerts[10]["expected_hash"] == hashlib.sha256(lines[9]).hexdigest()
+            assert alerts[10]["actual_hash"] == hashlib.sha256(closed).hexdigest()
+    for role in ("pit", "surveillance"):
+        tables = get(process, "/api/tables", env.tokens[role]).json()
+        chain = next(t for t in tables if t["table"] == "T01")["chain"]
+        assert isinstance(chain, dict) and chain["kind"] == "forged"
+        if role == "pit":
+            assert chain["expected_hash"] is None and chain["actual_hash"] is None
+    held = env.psql("SELECT line FROM journal_lines WHERE table_id = 'T01' AND seq IN (10, 170)")
+    assert sorted(bytes(r[0]) for r in held) == sorted([lines[9], lines[169]])
 
 
 def test_violations_and_tilts_are_acknowledged_and_filtered_like_chain_alerts(

@@ -157,20 +157,27 @@ def test_postgres_and_broker_restarts(env: FloorEnv) -> None:
 
 def test_fork_and_gap_are_alerts_with_both_hashes(env: FloorEnv) -> None:
     forked, gapped = SyntheticTable("F1", seed=1), SyntheticTable("G1", seed=2)
-    f_lines, g_lines = forked.lines(100), gapped.lines(100)
+    # F1's first round (150 lines) is closed: its alerts' hashes are served to surveillance.
+    f_lines, g_lines = forked.lines(200), gapped.lines(100)
     floor = env.start_floor()
     withheld = g_lines[49]  # seq 50
-    asyncio.run(env.publish(f_lines + g_lines[:49] + g_lines[50:], duplicate_window=1.0))
-    asyncio.run(env.wait_committed(floor, {"F1": 100, "G1": 100}))
+    # Two sends, as a shipper's heads come a second apart: a head proves G1 up to 49.
+    asyncio.run(env.publish(f_lines + g_lines[:49], duplicate_window=1.0))
+    asyncio.run(env.publish(g_lines[50:]))
+    asyncio.run(env.wait_committed(floor, {"F1": 200, "G1": 100}))
     # The gap: seqs 50..50 missing, the next line's prev given.
     tables = {t["table"]: t for t in env.get(floor, "/api/tables")}
     gap = tables["G1"]["chain"]
     assert gap["kind"] == "gap" and gap["seq"] == 50 and gap["gap_to"] == 50
-    assert gap["actual_hash"] == json.loads(g_lines[50])["prev"]
+    # Its hash (the next line's prev: the missing line's SHA-256, whose round is in play) is
+    # withheld from every role (redact.visible_alert); the details keep the seqs.
+    assert gap["actual_hash"] is None and gap["details"]["digests"] == "withheld"
+    assert gap["details"]["missing"] == [50, 50]
     assert tables["F1"]["chain"] == "ok"
 
-    # A line altered on the table's disk and shipped again under the same seq: once the
-    # broker's de-duplication window has passed, the floor sees other bytes for seq 17.
+    # A line altered on the table's disk (or by anyone on the network) and shipped again under
+    # the same seq: once the broker's de-duplication window has passed, the floor sees other
+    # bytes for seq 17, which no head of the table proves: forged, kept as evidence.
     original = f_lines[16]
     altered = original.replace(b'"seq":17', b'"seq":17 ').replace(b" ", b"", 1)
     obj = json.loads(original)
@@ -182,17 +189,16 @@ def test_fork_and_gap_are_alerts_with_both_hashes(env: FloorEnv) -> None:
     async def reship_until_accepted() -> None:
         nc = await nats.connect(env.broker.url)
         js = nc.jetstream()
-        ack = await js.publish("tabled.F1.card.dealt", altered, headers={"Nats-Msg-Id": "F1:17"})
+        subject = f"tabled.F1.{obj['event']}"
+        ack = await js.publish(subject, altered, headers={"Nats-Msg-Id": "F1:17"})
         while ack.duplicate:  # inside the window JetStream drops it, as it should
             await asyncio.sleep(0.2)
-            ack = await js.publish(
-                "tabled.F1.card.dealt", altered, headers={"Nats-Msg-Id": "F1:17"}
-            )
+            ack = await js.publish(subject, altered, headers={"Nats-Msg-Id": "F1:17"})
         await nc.close()
 
     asyncio.run(reship_until_accepted())
     asyncio.run(env.publish([withheld]))  # the withheld line, resent: fills the gap
-    asyncio.run(env.wait_committed(floor, {"F1": 100, "G1": 100}))
+    asyncio.run(env.wait_committed(floor, {"F1": 200, "G1": 100}))
 
     async def wait_alerts() -> list[dict[str, object]]:
         ws_url = floor.url.replace("http://", "ws://") + "/api/feed"
@@ -202,7 +208,7 @@ def test_fork_and_gap_are_alerts_with_both_hashes(env: FloorEnv) -> None:
             await ws.recv()
             alerts = env.get(floor, "/api/alerts", "surveillance")
             while not (
-                any(a["kind"] == "fork" for a in alerts)
+                any(a["kind"] == "forged" for a in alerts)
                 and all(a["resolved_at"] for a in alerts if a["kind"] == "gap")
             ):
                 await asyncio.wait_for(ws.recv(), 30)
@@ -210,7 +216,7 @@ def test_fork_and_gap_are_alerts_with_both_hashes(env: FloorEnv) -> None:
             return alerts
 
     alerts = asyncio.run(wait_alerts())
-    fork = next(a for a in alerts if a["kind"] == "fork")
+    fork = next(a for a in alerts if a["kind"] == "forged")
     assert fork["table"] == "F1" and fork["seq"] == 17
     assert fork["expected_hash"] == hashlib.sha256(original).hexdigest()
     assert fork["actual_hash"] == hashlib.sha256(altered).hexdigest()
@@ -219,5 +225,7 @@ def test_fork_and_gap_are_alerts_with_both_hashes(env: FloorEnv) -> None:
     assert gap_alert["resolved_at"] is not None
     tables = {t["table"]: t for t in env.get(floor, "/api/tables")}
     assert tables["G1"]["chain"] == "ok" and tables["G1"]["contiguous_seq"] == 100
-    assert tables["F1"]["chain"]["kind"] == "fork"
+    assert tables["F1"]["chain"]["kind"] == "forged"
+    (evidence,) = env.psql("SELECT body FROM quarantine WHERE table_id = 'F1' AND seq = 17")
+    assert bytes(evidence[0]) == altered
     assert stored(env, "G1") == g_lines

@@ -25,6 +25,7 @@ import nats.js.errors
 from daemon.config import JournalConfig
 from daemon.journal import Journal
 from daemon.journal.format import journal_files, read_lines
+from daemon.journal.provenance import TableKey, write_key
 from daemon.sections import build
 from daemon.shipper.config import FeedConfig
 from daemon.shipper.tail import line_event, line_seq
@@ -151,8 +152,8 @@ def stream_lines(url: str, table: str, stream: str = "TABLED") -> list[bytes]:
     subject and id against its body."""
     out = []
     for subject, headers, data in stream_messages(url, stream):
-        if not subject.startswith(f"tabled.{table}."):
-            continue
+        if not subject.startswith(f"tabled.{table}.") or subject == f"tabled.{table}.head":
+            continue  # the table's signed heads are checked by the floor (tests/floor)
         seq = line_seq(data)
         assert headers.get("Nats-Msg-Id") == f"{table}:{seq}"
         assert subject == f"tabled.{table}.{line_event(data)}"
@@ -188,6 +189,11 @@ def write_table_config(
         "[journal]", f"dir = {json.dumps(str(journal))}", 'durability = "none"',
     ]  # fmt: skip
     if feed is not None:
+        # A table with a [feed] signs its chain's heads: its key beside the config.
+        key = path.parent / f"{table}.key"
+        if not key.exists():
+            write_key(key, TableKey.generate())
+        lines.insert(3, f"key_file = {json.dumps(str(key))}")
         lines.append("[feed]")
         lines += [f"{key} = {json.dumps(value)}" for key, value in feed.items()]
     if tokens is not None:

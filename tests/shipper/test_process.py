@@ -18,6 +18,7 @@ from tests.shipper.support import (
     assert_stream_is_journal,
     free_port,
     journal_lines,
+    stream_messages,
     tabled,
     write_table_config,
 )
@@ -46,7 +47,10 @@ def test_autoplay_ships_every_line_before_it_exits(tmp_path: Path, nats_server: 
     assert report["lag_lines"] == 0 and report["daemon_running"] is False
     assert report["broker"]["reachable"] is True
     stream = report["broker"]["stream"]
-    assert stream["messages"] == len(lines) and stream["subjects"] == ["tabled.>"]
+    # Beside the lines, the table's signed heads (docs/floor.md, "Signed heads").
+    heads = [m for m in stream_messages(nats_server.url) if m[0] == "tabled.T09.head"]
+    assert heads and stream["messages"] == len(lines) + len(heads)
+    assert stream["subjects"] == ["tabled.>"]
     assert stream["last_seq_of_table"] == len(lines) and stream["takes_our_subjects"]
     assert all(f["shipped"] for f in report["files"])
 
