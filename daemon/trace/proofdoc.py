@@ -114,10 +114,10 @@ def last_run_markdown(base: Path) -> list[str]:
         "the articles each day (tests/trace/test_proof.py), all of them in a week; "
         f"`{BENCH}` runs the whole proof and wrote this.",
         "",
-        f"Last full run: {data['date']}. " + " ".join(summary(figures)),
+        f"Last run: {data['date']}. " + " ".join(summary(figures)),
         "",
     ]
-    for key in ("command", "wall", "cpu", "load", "verdict"):
+    for key in ("scope", "command", "wall", "cpu", "load", "verdict"):
         if key in figures:
             lines.append(f"- {key}: {figures[key]}")
     lines += [
