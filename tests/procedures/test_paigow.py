@@ -103,7 +103,7 @@ def test_stacks_two_players_one_hand_then_the_banker() -> None:
     table.refused(move, DEALER, {"by": "banker", "player": "P2", "one_hand": True})
 
 
-@pytest.mark.article("15/90/M", "2(5)")
+@pytest.mark.article("15/90/M", "2(2)", "2(5)")
 def test_a_tilted_die_is_shaken_again_and_a_third_is_a_tilt() -> None:
     table = paigow_table()
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
@@ -112,6 +112,12 @@ def test_a_tilted_die_is_shaken_again_and_a_third_is_a_tilt() -> None:
     table.ok("head_tiles_out", DEALER)
     table.ok("shake_dice", DEALER, {"player": "B"})
     shaker = device("dice_shaker")
+    # Art. 2(2): four dice of 1-6 name the first door; any other reading is refused.
+    for wrong in ([1, 2, 3, 7], [1, 2, 3], [0, 2, 3, 4]):
+        refused = table.refused("dice_landed", shaker, {"dice": wrong})
+        assert refused.violation is not None and refused.violation.article == f"{ART} 2(2)"
+    bad_die = table.refused("dice_landed", shaker, {"valid": False, "die": 9})
+    assert bad_die.violation is not None and bad_die.violation.article == f"{ART} 2(5)"
     again = table.ok("dice_landed", shaker, {"dice": [1, 1, 1, 1], "valid": False, "reason": "t"})
     assert [c.command for c in again.commands] == ["shake"]
     assert table.proc.phase == "SHAKING"

@@ -96,7 +96,11 @@ def test_the_table_opens_only_with_every_device_identified_and_approved() -> Non
         table.ok("device_identified", device(name), {"device": name, "approved": True})
     table.ok("device_identified", device("timer_bell"), {"device": "timer_bell", "approved": False})
     assert article(table, "open_table") == f"{ART} 1"
-    table.refused("device_identified", device("x"), {"device": "roulette", "approved": True})
+    roulette = table.refused(
+        "device_identified", device("roulette"), {"device": "roulette", "approved": True}
+    )
+    assert roulette.violation is not None and roulette.violation.article == f"{ART} 1"
+    assert roulette.violation.reason == "roulette is not equipment of this table"
     table.ok("device_identified", device("timer_bell"), {"device": "timer_bell", "approved": True})
     table.ok("open_table", DEALER)
 
@@ -168,15 +172,18 @@ def test_the_highest_seated_bettor_shakes_and_bets_close_at_the_shake() -> None:
     )
 
 
-@pytest.mark.article("51/89/M", "1(c)", "2(c)")
+@pytest.mark.article("51/89/M", "1(c)", "2(b)", "2(c)")
 def test_an_invalid_dice_result_is_shaken_again_and_never_edited() -> None:
     table = thirteen_table()
     thirteen_to_betting(table)
     thirteen_bets(table)
     table.ok("shake_dice", DEALER, {"player": "P1"})
     shaker = device("dice_shaker")
-    table.refused("dice_landed", shaker, {"dice": [1, 2, 3, 7]})
-    table.refused("dice_landed", shaker, {"dice": [1, 2, 3]})
+    # Art. 2(b): the dice name the first seat; a reading that is not four dice of 1-6 is refused.
+    for wrong in ([1, 2, 3, 7], [1, 2, 3], [0, 2, 3, 4], [1, 2, 3, "4"]):
+        refused = table.refused("dice_landed", shaker, {"dice": wrong})
+        assert refused.violation is not None and refused.violation.article == f"{ART} 2(b)"
+    assert table.proc.phase == "SHAKING"
     again = table.ok("dice_landed", shaker, {"dice": [6, 6, 6, 1], "valid": False, "reason": "s"})
     assert [c.command for c in again.commands] == ["shake"]
     table.ok("dice_landed", shaker, {"dice": [2, 2, 2, 2]})

@@ -292,10 +292,26 @@ def test_where_art_9_agrees_with_ordinary_poker_treys_agrees(
         assert ours == theirs
 
 
+@pytest.mark.article("51/89/M", "9 II")
 def test_a_rank_prints_its_category_and_compared_ranks() -> None:
     assert str(r("Ks Qs Js Ts 9s")) == "straight_flush(K-high)"
     assert str(r("Ah 2d 3s 4c 5d")) == "straight(A-2-3-4-5)"
     assert str(r("Th Td 6c 6s 5d")) == "two_pair(T 6 5)"
+    # Each category by the name Art. 9 II gives it, from the largest down.
+    rows = [
+        "As Ks Qs Js Ts",
+        "Ks Qs Js Ts 9s",
+        "9s 9h 9d 9c 2s",
+        "8s 8h 8d 5c 5s",
+        "As Js 8s 6s 2s",
+        "6s 7h 8d 9c Tc",
+        "Kh Kd Kc 6s 5h",
+        "Th Td 6c 6s 5d",
+        "Th Td 9c 7s 6d",
+        "Ad Th 7c 6s 5d",
+    ]
+    names = ["黄袍麒", "同花顺", "四条", "夫卢", "同花", "顺", "三条", "两对", "一对", "大牌"]
+    assert [r(row).category_zh for row in rows] == names
     assert r("Kh Kd Kc").category_zh == "三条"
 
 

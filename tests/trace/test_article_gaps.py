@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from daemon.config import ConfigError, load_config
+from daemon.procedures import build
 from daemon.procedures.base import Outcome, Procedure
 from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import ThirteenProcedure
@@ -44,6 +48,61 @@ def test_a_paigow_table_opens_only_with_its_dice_shaker_identified_and_approved(
     feed.ok("device_identified", "device:dice_shaker", {**shaker, "approved": True})
     feed.ok("open_table")
     assert feed.proc.phase == "BANK_OFFER"
+
+
+@pytest.mark.article("51/89/M", "1(b)", "1(c)", "1(d)")
+@pytest.mark.article("15/90/M", "1(2)")
+@pytest.mark.parametrize(
+    ("config", "equipment"),
+    [
+        ("table.toml", ("shuffler", "shoe_reader", "dice_shaker")),
+        ("paigow.toml", ("dice_shaker",)),
+    ],
+)
+def test_the_table_built_from_its_config_waits_for_the_equipment_of_art_1(
+    config: str, equipment: tuple[str, ...]
+) -> None:
+    """`build` (what `tabled run` plays) gives the procedure the devices Art. 1 names; the
+    table opens only once each is identified and approved, and a device it has not is refused."""
+    root = Path(__file__).resolve().parents[2]
+    proc = build(load_config(root / "config" / config))
+    assert set(equipment) <= set(proc.devices)
+    feed = Feed(proc)
+    regulation = "Portaria 51/89/M" if config == "table.toml" else "Portaria 15/90/M"
+    assert feed.refused("open_table") == f"{regulation} Art. 1"
+    stranger = {"device": "roulette_wheel", "approved": True}
+    assert feed.refused("device_identified", "device:roulette_wheel", stranger).endswith("Art. 1")
+    not_a_flag = {"device": equipment[0], "approved": "yes"}
+    assert feed.refused("device_identified", f"device:{equipment[0]}", not_a_flag).endswith(
+        "Art. 1"
+    )
+    for name in proc.devices:
+        feed.ok("device_identified", f"device:{name}", {"device": name, "approved": True})
+    assert feed.refused("open_table", payload={"skip_checks": True}) == f"{regulation} Art. 1"
+    feed.ok("open_table")
+
+
+@pytest.mark.article("51/89/M", "1(b)", "1(c)", "1(d)")
+@pytest.mark.article("15/90/M", "1(2)")
+@pytest.mark.parametrize(
+    ("game", "present", "needed"),
+    [
+        ("thirteen", "dice_shaker", "[devices.shuffler], [devices.shoe_reader]"),
+        ("paigow", "timer_bell", "[devices.dice_shaker]"),
+    ],
+)
+def test_a_table_is_not_built_without_the_equipment_its_game_names(
+    tmp_path: Path, game: str, present: str, needed: str
+) -> None:
+    """A tool's partial config may lack devices; the table `build` makes from it may not: the
+    game's own list of the equipment Art. 1 names refuses it."""
+    config = tmp_path / "table.toml"
+    config.write_text(
+        f'[table]\nid = "T01"\ngame = "{game}"\n\n[devices.{present}]\nport = "sim://{present}"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError, match=re.escape(f"a {game} table needs {needed}")):
+        build(load_config(config, partial=True))
 
 
 @pytest.mark.article("003", "way 1 bets")

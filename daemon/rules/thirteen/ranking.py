@@ -116,7 +116,7 @@ class HandRank:
 
     @property
     def category_zh(self) -> str:
-        """The category as Art. 9 names it."""
+        """The category as Art. 9 II names it."""
         return CATEGORY_NAMES_ZH[self.category]
 
     def __str__(self) -> str:
