@@ -128,6 +128,10 @@ def test_a_tilted_die_is_shaken_again_and_a_third_is_a_tilt() -> None:
     table.ok("clear_tilt", "supervisor:S1", {})
     assert table.proc.phase == "SHAKING"
     assert table.proc.snapshot()["dice"] is None
+    # The throw that stands names the first door: 10 counted from the banker's door 0.
+    table.ok("dice_landed", shaker, {"dice": [2, 2, 3, 3]})
+    assert table.proc.phase == "DEALING"
+    assert table.proc.snapshot()["first_hand"] == 1
 
 
 @pytest.mark.article("15/90/M", "6(2)")
