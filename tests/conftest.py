@@ -4,6 +4,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -60,3 +61,33 @@ def ensure_api_user() -> None:
 
 
 ensure_api_user()
+
+
+def ensure_code_reachable() -> None:
+    """As root, `tabled run --http` refuses to start an API process whose user cannot read
+    tabled's code (daemon.api.user.code_problem): a clone under /root (mode 0700) is one. The
+    tests grant that user what the refusal asks of an operator, search (x, never read) on the
+    folders above the checkout and the venv, and say so once on stderr."""
+    if os.geteuid() != 0:
+        return
+    import sysconfig  # noqa: PLC0415 - only as root
+    from pathlib import Path  # noqa: PLC0415
+
+    from daemon.api.user import ApiUser, can  # noqa: PLC0415
+
+    entry = pwd.getpwnam(API_USER)
+    user = ApiUser(API_USER, entry.pw_uid, entry.pw_gid)
+    here = Path(__file__).resolve().parent.parent
+    for folder in (here / "daemon", Path(sysconfig.get_paths()["purelib"]).resolve()):
+        for step in reversed(folder.parents):
+            if not can(user, step, 1):
+                mode = step.stat().st_mode
+                step.chmod(mode | 0o001)
+                print(  # a change to the machine is said, not hidden
+                    f"tests: chmod o+x {step} (was {mode & 0o777:04o}), so that {API_USER} "
+                    "reaches tabled's code as the API process must",
+                    file=sys.stderr,
+                )
+
+
+ensure_code_reachable()
