@@ -51,6 +51,7 @@ def the_mutant(guard: str, article: str) -> Mutant:
     return made
 
 
+@pytest.mark.proof
 def test_todays_share_of_the_enforced_articles_is_proven() -> None:
     today = datetime.now(UTC).date()
     sample = day_sample(citations(), today)
