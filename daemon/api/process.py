@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import json
 import logging
@@ -359,7 +360,7 @@ class ApiProcess:
         self._sent_tokens = self._tokens.entries()
         return {
             "t": "init",
-            "config": self._config,
+            "config": config_for_api(self._config),
             "listen": self._listen,
             "actions": self._table.actions(),
             "published": self.publisher.latest,
@@ -670,3 +671,10 @@ def _small(payload: dict[str, Any]) -> bool:
         return len(json.dumps(payload, allow_nan=False)) <= MAX_FACT_BYTES
     except (TypeError, ValueError):
         return False
+
+
+def config_for_api(config: TableConfig) -> TableConfig:
+    """The table's config as its API process is sent it: without `[feed]`, whose broker password,
+    token or credentials file would let a taken-over API process publish as the table (it only
+    needs to know there is a feed, which `init["feed"]` says)."""
+    return dataclasses.replace(config, feed=None)

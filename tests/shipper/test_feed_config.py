@@ -4,11 +4,13 @@ words as `[floor]`'s (tests/floor/test_floor_config.py); relative files are the 
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
 
-from daemon.config import ConfigError, parse_config
+from daemon.api.process import config_for_api
+from daemon.config import REQUIRED_DEVICES, ConfigError, parse_config
 from daemon.config import _feed as read_feed
 from daemon.shipper.nkey import make_seed
 from tests.shipper.support import tabled, write_table_config
@@ -69,3 +71,19 @@ def test_tabled_run_refuses_a_broker_secret_others_may_read_before_it_journals(
         f"secret; it must be private to the daemon's user: chmod 600 {seed}"
     )
     assert not journal.exists() or not any(journal.iterdir())
+
+
+def test_the_api_process_is_not_sent_the_brokers_password() -> None:
+    """A taken-over API process holding `[feed]`'s password or token could publish as the
+    table: the config it is sent has no `[feed]` (the API only knows there is one)."""
+    secret = "s3cret-pw"  # noqa: S105 - made up for the test
+    data = {
+        "table": {"id": "T41"},
+        "feed": {"servers": ["nats://127.0.0.1:4222"], "user": "T41", "password": secret},
+        "devices": {name: {"port": f"sim://{name}"} for name in REQUIRED_DEVICES["thirteen"]},
+    }
+    config = parse_config(data, source="T41.toml")
+    assert config.feed is not None and config.feed.password == secret
+    sent = config_for_api(config)
+    assert sent.feed is None and sent.table_id == config.table_id
+    assert secret.encode() not in pickle.dumps(sent) and secret.encode() in pickle.dumps(config)
