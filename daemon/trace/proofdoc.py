@@ -110,8 +110,10 @@ def last_run_markdown(base: Path) -> list[str]:
         "condition `True`; a constant or default changes, a container empties; an action's "
         "parameters go unchecked) and the article's tests run against it: at least one must "
         "fail (**killed**). A mutant all tests pass (**survived**) is a missing test. "
-        "`tabled trace --prove [--article A] [--json]` runs it; the suite proves a seventh of "
-        "the articles each day (tests/trace/test_proof.py), all of them in a week; "
+        "`tabled trace --prove [--article A] [--json]` runs it; a seventh of the articles "
+        "each day, all of them in a week, is proven by `pytest -m proof` "
+        "(tests/trace/test_proof.py), which the default run leaves out while the whole proof "
+        "still has survivors (below: each is a missing test); "
         f"`{BENCH}` runs the whole proof and wrote this.",
         "",
         f"Last run: {data['date']}. " + " ".join(summary(figures)),
