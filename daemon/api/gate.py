@@ -319,6 +319,9 @@ class Gate:
                 {"WWW-Authenticate": "Bearer"},
             )
         principal = self.tokens.lookup(token)
+        if principal is None:
+            await self.tokens.refresh()
+            principal = self.tokens.lookup(token)
         if principal is not None:
             if digest is not None:
                 self.limiter.accepted(client, digest)

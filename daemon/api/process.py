@@ -590,6 +590,12 @@ class ApiProcess:
                 self._who("journal_security", args.get("token"), TABLE_ROLES, actor, role)
             await self._fact(event, payload)
             return None
+        if op == "tokens":
+            # A token the API process does not know: the file looked at now, not at the next
+            # poll. Its people are sent once, here, rather than again by the poll.
+            self._tokens.reload()
+            self._sent_tokens = self._tokens.entries()
+            return self._sent_tokens
         if op == "metrics":
             return table.metrics()
         if op == "feed_status":

@@ -26,7 +26,7 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -226,6 +226,11 @@ class TokenStore:
         """Read the tokens file again if it changed since it was last read."""
         self._reload()
 
+    async def refresh(self) -> None:
+        """Before a token is refused: the file as it is now (`lookup` already looked). A
+        token given a moment ago (`tabled token --append`) is known at its first use."""
+        self._reload()
+
     def entries(self) -> dict[str, Principal]:
         """Each enabled token's hash and its holder, as last read: what the table's process
         sends its API process (`SentTokens`)."""
@@ -237,11 +242,25 @@ class SentTokens(TokenStore):
     as a user of its own, daemon.api.user): the hashes and their holders, sent by the table's
     process at the start and whenever the file changes (`replace`)."""
 
-    def __init__(self, entries: dict[str, Principal], roles: Collection[str] = ROLES) -> None:
+    def __init__(
+        self,
+        entries: dict[str, Principal],
+        roles: Collection[str] = ROLES,
+        ask: Callable[[], Awaitable[dict[str, Principal] | None]] | None = None,
+    ) -> None:
         self.path, self.roles = None, roles
         self._stamp = None
         self._by_hash = dict(entries)
         self.last_error = None
+        self._ask = ask
+
+    async def refresh(self) -> None:
+        """Ask the table's process to look at the tokens file now: it polls it every half
+        second, and a token given just before its first use would be refused meanwhile."""
+        if self._ask is not None:
+            entries = await self._ask()
+            if entries is not None:
+                self.replace(entries)
 
     def _reload(self) -> None:
         """The table's process sends the changes."""

@@ -430,7 +430,7 @@ async def serve(channel: socket.socket, listening: socket.socket) -> None:
     table = RemoteTable(init, writer)
     # The people of the tokens file, and the TLS certificate and key, as the table's process
     # sent them: this process may not read those files (daemon.api.user).
-    tokens = SentTokens(init["tokens"])
+    tokens = SentTokens(init["tokens"], ask=lambda: table.request("tokens", {}))
     config = _with_tls(init["config"], init["tls"])
     app = create_app(table, config, tokens=tokens, **init["app_options"])
     table.on_tokens = tokens.replace

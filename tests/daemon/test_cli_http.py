@@ -10,10 +10,12 @@ import socket
 import stat
 import subprocess
 import tomllib
+import urllib.request
 from pathlib import Path
 
 import pytest
 
+from daemon.api.tokens import new_token, token_entry
 from daemon.cli_address import ADDRESS_FILE
 from daemon.config import load_config
 from tests.daemon.cli_support import REPO, TABLED, environment, serving, tabled
@@ -166,3 +168,22 @@ def test_cli_errors_speak_cli_not_http_nor_pydantic(tmp_path: Path) -> None:
         for said in (none, wrong, limit, seat, supervisor):
             for http in ("Authorization", "Bearer", "payload.", "query.", "Input should"):
                 assert http not in said.stderr
+
+
+def test_a_token_given_while_the_table_runs_works_at_its_first_use(tmp_path: Path) -> None:
+    """The README's order: `tabled run --http`, then `tabled token --append`, then `tabled
+    status` at once. The table's process looks at the tokens file twice a second; a token its
+    API process does not know yet is looked for in the file before it is refused."""
+    made = tabled("token", "lei.dealer", "dealer", "--append", "var/tokens.toml", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    tokens = tmp_path / "var" / "tokens.toml"
+    with serving("--http", "127.0.0.1:0", cwd=tmp_path) as (url, _process):
+        for n in range(5):
+            token = new_token()
+            with tokens.open("a", encoding="utf-8") as out:  # then asked at once, not 0.5 s on
+                out.write(token_entry(f"new.dealer{n}", "dealer", token))
+            asked = urllib.request.Request(  # noqa: S310 - the daemon on loopback
+                f"{url}/api/state", headers={"Authorization": f"Bearer {token}"}
+            )
+            with urllib.request.urlopen(asked, timeout=30) as answer:  # noqa: S310 - loopback
+                assert answer.status == 200
