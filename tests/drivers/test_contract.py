@@ -1,5 +1,6 @@
 """The tabled protocol's contract: what a device speaking it (docs/protocol.md) must do at the
-byte level, run against the simulators by default and against real ports with `pytest -m hardware` and
+byte level, run against the simulators by default and against real ports with
+`pytest -m hardware` and
 TABLED_HARDWARE_PORTS="shuffler=/dev/ttyUSB0,dice_shaker=/dev/ttyUSB1,shoe_reader=...,timer_bell=..."
 (TABLED_HARDWARE_BAUD, default 115200). A device missing from the variable is skipped. Each of
 the four devices runs the same suite: identity and status, bad bytes, an unknown command, a
