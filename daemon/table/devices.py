@@ -26,8 +26,8 @@ from daemon.journal import JournalError
 from daemon.procedures.base import DeviceCommand
 from daemon.table.common import Fed, TableError
 from daemon.table.intake import take_events
-from drivers.adapter import DeviceAdapter, ProcedureInput
-from drivers.base import DeviceDriver
+from drivers.adapter import DeviceAdapter, ProcedureInput, adapter_class
+from drivers.base import DeviceDriver, driver_class
 from drivers.events import (
     CommandRefused,
     DeviceError,
@@ -42,7 +42,6 @@ from drivers.events import (
     NotApproved,
 )
 from drivers.mailbox import Mailbox
-from drivers.registry import adapter_class, driver_class
 
 if TYPE_CHECKING:
     from daemon.table.runtime import Table
@@ -95,7 +94,7 @@ class DeviceHost:
             if not device.enabled or name in self.drivers:
                 continue
             try:
-                cls = driver_class(name)
+                cls = driver_class(device.kind)
             except LookupError as exc:
                 self.missing[name] = str(exc)
                 table.log.error("table.driver_missing", device=name, error=str(exc))
@@ -103,13 +102,19 @@ class DeviceHost:
             self.drivers[name] = cls.from_config(device, clock=table.driver_clock)
         actions = frozenset(type(table.procedure).ACTIONS)
         for name, driver in self.drivers.items():
-            self.adapters[name] = adapter_class(name)(driver, actions)
+            self.adapters[name] = self._adapter_class(name)(driver, actions)
             self._commands[name] = Mailbox()
             self._busy[name] = 0
             # Every exchange is sampled (status polls too, about one a second per device), not
             # only the few commands of a round.
             histogram = self.round_trips.setdefault(name, LatencyHistogram())
             driver.link.on_round_trip = histogram.observe
+
+    def _adapter_class(self, name: str) -> type[DeviceAdapter]:
+        """The adapter of the kind configured for device `name` (the kind named after it, for
+        a driver given to the table and not configured)."""
+        device = self.table.config.devices.get(name)
+        return adapter_class(device.kind if device else name)
 
     async def connect(self) -> None:
         for name, driver in self.drivers.items():
