@@ -60,6 +60,7 @@ from daemon.journal.format import (
     make_record,
     parse_file_name,
 )
+from daemon.journal.private import FOLDER_MODE, line_file_mode, make_private
 from daemon.journal.reader import TornTail, replay
 from daemon.journal.recovery import check_chain, resume
 from daemon.journal.subscription import JournalClosed, Subscription
@@ -216,14 +217,17 @@ class Journal:
 
     def _start(self) -> None:
         created = not self.dir.exists()
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
         if created and self._durable:
             fsync_dir(self.dir.parent)
-        self._lock_fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        self._lock_fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise JournalLocked(f"{self.dir}: the journal is open in another process") from None
+        tightened = make_private(self.dir)  # hidden cards: the daemon's user's alone
+        if tightened:
+            get_logger("daemon.journal").warning("journal.tightened", changed=tightened)
         self._key = load_key(self.dir, create=True)
         files = journal_files(self.dir)
         check_chain(self.dir, self._key, files)
@@ -253,6 +257,7 @@ class Journal:
                 "durability": self.config.durability,
                 "pid": os.getpid(),
                 "version": __version__,
+                **({"tightened": tightened} if tightened else {}),
             },
             commit=True,
         )
@@ -466,7 +471,7 @@ class Journal:
                 # A sync in flight may still hold this descriptor; the next sync closes it.
                 self._retired.append(self._fd)
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-            self._fd = os.open(path, flags, 0o644)
+            self._fd = os.open(path, flags, line_file_mode(self.dir))
             if self._durable:
                 fsync_dir(self.dir)
         except OSError as exc:

@@ -12,8 +12,9 @@ Status:
 `gap` says what an enforced article still lacks; `reason` gives the status's reason and the
 decision taken where the text is silent or ambiguous. Guards are found in the source by the
 article they cite (daemon/trace/guards.py); `also` names other citations whose guards enforce
-this article too, `marks` the phrases by which the source names a 003 clause (the code cites
-003 by its words, not by a number), `guards` guards named by ``module:qualname``.
+this article too (their tests prove it too), `marks` the phrases by which the source names a
+003 clause (the code cites 003 by its words, not by a number), `guards` guards named by
+``module:qualname``.
 """
 
 from __future__ import annotations
