@@ -24,7 +24,7 @@ from typing import Any
 
 from daemon.config import ConfigError, DeviceConfig, load_config
 from daemon.logging import configure_logging
-from drivers.base import DeviceError, driver_class
+from drivers.base import DeviceError, driver_class, is_approved
 from drivers.kinds import broken, kinds
 from drivers.link import LinkTiming
 
@@ -73,7 +73,8 @@ async def probe(config: DeviceConfig) -> dict[str, Any]:
                 firmware=identity.firmware,
                 firmware_hash=identity.firmware_hash.hex(),
             )
-        report["approved"] = driver.approved
+            # judged here from what the device reported, as the table does: not the driver's
+            report["approved"] = is_approved(identity, config.approved)
         round_trips = []
         for _ in range(PROBES):
             await driver.status()

@@ -10,13 +10,14 @@ installs it with pip too, and runs the CLI on that install."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from drivers.kinds import registry
+from drivers.kinds import GROUP, registry
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "tabled-ascii-shoe"
@@ -50,3 +51,30 @@ def install_example(site: Path) -> None:
     project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]
     write_dist_info(site, project["name"], project["version"], project["entry-points"])
     on_path(site, EXAMPLE)
+
+
+ROW = "from drivers.kinds import DeviceKind\n"  # what a plug-in's module starts with
+
+
+@contextlib.contextmanager
+def plugin_site(tmp_path: Path) -> Iterator[Path]:
+    """A folder on sys.path for a test's own plug-ins (`plugin`); the registry is read again
+    when it is gone."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    on_path(folder)
+    try:
+        yield folder
+    finally:
+        sys.path.remove(str(folder))
+        registry.cache_clear()
+
+
+def plugin(site: Path, package: str, entry: str, value: str, module: str = "") -> None:
+    """Package `package` 1.0 in `site`, declaring `entry = value` in tabled.devices, with
+    `module` as the source of the module `value` names."""
+    write_dist_info(site, package, "1.0", {GROUP: {entry: value}})
+    if module:
+        name = value.partition(":")[0]
+        (site / f"{name}.py").write_text(module)
+    on_path(site)

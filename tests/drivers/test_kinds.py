@@ -5,7 +5,6 @@ a kind for a device's role and checking what that kind takes."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,12 +13,12 @@ import pytest
 from daemon.config import ConfigError, load_config
 from drivers.adapter import DeviceAdapter, adapter_class
 from drivers.base import DeviceDriver, driver_class
-from drivers.kinds import BUILTIN, GROUP, ROLES, broken, find, kinds, registry
+from drivers.kinds import BUILTIN, GROUP, ROLES, broken, find, kinds
 from drivers.shoe_reader.adapter import ShoeReaderAdapter
 from drivers.shoe_reader.driver import ShoeReaderDriver
 from simulators.base import DeviceModel
 from simulators.spec import model_class
-from tests.device_plugins import EXAMPLE_KIND, on_path, write_dist_info
+from tests.device_plugins import EXAMPLE_KIND, ROW, plugin, plugin_site
 
 
 def test_every_kind_names_a_driver_an_adapter_and_a_simulator_of_its_role() -> None:
@@ -43,24 +42,8 @@ def test_the_example_plugin_is_found_through_its_entry_point() -> None:
 
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[Path]:
-    """A folder on sys.path for this test's plug-ins; the registry read again after it."""
-    folder = tmp_path / "site"
-    folder.mkdir()
-    on_path(folder)
-    yield folder
-    sys.path.remove(str(folder))
-    registry.cache_clear()
-
-
-def plugin(site: Path, package: str, entry: str, value: str, module: str = "") -> None:
-    write_dist_info(site, package, "1.0", {GROUP: {entry: value}})
-    if module:
-        name = value.partition(":")[0]
-        (site / f"{name}.py").write_text(module)
-    on_path(site)
-
-
-ROW = "from drivers.kinds import DeviceKind\n"
+    with plugin_site(tmp_path) as folder:
+        yield folder
 
 
 @pytest.mark.parametrize(
