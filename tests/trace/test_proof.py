@@ -197,3 +197,20 @@ def test_each_equivalent_mutant_names_a_guard_of_its_article_and_is_not_run() ->
         ]
     doc = (ROOT / "docs" / "traceability.md").read_text(encoding="utf-8")
     assert all(f"- {a}: `{g}` — {r}" in doc for (a, g), r in EQUIVALENT.items())
+
+
+def test_a_function_the_modules_call_at_import_runs_fresh() -> None:
+    """Pai Gow's visibility rule is made once, when its game is imported (`declare()`): a
+    swap of its code in a running process would change nothing already made, so its mutant
+    takes the fresh path, a new process importing the mutant's text."""
+    reveal = the_mutant(
+        "daemon.procedures.paigow.visibility:declare.reveal", "Portaria 15/90/M Art. 6(2)"
+    )
+    assert reveal.swap is None and reveal.operator == "body -> return None"
+    row = the_mutant("daemon.procedures.thirteen.game:_row", "Portaria 51/89/M Art. 7")
+    assert row.swap is None
+    check = the_mutant(
+        "daemon.procedures.paigow.procedure:PaiGowProcedure._check_set_hand",
+        "Portaria 15/90/M Art. 6(1)",
+    )
+    assert check.swap == "PaiGowProcedure._check_set_hand"
