@@ -64,10 +64,9 @@ from daemon.autoplay import SocketControl  # noqa: E402
 from daemon.config import JournalConfig, TableConfig, load_config  # noqa: E402
 from daemon.logging import configure_logging  # noqa: E402
 from daemon.table import Table  # noqa: E402
-from drivers.base import DeviceDriver  # noqa: E402
+from drivers.base import DeviceDriver, driver_class  # noqa: E402
 from drivers.clock import MonotonicClock  # noqa: E402
 from drivers.link import LinkTiming  # noqa: E402
-from drivers.registry import driver_class  # noqa: E402
 
 BAUD = 115_200
 _T = TypeVar("_T")

@@ -60,12 +60,15 @@ from daemon.autoplay import InProcessControl, SimControl, SocketControl  # noqa:
 from daemon.config import JournalConfig, TableConfig, load_config, parse_config  # noqa: E402
 from daemon.logging import configure_logging  # noqa: E402
 from daemon.table import Fed, Table  # noqa: E402
-from drivers.base import DeviceDriver, DriverEvent  # noqa: E402
+from drivers.base import (  # noqa: E402
+    DeviceDriver,
+    DriverEvent,
+    driver_class,
+)
 from drivers.clock import MonotonicClock  # noqa: E402
 from drivers.framing import FrameCodec, Role  # noqa: E402
 from drivers.link import LinkTiming  # noqa: E402
 from drivers.messages import COMMON_MESSAGES, message_set  # noqa: E402
-from drivers.registry import driver_class  # noqa: E402
 from drivers.shoe_reader.messages import SHOE_MESSAGES, CardDrawnEvent  # noqa: E402
 
 BAUD = 115_200

@@ -31,7 +31,7 @@ from typing import Any
 import structlog
 
 from simulators.base import COMMON_CONDITIONS, UnknownFault
-from simulators.registry import model_class
+from simulators.spec import model_class
 from simulators.world import TableWorld
 
 MAX_LINE = 64 * 1024

@@ -573,6 +573,23 @@ class Journal:
                 return iter(list(itertools.islice(self._recent, start, None)))
         return self._replay_files(from_seq, last)
 
+    def durable_records(self, from_seq: int, limit: int) -> list[Record] | None:
+        """Up to `limit` durable records from `from_seq` on, from memory (the last
+        `RECENT_RECORDS` appended), none past `durable_seq`: what a feed ships without reading
+        a file. None when `from_seq` is older than memory holds (read the files then)."""
+        upto = self._durable_seq
+        if from_seq > upto or limit < 1:
+            return []
+        recent = self._recent
+        with self._lock:
+            if not recent or from_seq < recent[0].seq:
+                return None
+            # Taken from the newest end: a feed that keeps up asks for the last few.
+            back = recent[-1].seq - from_seq + 1
+            taken = list(itertools.islice(reversed(recent), back))
+        taken.reverse()
+        return taken[: min(limit, upto - from_seq + 1)]
+
     def _replay_files(self, from_seq: int, last: int) -> Iterator[Record]:
         for record in replay(self.dir, from_seq=from_seq):
             if record.seq > last:

@@ -188,6 +188,45 @@ def fouled(rows: dict[str, list[str]]) -> dict[str, list[str]]:
     raise AssertionError(f"no foul found for {rows}")
 
 
+def correct_placement(
+    browser: Any, url: str, errors: list[str], pages: tuple[Any, Any], rows: dict[str, Any]
+) -> None:
+    """Seat 1's placed hand, a card of the middle and one of the tail swapped by a supervisor
+    and approved by a second one: the dealer is never offered it, the proposer never decides."""
+    dealer, supervisor = pages
+    expect(dealer.locator("#actions [data-action=correct_arrangement]")).to_have_count(0)
+    middle, tail = rows["middle"][0], rows["tail"][0]
+    supervisor.click("#actions [data-action=correct_arrangement]")
+    form = supervisor.locator("#action-form.placer")
+    form.locator(".seat-pick [data-seat='1']").click()
+    # The hand as placed; take the two cards back and tap each into the other row.
+    for key, code in (("middle", middle), ("tail", tail)):
+        placed = form.locator(f".target[data-row={key}] .cards > [data-code='{code}']")
+        expect(placed).to_have_count(1)
+        placed.click()
+        expect(placed).to_have_count(0)
+    for code in (middle, tail):
+        form.locator(f".source .pick[data-code='{code}']").click()
+    expect(form.locator(f".target[data-row=tail] [data-code='{middle}']")).to_have_count(1)
+    form.locator("[name=__reason]").fill("dealer tapped two cards into the wrong rows")
+    form.locator("button[type=submit]").click()
+    second = open_tab(browser, url, "supervisor2", errors)
+    override = second.locator("#override")
+    expect(override).to_contain_text("待另一位主任批准")
+    expect(override).to_contain_text("Awaiting a second supervisor")
+    expect(override).to_contain_text("Correct a placed hand (seat 1)")
+    # The settlement waits for the decision; the proposer does not decide.
+    expect(dealer.locator("#actions [data-action=settle_round]")).to_have_count(0)
+    submit_form(supervisor, "approve_override", {"__reason": "mine"})
+    expect(supervisor.locator("#refusal")).to_contain_text("does not decide")
+    submit_form(second, "approve_override", {"__reason": "seen on camera"})
+    expect(override).to_be_hidden()
+    row = dealer.locator(".seat[data-seat='1'] .row[data-row=middle]")
+    expect(row.locator(f"[data-code='{tail}']")).to_have_count(1)
+    expect(dealer.locator("#events")).to_contain_text("已更正排牌")
+    second.context.close()
+
+
 def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
     tmp_path: Path,
 ) -> None:
@@ -329,6 +368,13 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
             expect(dealer.locator(".seat[data-seat='0'] .row[data-row=head] .card")).to_have_count(
                 3
             )
+            # Placed, the banker's open hand is final (Art. 2(d)): the dealer's second placing
+            # is refused beside the action, in both languages.
+            place(dealer, "enter_arrangement", 0, banker)
+            refusal = dealer.locator("#action-form #refusal")
+            expect(refusal).to_contain_text("未能執行「排入三道」")
+            expect(refusal).to_contain_text("placed and final")
+            expect(refusal).to_contain_text("Art. 2(d)")
             for seat in ("1", "2", "3"):
                 submit_form(dealer, "player_arranged", {"seat": seat})
             expect(phase).to_contain_text("Settling")
@@ -345,6 +391,7 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
                 expect(
                     dealer.locator(f".seat[data-seat='{seat}'] .row[data-row=tail] .card")
                 ).to_have_count(5)
+            correct_placement(browser, url, errors, (dealer, supervisor), held(trainer, 1))
             dealer.click("#actions [data-action=settle_round]")
             expect(phase).to_contain_text("Round over")
             for seat in ("1", "2", "3"):

@@ -14,7 +14,12 @@ const MAX_CHOICES = 10;
 const THIRTEEN_ROWS = [["head", 3], ["middle", 5], ["tail", 5]];
 const PAIGOW_ROWS = [["front", 2], ["back", 2]];
 // The actions whose payload is a hand placed into rows: picked by tapping, not typed.
-const PLACING = { enter_arrangement: THIRTEEN_ROWS, open_hand: PAIGOW_ROWS, reset_hand: PAIGOW_ROWS };
+const PLACING = {
+  enter_arrangement: THIRTEEN_ROWS, correct_arrangement: THIRTEEN_ROWS,
+  open_hand: PAIGOW_ROWS, reset_hand: PAIGOW_ROWS,
+};
+// Thirteen's actions placing an open hand's own cards (a supervisor's correction among them).
+const CARD_PLACING = ["enter_arrangement", "correct_arrangement"];
 
 const $ = (id) => document.getElementById(id);
 // What one person's session holds; signing out puts every key back to this.
@@ -352,14 +357,30 @@ function faultText(f) {
   return `${seq}${f.device || ""}: ${f.fault || ""}${healthy}`;
 }
 
-// A dealer's proposal (e.g. a misread card entered by hand) waiting for a supervisor.
+// A dealer's proposal (e.g. a misread card entered by hand) waiting for a supervisor; a
+// supervisor's (a void, a placed hand corrected, a device replaced) waiting for a second one.
 function renderOverride(pending) {
   const box = $("override");
   if (!pending) { box.classList.add("hidden"); box.replaceChildren(); return; }
   const label = saidOnce(pending.label || { zh: pending.kind, en: pending.kind });
-  box.replaceChildren(bilingual("待主任批准", "Awaiting a supervisor:"), " ",
+  const second = /^supervisor\b/.test(String(pending.proposed_by || ""));
+  box.replaceChildren(second ? bilingual("待另一位主任批准", "Awaiting a second supervisor:") :
+    bilingual("待主任批准", "Awaiting a supervisor:"), " ",
     bilingual(label.zh, label.en), el("div", "muted",
-      "提出 proposed by " + (pending.proposed_by || "?") + (pending.note ? " · " + pending.note : "")));
+      "提出 proposed by " + (pending.proposed_by || "?") + (pending.note ? " · " + pending.note : "") +
+      (pending.reason ? " · " + pending.reason : "")));
+  if (pending.kind === "correct_arrangement" && pending.rows && pending.placed) {
+    // What changes: the rows as placed, and as proposed.
+    for (const [which, zh, en] of [["placed", "原排", "placed"], ["rows", "更正為", "proposed"]]) {
+      const line = el("div", "correction " + which);
+      line.append(bilingual(zh, en + ":"));
+      for (const [key] of THIRTEEN_ROWS) {
+        line.append(" ", bilingual(ROW_NAMES[key][0], ROW_NAMES[key][1]), " ",
+          el("span", "mono", (pending[which][key] || []).join(" ")));
+      }
+      box.append(line);
+    }
+  }
   box.classList.remove("hidden");
 }
 
@@ -982,6 +1003,8 @@ function closeForm() {
 function placeableSeats(name) {
   const seats = (state.snapshot || {}).seats || [];
   if (name === "enter_arrangement") return seats.filter((s) => s.open && !s.late);
+  // A placed open hand is final: only a supervisor's correction places it again.
+  if (name === "correct_arrangement") return seats.filter((s) => s.open && s.arrangement);
   if (name === "reset_hand") return seats.filter((s) => s.open && s.wrongly_set);
   return seats.filter((s) => s.dealt && !s.open && ((s.bets || []).length || s.name === "Banker"));
 }
@@ -1000,7 +1023,16 @@ function openPlacer(spec) {
     spec, seat: next ? next.seat : null, active: rows[0][0],
     rows: Object.fromEntries(rows.map(([key]) => [key, []])),
   };
+  if (next) placedRows(next);
   renderPlacer();
+}
+
+// A correction starts from the hand as it is placed: the supervisor takes back what is in the
+// wrong row and taps it into the right one.
+function placedRows(seat) {
+  const p = state.placing;
+  if (p.spec.name !== "correct_arrangement" || !seat.arrangement) return;
+  for (const [key] of PLACING[p.spec.name]) p.rows[key] = [...(seat.arrangement[key] || [])];
 }
 
 // What is left to place: Thirteen's open hand less what is placed; Pai Gow's tile set less the
@@ -1008,7 +1040,7 @@ function openPlacer(spec) {
 function placerSource() {
   const p = state.placing;
   const placed = Object.values(p.rows).flat();
-  if (p.spec.name === "enter_arrangement") {
+  if (CARD_PLACING.includes(p.spec.name)) {
     const seat = seatCards(p.seat);
     const cards = seat ? (seat.cards || []).filter((c) => /^(10|[2-9TJQKA])[shdc]$/i.test(c)) : [];
     return cards.map((code) => ({ code, left: placed.includes(code) ? 0 : 1 }));
@@ -1054,7 +1086,7 @@ function renderPlacer() {
   const rowsSpec = PLACING[spec.name];
   // Which hand: the seats this action may place, as buttons.
   const seatPick = el("div", "seat-pick");
-  seatPick.append(bilingual("門", spec.name === "enter_arrangement" ? "Seat:" : "Door:"));
+  seatPick.append(bilingual("門", CARD_PLACING.includes(spec.name) ? "Seat:" : "Door:"));
   for (const s of placeableSeats(spec.name)) {
     const b = el("button", "small" + (s.seat === p.seat ? " chosen" : ""));
     b.type = "button";
@@ -1065,6 +1097,7 @@ function renderPlacer() {
       p.seat = s.seat;
       for (const [key] of rowsSpec) p.rows[key] = [];
       p.active = rowsSpec[0][0];
+      placedRows(s);
       renderPlacer();
     });
     seatPick.append(b);
@@ -1122,7 +1155,7 @@ function renderPlacer() {
   const input = el("input");
   input.name = "";
   input.dataset.place = "typed";
-  input.placeholder = spec.name === "enter_arrangement" ? "As Td 9h" : "6-6 4-5";
+  input.placeholder = CARD_PLACING.includes(spec.name) ? "As Td 9h" : "6-6 4-5";
   input.addEventListener("keydown", (e) => {
     if (e.key !== "Enter") return;
     e.preventDefault();
@@ -1138,14 +1171,28 @@ function renderPlacer() {
   });
   typed.append(add);
   form.append(typed);
+  // A supervisor's step is journaled with its reason (kept across the placer's redraws).
+  let reason = null;
+  if (spec.requires_reason) {
+    const label = el("label");
+    label.append(bilingual("原因", "Reason (journaled)"));
+    reason = el("input", "wide");
+    reason.name = "__reason";
+    reason.required = true;
+    reason.minLength = 3;
+    reason.value = p.reason || "";
+    reason.addEventListener("input", () => { p.reason = reason.value; });
+    label.append(reason);
+    form.append(label);
+  }
   formButtons(form, spec);
   form.onsubmit = (e) => {
     e.preventDefault();
     const payload = { seat: p.seat };
     for (const [key] of rowsSpec) {
-      payload[key] = spec.name === "enter_arrangement" ? [...p.rows[key]] : p.rows[key].join(" ");
+      payload[key] = CARD_PLACING.includes(spec.name) ? [...p.rows[key]] : p.rows[key].join(" ");
     }
-    send(spec, payload, null);
+    send(spec, payload, reason ? reason.value : null);
   };
   renderActions();
 }
