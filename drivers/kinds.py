@@ -129,7 +129,11 @@ class Registry:
 @functools.cache
 def registry() -> Registry:
     """The built-in kinds and those the installed plug-ins declare, read once per process."""
-    kinds = {row.name: row for row in BUILTIN}
+    try:
+        ours = importlib.metadata.version("tabled")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout, not installed
+        ours = ""
+    kinds = {row.name: dataclasses.replace(row, version=ours) for row in BUILTIN}
     broken: dict[str, str] = {}
     for entry in importlib.metadata.entry_points(group=GROUP):
         dist = entry.dist

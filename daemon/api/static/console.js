@@ -490,17 +490,50 @@ const ROW_NAMES = {
   front: ["前手", "Front"], back: ["後手", "Back"],
 };
 
-function arrangementNode(arrangement, dealt) {
+// A hand in its rows; once settled (Thirteen), each row says beside its cards what the hand
+// in it is and who won it (`verdicts`: the row's settled words, by row).
+function arrangementNode(arrangement, dealt, verdicts) {
   const rows = Object.keys(ROW_NAMES).filter((key) => Array.isArray(arrangement[key]));
   if (!rows.length) return cardsNode(dealt);
   const box = el("div", "arrangement");
   for (const key of rows) {
     const row = el("div", "row");
     row.dataset.row = key;
-    row.append(el("span", "row-label", ROW_NAMES[key].join(" ")), cardsNode(arrangement[key]));
+    const label = el("span", "row-label");
+    label.append(bilingual(ROW_NAMES[key][0], ROW_NAMES[key][1]));
+    row.append(label, cardsNode(arrangement[key]));
+    if (verdicts && verdicts[key]) row.append(verdicts[key]);
     box.append(row);
   }
   return box;
+}
+
+// What a settled Thirteen row says beside its cards: the hand's name, and (a player's seat)
+// who won the row against the banker's. `row` is the settlement's (explain.thirteen_detail).
+function verdictNode(row, banker) {
+  const box = el("span", "why verdict");
+  box.dataset.row = row.row;
+  const hand = banker ? row.banker : row.player;
+  const name = el("span", "hand");
+  name.append(bilingual(hand.zh, hand.en));
+  box.append(name);
+  if (!banker) {
+    const won = el("span", "winner " + (row.winner.en || ""));
+    won.append(bilingual(row.winner.zh + "勝", row.winner.en + " wins"));
+    box.append(won);
+  }
+  return box;
+}
+
+// The settled rows' words by row for each Thirteen seat: a player's from its own settlement,
+// the banker's from any player's (the banker's hand is the same against each).
+function verdicts(seat, seats) {
+  const own = seat.detail && !seat.detail.late && (seat.detail.rows || []).length ? seat.detail : null;
+  const isBanker = seat.name === "Banker" || seat.name_zh === "莊家";
+  const source = own || (isBanker ? seats.map((s) => s.detail).find(
+    (d) => d && !d.late && (d.rows || []).length) : null);
+  if (!source) return null;
+  return Object.fromEntries(source.rows.map((row) => [row.row, verdictNode(row, !own)]));
 }
 
 // Where a hand is, in a chip: dealt, arranged face down, open (its cards to place), placed.
@@ -522,7 +555,26 @@ function statusChips(seat, game) {
   return chips;
 }
 
-function seatNode(seat, game) {
+// A settled Pai Gow door's pairs, each said beside its tiles by its Table II class: "天牌四 4
+// points" (the table's row kept for a tap or hover).
+function pairVerdicts(seat) {
+  const detail = seat.detail;
+  if (!detail) return null;
+  const out = {};
+  for (const key of ["front", "back"]) {
+    const cls = detail[key + "_class"];
+    if (!cls) continue;
+    const box = el("span", "why verdict");
+    box.dataset.row = key;
+    box.title = `${ROW_NAMES[key][1]}: ${cls.zh} ${cls.en}`;
+    const short = String(cls.en || "").replace(/ \(Table II row \d+\)$/, "");
+    box.append(el("span", "zh", cls.zh), el("span", "en", short));
+    out[key] = box;
+  }
+  return Object.keys(out).length ? out : null;
+}
+
+function seatNode(seat, game, seats) {
   const node = el("div", "seat");
   node.dataset.seat = seat.seat;
   if (seat.holder) node.classList.add("holder-set");
@@ -537,8 +589,10 @@ function seatNode(seat, game) {
     const cls = bet.bettor === seat.holder ? "holder" : "";
     bets.append(el("span", cls, `${bet.bettor} ${bet.amount}`), "  ");
   }
+  const said = game === "paigow" ? pairVerdicts(seat) : verdicts(seat, seats);
+  if (seat.settlement || said) node.classList.add("settled");
   node.append(title, bets, statusChips(seat, game),
-    seat.arrangement ? arrangementNode(seat.arrangement, seat.cards) : cardsNode(seat.cards));
+    seat.arrangement ? arrangementNode(seat.arrangement, seat.cards, said) : cardsNode(seat.cards));
   if (seat.settlement) {
     const s = seat.settlement;
     const [zh, en] = labelOf("results", s.result);
@@ -555,18 +609,11 @@ function seatNode(seat, game) {
 function detailNode(detail, game) {
   const box = el("div", "detail");
   if (game === "paigow") {
-    for (const key of ["front", "back"]) {
-      const cls = detail[key + "_class"];
-      if (!cls) continue;
-      const line = el("div", "why");
-      line.dataset.row = key;
-      line.append(bilingual(ROW_NAMES[key][0], ROW_NAMES[key][1] + ":"), " ",
-        bilingual(cls.zh, cls.en));
-      box.append(line);
-    }
+    // Each pair's class is said beside its tiles (`pairVerdicts`).
     if (detail.corrected) {
       const line = el("div", "why corrected");
-      line.append(bilingual("莊荷已代為重新配牌", "re-set by the house (Art. 6(2))"));
+      line.title = "Art. 6(2)";
+      line.append(bilingual("莊荷重新配牌", "re-set by the house"));
       box.append(line);
     }
     if (Number(detail.commission)) {
@@ -585,22 +632,14 @@ function detailNode(detail, game) {
     line.append(bilingual(detail.special.zh, detail.special.en));
     box.append(line);
   }
-  for (const row of detail.rows || []) {
-    const line = el("div", "why");
-    line.dataset.row = row.row;
-    line.append(bilingual(row.label.zh, row.label.en + ":"), " ",
-      bilingual(row.winner.zh + "勝", row.winner.en + " wins"), " · ",
-      bilingual("閒", "player"), " ", bilingual(row.player.zh, row.player.en), " / ",
-      bilingual("莊", "banker"), " ", bilingual(row.banker.zh, row.banker.en));
-    box.append(line);
-  }
+  // Each row's hand and winner are said beside its cards (`verdictNode`).
   return box;
 }
 
 function renderSeats(seats, snapshot) {
   const box = $("seats");
   box.classList.toggle("eight", seats.length > 4);
-  box.replaceChildren(...seats.map((seat) => seatNode(seat, snapshot.game)));
+  box.replaceChildren(...seats.map((seat) => seatNode(seat, snapshot.game, seats)));
 }
 
 function renderBanker(banker, snapshot) {
