@@ -340,3 +340,28 @@ def test_the_shake_waits_for_a_bet_and_each_played_door_sets_once() -> None:
     )
     table.ok("set_hand", DEALER, {"seat": 2})
     assert table.proc.phase == "BANKER_SETTING"
+
+
+@pytest.mark.article("51/89/M", "4")
+def test_a_restart_during_a_redeal_is_held_for_a_supervisor() -> None:
+    """Art. 4: a deal voided for a misdeal is dealt again with the bets and dice standing, so
+    the hand shuffle of the redeal is inside the round: a table restarted there is held for a
+    supervisor, where one restarted at a new round's hand shuffle plays on."""
+    fresh = thirteen_table()
+    resumed = fresh.ok("recovered", "system", {"stopped": "clean"})
+    assert resumed.events[0].payload["held"] is False
+    table = thirteen_table()
+    thirteen_to_betting(table)
+    thirteen_bets(table)
+    deck = shuffled_deck(3)
+    thirteen_deal(table, deck[:10])
+    table.ok("card_read", device("shoe_reader"), {"card": deck[3]})  # a second copy: a misdeal
+    assert table.proc.phase == "TILT"
+    table.ok("device_healthy", device("shoe_reader"), {"device": "shoe_reader"})
+    table.ok("clear_tilt", "supervisor:S1", {"reason": "reader checked"})
+    table.ok("void_deal", "supervisor:S1", {"reason": "a duplicate card in the shoe"})
+    table.ok("approve_override", "supervisor:S2", {"reason": "seen on camera"})
+    assert table.proc.phase == "HAND_SHUFFLE" and table.proc.snapshot()["bets"]
+    held = table.ok("recovered", "system", {"stopped": "clean"})
+    assert held.events[0].payload["held"] is True
+    assert table.proc.phase == "HOLD"
