@@ -43,14 +43,15 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -63,10 +64,9 @@ from daemon.autoplay import SocketControl  # noqa: E402
 from daemon.config import JournalConfig, TableConfig, load_config  # noqa: E402
 from daemon.logging import configure_logging  # noqa: E402
 from daemon.table import Table  # noqa: E402
-from drivers.base import DeviceDriver  # noqa: E402
+from drivers.base import DeviceDriver, driver_class  # noqa: E402
 from drivers.clock import MonotonicClock  # noqa: E402
 from drivers.link import LinkTiming  # noqa: E402
-from drivers.registry import driver_class  # noqa: E402
 
 BAUD = 115_200
 _T = TypeVar("_T")
@@ -97,27 +97,82 @@ def drivers_for(config: TableConfig, count: ByteCount) -> dict[str, DeviceDriver
     }
 
 
-async def rounds_cpu(
-    config: TableConfig, control: SocketControl, rounds: int
-) -> tuple[float, float, float]:
-    """CPU seconds (user + system), wire seconds and system CPU seconds per round."""
+@dataclass
+class RoundFigures:
+    """Per round: CPU seconds (user + system), wire seconds, system CPU seconds, and what the
+    journal and the table did: fdatasyncs of the journal's file, device commands sent and
+    operator replies (the external effects a line must be durable before, issue 25)."""
+
+    cpu: float
+    wire: float
+    kernel: float
+    fdatasyncs: float
+    commands: float
+    replies: float
+
+    @property
+    def effects(self) -> float:
+        return self.commands + self.replies
+
+
+class Effects:
+    """Counts the fdatasyncs of a table's journal, the device commands it sends and the
+    operator replies it gives (`Table.act` returning), by wrapping them on the instance."""
+
+    def __init__(self, table: Table) -> None:
+        self.fdatasyncs = self.commands = self.replies = 0
+        journal = table.journal
+        assert journal is not None
+        sync, queue, act = journal.fdatasync, table.devices.queue, table.act
+
+        def fdatasync(fd: int) -> None:
+            self.fdatasyncs += 1
+            sync(fd)
+
+        def command(cmd: Any) -> None:
+            self.commands += 1
+            queue(cmd)
+
+        async def reply(*args: Any) -> dict[str, Any]:
+            answer = await act(*args)
+            self.replies += 1
+            return answer
+
+        journal.fdatasync = fdatasync  # type: ignore[method-assign]
+        table.devices.queue = command  # type: ignore[method-assign]
+        table.act = reply  # type: ignore[method-assign]
+
+    def counts(self) -> tuple[int, int, int]:
+        return self.fdatasyncs, self.commands, self.replies
+
+
+async def rounds_cpu(config: TableConfig, control: SocketControl, rounds: int) -> RoundFigures:
+    """The figures of `rounds` unpaced rounds, per round."""
     count = ByteCount()
     table = Table(config, drivers=drivers_for(config, count))
     await table.start()
+    effects = Effects(table)
     gc.freeze()  # as `tabled run` does once started (daemon/run.py)
     try:
         await play(table, control, 1, paced=False)  # warm: identification, first round
         count.bytes = 0
         first_seq = table.journal.last_seq
+        first = effects.counts()
         before = resource.getrusage(resource.RUSAGE_SELF)
         await play(table, control, rounds, paced=False)
         after = resource.getrusage(resource.RUSAGE_SELF)
+        # The round's last inputs are durable once its last reply came (a reply waits for it).
+        last = effects.counts()
         LINES_PER_ROUND.append((table.journal.last_seq - first_seq) / rounds)
     finally:
         await table.stop()
     kernel = after.ru_stime - before.ru_stime
     cpu = after.ru_utime - before.ru_utime + kernel
-    return cpu / rounds, count.wire_seconds() / rounds, kernel / rounds
+    syncs, commands, replies = (b - a for a, b in zip(first, last, strict=True))
+    return RoundFigures(
+        cpu / rounds, count.wire_seconds() / rounds, kernel / rounds,
+        syncs / rounds, commands / rounds, replies / rounds,
+    )  # fmt: skip
 
 
 LINES_PER_ROUND: list[float] = []  # journal lines a round, as each durability's run counted
@@ -211,36 +266,130 @@ def with_sim(workdir: Path, run: Callable[[TableConfig, Path], _T]) -> _T:
         sim.wait(timeout=10)
 
 
+MODES = ("durability none", "durability fsync", "fsync, every input (peer)")
+ROUND_GOAL_25 = 0.10  # issue 25: CPU a round with fsync <= 10 % of its wire time
+INSTRUCTIONS_GOAL = 25e6  # issue 25: instructions a round at durability none
+CALLGRIND_ROUNDS = (2, 6)
+
+
+def rounds_of(mode: str, workdir: Path, rounds: int) -> Callable[[TableConfig, Path], RoundFigures]:
+    durability: Durability = "none" if mode == MODES[0] else "fsync"
+
+    def run(config: TableConfig, control: Path) -> RoundFigures:
+        journal = JournalConfig(
+            dir=workdir / f"journal-{mode.replace(' ', '_')}", durability=durability
+        )
+        Table.commit_every_input = mode == MODES[2]
+        try:
+            return eventloop.run(
+                rounds_cpu(replace(config, journal=journal), SocketControl(control), rounds)
+            )
+        finally:
+            Table.commit_every_input = False
+
+    return run
+
+
+def callgrind_round() -> float:
+    """User-space instructions of one round at durability none: this script's rounds under
+    callgrind (the devices' process not), the difference of two round counts, so start-up and
+    the warm round cancel out."""
+    valgrind = shutil.which("valgrind") or "/usr/bin/valgrind"
+    totals = []
+    for rounds in CALLGRIND_ROUNDS:
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "callgrind.out"
+            subprocess.run(
+                [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}",
+                 sys.executable, __file__, "--only-none", str(rounds)],
+                cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            for line in out.read_text(errors="replace").splitlines():
+                if line.startswith(("totals:", "summary:")):
+                    totals.append(int(line.split()[1]))
+                    break
+    return (totals[1] - totals[0]) / (CALLGRIND_ROUNDS[1] - CALLGRIND_ROUNDS[0])
+
+
 def verdict(value: float, goal: float) -> str:
     return "met" if value <= goal else "MISSED"
+
+
+def report_rounds(results: dict[str, list[RoundFigures]], instructions: float | None) -> None:
+    for mode, runs in results.items():
+        cpu = [r.cpu for r in runs]
+        wire = statistics.median(r.wire for r in runs)
+        share = statistics.median(cpu) / wire
+        print(
+            f"Thirteen round, {mode:<22}: CPU {min(cpu) * 1e3:5.1f} / "
+            f"{statistics.median(cpu) * 1e3:5.1f} ms (kernel "
+            f"{statistics.median(r.kernel for r in runs) * 1e3:4.1f} ms), wire {wire * 1e3:6.1f} ms"
+            f": {share:6.1%}; fdatasyncs {statistics.median(r.fdatasyncs for r in runs):5.1f}, "
+            f"effects {statistics.median(r.effects for r in runs):5.1f} ("
+            f"{statistics.median(r.commands for r in runs):.1f} device commands, "
+            f"{statistics.median(r.replies for r in runs):.1f} operator replies)"
+        )
+    fsync_runs, peer = results[MODES[1]], results[MODES[2]]
+    cpu_fsync = statistics.median(r.cpu for r in fsync_runs)
+    wire = statistics.median(r.wire for r in fsync_runs)
+    print("issue 25, item 1 (the peer: every input a commit point waited for, same run):")
+    syncs = statistics.median(r.fdatasyncs for r in fsync_runs)
+    effects = statistics.median(r.effects for r in fsync_runs)
+    print(
+        f"  fdatasyncs a round {syncs:.1f} <= its external effects {effects:.1f}   "
+        f"{verdict(syncs, effects)}   (peer: {statistics.median(r.fdatasyncs for r in peer):.1f})"
+    )
+    print(
+        f"  CPU a round with fsync {min(r.cpu for r in fsync_runs) * 1e3:.1f} / "
+        f"{cpu_fsync * 1e3:.1f} ms (min / median) <= {ROUND_GOAL_25:.0%} of its wire time "
+        f"({ROUND_GOAL_25 * wire * 1e3:.1f} ms)   {verdict(cpu_fsync, ROUND_GOAL_25 * wire)}   "
+        f"(peer: {min(r.cpu for r in peer) * 1e3:.1f} / "
+        f"{statistics.median(r.cpu for r in peer) * 1e3:.1f} ms)"
+    )
+    if instructions is not None:
+        print(
+            f"  instructions a round at durability none (callgrind, user space, the difference "
+            f"of {CALLGRIND_ROUNDS[1]} and {CALLGRIND_ROUNDS[0]} rounds): "
+            f"{instructions / 1e6:.1f} M <= {INSTRUCTIONS_GOAL / 1e6:.0f} M   "
+            f"{verdict(instructions, INSTRUCTIONS_GOAL)}"
+        )
+    for mode, runs in results.items():
+        share = statistics.median(r.cpu for r in runs) / statistics.median(r.wire for r in runs)
+        print(
+            f"issue 10: round CPU, {mode}: {share:.1%} of wire time   goal <= {ROUND_GOAL:.0%}"
+            f"   {verdict(share, ROUND_GOAL)}"
+        )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--exchanges", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each mode")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count a round's instructions (valgrind)"
+    )
+    parser.add_argument("--only-none", type=int, metavar="N", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     (ROOT / "var").mkdir(exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="bench-cpu-", dir=ROOT / "var"))
-    results: dict[str, tuple[float, float, float]] = {}
     oplog = (workdir / "tabled.log").open("w")
     # `tabled run`'s default level, written as it writes them when stderr is not a terminal.
     configure_logging("info", json=True, stream=oplog)
+    if args.only_none is not None:  # the child `callgrind_round` runs under valgrind
+        try:
+            with_sim(workdir, rounds_of(MODES[0], workdir, args.only_none))
+        finally:
+            oplog.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+        return 0
+    # Each mode `--repeats` times, the modes interleaved so load that comes and goes meets all.
+    results: dict[str, list[RoundFigures]] = {mode: [] for mode in MODES}
     try:
-        durabilities: tuple[Durability, ...] = ("none", "fsync")
-        for durability in durabilities:
-
-            def run_rounds(
-                config: TableConfig, control: Path, d: Durability = durability
-            ) -> tuple[float, float, float]:
-                journal = JournalConfig(dir=workdir / f"journal-{d}", durability=d)
-                return eventloop.run(
-                    rounds_cpu(
-                        replace(config, journal=journal), SocketControl(control), args.rounds
-                    )
-                )
-
-            results[durability] = with_sim(workdir, run_rounds)
+        for _ in range(args.repeats):
+            for mode in MODES:
+                results[mode].append(with_sim(workdir, rounds_of(mode, workdir, args.rounds)))
 
         def run_exchanges(config: TableConfig, _control: Path) -> tuple[float, float]:
             return eventloop.run(exchange_cpu(config, args.exchanges))
@@ -248,26 +397,22 @@ def main() -> int:
         exchange, exchange_wire = with_sim(workdir, run_exchanges)
         compile_tree()
         start = min(start_cpu(workdir / f"start-{n}") for n in range(3))
+        instructions = callgrind_round() if args.instructions else None
     finally:
         oplog.close()
         shutil.rmtree(workdir, ignore_errors=True)
     print(
         f"the daemon's CPU (this process; the devices in `tabled sim` on ptys), {args.rounds} "
-        f"rounds, {args.exchanges} exchanges; log level info; load average "
-        f"{os.getloadavg()[0]:.2f}"
+        f"rounds x {args.repeats} runs a mode (min / median of the runs), {args.exchanges} "
+        f"exchanges; log level info; load average before {load_before}, after "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
-    for mode, (cpu, wire, kernel) in results.items():
-        share = cpu / wire
-        print(
-            f"Thirteen round, durability {mode:<5}: CPU {cpu * 1e3:6.1f} ms (kernel "
-            f"{kernel * 1e3:4.1f} ms), wire {wire * 1e3:6.1f} ms at 115,200 baud: {share:6.1%}   "
-            f"goal <= {ROUND_GOAL:.0%}   {verdict(share, ROUND_GOAL)}"
-        )
+    report_rounds(results, instructions)
     # Issue 21: a table with a [feed] signs its chain. Heads: one a second at most while lines
     # flow (daemon.shipper.engine.HEAD_SECONDS), so at most one an unpaced round of this bench
     # (it takes ~0.1 s); a signature a line would be one a journal line.
     sign = signing_cpu()
-    cpu_fsync = results["fsync"][0]
+    cpu_fsync = statistics.median(r.cpu for r in results[MODES[1]])
     lines = LINES_PER_ROUND[-1] if LINES_PER_ROUND else 0.0
     for scheme, signatures in (("a head a round (what the shipper does)", 1.0),
                                (f"a signature a line ({lines:.0f} lines)", lines)):  # fmt: skip

@@ -1,13 +1,21 @@
 """The journal shipper against plain nats-py, on a real nats-server (JetStream) on loopback.
 
     .venv/bin/python bench/bench_feed.py [--lines 50000] [--live 2000] [--rounds 5 45]
+        [--live-rounds 100] [--repeats 5] [--only throughput|latency|cpu|line-cpu]
 
-Three figures, each beside its peer and its goal:
+Four figures, each beside its peer and its goal:
 
 - throughput: a backlog of `--lines` journal lines shipped from the files by one shipper (read,
   chain-checked, published with a window in flight, acknowledged, cursor kept), against a plain
   nats-py loop publishing the same messages from memory (`js.publish_async`, pipelined, and
-  `js.publish`, one ack at a time). Goal: >= 20,000 lines/s.
+  `js.publish`, one ack at a time). Goals: >= 20,000 lines/s; <= 20 us of CPU a line (issue 25;
+  the process's CPU while it drains, median of `--repeats` runs).
+- CPU a line, live (issue 25): the shipper's thread CPU (its own clock,
+  `pthread_getcpuclockid`) while a writer appends `--live-rounds` rounds of 150 lines in commits
+  of 6 lines 2 ms apart (an unpaced round's pace), the shipper following the journal live, over
+  the lines shipped; median of `--repeats`. Goal: <= 20 us a line. The writer appends on an
+  event loop with a probe that wakes every millisecond: its lag with the shipper beside the
+  same run without one (the table's loop lag must not change).
 - latency: `--live` events appended to a journal with fsync, one every 2 ms; for each, the time
   from "append returned: durable" to "JetStream acknowledged it" (the shipper's cursor passed
   it), p50/p99, against `js.publish` of the same line right after the append. Goal: p99 <= 20 ms.
@@ -37,6 +45,7 @@ from pathlib import Path
 
 import nats
 
+from daemon import eventloop
 from daemon.config import JournalConfig
 from daemon.journal import Journal
 from daemon.journal.format import journal_files, read_lines
@@ -51,6 +60,7 @@ NATS_SERVER = shutil.which("nats-server") or "/usr/sbin/nats-server"
 GOAL_RATE = 20_000.0
 GOAL_P99 = 0.020
 GOAL_CPU = 0.05
+GOAL_LINE_CPU = 20e-6  # issue 25: the feed's CPU a line, live and backlog
 
 
 def verdict(ok: bool) -> str:
@@ -123,9 +133,11 @@ async def peer_throughput(
     return len(lines) / elapsed, cpu / len(lines)
 
 
-def shipper_throughput(url: str, directory: Path, lines: int) -> tuple[float, float]:
+def shipper_throughput(
+    url: str, directory: Path, lines: int, stream: str = "SHIP"
+) -> tuple[float, float]:
     """(lines/s, CPU seconds per line) of one shipper draining a backlog from the files."""
-    shipper = Shipper(feed(url, "SHIP"), "T01", directory, follow=False)
+    shipper = Shipper(feed(url, stream), "T01", directory, follow=False)
     started, cpu = time.perf_counter(), time.process_time()
     asyncio.run(shipper.run())
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -160,6 +172,64 @@ def shipper_latency(url: str, directory: Path, events: int) -> list[float]:
             time.sleep(0.01)
     shipper.stop()
     return [max(0.0, acked[s] - durable[s]) for s in range(first, first + events) if s in acked]
+
+
+def shipper_live_cpu(
+    url: str | None, directory: Path, rounds: int, stream: str
+) -> tuple[float, int, list[float]]:
+    """(CPU seconds a line of the shipper's thread, lines, the writer's loop lags) while a
+    table-like writer appends on an event loop (uvloop's, as the table's): a round's lines in
+    commit groups of 6, 2 ms apart (about 150 lines in 50 ms, an unpaced round's pace), the
+    shipper following the journal live; a probe on the same loop asks to wake every millisecond
+    and records how late it woke. `url` None: no shipper (the lag's peer)."""
+    config = JournalConfig(dir=directory, durability="none")
+    lags: list[float] = []
+    with Journal.open(config, "T04") as journal:
+        shipper = None
+        if url is not None:
+            shipper = Shipper(feed(url, stream), "T04", directory, journal=journal)
+            shipper.start()
+            deadline = time.monotonic() + 30
+            while shipper.status().cursor < journal.durable_seq and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert shipper._thread is not None and shipper._thread.ident is not None
+            clock = time.pthread_getcpuclockid(shipper._thread.ident)
+            cpu = time.clock_gettime(clock)
+        first = journal.last_seq
+
+        async def write() -> None:
+            done = asyncio.Event()
+
+            async def probe() -> None:
+                while not done.is_set():
+                    started = time.perf_counter()
+                    await asyncio.sleep(0.001)
+                    lags.append(max(0.0, time.perf_counter() - started - 0.001))
+
+            task = asyncio.ensure_future(probe())
+            for i in range(rounds * 150):
+                journal.append(
+                    "shoe.card_read", actor="shoe_reader", round_id=f"R{i // 150}",
+                    payload={"card": "AS", "index": i % 52, "frame": "02011a0441530003c2d103"},
+                    commit=i % 6 == 5,
+                )  # fmt: skip
+                if i % 6 == 5:
+                    await asyncio.sleep(0.002)
+            done.set()
+            await task
+
+        eventloop.run(write())
+        journal.flush()
+        lines = journal.durable_seq - first
+        if shipper is None:
+            return 0.0, lines, lags
+        deadline = time.monotonic() + 60
+        while shipper.status().cursor < journal.durable_seq and time.monotonic() < deadline:
+            time.sleep(0.002)
+        cpu = time.clock_gettime(clock) - cpu
+        assert shipper.status().cursor == journal.durable_seq, shipper.status().as_dict()
+    shipper.stop()
+    return cpu / lines, lines, lags
 
 
 async def peer_latency(url: str, directory: Path, events: int) -> list[float]:
@@ -226,8 +296,11 @@ def main() -> None:
     parser.add_argument("--live", type=int, default=2_000)
     parser.add_argument("--rounds", type=int, nargs=2, default=(5, 45))
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--live-rounds", type=int, default=100)
     parser.add_argument(
-        "--only", choices=("throughput", "latency", "cpu"), help="measure only this figure"
+        "--only",
+        choices=("throughput", "latency", "cpu", "line-cpu"),
+        help="measure only this figure",
     )
     args = parser.parse_args()
     configure_logging("critical")
@@ -235,8 +308,11 @@ def main() -> None:
     server = Server(work / "nats")
     try:
         peer_cpu = 0.0
-        if args.only in (None, "throughput", "cpu"):
-            peer_cpu = throughput(server, work, args.lines if args.only != "cpu" else 10_000)
+        if args.only in (None, "throughput", "cpu", "line-cpu"):
+            count = args.lines if args.only in (None, "throughput") else 10_000
+            peer_cpu = throughput(server, work, count, args.repeats)
+        if args.only in (None, "line-cpu"):
+            live_cpu(server, work, args.live_rounds, args.repeats, peer_cpu)
         if args.only in (None, "latency"):
             latency(server, work, args.live)
         if args.only in (None, "cpu"):
@@ -246,21 +322,61 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def throughput(server: Server, work: Path, count: int) -> float:
+def throughput(server: Server, work: Path, count: int, repeats: int) -> float:
     """Print the backlog figures; return the pipelined peer's CPU seconds per line."""
     lines = backlog(work / "backlog", count)
-    rate, cpu = shipper_throughput(server.url, work / "backlog", len(lines))
+    runs = []
+    for n in range(repeats):  # each run a new stream and cursor over a copy of the backlog
+        copy = work / f"backlog-{n}"
+        shutil.copytree(work / "backlog", copy)
+        runs.append(shipper_throughput(server.url, copy, len(lines), f"SHIP{n}"))
+    rate = statistics.median(r[0] for r in runs)
+    cpu = statistics.median(r[1] for r in runs)
+    least = min(r[1] for r in runs)
     pipelined, peer_cpu = asyncio.run(peer_throughput(server.url, "PEERA", lines, pipelined=True))
     one_by_one, _ = asyncio.run(peer_throughput(server.url, "PEERB", lines[:5000], pipelined=False))
     print(f"throughput, a backlog of {len(lines)} lines from the journal files:")
-    print(f"  shipper                      {rate:10,.0f} lines/s  {cpu * 1e6:5.1f} us CPU a line")
+    print(
+        f"  shipper                      {rate:10,.0f} lines/s  {cpu * 1e6:5.1f} us CPU a line "
+        f"(median of {repeats}; min {least * 1e6:.1f})"
+    )
     print(
         f"  peer: js.publish_async       {pipelined:10,.0f} lines/s  {peer_cpu * 1e6:5.1f} us CPU "
         "a line (from memory)"
     )
     print(f"  peer: js.publish, one by one {one_by_one:10,.0f} lines/s (from memory)")
     print(f"  goal >= {GOAL_RATE:,.0f} lines/s -> {verdict(rate >= GOAL_RATE)}")
+    print(
+        f"  goal (issue 25) <= {GOAL_LINE_CPU * 1e6:.0f} us CPU a line, backlog -> "
+        f"{verdict(cpu <= GOAL_LINE_CPU)}"
+    )
     return peer_cpu
+
+
+def live_cpu(server: Server, work: Path, rounds: int, repeats: int, peer_cpu: float) -> None:
+    runs, lags, peer_lags = [], [], []
+    for n in range(repeats):  # with the shipper and without, alternately
+        cpu, _, lag = shipper_live_cpu(server.url, work / f"live-cpu-{n}", rounds, f"LIVECPU{n}")
+        runs.append(cpu)
+        lags += lag
+        peer_lags += shipper_live_cpu(None, work / f"live-nofeed-{n}", rounds, "")[2]
+    cpu = statistics.median(runs)
+    print(
+        f"CPU a line, live: the shipper's thread while a writer appends {rounds} rounds of 150 "
+        f"lines (commits of 6 lines 2 ms apart), median of {repeats}:"
+    )
+    print(f"  shipper   {cpu * 1e6:6.1f} us CPU a line (min {min(runs) * 1e6:.1f})")
+    print(f"  peer: js.publish_async from memory, a backlog {peer_cpu * 1e6:6.1f} us a line")
+    print(
+        f"  goal (issue 25) <= {GOAL_LINE_CPU * 1e6:.0f} us CPU a line, live -> "
+        f"{verdict(cpu <= GOAL_LINE_CPU)}"
+    )
+    print(
+        f"  the writer's loop lag (a 1 ms probe): with the shipper p50 "
+        f"{percentile(lags, 0.5) * 1e3:.2f} ms, p99 {percentile(lags, 0.99) * 1e3:.2f} ms; "
+        f"without a shipper p50 {percentile(peer_lags, 0.5) * 1e3:.2f} ms, p99 "
+        f"{percentile(peer_lags, 0.99) * 1e3:.2f} ms"
+    )
 
 
 def latency(server: Server, work: Path, events: int) -> None:

@@ -47,12 +47,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from daemon.logging import configure_logging
-from drivers.base import DeviceDriver, DeviceError, LinkDegraded, LinkDown
+from drivers.base import DeviceDriver, DeviceError, LinkDegraded, LinkDown, driver_class
 from drivers.clock import MonotonicClock
 from drivers.framing import encode_frame
 from drivers.link import LinkTiming
-from drivers.registry import driver_class
-from simulators.registry import model_class
+from simulators.spec import model_class
 from simulators.world import TableWorld
 
 LINE_RATE = 115200 // 10  # bytes a second on a full 115,200-baud line

@@ -48,9 +48,9 @@ from daemon.autoplay import InProcessControl  # noqa: E402
 from daemon.journal import Journal  # noqa: E402
 from daemon.logging import configure_logging  # noqa: E402
 from daemon.table import Table  # noqa: E402
+from drivers.base import driver_class  # noqa: E402
 from drivers.clock import MonotonicClock  # noqa: E402
 from drivers.link import LinkTiming  # noqa: E402
-from drivers.registry import driver_class  # noqa: E402
 
 SLOW_SECONDS = 0.010
 LAG_GOAL = 0.002

@@ -1,9 +1,14 @@
 """`tabled devices`: connect to each configured device and show what it is and how its link is.
 
-For each enabled device: its identity, whether that build is on the config's approved list,
-the link state (up/down), the median round-trip time of a few GET_STATUS exchanges, and the
-link's error counters. Exit status 0 when every device is up and none is unapproved, else 1
-(2 for a bad config).
+For each enabled device: its kind (drivers.kinds: built in, or a plug-in's), its identity,
+whether that build is on the config's approved list, the link state (up/down), the median
+round-trip time of a few GET_STATUS exchanges, and the link's error counters. Exit status 0 when
+every device is up and none is unapproved, else 1 (2 for a bad config).
+
+`tabled devices --kinds`: the device kinds this installation knows (the built-in ones and those
+the installed packages declare in the `tabled.devices` entry-point group, docs/devices.md),
+without a config or a port. A plug-in that cannot be read is one line on stderr, naming its
+package, whichever form runs (exit 1 with --kinds).
 """
 
 from __future__ import annotations
@@ -19,9 +24,9 @@ from typing import Any
 
 from daemon.config import ConfigError, DeviceConfig, load_config
 from daemon.logging import configure_logging
-from drivers.base import DeviceError
+from drivers.base import DeviceError, driver_class, is_approved
+from drivers.kinds import broken, kinds
 from drivers.link import LinkTiming
-from drivers.registry import driver_class
 
 PROBES = 5
 # A probe must not hang on a dead port: a short reply timeout, no background polling.
@@ -32,6 +37,7 @@ async def probe(config: DeviceConfig) -> dict[str, Any]:
     """What `tabled devices` reports about one device."""
     report: dict[str, Any] = {
         "device": config.name,
+        "kind": config.kind,
         "port": config.port,
         "link": "down",
         "make": None,
@@ -45,7 +51,7 @@ async def probe(config: DeviceConfig) -> dict[str, Any]:
         "error": None,
     }
     try:
-        cls = driver_class(config.name)
+        cls = driver_class(config.kind)
     except LookupError as exc:
         report["error"] = str(exc)
         return report
@@ -67,7 +73,8 @@ async def probe(config: DeviceConfig) -> dict[str, Any]:
                 firmware=identity.firmware,
                 firmware_hash=identity.firmware_hash.hex(),
             )
-        report["approved"] = driver.approved
+            # judged here from what the device reported, as the table does: not the driver's
+            report["approved"] = is_approved(identity, config.approved)
         round_trips = []
         for _ in range(PROBES):
             await driver.status()
@@ -94,12 +101,13 @@ def _approved_text(value: bool | None) -> str:
 
 
 def _table(reports: list[dict[str, Any]]) -> str:
-    header = ("device", "link", "make", "model", "serial", "firmware", "approved", "rtt ms")
+    header = ("device", "kind", "link", "make", "model", "serial", "firmware", "approved", "rtt ms")
     rows = [header]
     for r in reports:
         rows.append(
             (
                 r["device"],
+                r["kind"],
                 r["link"],
                 r["make"] or "-",
                 r["model"] or "-",
@@ -109,11 +117,7 @@ def _table(reports: list[dict[str, Any]]) -> str:
                 "-" if r["round_trip_ms"] is None else f"{r['round_trip_ms']:.3f}",
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    ]
+    lines = _columns(rows)
     for r in reports:
         c = r["counters"]
         errors = ", ".join(f"{k}={v}" for k, v in c.items() if k.startswith("error_") and v)
@@ -129,6 +133,44 @@ def _table(reports: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _columns(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+
+
+def _kinds_report() -> list[dict[str, Any]]:
+    return [
+        {
+            "kind": row.name,
+            "role": row.role,
+            "package": row.package,
+            "version": row.version,
+            "driver": row.driver,
+            "adapter": row.adapter,
+            "simulator": row.simulator,
+        }
+        for row in sorted(kinds().values(), key=lambda row: (row.role, row.name))
+    ]
+
+
+def _kinds_table(report: list[dict[str, Any]]) -> str:
+    rows = [("kind", "role", "from", "driver", "simulator")]
+    for r in report:
+        origin = f"{r['package']} {r['version']}".strip()
+        rows.append((r["kind"], r["role"], origin, r["driver"], r["simulator"] or "-"))
+    return "\n".join(_columns(rows))
+
+
+def _say_broken() -> bool:
+    """Each plug-in kept out, one line on stderr; True if there is one."""
+    for line in broken().values():
+        print(f"tabled devices: {line}", file=sys.stderr)
+    return bool(broken())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="tabled devices",
@@ -136,7 +178,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--config", help="table config (default: the embedded one)")
     parser.add_argument("--json", action="store_true", help="print a JSON list")
+    parser.add_argument(
+        "--kinds",
+        action="store_true",
+        help="list the device kinds installed (built in and plug-ins); no config, no port",
+    )
     args = parser.parse_args(argv)
+    if args.kinds:
+        report = _kinds_report()
+        print(json.dumps(report, indent=2) if args.json else _kinds_table(report), flush=True)
+        return 1 if _say_broken() else 0
     # stdout carries what a script reads; the log goes to stderr, in its one style (text on a
     # terminal, JSON lines otherwise), as `tabled run`'s.
     configure_logging("info")
@@ -145,6 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"tabled devices: {exc}", file=sys.stderr)
         return 2
+    _say_broken()
     configs = [d for d in config.devices.values() if d.enabled]
     reports = asyncio.run(probe_all(configs))
     try:

@@ -4,11 +4,14 @@
 daemon is not serving (no live address in its `api.json`) is read the same way, so the command
 works on a stopped table, a copy of an archived journal, or a table run without `--http`.
 
-The files are read as they are, every line whole: the folder's permissions decide who reads it
-(as for `tabled verify-log`), not a token. Each line's link to the one before is checked as it is
-read (the journal's own `replay`); a broken chain stops the reading with the line named (run
-`tabled verify-log DIR` for the whole report). A torn last line, one being written, is skipped.
-`--follow` reads the new lines every half second.
+The files are read as they are, every line whole, face-down cards included, with no token and no
+role: so only the folder's owner (the daemon's user, whose files they are: 0600 in a 0711 folder,
+daemon/journal/private.py) or root reads them this way. Anyone else is refused in one line, even
+where the files' modes would let them read (a folder copied or left open): they ask the running
+daemon with their token (`--url`), which serves what their role may see. Each line's link to the
+one before is checked as it is read (the journal's own `replay`); a broken chain stops the
+reading with the line named (run `tabled verify-log DIR` for the whole report). A torn last
+line, one being written, is skipped. `--follow` reads the new lines every half second.
 """
 
 from __future__ import annotations
@@ -39,18 +42,41 @@ def _when(record: Record) -> datetime | None:
         return None
 
 
+def _owner(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _whole_lines_allowed(folder: Path) -> None:
+    """The whole lines are the folder's owner's (or root's) to read: FolderError otherwise."""
+    owner = folder.stat().st_uid
+    me = os.geteuid()
+    if me in (0, owner):
+        return
+    readers = _owner(owner) + ("" if owner == 0 else " or root")
+    raise FolderError(
+        f"{folder}: its files hold every line whole, face-down cards included, so only their "
+        f"owner ({readers}) reads them without the daemon; you are "
+        f"{_owner(me)}: ask the running daemon with your token (`tabled journal --url URL`, "
+        f"served as your role may see), or run this as {_owner(owner)}"
+    )
+
+
 def _records(folder: Path, from_seq: int = 1) -> Iterator[Record]:
     try:
         if not folder.is_dir():
             raise FolderError(f"{folder}: no such journal folder")
+        _whole_lines_allowed(folder)
         if not journal_files(folder):
             raise FolderError(f"{folder}: no journal files (journal-*.jsonl) in it")
         yield from replay(folder, from_seq=from_seq)
     except PermissionError as exc:
-        user = pwd.getpwuid(os.geteuid()).pw_name
         raise FolderError(
-            f"{folder}: user {user} may not read {exc.filename or folder}; the journal's files "
-            "are readable by its owner (and whom they allow)"
+            f"{folder}: user {_owner(os.geteuid())} may not read {exc.filename or folder}; the "
+            "journal's files are private to the daemon's user: run this as that user, or ask "
+            "the running daemon with your token (`tabled journal --url URL`)"
         ) from None
     except JournalCorrupt as exc:
         raise FolderError(f"{folder}: {exc}; `tabled verify-log {folder}` tells more") from None

@@ -26,8 +26,7 @@ from daemon.logging import configure_logging
 from simulators.base import SIM_MAKE, UnknownFault, firmware_digest
 from simulators.control import serve_control
 from simulators.pty_host import PtyDevice, PtyHost
-from simulators.registry import model_class
-from simulators.spec import SimSpec, check_speed, parse_sim_url
+from simulators.spec import SimSpec, check_speed, model_class, parse_sim_url
 from simulators.world import get_world
 
 
@@ -81,16 +80,17 @@ def _specs(args: argparse.Namespace) -> tuple[TableConfig, list[SimSpec]]:
         faults.setdefault(device, []).append(fault)
     for device, names in faults.items():
         # refused before any port is opened or printed
-        model = model_class(device)
+        model = model_class(config.devices[device].kind)
         for fault in names:
             model.check_fault(fault)
     specs = []
     for index, (name, device) in enumerate(config.devices.items()):
         if not device.enabled:
             continue
-        spec = parse_sim_url(device.port) if device.port.startswith("sim://") else SimSpec(name)
-        if spec.device != name:
-            raise ValueError(f"devices.{name}.port simulates {spec.device}, not {name}")
+        kind = device.kind
+        spec = parse_sim_url(device.port) if device.port.startswith("sim://") else SimSpec(kind)
+        if spec.device != kind:
+            raise ValueError(f"devices.{name}.port simulates {spec.device}, not {kind}")
         spec = replace(
             spec,
             # N, N+1, ... in config order: one seed for all would give the shuffler and the
@@ -119,15 +119,21 @@ def _config_text(config: TableConfig, devices: list[PtyDevice]) -> str:
     tokens = config.api.tokens_file or Path("var/tokens.toml")
     lines += ["", "[api]", f"tokens_file = {json.dumps(str(tokens))}"]
     for device in devices:
-        name = device.spec.device
-        cls = model_class(name)
-        baudrate = config.devices[name].baudrate
+        name = device.spec.role
+        configured = config.devices[name]
+        cls = model_class(configured.kind)
+        lines += ["", f"[devices.{name}]"]
+        if configured.kind != name:  # a plug-in's kind (docs/devices.md)
+            lines.append(f"kind = {json.dumps(configured.kind)}")
         lines += [
-            "",
-            f"[devices.{name}]",
             f"port = {json.dumps(device.port)}",
-            f"baudrate = {baudrate}",
+            f"baudrate = {configured.baudrate}",
             f"address = {device.spec.address}",
+        ]
+        if configured.options:
+            lines += [f"[devices.{name}.options]"]
+            lines += [f"{key} = {json.dumps(value)}" for key, value in configured.options.items()]
+        lines += [
             f"[[devices.{name}.approved]]",
             f"make = {json.dumps(SIM_MAKE)}",
             f"model = {json.dumps(cls.MODEL)}",
@@ -160,7 +166,7 @@ async def _serve(args: argparse.Namespace, config: TableConfig, specs: list[SimS
                 print(f"tabled sim: skipping {spec.device}: {exc}", file=sys.stderr)
                 continue
             device = host.add(spec, world)
-            _say(args, {"device": spec.device, "port": device.port})
+            _say(args, {"device": spec.role, "kind": spec.device, "port": device.port})
         if args.write_config:
             Path(args.write_config).write_text(_config_text(config, host.devices))
         server = await serve_control(world, control)

@@ -7,6 +7,9 @@ NOT UPDATED with the reason, until the table answers again. Only a token the tab
 
 In a pipe (not a terminal) it prints each reading that differs from the one before, then a line
 `--`, so `tabled status --watch | tee status.log` keeps a record of each change.
+
+What a reading holds from the table (a fault's words, a reason) is shown with its control
+characters escaped (daemon/safetext.py): only this view's own sequences move the cursor.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import sys
 import time
 from collections.abc import Callable
 from typing import TextIO
+
+from daemon.safetext import safe, safe_lines
 
 ENTER = "\x1b[?1049h\x1b[?25l"  # the alternate screen, the cursor hidden
 LEAVE = "\x1b[?25h\x1b[?1049l"  # the cursor back, the shell's screen back
@@ -53,11 +58,11 @@ def watch(
     try:
         while True:
             try:
-                last_body, problem, stamp = read(), "", now()
+                last_body, problem, stamp = safe_lines(read()), "", now()
             except Refused:
                 raise
             except Exception as exc:
-                problem = str(getattr(exc, "message", exc)) or type(exc).__name__
+                problem = safe(str(getattr(exc, "message", exc)) or type(exc).__name__)
             if terminal:
                 footer = (
                     f"read at {stamp} · every {interval:g} s · Ctrl-C to quit" if last_body else ""

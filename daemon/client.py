@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from daemon.procedures.spec import HIDDEN
+from daemon.safetext import safe, safe_json, safe_lines
 
 EXIT_REFUSED, EXIT_INPUT, EXIT_AUTH, EXIT_UNREACHABLE = 1, 2, 3, 4
 TIMEOUT = 10.0
@@ -153,7 +154,7 @@ def _run(work: Callable[[], int]) -> int:
     try:
         return work()
     except ClientError as exc:
-        print(f"tabled: {exc.message}", file=sys.stderr)
+        print(f"tabled: {safe_lines(exc.message)}", file=sys.stderr)
         return EXIT_INPUT if exc.status < 0 else _exit_code(exc.status)
     except BrokenPipeError:
         return 0
@@ -162,7 +163,7 @@ def _run(work: Callable[[], int]) -> int:
 
 
 def _print_json(value: Any) -> None:
-    print(json.dumps(value, ensure_ascii=False, sort_keys=True))
+    print(safe_json(json.dumps(value, ensure_ascii=False, sort_keys=True)))
 
 
 # --- tabled status ---
@@ -292,7 +293,7 @@ def status_main(argv: Sequence[str] | None = None) -> int:
             feed = api.get("/api/health").get("feed")
             _print_json({**state, "devices": devices, "feed": feed})
             return 0
-        print(status_text(api))
+        print(safe_lines(status_text(api)))
         return 0
 
     return _run(work)
@@ -375,13 +376,15 @@ def act_main(argv: Sequence[str] | None = None) -> int:
             _print_json({"status": status, **content})
         elif status == 200:
             print(
-                f"accepted: {args.action} by {content.get('actor')}"
-                f" (seq {content.get('seq')}, now {content.get('phase')})"
+                safe(
+                    f"accepted: {args.action} by {content.get('actor')}"
+                    f" (seq {content.get('seq')}, now {content.get('phase')})"
+                )
             )
         elif status == 409:
-            print(f"refused: {content.get('message')}", file=sys.stderr)
+            print(f"refused: {safe(content.get('message'))}", file=sys.stderr)
         else:
-            print(f"tabled: {api.refusal(status, content)}", file=sys.stderr)
+            print(f"tabled: {safe_lines(api.refusal(status, content))}", file=sys.stderr)
         return 0 if status == 200 else _exit_code(status)
 
     return _run(work)
@@ -391,6 +394,8 @@ def act_main(argv: Sequence[str] | None = None) -> int:
 
 
 def format_event(event: dict[str, Any]) -> str:
+    """One event on one line, for a person: whatever its text holds (a reason, a device's
+    words) shown with its controls escaped (daemon/safetext.py), never acting on the terminal."""
     payload = event.get("payload") or {}
     fields = " ".join(
         f"{k}={json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v}"
@@ -399,7 +404,9 @@ def format_event(event: dict[str, Any]) -> str:
     when = event.get("ts") or event.get("time") or ""
     round_id = event.get("round", event.get("round_id"))
     where = f" r{round_id}" if round_id is not None else ""
-    return f"#{event.get('seq')} {when}{where} {event.get('actor')} {event.get('event')} {fields}"
+    return safe(
+        f"#{event.get('seq')} {when}{where} {event.get('actor')} {event.get('event')} {fields}"
+    )
 
 
 def _aware(text: str) -> str:
@@ -547,7 +554,7 @@ def _follow(
                     if wanted(event):
                         show(event)
         except (ConnectionClosed, OSError, TimeoutError) as exc:
-            print(f"tabled: connection lost ({exc}); reconnecting", file=sys.stderr)
+            print(f"tabled: connection lost ({safe(exc)}); reconnecting", file=sys.stderr)
         time.sleep(delay)  # reconnect backoff for a person watching a terminal
         delay = min(delay * 2, 10.0)
 

@@ -43,14 +43,15 @@ from daemon.sections import (
     whole,
 )
 from daemon.tomltext import TomlRefused, read_toml
+from drivers import kinds as device_kinds
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from daemon.shipper.config import FeedConfig
 
-DEVICE_NAMES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")
-BAUDRATES = (9600, 19200, 38400, 57600, 115200)  # the range the devices' RS-232 links use
+DEVICE_NAMES = device_kinds.ROLES  # a device's name is its role at the table
+BAUDRATES = device_kinds.BAUDRATES  # the range the devices' RS-232 links use
 GAMES = ("thirteen", "paigow")
 # A DNS name or an IP address (IPv6 with or without brackets), no scheme, port or path.
 _HOST_NAME = re.compile(
@@ -117,12 +118,18 @@ def _address(value: int) -> int:
 
 @dataclass(frozen=True)
 class DeviceConfig(Section):
+    """`[devices.NAME]`: the table's device NAME (its role: the shuffler, the shoe reader...),
+    the kind of device that fills it (drivers.kinds: a built-in kind is named after its role;
+    a plug-in's kind is named by `kind = "..."`), its port and the builds approved for it."""
+
     name: Literal["shuffler", "dice_shaker", "shoe_reader", "timer_bell"]
     port: str  # a pyserial URL or a device path
     baudrate: Literal[9600, 19200, 38400, 57600, 115200] = 115200
     address: int = 1
     enabled: bool = True
     approved: tuple[ApprovedFirmware, ...] = ()
+    kind: str = ""  # "": the built-in kind of the device's name
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)  # the kind's own keys
 
     CHECKS: ClassVar[dict[str, Check]] = {
         "name": one_of(*DEVICE_NAMES),
@@ -131,13 +138,30 @@ class DeviceConfig(Section):
         "address": _then(whole(), _address),
         "enabled": flag,
         "approved": tuple_of(section(ApprovedFirmware)),
+        "kind": text(),
+        "options": table_of(anything),
     }
 
     def after(self, context: Context) -> None:
+        if not self.kind:
+            object.__setattr__(self, "kind", self.name)
+        try:
+            kind = device_kinds.find(self.kind)
+        except LookupError as exc:
+            raise ValueError(f"kind: {exc}") from None
+        if kind.role != self.name:
+            raise ValueError(
+                f"kind: a {self.kind} ({kind.origin}) is a {kind.role}, not a {self.name}"
+            )
+        if self.baudrate not in kind.baudrates:
+            speeds = ", ".join(map(str, kind.baudrates))
+            raise ValueError(f"baudrate: a {self.kind} runs at {speeds}, not {self.baudrate}")
+        for key, value in self.options.items():
+            kind.check_option(key, value)
         if self.port.startswith("sim://"):
             simulated = self.port.removeprefix("sim://").partition("?")[0]
-            if simulated != self.name:
-                raise ValueError(f"port {self.port!r} simulates a {simulated}, not a {self.name}")
+            if simulated != self.kind:
+                raise ValueError(f"port {self.port!r} simulates a {simulated}, not a {self.kind}")
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,8 @@ from typing import Any, TextIO
 
 import structlog
 
+from daemon.safetext import safe_lines
+
 LEVELS = ("debug", "info", "warning", "error", "critical")
 
 
@@ -86,6 +88,20 @@ class _JSONLine:
 
     def __call__(self, _logger: Any, _method: str, event_dict: Any) -> str:
         return self._encode(event_dict)
+
+
+class _Escaped:
+    """A console line with the control characters of what it carries (a device's words, a
+    reason) escaped, so nothing logged acts on the terminal (daemon/safetext.py); the JSON
+    lines are ASCII-escaped already."""
+
+    __slots__ = ("_render",)
+
+    def __init__(self, render: Any) -> None:
+        self._render = render
+
+    def __call__(self, logger: Any, method: str, event_dict: Any) -> str:
+        return safe_lines(self._render(logger, method, event_dict))
 
 
 def wants_json(out: TextIO) -> bool:
@@ -144,8 +160,10 @@ def configure_logging(
     else:
         # Someone at a terminal asked for it (or `json=False`). Plain tracebacks: structlog's
         # default here is rich's when rich happens to be installed, which prints locals.
-        renderer = structlog.dev.ConsoleRenderer(
-            colors=False, exception_formatter=structlog.dev.plain_traceback
+        renderer = _Escaped(
+            structlog.dev.ConsoleRenderer(
+                colors=False, exception_formatter=structlog.dev.plain_traceback
+            )
         )
     structlog.configure(
         processors=[*shared, renderer],

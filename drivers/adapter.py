@@ -1,7 +1,7 @@
 """What a device means to the table's procedure, in one place per device.
 
 The table runtime names no device class: for each configured device it looks up the adapter
-registered for its kind (`drivers.registry.adapter_class`) and asks it two things:
+of its kind (`adapter_class`, from the kind's row in drivers.kinds) and asks it two things:
 
 - `input_for(event)`: the procedure input (an action from `device:<name>` and its payload) that
   a driver event stands for, or None when the procedure has no use for it;
@@ -30,6 +30,7 @@ from drivers.events import (
     EventsMissed,
     LinkDown,
 )
+from drivers.kinds import kinds, load_class
 
 # A standard deck, the one the shuffler and the shoe handle (Thirteen, DOMAIN R1).
 STANDARD_DECK = 52
@@ -90,3 +91,12 @@ class DeviceAdapter:
         if method is None:
             raise DeviceError(f"{self.name} has no command {command!r}")
         await method(**dict(args))
+
+
+def adapter_class(kind: str) -> type[DeviceAdapter]:
+    """The adapter of device kind `kind`: the generic `DeviceAdapter` (common facts only,
+    commands by method name) when its row names none or no kind of that name is known;
+    LookupError of one line if the one its row names cannot be imported."""
+    if kind not in kinds():
+        return DeviceAdapter
+    return load_class(kind, "adapter", DeviceAdapter)

@@ -53,9 +53,11 @@ from drivers.events import (
 )
 from drivers.facts import DeviceFacts
 from drivers.framing import ProtocolError
+from drivers.kinds import load_class
 from drivers.link import (
     Degraded,
     HostLink,
+    Link,
     LinkResult,
     LinkTiming,
     Missed,
@@ -102,6 +104,7 @@ __all__ = [
     "LinkState",
     "LinkUp",
     "NotApproved",
+    "driver_class",
     "is_approved",
 ]
 
@@ -125,6 +128,12 @@ def _expect(reply: Message, kind: type[_M]) -> _M:
     if not isinstance(reply, kind):
         raise DeviceError(f"expected {kind.__name__}, the device answered {type(reply).__name__}")
     return reply
+
+
+def driver_class(kind: str) -> type[DeviceDriver]:
+    """The driver of device kind `kind` (drivers.kinds); LookupError of one line if the kind is
+    unknown or its driver cannot be imported."""
+    return load_class(kind, "driver", DeviceDriver)
 
 
 class DeviceDriver(DeviceFacts):
@@ -156,7 +165,7 @@ class DeviceDriver(DeviceFacts):
         self.approved_builds = tuple(approved)
         self.clock = clock or MonotonicClock()
         self.timing = timing or LinkTiming()
-        self.link = HostLink(self.MESSAGES, address, baudrate, self.timing)
+        self.link = self.make_link(address)
         self.state = LinkState.DOWN
         self.identity: Identity | None = None
         self.approved: bool | None = None
@@ -179,6 +188,11 @@ class DeviceDriver(DeviceFacts):
         self._tap = tap
         self._opener = opener
         self._log = structlog.get_logger("tabled.drivers").bind(device=self.name, port=port)
+
+    def make_link(self, address: int) -> Link:
+        """The host end of this device's link: the tabled protocol's (`HostLink`). A driver of
+        a device that speaks another protocol returns its own `Link` (docs/devices.md)."""
+        return HostLink(self.MESSAGES, address, self.baudrate, self.timing)
 
     @classmethod
     def from_config(cls, config: DeviceSettings, **kwargs: Any) -> Self:

@@ -18,7 +18,7 @@ from drivers.events import (
     FaultCleared,
     LinkState,
 )
-from drivers.link import HostLink
+from drivers.link import Link
 from drivers.mailbox import Mailbox
 from drivers.messages import (
     COMMON_FAULT_NAMES,
@@ -44,7 +44,7 @@ class DeviceFacts:
 
     name: str
     state: LinkState
-    link: HostLink
+    link: Link
     _log: Any
     _events: Mailbox[DriverEvent]
     _held: list[DriverEvent]

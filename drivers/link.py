@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from drivers.framing import MAX_WIRE_FRAME, ErrorKind, FrameCodec, ProtocolError, Role
 from drivers.messages import Ack, DeviceEvent, Message, Nak, NakReason, Status, StatusFlag
@@ -160,6 +161,31 @@ _DIRECTION = ErrorKind.DIRECTION
 _BAD_FRAME = NakReason.BAD_FRAME
 _POWERED_UP = int(StatusFlag.POWERED_UP)
 _ACK = Ack()  # messages are immutable: every event's ACK is this one
+
+
+class Link(Protocol):
+    """The host end of one device's link as `drivers.base.DeviceDriver` runs it, sans-I/O:
+    messages go out as the bytes `request` returns, bytes come in through `receive_data`, and
+    what they meant comes back as `LinkResult`s. `HostLink` is the tabled protocol's; a device
+    of another protocol brings its own (its driver's `make_link`, docs/devices.md)."""
+
+    counters: LinkCounters
+    deadline: float | None  # when `check_timeout` must be called; None: nothing outstanding
+    last_round_trip: float | None
+    on_round_trip: Callable[[float], None] | None  # called with every round trip (metrics)
+    noisy: bool  # down for noise until `quiet(now)`
+
+    @property
+    def busy(self) -> bool:
+        """A command is outstanding: the next waits."""
+        ...
+
+    def reset(self, now: float | None = None) -> None: ...
+    def quiet(self, now: float) -> bool: ...
+    def request(self, message: Message, now: float) -> bytes: ...
+    def check_timeout(self, now: float) -> tuple[bytes, list[LinkResult]]: ...
+    def receive_data(self, data: bytes, now: float) -> tuple[bytes, list[LinkResult]]: ...
+    def note_status(self, status: Status) -> Missed | None: ...
 
 
 def wire_time(size: int, baudrate: int) -> float:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drivers.base import CommandRefused, DeviceDriver, DeviceError, DriverEvent
+from drivers.base import CommandRefused, DeviceDriver, DeviceError, DriverEvent, driver_class
 from drivers.capture import RX, TX, Capture, read_capture
 from drivers.clock import ManualClock, settle
 from drivers.dice_shaker.driver import DiceShakerDriver
@@ -43,7 +43,6 @@ from drivers.dice_shaker.messages import Shake
 from drivers.framing import Frame, FrameCodec, Role
 from drivers.link import LinkTiming
 from drivers.messages import ClearFaults, GetStatus, Identify, Message
-from drivers.registry import driver_class
 from drivers.shoe_reader.driver import ShoeReaderDriver
 from drivers.shoe_reader.messages import Arm, Disarm, ShoeMode
 from drivers.shuffler.driver import ShufflerDriver

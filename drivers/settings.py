@@ -4,8 +4,8 @@ attributes, so `drivers/` never imports `daemon`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from drivers.messages import Identity
 
@@ -35,8 +35,8 @@ def is_approved(identity: Identity, approved: Sequence[ApprovedBuild]) -> bool |
 
 
 class DeviceSettings(Protocol):
-    """One configured device: its name (the device kind), port URL, line speed, bus address and
-    the firmware builds approved for it."""
+    """One configured device: its name (its role at the table), port URL, line speed, bus
+    address, the firmware builds approved for it and its kind's own options."""
 
     @property
     def name(self) -> str: ...
@@ -48,3 +48,7 @@ class DeviceSettings(Protocol):
     def address(self) -> int: ...
     @property
     def approved(self) -> Sequence[ApprovedBuild]: ...
+    @property
+    def options(self) -> Mapping[str, Any]:
+        """The kind's own settings (`[devices.NAME.options]`, checked against its row)."""
+        ...

@@ -160,9 +160,14 @@ class DeviceModel:
 
     # --- host side ------------------------------------------------------------------------
 
+    @property
+    def answering(self) -> bool:
+        """The device hears and speaks now: powered, and its firmware not hung."""
+        return "no_response" not in self.conditions and not self.flags & _DARK
+
     def receive_data(self, data: bytes) -> None:
         with self.lock:
-            if "no_response" in self.conditions or self.flags & _DARK:
+            if not self.answering:
                 return
             self.codec.receive_data(data)
             while (item := self.codec.next_event()) is not None:
@@ -284,7 +289,7 @@ class DeviceModel:
     def _send_next_event(self) -> None:
         if self._pending is not None or not self._events:
             return
-        if "no_response" in self.conditions or self.flags & _DARK:
+        if not self.answering:
             return
         event = self._events.popleft()
         seq = self._next_event_seq

@@ -46,12 +46,12 @@ class Serial(SerialBase):
             raise SerialException("port must be configured before it can be used")
         try:
             self.spec = parse_sim_url(self.port)
-            if self.spec.device in get_world(self.spec.world).unplugged:
+            if self.spec.role in get_world(self.spec.world).unplugged:
                 raise SerialException(f"{self.port}: no such device (unplugged)")
             self.model = create_model(self.spec, shared_thread_clock(), self._from_device)
         except (ValueError, LookupError, UnknownFault) as exc:
             raise SerialException(str(exc)) from None
-        self.model.world.on_unplug(self.spec.device, self._unplugged, self)
+        self.model.world.on_unplug(self.model.DEVICE, self._unplugged, self)
         self.is_open = True
 
     def close(self) -> None:
@@ -92,7 +92,7 @@ class Serial(SerialBase):
     def write(self, data: ReadableBuffer) -> int:
         if not self.is_open or self.model is None or self.spec is None:
             raise PortNotOpenError()
-        if self.spec.device in self.model.world.unplugged:
+        if self.model.DEVICE in self.model.world.unplugged:
             raise SerialException(f"{self.port}: device unplugged")
         payload = bytes(data)
         self.model.receive_data(payload)

@@ -69,7 +69,7 @@ class PtyHost:
         """The cable between the host's port and the device is out (control `unplug`): the
         pty stays, as a USB-serial adapter's tty does, but no byte crosses either way."""
         model = device.model
-        return model is not None and device.spec.device in model.world.unplugged
+        return model is not None and model.DEVICE in model.world.unplugged
 
     def _write(self, device: PtyDevice, data: bytes) -> None:
         if self._unplugged(device):

@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 from urllib.parse import parse_qs, urlsplit
 
 from drivers.clock import Clock
+from drivers.kinds import find, load_class
 from simulators.base import DeviceModel, Output
-from simulators.registry import model_class
 from simulators.world import TableWorld, get_world
 
 QUERY_KEYS = frozenset({"seed", "fault", "speed", "world", "address"})
@@ -30,6 +30,21 @@ class SimSpec:
 
     def with_faults(self, *faults: str) -> SimSpec:
         return replace(self, faults=self.faults + faults)
+
+    @property
+    def role(self) -> str:
+        """The table device the simulated kind is (its name in the world: the shoe, the
+        shuffler...); the kind's own name when no kind of that name is registered."""
+        try:
+            return find(self.device).role
+        except LookupError:
+            return self.device
+
+
+def model_class(kind: str) -> type[DeviceModel]:
+    """The simulator of device kind `kind` (drivers.kinds); LookupError of one line if the
+    kind is unknown or has none."""
+    return load_class(kind, "simulator", DeviceModel)
 
 
 def parse_sim_url(url: str) -> SimSpec:
@@ -86,7 +101,7 @@ def check_speed(speed: float) -> bool:
 def create_model(
     spec: SimSpec, scheduler: Clock, output: Output, world: TableWorld | None = None
 ) -> DeviceModel:
-    """A model for `spec`; LookupError for an unknown device, UnknownFault for a bad fault."""
+    """A model for `spec`; LookupError for an unknown kind, UnknownFault for a bad fault."""
     cls = model_class(spec.device)
     return cls(
         world=world or get_world(spec.world),

@@ -1,13 +1,18 @@
 from __future__ import annotations
 
+import atexit
 import os
 import pwd
 import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.device_plugins import install_example
 
 # CI runs on 2 cores beside nothing else; keep property tests thorough but bounded.
 settings.register_profile(
@@ -27,6 +32,11 @@ else:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The worked device plug-in (docs/devices.md), installed for the session as a package is:
+    # the registry's kinds, which the device contract and fuzzing run over, include it.
+    site = Path(tempfile.mkdtemp(prefix="tabled-plugins-"))
+    atexit.register(shutil.rmtree, site, ignore_errors=True)
+    install_example(site)
     # `tabled trace` reads these marks from the source (daemon/trace/marks.py).
     config.addinivalue_line(
         "markers",
@@ -71,7 +81,6 @@ def ensure_code_reachable() -> None:
     if os.geteuid() != 0:
         return
     import sysconfig  # noqa: PLC0415 - only as root
-    from pathlib import Path  # noqa: PLC0415
 
     from daemon.api.user import ApiUser, can  # noqa: PLC0415
 

@@ -110,6 +110,10 @@ class SnapshotPublisher:
     def _changed(self) -> bool:
         return self._seq() != self.latest.seq
 
+    def _all_durable(self) -> bool:
+        journal = self._table.journal
+        return journal is None or journal.durable_seq >= journal.last_seq
+
     async def _run(self) -> None:
         table = self._table
         while True:
@@ -117,6 +121,10 @@ class SnapshotPublisher:
             wait = self.min_interval - (time.monotonic() - self._built_at)
             if wait > 0:
                 await asyncio.sleep(wait)
+            # A device's input that commands nothing (a card read) is durable with the next
+            # commit point, at most the table's group-commit bound later: the consoles see the
+            # state once what it shows is on disk (docs/journal.md, "What is durable when").
+            await table.wait_for(self._all_durable, self.refresh)
             if not table.running:
                 return
             self.publish(unless_same=not changed)

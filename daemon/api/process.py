@@ -81,6 +81,7 @@ from daemon.api.server import ApiServer
 from daemon.api.tokens import Principal, TokenStore
 from daemon.api.user import ApiUser, api_user, as_user, journal_problem
 from daemon.journal import JournalClosed, SubscriberLagged
+from daemon.journal.private import share
 from daemon.table.facade import OPERATOR_ROLES
 from daemon.tomltext import nested_deeper_than
 
@@ -189,6 +190,10 @@ class ApiProcess:
         problem = journal_problem(user, journal.dir) if journal is not None else None
         if problem:
             raise ValueError(problem)
+        # It reads older lines through the folder: shared with its group alone, read-only.
+        shared = share(journal.dir, user.gid) if user is not None and journal is not None else []
+        if shared:
+            log.warning("journal.shared", group=user.gid if user else None, changed=shared)
         publisher = SnapshotPublisher(table)
         publisher.publish()
         bridge = TableBridge(table, asyncio.get_running_loop(), publisher)

@@ -18,18 +18,13 @@ import json
 import threading
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 from daemon.api.facade import ROLES
 
 # (state as the table built it, role) -> the state that role may see; must not change its input.
 Redact = Callable[[Mapping[str, Any], str], dict[str, Any]]
 Audience = Callable[[str], Hashable]
-
-
-def one_audience(role: str) -> Hashable:
-    """Every role sees the same state (a table with no cards to hide: the tests' fakes)."""
-    return "all"
 
 
 def role_audience(role: str) -> Hashable:
@@ -76,12 +71,6 @@ class Published:
             legal_text={r: json.dumps(list(a)) for r, a in legal_tuples.items()},
             server_time=state.get("server_time"),
         )
-
-
-class Snapshotting(Protocol):
-    """A table that publishes its own snapshots (`daemon.api.bridge.TableBridge`)."""
-
-    def published(self) -> Published: ...
 
 
 class StateCache:

@@ -6,7 +6,8 @@ runs as `[api] user` (default `tabled-api`), an unprivileged user with no supple
 and is given what it needs by the table's process instead of reading it itself:
 
 - the journal's folder as a read-only descriptor (`/proc/self/fd/N`), which it reads older lines
-  from; the folder and its files must not be writable by that user;
+  from; the folder and its files must not be writable by that user, and are shared with its group
+  alone, read-only (the journal is otherwise the daemon's user's alone: daemon/journal/private.py);
 - the people and roles of the tokens file (their hashes), sent over the channel and again when
   the file changes; the tokens file must not be readable by that user (mode 0600, not its own);
 - the TLS certificate and key, as bytes (it serves TLS); the key file may stay root's alone.
@@ -137,13 +138,13 @@ def journal_problem(user: ApiUser | None, folder: Path) -> str | None:
     if can(user, folder, 2 | 1):
         return (
             f"the journal folder {folder} is writable by [api] user {user.name!r} (the API "
-            f"process): chown root {folder} && chmod 755 {folder}"
+            f"process): chown root {folder} && chmod 711 {folder}"
         )
     for entry in folder.iterdir():
         if stat.S_ISREG(entry.lstat().st_mode) and can(user, entry, 2):
             return (
                 f"the journal file {entry} is writable by [api] user {user.name!r} (the API "
-                f"process): chown root {entry} && chmod 644 {entry}"
+                f"process): chown root {entry} && chmod 600 {entry}"
             )
     return None
 

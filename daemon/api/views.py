@@ -106,12 +106,15 @@ def _override_view(pending: Any) -> dict[str, Any] | None:
         return None
     kind = str(pending.get("kind", ""))
     en, zh = OVERRIDES.get(kind, (kind.replace("_", " "), kind))
-    detail = ""
+    detail = zh_detail = ""
     if kind == "enter_card":
         card, index, seat = pending.get("card"), pending.get("index"), pending.get("seat")
-        detail = f" {card} (card #{index}, seat {seat})"
+        detail = zh_detail = f" {card} (card #{index}, seat {seat})"
+    elif kind == "correct_arrangement":
+        seat = pending.get("seat")
+        detail, zh_detail = f" (seat {seat})", f"（第{seat}門）"
     view = {k: v for k, v in pending.items() if k != "since"}
-    view["label"] = {"en": en + detail, "zh": zh + detail}
+    view["label"] = {"en": en + detail, "zh": zh + zh_detail}
     return view
 
 

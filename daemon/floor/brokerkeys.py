@@ -7,7 +7,10 @@
 
 A table signs in to the broker with an nkey of its own (`tabled feed nkey` on the table makes it
 and prints its public key). A floor admin records that public key beside the table's enrolment
-(`broker-key`, audited in `floor_actions` with the old and new key); `broker-config` writes the
+(`broker-key`, audited in `floor_actions`); replacing a table's broker key takes two floor admins,
+like a re-enrolment (daemon/floor/admin.py: the first asks, a second, other admin confirms
+within 24 hours; whoever holds a replaced key could otherwise write as that table);
+`broker-config` writes the
 nats-server accounts for every enrolled table that has one, and the floor's user, from the
 registry (daemon/floor/brokerconf.py says what each may do). An enrolled table without a broker
 key is left out (it cannot connect) and named. The file is written whole (a temporary file, then
@@ -17,17 +20,30 @@ takes a new one.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
 from daemon.api.tokens import Principal
-from daemon.config import ConfigError
+from daemon.floor.admin import (
+    BROKER_KEY,
+    REQUEST_HOURS,
+    Refused,
+    admin_parser,
+    fail,
+    load,
+    on_store,
+    principal,
+    record,
+    run_admin,
+    second_admin,
+)
+from daemon.floor.admin import parser as floor_parser
 from daemon.floor.brokerconf import (
     BrokerConfigError,
     Identity,
@@ -35,60 +51,83 @@ from daemon.floor.brokerconf import (
     TableAccess,
     broker_config,
 )
-from daemon.floor.config import FloorConfig, FloorSection, load_floor_config
-from daemon.floor.registry import Refused, _principal
+from daemon.floor.config import FloorSection
 from daemon.floor.store import Store
 from daemon.shipper.broker import JWT_MARK
 from daemon.shipper.nkey import NkeyError, make_seed, read_public_key
 
 
 async def set_broker_key(store: Store, who: Principal, table: str, nkey: str) -> str:
-    """Record `nkey` as `table`'s broker identity, as `who` (a floor admin); Refused if not.
-    Every attempt is a `floor_actions` row."""
+    """Record `nkey` as `table`'s broker identity, as `who` (a floor admin; a second one to
+    replace a key); Refused if not. Every attempt is a `floor_actions` row."""
     note = f"nkey {nkey[:12]}"
     conn = await store.writer()
     async with conn.transaction():
-        outcome: str | Refused
-        cur = await conn.execute(
-            "SELECT (SELECT nkey FROM broker_keys WHERE table_id = %s), "
-            "EXISTS (SELECT 1 FROM enrolled_tables WHERE table_id = %s), "
-            "(SELECT table_id FROM broker_keys WHERE nkey = %s)",
-            (table, table, nkey),
-        )
-        row = await cur.fetchone()
-        old, known, holder = (row[0], row[1], row[2]) if row else (None, False, None)
-        if who.role != "admin":
-            outcome = Refused(
-                f"{who.actor} is {who.role}; a table's broker key takes a floor admin"
-            )
-            why = f"refused: role {who.role}"
-        elif not known:
-            outcome = Refused(f"{table} is not enrolled: `tabled floor enrol {table}` first")
-            why = "refused: not enrolled"
-        elif holder is not None and holder != table:
-            outcome = Refused(f"that nkey is {holder}'s broker key; each table has its own")
-            why = f"refused: {holder}'s key"
-        elif old == nkey:
-            outcome = f"{table}'s broker key is already {nkey}"
-            why = "done: unchanged"
-        else:
-            await conn.execute(
-                "INSERT INTO broker_keys (table_id, nkey, added_by) VALUES (%s, %s, %s) "
-                "ON CONFLICT (table_id) DO UPDATE SET nkey = excluded.nkey, "
-                "added_by = excluded.added_by, added_at = now()",
-                (table, nkey, who.actor),
-            )
-            replaced = f" (replacing {old})" if old else ""
-            outcome = f"{table}'s broker key is {nkey}{replaced}; now `tabled floor broker-config`"
-            why = "done" + (f": replaced nkey {old[:12]}" if old else "")
-        await conn.execute(
-            "INSERT INTO floor_actions (actor, role, action, target, outcome, note) "
-            "VALUES (%s, %s, 'broker-key', %s, %s, %s)",
-            (who.actor, who.role, table[:200], why, note),
-        )
+        await conn.execute("SELECT pg_advisory_xact_lock(hashtext('broker-key:' || %s))", (table,))
+        outcome = await _set_key_tx(conn, who, table, nkey, note)
     if isinstance(outcome, Refused):
         raise outcome
     return outcome
+
+
+async def _set_key_tx(
+    conn: psycopg.AsyncConnection[Any], who: Principal, table: str, nkey: str, note: str
+) -> str | Refused:
+    cur = await conn.execute(
+        "SELECT (SELECT nkey FROM broker_keys WHERE table_id = %s), "
+        "EXISTS (SELECT 1 FROM enrolled_tables WHERE table_id = %s), "
+        "(SELECT table_id FROM broker_keys WHERE nkey = %s)",
+        (table, table, nkey),
+    )
+    row = await cur.fetchone()
+    old, known, holder = (row[0], row[1], row[2]) if row else (None, False, None)
+    refused: tuple[str, str] | None = None
+    if who.role != "admin":
+        refused = (f"role {who.role}", f"{who.actor} is {who.role}; a table's broker key takes a "
+                   "floor admin")  # fmt: skip
+    elif not known:
+        refused = ("not enrolled", f"{table} is not enrolled: `tabled floor enrol {table}` first")
+    elif holder is not None and holder != table:
+        refused = (f"{holder}'s key", f"that nkey is {holder}'s broker key; each table has its own")
+    if refused is not None:
+        await record(conn, who, "broker-key", table, f"refused: {refused[0]}", note)
+        return Refused(refused[1])
+    if old == nkey:
+        await record(conn, who, "broker-key", table, "done: unchanged", note)
+        return f"{table}'s broker key is already {nkey}"
+    if old is None:
+        await _store_key(conn, table, nkey, who.actor)
+        await record(conn, who, "broker-key", table, "done", note)
+        return f"{table}'s broker key is {nkey}; now `tabled floor broker-config`"
+    ask = (
+        "INSERT INTO broker_key_requests (table_id, nkey, requested_by) VALUES (%s, %s, %s)",
+        (table, nkey, who.actor),
+    )
+    first = await second_admin(conn, BROKER_KEY, who, table, nkey, note, ask)
+    if first is None:
+        return (
+            f"{table} has the broker key {old}: replacing it with {nkey} takes a second floor "
+            f"admin, who runs the same command within {REQUEST_HOURS} hours (asked by "
+            f"{who.actor})"
+        )
+    if isinstance(first, Refused):
+        return first
+    await _store_key(conn, table, nkey, f"{first}+{who.actor}")
+    await record(conn, who, "broker-key", table, f"done: asked by {first}, replaced {old[:12]}",
+                 note)  # fmt: skip
+    return (
+        f"{table}'s broker key is {nkey}, replacing {old} (asked by {first}, confirmed by "
+        f"{who.actor}); now `tabled floor broker-config`"
+    )
+
+
+async def _store_key(conn: psycopg.AsyncConnection[Any], table: str, nkey: str, by: str) -> None:
+    await conn.execute(
+        "INSERT INTO broker_keys (table_id, nkey, added_by) VALUES (%s, %s, %s) "
+        "ON CONFLICT (table_id) DO UPDATE SET nkey = excluded.nkey, "
+        "added_by = excluded.added_by, added_at = now()",
+        (table, nkey, by),
+    )
 
 
 async def broker_tables(store: Store) -> tuple[list[TableAccess], list[str]]:
@@ -137,33 +176,20 @@ def write_private(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _load(prog: str, path: str | None) -> FloorConfig:
-    try:
-        return load_floor_config(path)
-    except ConfigError as exc:
-        raise SystemExit(_fail(prog, str(exc), 2)) from None
-
-
-def _fail(prog: str, message: str, status: int) -> int:
-    print(f"{prog}: {message}", file=sys.stderr)
-    return status
-
-
 def nkey_main(argv: Sequence[str]) -> int:
     prog = "tabled floor nkey"
-    parser = argparse.ArgumentParser(
-        prog=prog, description="Make the floor's broker nkey seed at [floor] creds (mode 0600) "
-        "if there is none; print its public key on the last line.",
+    parser = floor_parser(
+        prog, "Make the floor's broker nkey seed at [floor] creds (mode 0600) if there is none; "
+        "print its public key on the last line.", "its [floor] creds",
     )  # fmt: skip
-    parser.add_argument("--config", help="floor config")
     args = parser.parse_args(argv)
-    config = _load(prog, args.config)
+    config = load(prog, args.config)
     if config.floor.creds is None:
-        return _fail(prog, 'set [floor] creds to the file for the floor\'s seed ("floor.nk")', 2)
+        return fail(prog, 'set [floor] creds to the file for the floor\'s seed ("floor.nk")', 2)
     try:
         public, made = make_seed(config.floor.creds, "floor.creds")
     except NkeyError as exc:
-        return _fail(prog, str(exc), 2)
+        return fail(prog, str(exc), 2)
     print(f"floor: nkey seed {config.floor.creds} ({'made' if made else 'already there'})")
     print(public)
     return 0
@@ -171,47 +197,27 @@ def nkey_main(argv: Sequence[str]) -> int:
 
 def key_main(argv: Sequence[str]) -> int:
     prog = "tabled floor broker-key"
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description="Record an enrolled table's broker key (the nkey `tabled feed nkey` prints "
-        "on the table), as a floor admin: the token is read from $TABLED_TOKEN or --token-file.",
-    )
-    parser.add_argument("table", help="the table's id")
-    parser.add_argument("--nkey", required=True, help="the table's nkey public key: U...")
-    parser.add_argument("--config", help="floor config (its database and tokens file)")
-    parser.add_argument("--token-file", type=Path, help="read the token here (else $TABLED_TOKEN)")
-    args = parser.parse_args(argv)
-    config = _load(prog, args.config)
+    args = admin_parser(
+        prog, "Record an enrolled table's broker key (the nkey `tabled feed nkey` prints on the "
+        "table), as a floor admin (replacing one takes two)",
+        "--nkey", "the table's nkey public key: U...",
+    ).parse_args(argv)  # fmt: skip
+    config = load(prog, args.config)
     try:
         Identity(nkey=args.nkey).check(f"table {args.table}")
-        who = _principal(config.api.tokens_file, args.token_file)
+        who = principal(config.api.tokens_file, args.token_file)
     except (BrokerConfigError, Refused) as exc:
-        return _fail(prog, str(exc), 2)
-
-    async def run() -> int:
-        store = Store(config.floor.database, config.floor.subject_prefix)
-        try:
-            await store.migrate()
-            print(await set_broker_key(store, who, args.table, args.nkey))
-        except Refused as exc:
-            return _fail(prog, str(exc), 3)
-        except psycopg.Error as exc:
-            return _fail(prog, f"database: {str(exc).strip()}", 1)
-        finally:
-            await store.close()
-        return 0
-
-    return asyncio.run(run())
+        return fail(prog, str(exc), 2)
+    return run_admin(prog, config, lambda store: set_broker_key(store, who, args.table, args.nkey))
 
 
 def config_main(argv: Sequence[str]) -> int:
     prog = "tabled floor broker-config"
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description="Write nats-server's accounts for the enrolled tables and the floor, each "
-        "allowed only its own (docs/floor.md, 'The broker'), and the server's TLS if given.",
-    )
-    parser.add_argument("--config", help="floor config (its database, stream, [floor] identity)")
+    parser = floor_parser(
+        prog, "Write nats-server's accounts for the enrolled tables and the floor, each allowed "
+        "only its own (docs/floor.md, 'The broker'), and the server's TLS if given.",
+        "its database, stream, [floor] identity",
+    )  # fmt: skip
     parser.add_argument("--out", type=Path, help="write here, mode 0600 (default: stdout)")
     parser.add_argument("--tls-cert", type=Path, help="the server's certificate (PEM)")
     parser.add_argument("--tls-key", type=Path, help="the server's key (PEM)")
@@ -220,39 +226,31 @@ def config_main(argv: Sequence[str]) -> int:
         "--verify", action="store_true", help="require a client certificate from that CA"
     )
     args = parser.parse_args(argv)
-    config = _load(prog, args.config)
+    config = load(prog, args.config)
     tls = None
     if (args.tls_cert is None) != (args.tls_key is None):
-        return _fail(prog, "--tls-cert and --tls-key go together", 2)
+        return fail(prog, "--tls-cert and --tls-key go together", 2)
     if args.tls_cert is not None:
         tls = ServerTls(args.tls_cert.resolve(), args.tls_key.resolve(),
                         args.tls_ca.resolve() if args.tls_ca else None, args.verify)  # fmt: skip
     elif args.tls_ca is not None or args.verify:
-        return _fail(prog, "--tls-ca and --verify go with --tls-cert and --tls-key", 2)
+        return fail(prog, "--tls-ca and --verify go with --tls-cert and --tls-key", 2)
     try:
         floor = floor_identity(config.floor)
     except BrokerConfigError as exc:
-        return _fail(prog, str(exc), 2)
-
-    async def run() -> tuple[list[TableAccess], list[str]]:
-        store = Store(config.floor.database, config.floor.subject_prefix)
-        try:
-            await store.migrate()
-            return await broker_tables(store)
-        finally:
-            await store.close()
+        return fail(prog, str(exc), 2)
 
     try:
-        tables, missing = asyncio.run(run())
+        tables, missing = asyncio.run(on_store(config, broker_tables))
         section = config.floor
         text = broker_config(
             tables, floor, stream=section.stream, prefix=section.subject_prefix,
             durable=section.durable, tls=tls,
         )  # fmt: skip
     except psycopg.Error as exc:
-        return _fail(prog, f"database: {str(exc).strip()}", 1)
+        return fail(prog, f"database: {str(exc).strip()}", 1)
     except BrokerConfigError as exc:
-        return _fail(prog, str(exc), 2)
+        return fail(prog, str(exc), 2)
     if missing:
         text += "# Enrolled without a broker key (cannot connect): " + ", ".join(missing) + "\n"
     if args.out is None:
@@ -261,7 +259,7 @@ def config_main(argv: Sequence[str]) -> int:
         try:
             write_private(args.out, text)
         except OSError as exc:
-            return _fail(prog, f"--out {args.out}: {exc.strerror or exc}", 1)
+            return fail(prog, f"--out {args.out}: {exc.strerror or exc}", 1)
     summary = f"{len(tables)} table(s) and the floor"
     if missing:
         summary += (

@@ -31,6 +31,7 @@ from daemon.floor.consumer import Consumer
 from daemon.floor.integrity import run_every
 from daemon.floor.store import Store, dumps
 from daemon.logging import configure_logging
+from daemon.safetext import safe_lines
 from daemon.shipper.broker import FeedError, auth_options
 
 log = structlog.get_logger("tabled.floor")
@@ -175,7 +176,7 @@ def report_main(argv: Sequence[str]) -> int:
         finally:
             await store.close()
         if args.format == "csv":
-            sys.stdout.write(report_csv(sections))
+            sys.stdout.write(safe_lines(report_csv(sections)))
         else:
             sys.stdout.write(json.dumps(json.loads(dumps(sections)), indent=1) + "\n")
         return 0

@@ -16,6 +16,7 @@ from daemon.cli_progress import Progress
 from daemon.journal.anchor import AnchorRefused, anchored_head
 from daemon.journal.format import journal_files
 from daemon.journal.verifier import TORN, VerifyResult, verify
+from daemon.safetext import safe
 
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE, EXIT_TORN = 0, 1, 2, 3
 
@@ -102,7 +103,7 @@ def main(argv: list[str]) -> int:
             f"seq {result.first_seq}..{result.last_seq}, head {result.head}"
         )
     else:
-        print(result.problem.describe())
+        print(safe(result.problem.describe()))
         print(f"  {result.problem.file}")
         print(
             f"  {result.events} events verified before it "

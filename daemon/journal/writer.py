@@ -60,6 +60,7 @@ from daemon.journal.format import (
     make_record,
     parse_file_name,
 )
+from daemon.journal.private import FOLDER_MODE, line_file_mode, make_private
 from daemon.journal.reader import TornTail, replay
 from daemon.journal.recovery import check_chain, resume
 from daemon.journal.subscription import JournalClosed, Subscription
@@ -216,14 +217,17 @@ class Journal:
 
     def _start(self) -> None:
         created = not self.dir.exists()
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
         if created and self._durable:
             fsync_dir(self.dir.parent)
-        self._lock_fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        self._lock_fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise JournalLocked(f"{self.dir}: the journal is open in another process") from None
+        tightened = make_private(self.dir)  # hidden cards: the daemon's user's alone
+        if tightened:
+            get_logger("daemon.journal").warning("journal.tightened", changed=tightened)
         self._key = load_key(self.dir, create=True)
         files = journal_files(self.dir)
         check_chain(self.dir, self._key, files)
@@ -253,6 +257,7 @@ class Journal:
                 "durability": self.config.durability,
                 "pid": os.getpid(),
                 "version": __version__,
+                **({"tightened": tightened} if tightened else {}),
             },
             commit=True,
         )
@@ -466,7 +471,7 @@ class Journal:
                 # A sync in flight may still hold this descriptor; the next sync closes it.
                 self._retired.append(self._fd)
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-            self._fd = os.open(path, flags, 0o644)
+            self._fd = os.open(path, flags, line_file_mode(self.dir))
             if self._durable:
                 fsync_dir(self.dir)
         except OSError as exc:
@@ -567,6 +572,23 @@ class Journal:
                 start = from_seq - self._recent[0].seq
                 return iter(list(itertools.islice(self._recent, start, None)))
         return self._replay_files(from_seq, last)
+
+    def durable_records(self, from_seq: int, limit: int) -> list[Record] | None:
+        """Up to `limit` durable records from `from_seq` on, from memory (the last
+        `RECENT_RECORDS` appended), none past `durable_seq`: what a feed ships without reading
+        a file. None when `from_seq` is older than memory holds (read the files then)."""
+        upto = self._durable_seq
+        if from_seq > upto or limit < 1:
+            return []
+        recent = self._recent
+        with self._lock:
+            if not recent or from_seq < recent[0].seq:
+                return None
+            # Taken from the newest end: a feed that keeps up asks for the last few.
+            back = recent[-1].seq - from_seq + 1
+            taken = list(itertools.islice(reversed(recent), back))
+        taken.reverse()
+        return taken[: min(limit, upto - from_seq + 1)]
 
     def _replay_files(self, from_seq: int, last: int) -> Iterator[Record]:
         for record in replay(self.dir, from_seq=from_seq):

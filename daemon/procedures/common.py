@@ -187,9 +187,13 @@ OVERRIDES: dict[str, tuple[str, str]] = {
     "replace_device": ("Replace a device", "更換設備"),
     "void_deal": ("Void the deal", "作廢此次發牌"),
     "void_round": ("Void the round", "作廢本局"),
+    "correct_arrangement": ("Correct a placed hand", "更正已排入三道的牌"),
 }
 # The proposals that undo a round: a second, different supervisor approves them.
 VOIDS = frozenset({"void_deal", "void_round"})
+# The proposals that change what a round's settlement reads once it lies open to everyone (an
+# open hand's rows, final once placed): a supervisor's, a second named supervisor approves.
+CORRECTIONS = frozenset({"correct_arrangement"})
 
 
 class _Decided:

@@ -321,11 +321,6 @@ class Engine:
         self.machine.set_state(phase)
 
     @classmethod
-    def machine_data(cls) -> tuple[list[Enum], list[dict[str, Any]], Enum]:
-        """States, transitions and initial state: what both the procedure and diagrams use."""
-        return list(cls.Phase), cls.TRANSITIONS, cls.INITIAL
-
-    @classmethod
     def machine_rows(cls) -> list[dict[str, Any]]:
         """`TRANSITIONS` as the machine is given them: a row that leads from its one phase back
         to that phase is an internal transition (`dest` None), which `transitions` fires

@@ -3,11 +3,13 @@ regulation allows); the table holds it pending and changes nothing until a super
 or rejects it, with a reason; both actors are journaled (house rule H4).
 
 Two supervisors (a proposer and a second, named one who approves) for what undoes a round
-(`void_round`, `void_deal`, H5) and for a device replaced by another of the same approved build
-(`replace_device`): a device whose serial is not the one the table identified is never healthy
-(DOMAIN R4, daemon.table.devices) until a supervisor proposes it in its place and a second
-approves; `device.replaced` names both, the old serial and the new. Any other difference (make,
-model, firmware, its hash) or a build the approved list does not name cannot be proposed.
+(`void_round`, `void_deal`, H5), for what corrects an open hand's rows once placed (the
+`CORRECTIONS`: a hand is final once open, so the dealer alone never places it again), and for
+a device replaced by another of the same approved build (`replace_device`): a device whose
+serial is not the one the table identified is never healthy (DOMAIN R4,
+daemon.table.devices) until a supervisor proposes it in its place and a second approves;
+`device.replaced` names both, the old serial and the new. Any other difference (make, model,
+firmware, its hash) or a build the approved list does not name cannot be proposed.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from daemon.procedures.checkpoint import clone
-from daemon.procedures.common import HOUSE_FAULTS, HOUSE_OVERRIDE, HOUSE_VOID, VOIDS
+from daemon.procedures.common import (
+    CORRECTIONS,
+    HOUSE_FAULTS,
+    HOUSE_OVERRIDE,
+    HOUSE_VOID,
+    VOIDS,
+)
 from daemon.procedures.engine import Hooks, bind
 from daemon.procedures.faults import WithFaults
 from daemon.procedures.payload import Refused, need, text
@@ -100,6 +108,8 @@ class WithOverrides(WithFaults):
             raise Refused(HOUSE_OVERRIDE, "no proposal is pending a supervisor's decision")
         void = self.override["kind"] in VOIDS
         article = HOUSE_VOID if void else HOUSE_OVERRIDE
+        if self.override["kind"] in CORRECTIONS:
+            article = str(self.override["article"])  # the game's article the correction keeps
         text(payload, "reason", article)
         # Two persons: whoever proposed does not decide, under whatever role they sign in.
         actor, proposer = self._admitting or "", str(self.override["proposed_by"])
@@ -110,6 +120,10 @@ class WithOverrides(WithFaults):
         if self.override["kind"] == REPLACE and _person(actor) is None:
             raise Refused(
                 HOUSE_FAULTS, "a replacement is decided by a named supervisor (supervisor:<id>)"
+            )
+        if self.override["kind"] in CORRECTIONS and _person(actor) is None:
+            raise Refused(
+                article, "a correction is decided by a named supervisor (supervisor:<id>)"
             )
 
     def _check_approve_override(self, payload: Mapping[str, Any], now: float) -> None:

@@ -38,6 +38,7 @@ from daemon.journal.format import (
     last_complete_line,
     parse_file_name,
 )
+from daemon.safetext import safe
 from daemon.shipper.config import FeedConfig
 from daemon.shipper.cursor import (
     ShipperLocked,
@@ -237,7 +238,7 @@ def _status(args: argparse.Namespace) -> int:
     else:
         print(f"broker: NOT reachable ({', '.join(feed.servers)})")
     if "error" in broker:
-        print(f"problem: {broker['error']}")
+        print(f"problem: {safe(broker['error'])}")
     for f in files:
         mark = "shipped, safe to archive" if f["shipped"] else "NOT fully shipped: keep"
         print(f"  {f['file']}  seq {f['first_seq']}..{f['last_seq']}  {mark}")
@@ -262,7 +263,7 @@ def _ship(args: argparse.Namespace) -> int:
     if done:
         print(f"shipped: cursor {status.cursor}, journal head {journal_head(directory)}")
         return EXIT_OK
-    print(f"tabled feed ship: {status.last_error or 'stopped'}", file=sys.stderr)
+    print(f"tabled feed ship: {safe(status.last_error or 'stopped')}", file=sys.stderr)
     return EXIT_FEED
 
 
@@ -302,7 +303,7 @@ def _replay(args: argparse.Namespace) -> int:
         f"{result['duplicates']} already in the stream, {result['refused']} refused"
     )
     for reason in result["reasons"]:
-        print(f"  refused: {reason}", file=sys.stderr)
+        print(f"  refused: {safe(reason)}", file=sys.stderr)
     return EXIT_OK if not result["refused"] else EXIT_FEED
 
 

@@ -1,7 +1,9 @@
 """The shipper: the table's journal, line by line, into a NATS JetStream stream, exactly once.
 
-The journal is the outbox. The shipper reads its files from the cursor (the last seq JetStream
-acknowledged, `daemon.shipper.cursor`), publishes each durable line on
+The journal is the outbox. The shipper takes its durable lines from the cursor on (the last seq
+JetStream acknowledged, `daemon.shipper.cursor`): from the journal's memory while the table runs
+(`Journal.durable_records`, their exact bytes), from its files when it must reach further back
+(`daemon.shipper.tail`). It publishes each durable line on
 ``<prefix>.<table>.<event>`` with ``Nats-Msg-Id: <table>:<seq>`` and the line's exact bytes as
 the body, keeps at most `window` messages unacknowledged, and moves the cursor only over
 acknowledged seqs. Anything that goes wrong (the broker down, a timeout, a refused connection, a
@@ -12,10 +14,12 @@ JetStream drops a resend within the window by its message id.
 
 It runs in its own thread with its own event loop (`start`/`stop`), so the table's loop never
 waits for it or for the network; it wakes when the journal makes lines durable (a journal
-subscription), and reads only lines the journal has made durable, so a line it sends can never
-be rolled back by a power loss. `status()` is its state for /metrics, /api/health and
-`tabled status`; its own events go to the journal (`feed.degraded`, `feed.recovered`,
-`feed.refused`), rate-limited, and so to the stream too.
+subscription), and takes only lines the journal has made durable, so a line it sends can never
+be rolled back by a power loss. Each line has its own acknowledgement (docs/floor.md: a
+duplicate must be seen to keep the real line), taken off the client's parser in batches.
+`status()` is its state for /metrics, /api/health and `tabled status`; its own events go to
+the journal (`feed.degraded`, `feed.recovered`, `feed.refused`), rate-limited, and so to the
+stream too.
 
 With the table's signing key it also publishes **signed heads** of the chain
 (`daemon.journal.provenance`) on ``<prefix>.<table>.head``: after the lines it sends, one every
@@ -39,8 +43,9 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from daemon import eventloop
 from daemon.journal.format import JournalCorrupt
 from daemon.logging import get_logger
 from daemon.shipper.broker import (
@@ -68,7 +73,6 @@ from daemon.shipper.tail import JournalTail, Line, line_ts
 
 if TYPE_CHECKING:
     from nats.aio.client import Client
-    from nats.aio.msg import Msg
     from nats.js.client import JetStreamContext
 
     from daemon.journal import Journal
@@ -86,7 +90,7 @@ POLL_SECONDS = 0.05  # without a journal to wake it (shipping files of a stopped
 # A durable line waits up to this long for the lines that usually follow it (a round journals
 # in bursts), unless this many are waiting: fewer, larger batches cost less CPU per line, for a
 # little latency.
-LINGER_SECONDS = 0.002
+LINGER_SECONDS = 0.010
 LINGER_LINES = 256
 # A signed head at most this often while lines flow (and this long after the last line sent):
 # a line is proven at the floor within about this, its batch and the floor's fetch.
@@ -94,6 +98,8 @@ HEAD_SECONDS = 1.0
 # ... and one at least every this many lines sent (a backlog after an outage ships tens of
 # thousands of lines a second: the floor proves them as they come instead of holding them).
 HEAD_LINES = 1000
+# The pump is woken by this many acknowledgements waiting even before the last line's comes.
+ACKS_WAKE = 64
 
 
 def _head_of(body: bytes, key: TableKey | None) -> tuple[str | None, bool]:
@@ -110,6 +116,15 @@ def _head_of(body: bytes, key: TableKey | None) -> tuple[str | None, bool]:
         and verify_head(head, key.private.public_key())
     )
     return head.hash, ours
+
+
+class Ack(NamedTuple):
+    """A JetStream acknowledgement as `_take_ack` reads it (the fields of nats-py's `Msg` it
+    uses)."""
+
+    subject: str
+    data: bytes
+    headers: dict[str, str] | None
 
 
 def _wall(ts: str) -> float | None:
@@ -169,6 +184,12 @@ class Shipper:
         self._duplicates: dict[int, int] = {}
         self._conflicted: set[int] = set()  # seqs journaled as conflicts by this shipper
         self._resend: deque[Line] = deque()
+        # Acknowledgements as they came off the wire (subject, body, raw headers), unread.
+        self._acks: list[tuple[bytes, bytes, bytes | None]] = []
+        self._oldest_of = -1  # the seq `oldest_unacked_wall` was last read from
+        self._last_ack_subject = b"."  # the end of the last line's ack subject: `.SEQ`
+        self._flowing = False  # lines keep coming: the journal watcher paces the batches
+        self._batch_at = 0.0  # when the last batch was sent (monotonic)
         self._tail = JournalTail(self.dir)
         self._tail_ready = False
         self._problem: BaseException | None = None
@@ -199,7 +220,7 @@ class Shipper:
 
     def _thread_main(self) -> None:
         try:
-            asyncio.run(self.run())
+            eventloop.run(self.run())  # uvloop's: a loop turn costs less than asyncio's
         except Exception as exc:  # the table must not notice: say it, stop shipping
             self._status.state = "stopped"
             self._status.last_error = f"the shipper stopped: {exc!r}"
@@ -287,8 +308,10 @@ class Shipper:
                 subscription.close()
             while journal.durable_seq > seen:
                 seen = journal.durable_seq
+                self._flowing = True  # this cadence is the lines' linger: the pump sends at once
                 self._wake.set()
                 await asyncio.sleep(LINGER_SECONDS)
+            self._flowing = False
 
     def _stopping(self) -> bool:
         return self._stop_requested.is_set()
@@ -373,6 +396,7 @@ class Shipper:
         self._inflight.clear()
         self._sent_at.clear()
         self._done.clear()
+        self._acks.clear()  # the lost connection's: its lines are sent again
         # Only a run without a hole is resent from memory; from the first seq missing (or if the
         # run does not end where the tail stands) the journal is read again: a line is never
         # passed over because it was in neither place.
@@ -431,7 +455,7 @@ class Shipper:
         self._advance_to(seq)
         self._resend = deque(x for x in self._resend if x.seq > seq)
         if self._tail_ready and self._tail.next_seq <= seq and not self._resend:
-            self._tail.seek(seq + 1)
+            self._tail.position(seq + 1)
 
     def _advance_to(self, seq: int) -> None:
         if seq <= self._acked:
@@ -448,7 +472,8 @@ class Shipper:
         js = nc.jetstream(timeout=self.feed.ack_timeout_seconds)
         self._problem = None
         self._duplicates.clear()
-        await nc.subscribe(inbox + ".*", cb=self._on_ack)
+        subscription = await nc.subscribe(inbox + ".*")
+        self._take_acks_of(nc, subscription._id)
         self._ensure_tail()
         self._recovered()
         await self._head_after_connect(nc)
@@ -458,9 +483,7 @@ class Shipper:
             if self._problem is not None:
                 problem, self._problem = self._problem, None
                 raise problem
-            if self._duplicates:
-                await self._check_duplicates(js)
-            self._collect()
+            await self._answers(nc, js)
             room = (1 if self._probing else window) - len(self._inflight)
             hold = self._hold() if room > 0 else 0.0
             if hold > 0:
@@ -492,11 +515,13 @@ class Shipper:
                 timeout = POLL_SECONDS
             if head_wait is not None:
                 timeout = min(timeout, head_wait)
-            if sent:
-                await asyncio.sleep(0)  # let the acknowledgements in
-            else:
+            if not sent or self._inflight:
+                # Woken by the journal's new lines, by the acknowledgement of the last line
+                # sent (or of many), by a problem; `asyncio.timeout`, not `wait_for`: no task
+                # made a wait.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), timeout)
+                    async with asyncio.timeout(timeout):
+                        await self._wake.wait()
 
     def _hold(self) -> float:
         """How long to let a small batch of durable lines wait for more (0: send now)."""
@@ -508,6 +533,10 @@ class Shipper:
         if self._stopping() or self._probing or self._resend or waiting >= LINGER_LINES:
             return 0.0
         now = time.monotonic()
+        if self._flowing:
+            # Lines keep coming (the watcher polls every LINGER_SECONDS): one batch a linger,
+            # whatever woke the pump (an acknowledgement, the watcher).
+            return self._batch_at + LINGER_SECONDS - now
         if self._unsent_since is None:
             self._unsent_since = now
         return self._unsent_since + LINGER_SECONDS - now
@@ -532,7 +561,7 @@ class Shipper:
             self._sent_at[line.seq] = now
             lines.append(line)
         if len(lines) < room:
-            lines.extend(self._tail.read(self._head(), room - len(lines)))
+            lines.extend(self._read(room - len(lines)))
         if not lines:
             return 0
         # The HPUB frames of the whole batch are built here and handed to the client at once:
@@ -559,11 +588,34 @@ class Shipper:
                 )
             )  # fmt: skip
         self._last_sent = lines[-1]
+        self._last_ack_subject = b".%d" % lines[-1].seq
+        self._batch_at = now
         if frames:
             self._status.sent_total += len(frames)
             await nc._send_command(b"".join(frames))
             await nc._flush_pending()
         return len(lines)
+
+    def _read(self, limit: int) -> list[Line]:
+        """Up to `limit` durable lines from where the tail stands: from the journal's memory
+        (the records it made durable, their bytes and hashes) while it holds them, else from
+        the files (after an outage longer than memory, or a stopped table's)."""
+        tail, journal = self._tail, self.journal
+        if journal is not None:
+            records = journal.durable_records(tail.next_seq, limit)
+            if records is not None:
+                if not records:
+                    return []
+                first, last = records[0], records[-1]
+                known = tail.prev_hash
+                if known is not None and first.prev.encode() != known:
+                    raise JournalCorrupt(
+                        f"{self.dir}: seq {first.seq} in the journal's memory does not follow the "
+                        f"line shipped before it; run `tabled verify-log {self.dir}`"
+                    )
+                tail.position(last.seq + 1, last.hash.encode())
+                return [Line(r.seq, r.event, r.line) for r in records]
+        return tail.read(self._head(), limit)
 
     async def _publish_head(self, nc: Client, seq: int, data: bytes) -> None:
         if self.key is None:
@@ -600,14 +652,69 @@ class Shipper:
             self._last_sent = Line(self._acked, "", data)
             await self._publish_head(nc, self._acked, data)
 
-    async def _on_ack(self, msg: Msg) -> None:
-        try:
-            self._take_ack(msg)
-        except Exception as exc:  # the client would swallow it: make it the pump's failure
-            self._problem = FeedError(f"handling an acknowledgement: {exc!r}")
-        self._wake.set()
+    def _take_acks_of(self, nc: Client, sid: int) -> None:
+        """The acknowledgements (on this connection's inbox subscription `sid`) are taken from
+        the client's protocol parser as they come, into a list the pump reads in one go: the
+        client's own path (headers parsed, a `Msg` built, a queue and a task, a callback) cost
+        more CPU than everything else the shipper does per line."""
+        process_msg = nc._process_msg
+        acks, wake = self._acks, self._wake
 
-    def _take_ack(self, msg: Msg) -> None:
+        async def take(
+            msg_sid: int, subject: bytes, reply: bytes, data: bytes, headers: bytes
+        ) -> None:
+            # `headers` is None for a message without (nats-py's own annotation says bytes).
+            if msg_sid != sid:
+                await process_msg(msg_sid, subject, reply, data, headers)
+                return
+            acks.append((subject, data, headers))
+            # The pump is woken once the last line sent is answered (acknowledgements come in
+            # order), or many are waiting, or an answer is not a plain PubAck: one turn of the
+            # loop a batch, not one an answer.
+            if (
+                subject.endswith(self._last_ack_subject)
+                or len(acks) >= ACKS_WAKE
+                or headers is not None
+                or b'"duplicate"' in data
+            ):
+                wake.set()
+
+        nc._process_msg = take  # type: ignore[method-assign,assignment]
+
+    async def _answers(self, nc: Client, js: JetStreamContext) -> None:
+        """Take the acknowledgements come since, check the duplicates, move the cursor."""
+        if self._acks:
+            await self._take_acks(nc)
+        if self._duplicates:
+            await self._check_duplicates(js)
+        self._collect()
+
+    async def _take_acks(self, nc: Client) -> None:
+        acks = self._acks[:]
+        self._acks.clear()
+        inflight, done = self._inflight, self._done
+        for subject, data, headers in acks:
+            try:
+                seq = int(subject[subject.rindex(b".") + 1 :])
+            except ValueError:
+                continue
+            if (
+                headers is None
+                and data.startswith(b'{"stream"')
+                and b'"error"' not in data
+                and b'"duplicate"' not in data
+            ):
+                if seq in inflight:
+                    done.add(seq)  # a PubAck: {"stream":"TABLED","seq":N}
+                continue
+            # Anything else (a duplicate, an error, a status), rarely: read as the client would.
+            ack = Ack(subject.decode(), data, await nc._process_headers(headers))
+            try:
+                self._take_ack(ack)
+            except Exception as exc:
+                raise FeedError(f"handling an acknowledgement: {exc!r}") from exc
+
+    def _take_ack(self, msg: Ack) -> None:
         try:
             seq = int(msg.subject.rpartition(".")[2])
         except ValueError:
@@ -790,7 +897,7 @@ class Shipper:
     def _ensure_tail(self) -> None:
         if not self._tail_ready:
             start = self._resend[-1].seq + 1 if self._resend else self._acked + 1
-            self._tail.seek(start)
+            self._tail.position(start)  # the files are read only if memory cannot serve
             self._tail_ready = True
 
     def _update_oldest(self) -> None:
@@ -802,13 +909,21 @@ class Shipper:
         elif self._resend:
             first = self._resend[0]
         elif self._tail_ready and (self.journal is None or self.status().lag_lines > 0):
-            data = self._tail.peek()
-            first = Line(0, "", data) if data is not None else None
+            records = None
+            if self.journal is not None:
+                records = self.journal.durable_records(self._tail.next_seq, 1)
+            if records:
+                first = Line(records[0].seq, records[0].event, records[0].line)
+            elif records is None:
+                data = self._tail.peek()
+                first = Line(0, "", data) if data is not None else None
         if first is None:
             self._status.oldest_unacked_wall = None
-            return
-        with contextlib.suppress(ValueError, UnicodeDecodeError):
-            self._status.oldest_unacked_wall = _wall(line_ts(first.data))
+            self._oldest_of = -1
+        elif first.seq != self._oldest_of or not first.seq:  # read once a line
+            self._oldest_of = first.seq
+            with contextlib.suppress(ValueError, UnicodeDecodeError):
+                self._status.oldest_unacked_wall = _wall(line_ts(first.data))
         if self.journal is None:
             self._status.head = max(self._status.head, self._acked, self._tail.next_seq - 1)
 

@@ -39,12 +39,6 @@ async def stop_feed(shipper: Shipper | None) -> None:
         await shipper.stop_async()
 
 
-def with_feed(app: Any, shipper: Shipper | None) -> Any:
-    """The API app, told of the shipper: /api/health and /metrics show its state."""
-    app.state.feed = shipper
-    return app
-
-
 def metrics_text(status: FeedStatus, table: str) -> str:
     """Prometheus text exposition (0.0.4) of the feed's state."""
     label = '{table="' + table.replace("\\", "\\\\").replace('"', '\\"') + '"}'

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from daemon.api.metrics import LatencyHistogram
@@ -26,8 +26,8 @@ from daemon.journal import JournalError
 from daemon.procedures.base import DeviceCommand
 from daemon.table.common import Fed, TableError
 from daemon.table.intake import take_events
-from drivers.adapter import DeviceAdapter, ProcedureInput
-from drivers.base import DeviceDriver
+from drivers.adapter import DeviceAdapter, ProcedureInput, adapter_class
+from drivers.base import ApprovedBuild, DeviceDriver, driver_class, is_approved
 from drivers.events import (
     CommandRefused,
     DeviceError,
@@ -41,8 +41,8 @@ from drivers.events import (
     LinkUp,
     NotApproved,
 )
+from drivers.kinds import DeviceKind, find
 from drivers.mailbox import Mailbox
-from drivers.registry import adapter_class, driver_class
 
 if TYPE_CHECKING:
     from daemon.table.runtime import Table
@@ -50,8 +50,9 @@ if TYPE_CHECKING:
 IDENTITY_FIELDS = ("make", "model", "serial", "firmware", "firmware_hash")
 
 
-def identity_of(driver: DeviceDriver) -> dict[str, Any]:
-    """The device's identity as `device_identified` carries it (and the API shows it)."""
+def identity_of(driver: DeviceDriver, approved: bool | None) -> dict[str, Any]:
+    """The device's identity as `device_identified` carries it (and the API shows it), with the
+    table's verdict on its build (`DeviceHost.approval`)."""
     identity = driver.identity
     if identity is None:
         return {"device": driver.name, "approved": False}
@@ -59,10 +60,8 @@ def identity_of(driver: DeviceDriver) -> dict[str, Any]:
         "device": driver.name,
         # No approved list configured (None) is journaled as such and admitted; a list that
         # does not name the build (False) keeps the device out of play.
-        "approved": driver.approved is not False,
-        "approval": {True: "listed", False: "not listed", None: "no list configured"}[
-            driver.approved
-        ],
+        "approved": approved is not False,
+        "approval": {True: "listed", False: "not listed", None: "no list configured"}[approved],
         "make": identity.make,
         "model": identity.model,
         "serial": identity.serial,
@@ -79,6 +78,10 @@ class DeviceHost:
         self.drivers: dict[str, DeviceDriver] = dict(drivers or {})
         self.adapters: dict[str, DeviceAdapter] = {}
         self.missing: dict[str, str] = {}
+        # The builds the config approves for each device the table built: the table's own
+        # verdict on a build is taken from these, never from a driver's (`approval`).
+        self._approved: dict[str, Sequence[ApprovedBuild]] = {}
+        self._kinds: dict[str, DeviceKind] = {}  # the kind of each device the table built
         self.round_trips: dict[str, LatencyHistogram] = {}
         self._commands: dict[str, Mailbox[DeviceCommand]] = {}
         self._busy: dict[str, int] = {}
@@ -95,21 +98,29 @@ class DeviceHost:
             if not device.enabled or name in self.drivers:
                 continue
             try:
-                cls = driver_class(name)
+                cls = driver_class(device.kind)
             except LookupError as exc:
                 self.missing[name] = str(exc)
                 table.log.error("table.driver_missing", device=name, error=str(exc))
                 continue
             self.drivers[name] = cls.from_config(device, clock=table.driver_clock)
+            self._approved[name] = device.approved
+            self._kinds[name] = find(device.kind)
         actions = frozenset(type(table.procedure).ACTIONS)
         for name, driver in self.drivers.items():
-            self.adapters[name] = adapter_class(name)(driver, actions)
+            self.adapters[name] = self._adapter_class(name)(driver, actions)
             self._commands[name] = Mailbox()
             self._busy[name] = 0
             # Every exchange is sampled (status polls too, about one a second per device), not
             # only the few commands of a round.
             histogram = self.round_trips.setdefault(name, LatencyHistogram())
             driver.link.on_round_trip = histogram.observe
+
+    def _adapter_class(self, name: str) -> type[DeviceAdapter]:
+        """The adapter of the kind configured for device `name` (the kind named after it, for
+        a driver given to the table and not configured)."""
+        device = self.table.config.devices.get(name)
+        return adapter_class(device.kind if device else name)
 
     async def connect(self) -> None:
         for name, driver in self.drivers.items():
@@ -236,7 +247,7 @@ class DeviceHost:
             if procedure.state is self.table.phases.equipment_check and name in getattr(
                 procedure, "devices", ()
             ):
-                await self._input(driver, "device_identified", identity_of(driver), None)
+                await self._input(driver, "device_identified", self.identity(driver), None)
             return
         problem = self.identity_problem(driver)
         if problem is not None:
@@ -247,22 +258,43 @@ class DeviceHost:
                     # Which device is on the line: what two supervisors may approve in its
                     # place when only its serial differs and its build is approved
                     # (`replace_device`); an unapproved build is refused by name.
-                    fault["identity"] = identity_of(driver)
+                    fault["identity"] = self.identity(driver)
                 await self._input(driver, "fault_reported", fault, None)
             return
         await self.maybe_healthy(driver)
+
+    def approval(self, driver: DeviceDriver) -> bool | None:
+        """Whether the build on the line is one the config approves (None: no list, or not
+        identified yet), judged here from the identity the device reported: a driver's own
+        verdict (`driver.approved`) is not taken, so no driver, a plug-in's included
+        (docs/devices.md), can approve a build. A driver given to the table rather than built
+        from its config is judged against the builds it was given."""
+        identity = driver.identity
+        if identity is None:
+            return None
+        return is_approved(identity, self._approved.get(driver.name, driver.approved_builds))
+
+    def identity(self, driver: DeviceDriver) -> dict[str, Any]:
+        """The device's identity with the table's verdict on its build, and the kind that
+        drives it with the package (and version) that provides it (docs/devices.md): what
+        read the cards is on the record beside the firmware that did."""
+        identity = identity_of(driver, self.approval(driver))
+        kind = self._kinds.get(driver.name)
+        if kind is not None:
+            identity.update(kind=kind.name, driver=kind.origin)
+        return identity
 
     def identity_problem(self, driver: DeviceDriver) -> str | None:
         """Why the device now on the line is not the approved one the table opened with, or
         None. Before the table identified it, only the approved list can say."""
         if driver.identity is None:
             return "identity not read"
-        if driver.approved is False:
+        if self.approval(driver) is False:
             return "firmware not approved"
         known = getattr(self.table.procedure, "identified", {}).get(driver.name)
         if known is None:
             return None
-        now = identity_of(driver)
+        now = self.identity(driver)
         changed = [k for k in IDENTITY_FIELDS if known.get(k) != now[k]]
         return f"identity changed ({', '.join(changed)})" if changed else None
 
@@ -273,7 +305,7 @@ class DeviceHost:
         devices = getattr(procedure, "devices", ())
         for name, driver in self.drivers.items():
             if name in devices and name not in identified and driver.link_up:
-                identity = identity_of(driver)
+                identity = self.identity(driver)
                 self.table.spawn(self._input(driver, "device_identified", identity, None))
 
     # ---- health -----------------------------------------------------------------------------
@@ -348,6 +380,10 @@ class DeviceHost:
         self.table.log.debug(
             "table.device_command", device=name, command=command.command, **command.args
         )
+        if self.approval(driver) is False:  # never sent, whatever the driver would do
+            fault = {"device": name, "fault": "firmware not approved"}
+            await self._input(driver, "fault_reported", fault, None)
+            return
         try:
             await self.adapters[name].send(command.command, command.args)
         except CommandRefused as exc:

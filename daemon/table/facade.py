@@ -12,7 +12,7 @@ from daemon.api.facade import ActionSpec, TableMetrics
 from daemon.api.metrics import LatencyHistogram
 from daemon.procedures.base import role_of
 from daemon.table.common import TableError, TableStats
-from daemon.table.devices import DeviceHost, identity_of
+from daemon.table.devices import DeviceHost
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -127,8 +127,8 @@ class OperatorFacade:
                 entry["error"] = self.devices.missing.get(name, "disabled")
             else:
                 if driver.identity is not None:
-                    entry["identity"] = identity_of(driver)
-                entry["approved"] = driver.approved
+                    entry["identity"] = self.devices.identity(driver)
+                entry["approved"] = self.devices.approval(driver)
                 entry["counters"] = driver.link.counters.as_dict()
             out.append(entry)
         return out

@@ -3,13 +3,14 @@
 A device can send faster than the disk commits: unpaced, the shoe reader queues its card reports
 and sends each once the last is acknowledged, and the driver acknowledges a frame as it arrives
 (never waiting for the disk). When the pump comes back from a commit, the driver may hold dozens
-of events. Taking them one commit each costs one `fdatasync` and two thread hand-offs an event;
-`take_events` hands every event already received to the procedure in arrival order (`Table.stage`:
-no await, so nothing else comes in between), then makes them durable with one commit point
-(`Table.settle`), and only then acts on them: each input's device commands go out, in order, once
-it is durable, as with `Table.feed`. Nothing is skipped or reordered: an event the pump must
-handle itself (a link up, a door closed, a restart, a noisy line) first settles what was staged
-before it.
+of events. `take_events` hands every event already received to the procedure in arrival order
+(`Table.stage`: no await, so nothing else comes in between), then settles them together
+(`Table.settle`): when one of them commands a device, one commit point makes them durable and
+only then are they acted on, each input's device commands in order, as with `Table.feed`; when
+none does (card reads), nothing outside waits for them and their lines join the next commit
+point (docs/journal.md, "What is durable when"). Nothing is skipped or reordered: an event the
+pump must handle itself (a link up, a door closed, a restart, a noisy line) first settles what
+was staged before it.
 
 What became of an input is told to its adapter (`taken`) as soon as the procedure decided, before
 the next event is translated, as `feed` did: the adapter reads the procedure's answer, not the
@@ -79,10 +80,9 @@ async def take_events(
             continue
         if staged and (len(staged) >= MAX_GROUP or time.perf_counter() - since > YIELD_AFTER):
             if len(staged) >= MAX_GROUP:
-                await _settle(host, staged)
+                await _settle(host, staged)  # no wait when they command nothing: yield below
                 staged = []
-            else:
-                await asyncio.sleep(0)
+            await asyncio.sleep(0)
             since = time.perf_counter()
         if not table.running:
             adapter.taken(item, False)
@@ -107,7 +107,7 @@ async def take_events(
         staged.append(one)
     if staged:  # `_settle(host, staged)`, inline: one coroutine less an event
         with contextlib.suppress(TableError):
-            await table.settle(staged)
+            await table.settle(staged, answered=False)
 
 
 def _input_for(host: DeviceHost, name: str, event: DriverEvent) -> ProcedureInput | None:
@@ -137,4 +137,4 @@ async def _own(host: DeviceHost, name: str, event: DriverEvent, received: float)
 async def _settle(host: DeviceHost, staged: list[Staged]) -> None:
     # The journal failed: the table has failed (and says so); these inputs were never durable.
     with contextlib.suppress(TableError):
-        await host.table.settle(staged)
+        await host.table.settle(staged, answered=False)

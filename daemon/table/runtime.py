@@ -4,11 +4,12 @@
 queues the procedure's device commands (`daemon.table.devices`). Every accepted input is
 journaled as `table.input` (the replay record: action, actor, payload and the table time it
 carried), followed by the procedure's own events; the group ends in a commit point, so `feed`
-returns only when the whole group is on disk. A refused input is journaled as the procedure's
-`table.violation` and changes nothing. The input that ends a round also journals a
-`table.checkpoint` (`daemon.table.recovery`). `feed` is `stage` (decide and stage the lines, no
-await) then `settle` (the commit point, then the commands); the device pump stages a device's
-backlog and settles it with one commit point (`daemon.table.intake`).
+returns only when the whole group is on disk (a device's input that commands nothing joins the
+next commit point instead: `settle`, docs/journal.md "What is durable when"). A refused input is
+journaled as the procedure's `table.violation` and changes nothing. The input that ends a round
+also journals a `table.checkpoint` (`daemon.table.recovery`). `feed` is `stage` (decide and
+stage the lines, no await) then `settle` (the commit point, then the commands); the device pump
+stages a device's backlog and settles it together (`daemon.table.intake`).
 
 Table time (the `now` every input carries, and the deadlines the procedure keeps) is the wall
 clock read once at start, then advanced by the table's clock, and never earlier than the last
@@ -75,6 +76,17 @@ class Table(OperatorFacade):
     # loop lags <= 2 ms, bench/bench_slow_disk.py). True: on the loop, the peer that
     # benchmark compares with (every frame of every device waits for the disk).
     commit_on_loop: bool = False
+    # A device's input that commands nothing (a card read: the driver has acknowledged its frame
+    # on the link already, and nothing outside acts on it) is not synced on its own: its lines
+    # join the next commit point, which this timer brings at the latest (docs/journal.md,
+    # "What is durable when"). Effects never wait for it: theirs is at once.
+    GROUP_COMMIT_SECONDS: float = 0.005
+    # ... and a stream of them (an unpaced deal) is made durable this long after its first at
+    # the latest, however closely they follow each other.
+    GROUP_COMMIT_MAX_SECONDS: float = 0.05
+    # True: every input is a commit point waited for, as before issue 25 (the peer of
+    # bench/bench_cpu.py).
+    commit_every_input: bool = False
 
     def __init__(
         self,
@@ -127,6 +139,11 @@ class Table(OperatorFacade):
         self._timer: TimerHandle | None = None
         self._timer_deadline: float | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        # Inputs taken, not yet durable, that nothing outside waits for (`settle`), and the
+        # timer of the commit point that will cover them.
+        self._deferred: list[Staged] = []
+        self._group_timer: asyncio.TimerHandle | None = None
+        self._deferred_first = self._deferred_last = 0.0  # the loop's time
         # Who waits for the table to change (`wait_for`): each waiter's predicate and future.
         self._waiters: dict[asyncio.Future[None], Callable[[], bool]] | None = None
         self._closing = False
@@ -222,6 +239,9 @@ class Table(OperatorFacade):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._group_timer is not None:
+            self._group_timer.cancel()  # `table.stopped` below is the commit point
+            self._group_timer = None
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):
@@ -375,33 +395,110 @@ class Table(OperatorFacade):
             raise TableError(f"{action}: the procedure gave nothing to journal")
         return Staged(Fed(outcome, record.seq, item), before, procedure.state, received)
 
-    async def settle(self, staged: Sequence[Staged]) -> None:
-        """The second half of `feed`: one commit point for the inputs `stage` gave (in their
-        order), then, once they are durable, their bookkeeping and device commands."""
+    async def settle(self, staged: Sequence[Staged], *, answered: bool = True) -> None:
+        """The second half of `feed`: a commit point for the inputs `stage` gave (in their
+        order), then, once they are durable, their bookkeeping and device commands.
+
+        `answered`: the caller tells someone outside what became of them (an operator's
+        reply), so they are durable first. Without it (a device's events, which the driver has
+        acknowledged on the link already), inputs that command no device are not waited for:
+        their bookkeeping is done now and their lines join the next commit point, at most
+        `GROUP_COMMIT_SECONDS` later (`_defer`); nothing outside acts on them before that."""
         if not staged:
             return
+        if not (answered or self.commit_every_input or any(map(self._acts_outside, staged))):
+            self._defer(staged)
+            return
+        await self._commit(staged[-1].fed.seq)
+        for one in staged:
+            self._after(one.fed, one.before, one.after)
+        self._durable(staged)
+
+    def _acts_outside(self, one: Staged) -> bool:
+        # Device commands, or identification asked again on coming back to the equipment check.
+        if one.fed.outcome.commands:
+            return True
+        check = self.phases.equipment_check
+        return one.after is check and one.before is not check
+
+    async def _commit(self, seq: int) -> None:
         journal = self._journal()
         try:
             if self.journal_config.durability == "none" or self.commit_on_loop:
                 # No disk wait to take off the loop: a thread hop would only add latency.
-                journal.commit(staged[-1].fed.seq)
+                journal.commit(seq)
             else:
-                await journal.commit_async(staged[-1].fed.seq)
+                await journal.commit_async(seq)
         except JournalError as exc:
             self.fail(f"journal: {exc}")
             raise TableError(self.failure or str(exc)) from exc
+
+    def _durable(self, staged: Sequence[Staged] = ()) -> None:
+        """Inputs now durable: the deferred ones the commit covered first (they came before),
+        then `staged`; their frame-to-durable times, `on_durable`, and the waiters."""
+        journal = self.journal
+        deferred = self._deferred
+        if deferred and journal is not None:
+            upto = journal.durable_seq
+            done = 0
+            while done < len(deferred) and deferred[done].fed.seq <= upto:
+                done += 1
+            covered = deferred[:done]
+            del deferred[:done]
+            staged = [*covered, *staged]
+        now = time.perf_counter()
+        on_durable = self.on_durable
         for one in staged:
-            self._after(one.fed, one.before, one.after)
             if one.received is not None:
-                self.frame_to_durable.observe(time.perf_counter() - one.received)
-            if self.on_durable is not None:
-                self.on_durable(one.fed, one.received)
+                self.frame_to_durable.observe(now - one.received)
+            if on_durable is not None:
+                on_durable(one.fed, one.received)
         self.changed()
 
+    def _defer(self, staged: Sequence[Staged]) -> None:
+        """Inputs nothing outside waits for: bookkeeping now (no device command among them);
+        durable with the next commit point, which the group-commit timer brings within
+        `GROUP_COMMIT_SECONDS` if no effect brings it sooner."""
+        for one in staged:
+            self._after(one.fed, one.before, one.after)
+        self._deferred.extend(staged)
+        loop = asyncio.get_running_loop()
+        self._deferred_last = now = loop.time()
+        if self._group_timer is None:
+            self._deferred_first = now
+            self._group_timer = loop.call_later(self.GROUP_COMMIT_SECONDS, self._group_due)
+        self.changed()
+
+    def _group_due(self) -> None:
+        self._group_timer = None
+        if not self._deferred or not self.running:
+            return
+        # The device still sending (a deal): its stream shares one commit, which its last input
+        # (the disarm's) usually brings; else the timer's, once it falls quiet or at the cap.
+        loop = asyncio.get_running_loop()
+        due = min(
+            self._deferred_last + self.GROUP_COMMIT_SECONDS,
+            self._deferred_first + self.GROUP_COMMIT_MAX_SECONDS,
+        )
+        if due > loop.time():
+            self._group_timer = loop.call_at(due, self._group_due)
+            return
+        self.spawn(self._commit_deferred())
+
+    async def _commit_deferred(self) -> None:
+        if not self._deferred:
+            return
+        with contextlib.suppress(TableError):  # the table has failed, and says so
+            await self._commit(self._deferred[-1].fed.seq)
+            self._durable()
+
     def _append_sync(self, event: str, actor: str, payload: Mapping[str, Any]) -> Record:
-        return self._journal().append(
+        record = self._journal().append(
             event, actor=actor, round_id=self.procedure.round_id, payload=payload, commit=True
         )
+        if self._deferred:
+            self._durable()  # the commit covered the deferred inputs before it
+        return record
 
     def _after(self, fed: Fed, before: Enum, after: Enum) -> None:
         """Bookkeeping and device commands of a durable input (`after`: the state it left the

@@ -12,8 +12,9 @@ Status:
 `gap` says what an enforced article still lacks; `reason` gives the status's reason and the
 decision taken where the text is silent or ambiguous. Guards are found in the source by the
 article they cite (daemon/trace/guards.py); `also` names other citations whose guards enforce
-this article too, `marks` the phrases by which the source names a 003 clause (the code cites
-003 by its words, not by a number), `guards` guards named by ``module:qualname``.
+this article too (their tests prove it too), `marks` the phrases by which the source names a
+003 clause (the code cites 003 by its words, not by a number), `guards` guards named by
+``module:qualname``.
 """
 
 from __future__ import annotations
@@ -154,7 +155,9 @@ THIRTEEN_ARTICLES = (
         "the authority for the five minutes and the bell rings at its end. A hand's cards are "
         "placed into rows only once it lies open (the banker's at the opening, each player's "
         "against it, Art. 8), so no refusal ever compares cards a person names with a hand "
-        "nobody has seen. Touching the cards "
+        "nobody has seen. Once the banker's open hand is placed it is final: the dealer does not "
+        "place it again (the players have taken their cards), and a correction is two "
+        "supervisors' (Art. 8). Touching the cards "
         "is seen by the dealer, not the table. Decision: the five minutes pause while the table "
         "is held (HOLD), since players cannot act then; a house setting "
         '(`[table] timer_in_hold = "running"`) lets them run on, the bell counting, and a seat '
@@ -226,6 +229,12 @@ THIRTEEN_ARTICLES = (
         "Each row against the banker's; the side with more units over the three rows wins; "
         "equal units are a push.",
         "enforced",
+        reason="Each hand is opened against the banker's (`open_hand`) and judged as opened. "
+        "Decision: an opened hand is final, so the dealer places its cards into rows once "
+        "(placing it again is refused, the banker's under Art. 2(d)); a wrong placement is "
+        "corrected only by one supervisor's proposal (`correct_arrangement`) that a second, "
+        "named supervisor approves, journaled with both (`arrangement.corrected`), and the "
+        "round is not settled while it waits.",
     ),
     Article(
         _m("9 I"),

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from daemon.safetext import safe, safe_json
 from daemon.trace.catalogue import BY_CITATION
 from daemon.trace.cites import covers, find_citations
 from daemon.trace.guards import Unit, scan
@@ -119,7 +120,7 @@ def print_evidence(citations: Sequence[str], journal: Path, *, as_json: bool = F
         ev = evidence(citation, units)
         out.append({**ev.as_json(), "lines": list(found(ev, journal))})
     if as_json:
-        sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(safe_json(json.dumps(out, ensure_ascii=False, indent=2)) + "\n")
         return 0
     for item in out:
         lines = item["lines"]
@@ -135,5 +136,5 @@ def print_evidence(citations: Sequence[str], journal: Path, *, as_json: bool = F
         )
         for x in lines:
             body = json.dumps(x["payload"], ensure_ascii=False, sort_keys=True)
-            print(f"{x['seq']} {x['ts']} round {x['round']} {x['kind']} {x['event']} {body}")
+            print(safe(f"{x['seq']} {x['ts']} round {x['round']} {x['kind']} {x['event']} {body}"))
     return 0

@@ -28,10 +28,12 @@ from typing import Any
 from daemon.trace.cites import PAIGOW, THIRTEEN, find_citations
 
 # Packages whose modules hold guards, and the modules that describe or drive the game instead
-# (the operator API, the console, autoplay's simulated dealer, CLIs, docs generators, this).
+# (the operator API, the console, autoplay's simulated dealer, CLIs, docs generators, this, the
+# floor's synthetic journals: sample lines that name articles as data).
 GUARD_ROOTS = ("daemon", "drivers")
 SKIP = re.compile(
-    r"(^|/)(api|trace|autoplay|client|journal\w*|logging|sdnotify|diagram|\w*cli|__main__)(/|\.py$)"
+    r"(^|/)(api|trace|autoplay|client|journal\w*|logging|sdnotify|diagram|\w*cli|__main__"
+    r"|synthetic)(/|\.py$)"
 )
 _GAME_WORDS = (
     (PAIGOW, re.compile(r"paigow|pai gow|牌九", re.IGNORECASE)),

@@ -70,8 +70,14 @@ def _also(also: str, cited: str) -> bool:
 
 
 def tests_of(article: Article, tests: Iterable[MarkedTest]) -> tuple[str, ...]:
+    """The tests marked with `article` (or a paragraph inside it), and those of each of its
+    `also`: an article enforced by another's guards is proven by that one's tests too, so the
+    proof disables those guards against both."""
     return tuple(
-        t.nodeid for t in tests if any(covers(article.citation, cited) for cited in t.citations)
+        t.nodeid
+        for t in tests
+        if any(covers(article.citation, cited) for cited in t.citations)
+        or any(_also(also, cited) for also in article.also for cited in t.citations)
     )
 
 

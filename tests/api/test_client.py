@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -268,3 +269,26 @@ def test_act_help_lists_every_operator_action_of_each_game_with_its_parameters()
                 line = next(x for x in section.splitlines() if x.startswith(f"  {name} "))
                 assert all(f"{key}=<" in line for key in action.params), line
                 assert ("--reason" in line) == action.requires_reason, line
+
+
+# What a person could type, or a forged line hold, to act on a terminal: clear the screen, retitle
+# the window, the 8-bit CSI, a right-to-left override, a carriage return over the line.
+HOSTILE = "P\x1b[2J\x1b]0;owned\x07\x9b31m\u202eX\rY"
+UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def test_text_from_the_table_is_shown_with_its_controls_escaped(server: str) -> None:
+    assert tabled(server, "act", "open_round").returncode == 0
+    placed = tabled(server, "act", "place_bet", "seat=2", "amount=5", f"bettor={HOSTILE}")
+    assert placed.returncode == 0, placed.stderr
+    shown = HOSTILE.encode("unicode_escape").decode()  # Python's notation, as shown
+    for args in (("status",), ("journal", "--event", "table.place_bet")):
+        out = tabled(server, *args, role="surveillance")
+        assert out.returncode == 0, out.stderr
+        assert not UNSAFE.search(out.stdout), repr(out.stdout)
+        assert shown in out.stdout, (shown, out.stdout)
+    # --json: the same value, exactly, once parsed; nothing raw in the text itself.
+    out = tabled(server, "journal", "--event", "table.place_bet", "--json", role="surveillance")
+    assert not UNSAFE.search(out.stdout), repr(out.stdout)
+    [event] = [json.loads(line) for line in out.stdout.splitlines()]
+    assert event["payload"]["bettor"] == HOSTILE

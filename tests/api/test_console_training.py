@@ -144,12 +144,28 @@ def place(
     form.locator("button[type=submit]").click()
 
 
-def measured(page: Any, name: str) -> None:
+# The settled table in view: the page, the seats' area and each seat's panel, the strip above
+# them; each one's content taller than its box (it scrolls, or its end is cut off).
+SCROLLED = """() => { const out = [];
+  const tall = (e, what) => { if (e && e.scrollHeight > e.clientHeight + 1)
+    out.push(`${what} ${e.scrollHeight}>${e.clientHeight}`); };
+  tall(document.documentElement, 'page');
+  tall(document.getElementById('seats'), '#seats');
+  tall(document.getElementById('strip'), '#strip');
+  for (const seat of document.querySelectorAll('#seats .seat'))
+    tall(seat, `seat ${seat.dataset.seat}`);
+  return out; }"""
+
+
+def measured(page: Any, name: str, settled: bool = True) -> None:
     """The page at each screen size: nothing past the right edge (scrollWidth, and every
-    element's box), and at 1280x800 the journal's last line whole. A screenshot of each."""
+    element's box), the settled table whole with nothing to scroll (issue 23: at 1024x768 the
+    settlement scrolled), and at 1280x800 the journal's last line whole. A screenshot of each."""
     for screen in SCREENS:
         page.set_viewport_size(screen)
         page.wait_for_timeout(100)  # a resize's layout
+        if settled:
+            assert page.evaluate(SCROLLED) == [], (name, screen, page.evaluate(SCROLLED))
         width, beyond = page.evaluate(
             """() => { const w = window.innerWidth; const out = [];
             for (const e of document.querySelectorAll('body *')) {
@@ -186,6 +202,45 @@ def fouled(rows: dict[str, list[str]]) -> dict[str, list[str]]:
             if rules13.is_foul(" ".join(head), " ".join(middle), " ".join(tail)):
                 return {"head": list(head), "middle": middle, "tail": tail}
     raise AssertionError(f"no foul found for {rows}")
+
+
+def correct_placement(
+    browser: Any, url: str, errors: list[str], pages: tuple[Any, Any], rows: dict[str, Any]
+) -> None:
+    """Seat 1's placed hand, a card of the middle and one of the tail swapped by a supervisor
+    and approved by a second one: the dealer is never offered it, the proposer never decides."""
+    dealer, supervisor = pages
+    expect(dealer.locator("#actions [data-action=correct_arrangement]")).to_have_count(0)
+    middle, tail = rows["middle"][0], rows["tail"][0]
+    supervisor.click("#actions [data-action=correct_arrangement]")
+    form = supervisor.locator("#action-form.placer")
+    form.locator(".seat-pick [data-seat='1']").click()
+    # The hand as placed; take the two cards back and tap each into the other row.
+    for key, code in (("middle", middle), ("tail", tail)):
+        placed = form.locator(f".target[data-row={key}] .cards > [data-code='{code}']")
+        expect(placed).to_have_count(1)
+        placed.click()
+        expect(placed).to_have_count(0)
+    for code in (middle, tail):
+        form.locator(f".source .pick[data-code='{code}']").click()
+    expect(form.locator(f".target[data-row=tail] [data-code='{middle}']")).to_have_count(1)
+    form.locator("[name=__reason]").fill("dealer tapped two cards into the wrong rows")
+    form.locator("button[type=submit]").click()
+    second = open_tab(browser, url, "supervisor2", errors)
+    override = second.locator("#override")
+    expect(override).to_contain_text("待另一位主任批准")
+    expect(override).to_contain_text("Awaiting a second supervisor")
+    expect(override).to_contain_text("Correct a placed hand (seat 1)")
+    # The settlement waits for the decision; the proposer does not decide.
+    expect(dealer.locator("#actions [data-action=settle_round]")).to_have_count(0)
+    submit_form(supervisor, "approve_override", {"__reason": "mine"})
+    expect(supervisor.locator("#refusal")).to_contain_text("does not decide")
+    submit_form(second, "approve_override", {"__reason": "seen on camera"})
+    expect(override).to_be_hidden()
+    row = dealer.locator(".seat[data-seat='1'] .row[data-row=middle]")
+    expect(row.locator(f"[data-code='{tail}']")).to_have_count(1)
+    expect(dealer.locator("#events")).to_contain_text("已更正排牌")
+    second.context.close()
 
 
 def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
@@ -275,6 +330,16 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
             expect(dealer.locator(".seat[data-seat='1'] h3")).to_contain_text("300 MOP")
             expect(dealer.locator("#banker")).to_contain_text("600 MOP")
             assert "$" not in dealer.locator("#console").inner_text()
+            # A full table: others bet beside the holders (Art. 5), standing.
+            for player, seat in (("P4", "1"), ("P5", "3"), ("P6", "3")):
+                submit_form(
+                    dealer,
+                    "place_bet",
+                    {"player": player, "seat": seat, "amount": "100", "units": "1"},
+                )
+                expect(dealer.locator(f".seat[data-seat='{seat}'] .bets")).to_contain_text(
+                    f"{player} 100"
+                )
             submit_form(dealer, "shake_dice", {"player": "P1"})
             expect(phase).to_contain_text("Dice")
             # The trainer tilts a die: an invalid throw, the table shakes again; then it lands.
@@ -329,6 +394,13 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
             expect(dealer.locator(".seat[data-seat='0'] .row[data-row=head] .card")).to_have_count(
                 3
             )
+            # Placed, the banker's open hand is final (Art. 2(d)): the dealer's second placing
+            # is refused beside the action, in both languages.
+            place(dealer, "enter_arrangement", 0, banker)
+            refusal = dealer.locator("#action-form #refusal")
+            expect(refusal).to_contain_text("未能執行「排入三道」")
+            expect(refusal).to_contain_text("placed and final")
+            expect(refusal).to_contain_text("Art. 2(d)")
             for seat in ("1", "2", "3"):
                 submit_form(dealer, "player_arranged", {"seat": seat})
             expect(phase).to_contain_text("Settling")
@@ -345,22 +417,25 @@ def test_a_trainer_dealer_and_supervisor_play_a_thirteen_round_from_the_browser(
                 expect(
                     dealer.locator(f".seat[data-seat='{seat}'] .row[data-row=tail] .card")
                 ).to_have_count(5)
+            correct_placement(browser, url, errors, (dealer, supervisor), held(trainer, 1))
             dealer.click("#actions [data-action=settle_round]")
             expect(phase).to_contain_text("Round over")
             for seat in ("1", "2", "3"):
                 expect(dealer.locator(f".seat[data-seat='{seat}'] .settlement")).to_contain_text(
                     re.compile(r"[+-]\d[\d,]* MOP")
                 )
-                # Each row's winner and both hands' names say why.
-                rows_said = dealer.locator(f".seat[data-seat='{seat}'] .detail .why[data-row]")
+                # Each row says beside its cards its hand's name and who won it.
+                rows_said = dealer.locator(f".seat[data-seat='{seat}'] .row .why[data-row]")
                 expect(rows_said).to_have_count(3)
             foul = dealer.locator(".seat[data-seat='2'] .detail .why.foul")
             expect(foul).to_contain_text("相公")
             expect(foul).to_contain_text("fouled")
             expect(dealer.locator(".seat[data-seat='2'] .settlement")).to_contain_text("-200 MOP")
-            head = dealer.locator(".seat[data-seat='1'] .detail .why[data-row=head]")
+            head = dealer.locator(".seat[data-seat='1'] .row[data-row=head]")
             expect(head).to_contain_text("頭道")
-            expect(head).to_contain_text(re.compile(r"(banker|player|tie) wins"))
+            expect(head.locator(".why")).to_contain_text(re.compile(r"(banker|player|tie) wins"))
+            # The banker's rows name its hands (the same against each seat).
+            expect(dealer.locator(".seat[data-seat='0'] .row .why[data-row]")).to_have_count(3)
 
             # The journal panel speaks: each action a short sentence in both languages.
             events = dealer.locator("#events")
@@ -492,8 +567,9 @@ def test_a_trainer_dealer_and_supervisor_play_a_pai_gow_round_from_the_browser(
                 expect(dealer.locator(f".seat[data-seat='{door}'] .settlement")).to_contain_text(
                     "MOP"
                 )
+                # Each pair's class beside its tiles.
                 expect(
-                    dealer.locator(f".seat[data-seat='{door}'] .detail .why[data-row]")
+                    dealer.locator(f".seat[data-seat='{door}'] .row .why[data-row]")
                 ).to_have_count(2)
             expect(
                 dealer.locator(f".seat[data-seat='{wrong_door}'] .detail .corrected")

@@ -383,6 +383,12 @@ class Walk:
             out += [
                 ("cards_away", DEALER, {"player": bet["player"], "seat": seat, "what": what})
             ] * 3
+        if phase == "SETTLING" and proc.arrangements:
+            # A placed open hand corrected by two supervisors: its rows the other way round.
+            seat = self.choose.one(sorted(proc.arrangements))
+            rows = proc.arrangements[seat]
+            swapped = {"head": rows["head"], "middle": rows["tail"], "tail": rows["middle"]}
+            out += [("correct_arrangement", S1, {"seat": seat, **swapped, **reason})] * 2
         return out
 
     def _paigow(self, proc: PaiGowProcedure, phase: str) -> list[tuple[str, str, dict[str, Any]]]:

@@ -20,7 +20,11 @@ from daemon.api.tokens import token_entry
 ROOT = Path(__file__).resolve().parents[2]
 PAIGOW = ROOT / "config" / "paigow.toml"
 TRAINER = ("chan.trainer", "trainer-token-0123456789abcdefghijklmnopqrst")
-PEOPLE = {**TOKENS, "trainer": TRAINER}
+# A second supervisor: what two supervisors decide (a void, a placed hand corrected) needs one.
+SECOND_SUPERVISOR = ("ma.supervisor", "supervisor2-token-0123456789abcdefghijklm")
+PEOPLE = {**TOKENS, "trainer": TRAINER, "supervisor2": SECOND_SUPERVISOR}
+# Each person's role, where the name is not the role.
+ROLE_OF = {"supervisor2": "supervisor"}
 TABLED = Path(sys.executable).with_name("tabled")
 
 
@@ -33,7 +37,10 @@ def auth(role: str) -> dict[str, str]:
 def write_people(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        "\n".join(token_entry(actor, role, token) for role, (actor, token) in PEOPLE.items()),
+        "\n".join(
+            token_entry(actor, ROLE_OF.get(name, name), token)
+            for name, (actor, token) in PEOPLE.items()
+        ),
         encoding="utf-8",
     )
     path.chmod(0o600)

@@ -167,3 +167,18 @@ def test_a_killed_process_has_written_every_line_it_logged(tmp_path: Path, targe
     assert [line["event"] for line in lines if line.get("logger") == "uvicorn.error"] == [
         f"stdlib {n}" for n in range(200)
     ]
+
+
+def test_a_devices_words_on_a_terminal_are_shown_with_their_controls_escaped() -> None:
+    out = io.StringIO()
+    configure_logging("info", json=False, stream=out, cache=False)
+    words = "lid open\x1b[2J\x1b]0;owned\x07\x9b31m\u202e\rdone"
+    get_logger("daemon.table").warning("device.fault", device="shoe_reader", fault=words)
+    logging.getLogger("daemon.stdlib").warning("said %s", words)
+    text = out.getvalue()
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]", text), repr(text)
+    assert text.count(words.encode("unicode_escape").decode()) == 2, text
+    out = io.StringIO()  # a pipe: JSON lines, ASCII-escaped; the same words once parsed
+    configure_logging("info", json=True, stream=out, cache=False)
+    get_logger("daemon.table").warning("device.fault", fault=words)
+    assert out.getvalue().isascii() and json.loads(out.getvalue())["fault"] == words

@@ -86,12 +86,15 @@ def test_a_plain_run_loads_no_pydantic_nor_what_only_the_api_feed_or_floor_needs
     # pydantic and its schemas were about 40 % of the start's CPU, for a config read once: the
     # config's sections check themselves (daemon/sections.py). The API process and the floor
     # keep pydantic for what they serve.
-    heavy = {"pydantic", "pydantic_core", "annotated_types", "typing_inspection", "email"}
-    # The shipper's NATS client, the floor's PostgreSQL driver, HTTP servers and clients, and the
-    # package metadata scan pydantic's plugin loader makes: none without a [feed] or --http.
+    heavy = {"pydantic", "pydantic_core", "annotated_types", "typing_inspection"}
+    # The shipper's NATS client, the floor's PostgreSQL driver, HTTP servers and clients: none
+    # without a [feed] or --http.
     heavy |= {"nats", "psycopg", "uvicorn", "httpx", "websockets", "h11"}
     assert not {m for m in modules if m.split(".")[0] in heavy}
-    assert "importlib.metadata" not in modules
+    # The package metadata is read (importlib.metadata, with the email parser it uses): the
+    # `tabled.devices` entry points, so a vendor's driver installed as its own package is found
+    # by the config (drivers/kinds.py, docs/devices.md).
+    assert "importlib.metadata" in modules
     assert not {m for m in modules if m.startswith(("daemon.floor", "daemon.api.app"))}
     # What only the API asks of the table (its views, published snapshots, journal queries) and
     # the shipper's config: loaded when served, not before.

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from drivers.adapter import DeviceAdapter, ProcedureInput
+from drivers.adapter import DeviceAdapter, ProcedureInput, adapter_class
+from drivers.base import driver_class
 from drivers.dice_shaker.driver import DiceInvalid, DiceThrown
 from drivers.events import DeviceFault, DoorChanged, EventsMissed, LinkDown
-from drivers.registry import adapter_class, driver_class
 from drivers.shoe_reader.driver import CardDrawn, Misread
 from drivers.shuffler.driver import ShuffleCompleted
 from drivers.timer_bell.driver import TimerExpired

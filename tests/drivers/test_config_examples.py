@@ -12,7 +12,7 @@ from daemon.config import load_config
 from drivers.base import is_approved
 from drivers.messages import Identity
 from simulators.base import SIM_MAKE, firmware_digest
-from simulators.registry import model_class
+from simulators.spec import model_class
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "config" / "examples").glob("*.toml"))
 

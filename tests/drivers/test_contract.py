@@ -1,9 +1,12 @@
-"""The device contract: what any device on a tabled port must do at the byte level, run against
-the simulators by default and against real ports with `pytest -m hardware` and
+"""The tabled protocol's contract: what a device speaking it (docs/protocol.md) must do at the
+byte level, run against the simulators by default and against real ports with
+`pytest -m hardware` and
 TABLED_HARDWARE_PORTS="shuffler=/dev/ttyUSB0,dice_shaker=/dev/ttyUSB1,shoe_reader=...,timer_bell=..."
 (TABLED_HARDWARE_BAUD, default 115200). A device missing from the variable is skipped. Each of
 the four devices runs the same suite: identity and status, bad bytes, an unknown command, a
-retransmitted operation acted on once, and one operation through its driver."""
+retransmitted operation acted on once, and one operation through its driver. What every kind
+of device must do through its driver, whatever its wire, is tests/drivers/test_device_contract.py
+(docs/devices.md)."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ from drivers.shuffler.driver import ShuffleCompleted, ShufflerDriver
 from drivers.timer_bell.driver import BellRang, TimerBellDriver
 from simulators.base import SIM_MAKE, firmware_digest
 from simulators.control import handle_control
-from simulators.registry import model_class
+from simulators.spec import model_class
 
 TIMING = LinkTiming(
     reply_timeout=0.02, tries=2, poll_interval=3600.0, reconnect_initial=0.01, reconnect_max=0.02

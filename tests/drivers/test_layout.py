@@ -15,7 +15,7 @@ SIMULATOR_MAY_IMPORT = {
     "drivers.framing",
     "drivers.crc",
     "drivers.clock",
-    "drivers.plugins",
+    "drivers.kinds",
     *(f"drivers.{device}.messages" for device in DEVICES),
 }
 

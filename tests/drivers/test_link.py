@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.base import LinkDegraded, LinkDown, LinkUp
+from drivers.base import LinkDegraded, LinkDown, LinkUp, driver_class
 from drivers.clock import ManualClock
 from drivers.framing import Frame, FrameCodec, ProtocolError, Role, encode_frame
 from drivers.link import (
@@ -34,7 +34,6 @@ from drivers.messages import (
     Status,
     message_set,
 )
-from drivers.registry import driver_class
 from tests.drivers.conftest import SimTable
 from tests.drivers.noise_patterns import noise
 

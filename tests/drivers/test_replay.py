@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from drivers.base import CommandRefused, DeviceDriver, LinkLost
+from drivers.base import CommandRefused, DeviceDriver, LinkLost, driver_class
 from drivers.capture import (
     CLOSE,
     OPEN,
@@ -37,7 +37,6 @@ from drivers.capture import (
 from drivers.clock import MonotonicClock, settle
 from drivers.dice_shaker.driver import DiceShakerDriver
 from drivers.link import LinkTiming
-from drivers.registry import driver_class
 from drivers.replay import compare, describe_event, format_expected, replay, replay_file
 from drivers.replay import main as replay_main
 from drivers.shoe_reader.driver import ShoeReaderDriver

@@ -1,6 +1,7 @@
-"""Group commit of a device's backlog: events a device sent while a commit was on the disk are
+"""Group commit of a device's events: events a device sent while a commit was on the disk are
 handed to the procedure in the order they came and made durable by the next commit point
-together, and the device commands they cause go out only once they are durable.
+together (card reads, which command nothing, by the group-commit timer's or the next effect's),
+and the device commands they cause go out only once they are durable.
 
 The table runs on `sim://` devices through pyserial; the disk is played by an fdatasync that
 waits for a token the test hands out (a threading.Semaphore), never by sleeping.
@@ -21,7 +22,6 @@ from daemon.journal import Journal, JournalError
 from daemon.journal.verifier import verify
 from daemon.procedures.thirteen import ThirteenProcedure
 from daemon.table import Table
-from drivers.base import DeviceDriver
 from simulators.shoe_reader import ShoeReaderModel
 from simulators.world import forget_world
 from tests.scenarios.scenario_support import journal_lines, make_table, new_world, table_config
@@ -59,10 +59,6 @@ async def eventually(predicate: Callable[[], bool], what: str) -> None:
     raise AssertionError(f"waited for {what}")
 
 
-def queued(driver: DeviceDriver) -> int:
-    return driver._events.qsize()
-
-
 async def deal_to_the_last_three(table: Table, world: str) -> ThirteenProcedure:
     player = quiet_autoplay(table, world)
     await play_until(player, "DEALING")
@@ -77,9 +73,9 @@ async def deal_to_the_last_three(table: Table, world: str) -> ThirteenProcedure:
     return proc
 
 
-async def hold_card_50_with_two_waiting(table: Table, world: str, disk: TokenDisk) -> None:
-    """Card 50 staged, its commit held on `disk`; cards 51 and 52 read meanwhile, acknowledged
-    and waiting in the shoe reader's driver."""
+async def hold_card_50_and_take_two_more(table: Table, world: str, disk: TokenDisk) -> None:
+    """Card 50 taken, the commit that covers it (the group-commit timer's: a card read commands
+    nothing) held on `disk`; cards 51 and 52 read meanwhile and taken by the procedure."""
     journal = table.journal
     assert journal is not None
     journal.fdatasync = disk  # type: ignore[method-assign]
@@ -88,8 +84,9 @@ async def hold_card_50_with_two_waiting(table: Table, world: str, disk: TokenDis
     await disk.wait_entered()
     for _ in range(2):
         assert (await control.control_request({"op": "draw"}))["reader"] == "read"
-    reader = table.drivers["shoe_reader"]
-    await eventually(lambda: queued(reader) == 2, "two cards waiting in the driver")
+    proc = table.procedure
+    assert isinstance(proc, ThirteenProcedure)
+    await eventually(lambda: len(proc.dealt) == 52, "cards 51 and 52 taken")
 
 
 def test_cards_read_during_a_commit_share_the_next_and_the_disarm_waits_for_it(
@@ -107,16 +104,19 @@ def test_cards_read_during_a_commit_share_the_next_and_the_disarm_waits_for_it(
             journal = table.journal
             assert journal is not None
             disk = TokenDisk()
-            await hold_card_50_with_two_waiting(table, key, disk)
-            assert len(proc.dealt) == 50 and shoe.shoe_armed
-            disk.tokens.release()  # card 50 durable
-            await disk.wait_entered()
-            # One commit for both: the procedure has the whole deal, the journal has staged it,
-            # and the shoe is still armed: its disarm waits for the last card to be durable.
-            assert disk.calls == 2
+            await hold_card_50_and_take_two_more(table, key, disk)
+            # The procedure has the whole deal, the journal has staged it, and the shoe is
+            # still armed: the disarm waits for the last card to be durable.
             assert len(proc.dealt) == 52 and proc.phase == "BANKER_ARRANGING"
             assert journal.durable_seq < journal.last_seq
-            assert shoe.shoe_armed and table.quiet()
+            assert shoe.shoe_armed and table.quiet()  # nothing queued before it is durable
+            disk.tokens.release()  # card 50 durable
+            await disk.wait_entered()
+            # One commit for 51 and 52 (the disarm's): still armed while it is on the disk.
+            assert disk.calls == 2
+            assert journal.durable_seq < journal.last_seq
+            await asyncio.sleep(0.01)
+            assert shoe.shoe_armed
             disk.tokens.release(100)
             await eventually(lambda: not shoe.shoe_armed, "the disarm")
             assert journal.durable_seq == journal.last_seq
@@ -152,7 +152,7 @@ def test_a_failed_commit_fails_the_table_and_nothing_staged_with_it_is_acted_on(
             journal = table.journal
             assert journal is not None
             disk = TokenDisk(fail_from=2)
-            await hold_card_50_with_two_waiting(table, key, disk)
+            await hold_card_50_and_take_two_more(table, key, disk)
             disk.tokens.release(2)  # card 50 durable; the commit of 51 and 52 fails
             assert table.failed is not None
             await asyncio.wait_for(table.failed.wait(), 30)

@@ -83,8 +83,8 @@ def test_the_journal_reports_rotation_to_the_operational_log(tmp_path: Path) -> 
         "import sys; from pathlib import Path;"
         "from daemon.logging import configure_logging; configure_logging('info', json=True);"
         "from daemon.config import JournalConfig; from daemon.journal import Journal;"
-        f"j = Journal.open(JournalConfig(dir=Path({str(tmp_path)!r}), rotate_bytes=100), 'T01');"
-        "j.append('table.bets_closed', actor='dealer', commit=True); j.close()"
+        f"j = Journal.open(JournalConfig(dir=Path({str(tmp_path / 'j')!r}), rotate_bytes=100),"
+        " 'T01'); j.append('table.bets_closed', actor='dealer', commit=True); j.close()"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True

@@ -15,6 +15,7 @@ from daemon.config import ConfigError, load_config, parse_config
 from daemon.procedures import build
 from daemon.procedures.base import HOUSE_FAULTS, Procedure
 from daemon.procedures.paigow import PaiGowProcedure
+from daemon.procedures.spec import Param
 from daemon.procedures.thirteen import ThirteenProcedure
 
 GAMES: dict[str, type[Procedure]] = {"thirteen": ThirteenProcedure, "paigow": PaiGowProcedure}
@@ -98,6 +99,60 @@ def test_a_trigger_inside_the_table_is_offered_to_its_roles(
         assert (action in table.proc.legal_actions(role)) == (role in spec.roles and ready)
     if not ready:
         table.refused(action, f"{sorted(spec.roles)[0]}:X", {"reason": "r", "card": "AS"})
+
+
+# Each operator action once (every one declares its parameters, even none), in the first phase
+# that takes it (a fault phase only when no other does): what its declared parameters refuse
+# does not depend on the phase.
+DECLARED = [
+    (game, action, min(phases, key=lambda p: (p in ("HOLD", "TILT"), p)))
+    for game, cls in GAMES.items()
+    for action, spec in cls.ACTIONS.items()
+    if spec.operator and (phases := {p for p, a in cls.transition_pairs() if a == action})
+]
+_WRONG: dict[str, Any] = {"int": "1", "str": 1, "bool": "yes", "list[int]": 1, "list[str]": 1}
+
+
+@pytest.mark.parametrize(("game", "action", "phase"), DECLARED)
+@pytest.mark.article("51/89/M", "1(b)", "1(c)", "1(d)", "2(a)", "2(b)", "2(c)", "2(d)", "3", "4")
+@pytest.mark.article("51/89/M", "5", "7", "8", "9 I", "9 II", "10", "11")
+@pytest.mark.article("003", "way 1 bets", "way 1 rows", "way 1 foul")
+@pytest.mark.article("15/90/M", "1(2)", "2(1)", "2(2)", "2(3)", "2(6)", "2(7)", "2(8)", "3(2)", "4")
+@pytest.mark.article("15/90/M", "5(1)", "5(2)", "5(3)", "5(5)", "6(1)", "6(2)", "6(3)", "8")
+def test_a_field_the_action_does_not_declare_is_refused_citing_its_article(
+    game: str, action: str, phase: str, prefixes: dict[str, Any]
+) -> None:
+    """An operator action takes only the fields its game declares for it (`Action.params`): a
+    payload cannot carry anything the checks of its article do not read, and a value of the
+    wrong kind for a field that breaks an article of its own (Thirteen's units, Art. 11, and
+    the bettor seated, Art. 5) is refused citing that article, naming the field."""
+    table = _table(game, phase, prefixes)
+    spec = GAMES[game].ACTIONS[action]
+    actor = f"{sorted(spec.roles)[0]}:X"
+    refused = table.refused(action, actor, {"undeclared": 1}).violation
+    assert refused is not None and refused.article == spec.article
+    assert refused.reason.startswith(f"unknown field(s) undeclared for {action} (known: ")
+    params = spec.params or {}
+    for key, param in params.items():
+        if param.article is None or param.article == spec.article:
+            continue
+        payload = {k: _valid(p) for k, p in params.items() if p.required and k != key}
+        payload[key] = _WRONG[param.kind]
+        wrong = table.refused(action, actor, payload).violation
+        assert wrong is not None and (wrong.article, wrong.field) == (param.article, key)
+        assert wrong.reason.startswith(f"{key} must ")
+
+
+def _valid(param: Param) -> Any:
+    """A value of the parameter's kind within its bounds (what it means is not checked yet)."""
+    if param.kind == "int":
+        return param.minimum if param.minimum is not None else 0
+    if param.kind == "str":
+        return param.choices[0] if param.choices else "x" * max(1, param.min_length or 1)
+    if param.kind == "bool":
+        return True
+    item = "x" if param.kind == "list[str]" else (param.minimum or 0)
+    return [item] * (param.min_length or 0)
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))

@@ -244,9 +244,84 @@ def test_a_players_arrangement_is_taken_only_once_its_hand_is_opened() -> None:
     opened = table.ok("open_hand", DEALER, {"seat": 1})
     assert opened.events[0].payload["cards"] == proc.seat_cards(1)
     table.ok("enter_arrangement", DEALER, hand)
-    # Placed again (the dealer misplaced a card): journaled as a second entry.
-    again = table.ok("enter_arrangement", DEALER, hand)
-    assert again.events[0].payload["again"] is True
+
+
+def _swapped(rows: dict[str, Any]) -> dict[str, Any]:
+    """The same hand with the middle's first card and the tail's first swapped: the dealer's
+    tap into the wrong row."""
+    middle, tail = list(rows["middle"]), list(rows["tail"])
+    middle[0], tail[0] = tail[0], middle[0]
+    return {**rows, "middle": middle, "tail": tail}
+
+
+@pytest.mark.article("51/89/M", "2(d)", "8")
+def test_an_open_hand_once_placed_is_final_and_only_two_supervisors_correct_it() -> None:
+    """Issue 23: the dealer alone could place any open hand again (the banker's too) until the
+    settlement. A placed hand is final (Art. 2(d): the banker re-arranges only until the
+    players take their cards; Art. 8: each hand is judged as opened); a correction is one
+    supervisor's proposal that a second, named supervisor approves, both journaled."""
+    table = thirteen_table()
+    thirteen_to_betting(table)
+    thirteen_bets(table)
+    proc = _dealt(table, shuffled_deck(6))
+    table.ok("arrange_banker", DEALER)
+    table.ok("open_banker", DEALER)
+    banker = {"seat": 0, **arrangement(proc.seat_cards(0))}
+    table.ok("enter_arrangement", DEALER, banker)
+    # The dealer cannot place the banker's hand again, the same or otherwise.
+    assert refused_article(table, "enter_arrangement", banker) == f"{ART} 2(d)"
+    refused = table.refused("enter_arrangement", DEALER, _swapped(banker))
+    assert refused.violation is not None and "final" in refused.violation.reason
+    table.ok("player_arranged", DEALER, {"seat": 1})
+    table.ok("player_arranged", DEALER, {"seat": 2})
+    table.ok("open_hand", DEALER, {"seat": 1})
+    hand = {"seat": 1, **arrangement(proc.seat_cards(1))}
+    table.ok("enter_arrangement", DEALER, hand)
+    assert refused_article(table, "enter_arrangement", _swapped(hand)) == f"{ART} 8"
+    assert refused_article(table, "enter_arrangement", _swapped(banker)) == f"{ART} 2(d)"
+    # Not the dealer's: a correction is a supervisor's step, with a reason.
+    table.refused("correct_arrangement", DEALER, {**_swapped(hand), "reason": "mis-tapped"})
+    table.refused("correct_arrangement", SUPERVISOR, _swapped(hand))  # no reason
+    # Of a placed hand only, to rows other than those placed, of its own open cards.
+    unplaced = {"seat": 2, **arrangement(proc.seat_cards(2)), "reason": "x y z"}
+    table.refused("correct_arrangement", SUPERVISOR, unplaced)
+    table.refused("correct_arrangement", SUPERVISOR, {**hand, "reason": "the same rows"})
+    strangers = {"seat": 1, **arrangement(proc.seat_cards(2)), "reason": "other cards"}
+    stranger = table.refused("correct_arrangement", SUPERVISOR, strangers)
+    assert stranger.violation is not None and stranger.violation.article == f"{ART} 7"
+    proposed = table.ok(
+        "correct_arrangement", SUPERVISOR, {**_swapped(hand), "reason": "dealer mis-tapped"}
+    )
+    assert proposed.events[0].name == "override.proposed"
+    assert proc.arrangements[1] == arrangement(proc.seat_cards(1))  # nothing changes yet
+    # Pending: the round is not settled, and nobody proposes another.
+    table.ok("open_hand", DEALER, {"seat": 2})
+    table.ok("enter_arrangement", DEALER, {"seat": 2, **arrangement(proc.seat_cards(2))})
+    assert refused_article(table, "settle_round", {}) == f"{ART} 8"
+    table.refused("correct_arrangement", "supervisor:S2", {**_swapped(banker), "reason": "too"})
+    # Two persons: not the proposer (under any role), not an unnamed supervisor.
+    mine = table.refused("approve_override", SUPERVISOR, {"reason": "mine"})
+    assert mine.violation is not None and mine.violation.article == f"{ART} 8"
+    table.refused("approve_override", "dealer:S1", {"reason": "mine"})
+    table.refused("approve_override", "supervisor", {"reason": "who?"})
+    approved = table.ok("approve_override", "supervisor:S2", {"reason": "seen on camera"})
+    corrected = [e for e in approved.events if e.name == "arrangement.corrected"]
+    assert len(corrected) == 1
+    said = corrected[0].payload
+    assert said["proposed_by"] == SUPERVISOR and said["approved_by"] == "supervisor:S2"
+    assert said["reason"] == "dealer mis-tapped" and said["approval_reason"] == "seen on camera"
+    assert said["placed"] == arrangement(proc.seat_cards(1))
+    assert {k: said[k] for k in ("head", "middle", "tail")} == {
+        k: v for k, v in _swapped(hand).items() if k != "seat"
+    }
+    assert proc.arrangements[1] == {k: v for k, v in _swapped(hand).items() if k != "seat"}
+    # A rejected correction changes nothing.
+    table.ok("correct_arrangement", SUPERVISOR, {**_swapped(banker), "reason": "banker's too"})
+    table.ok("reject_override", "supervisor:S2", {"reason": "the camera shows it right"})
+    assert proc.arrangements[0] == arrangement(proc.seat_cards(0))
+    table.ok("settle_round", DEALER)
+    # Settled: nothing is corrected any more.
+    table.refused("correct_arrangement", SUPERVISOR, {**hand, "reason": "after the fact"})
 
 
 # ---- without a banker: 003 way 3 (hk-points) and way 2's 四人对比 (hk-four) -----------------

@@ -151,9 +151,15 @@ def test_art_5_4_the_second_stake_may_grow_not_shrink() -> None:
         second_round_stake(result, added=-1)
 
 
+@pytest.mark.article("15/90/M", "5(3)")
+@pytest.mark.parametrize("stake", [0, -100])
+def test_art_5_3_the_bank_plays_only_with_a_stake(stake: int) -> None:
+    """The stake bounds the bank's win and loss: a round with none is refused, citing it."""
+    with pytest.raises(ValueError, match=r"stake must be positive \(Art\. 5\(3\)\)"):
+        settle_round(BANKER, [Door(LOSE_1, 100)], stake)
+
+
 def test_invalid_rounds_are_refused() -> None:
-    with pytest.raises(ValueError, match="positive"):
-        settle_round(BANKER, [Door(LOSE_1, 100)], 0)
     with pytest.raises(ValueError, match="negative"):
         settle_round(BANKER, [Door(LOSE_1, -1)], 10)
     with pytest.raises(ValueError, match="only 2"):

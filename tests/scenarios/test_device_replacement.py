@@ -17,7 +17,7 @@ import httpx
 
 from daemon.api.tokens import token_entry
 from simulators.base import SIM_MAKE, firmware_digest
-from simulators.registry import model_class
+from simulators.spec import model_class
 from tests.api.api_support import TOKENS, auth
 from tests.daemon.cli_support import journal_lines, serving
 from tests.scenarios.scenario_support import table_config, toml

@@ -16,7 +16,7 @@ from daemon.autoplay import Autoplay, InProcessControl
 from daemon.procedures.thirteen import ThirteenProcedure
 from daemon.table import Table
 from simulators.base import SIM_MAKE, firmware_digest
-from simulators.registry import model_class
+from simulators.spec import model_class
 from simulators.world import Card, forget_world
 from tests.scenarios.scenario_support import (
     journal_lines,

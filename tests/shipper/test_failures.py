@@ -12,7 +12,7 @@ import nats
 import pytest
 from nats.js import api as js_api
 
-from daemon.journal import Journal, Record, Subscription
+from daemon.journal import RECENT_RECORDS, Journal, Record, Subscription
 from daemon.shipper.broker import FeedError, connect
 from daemon.shipper.cli import replay
 from daemon.shipper.engine import Shipper
@@ -266,3 +266,59 @@ def test_a_connection_lost_while_sending_loses_no_line(
     )
     shipper._tail.close()
     journal.close()
+
+
+class FileReads:
+    """Counts the times the shipper's journal tail reads the files (its `_fill`)."""
+
+    def __init__(self, shipper: Shipper) -> None:
+        self.calls = 0
+        tail = shipper._tail
+        fill = tail._fill
+
+        def counted() -> bool:
+            self.calls += 1
+            return fill()
+
+        tail._fill = counted  # type: ignore[method-assign]
+
+
+def test_live_lines_ship_from_the_journals_memory_not_its_files(
+    tmp_path: Path, nats_server: NatsServer
+) -> None:
+    """A running table's lines are shipped from the records its journal made durable (their
+    bytes in memory), and the files are not read again for them."""
+    journal = make_journal(tmp_path / "j", "T01", 200, rotate_bytes=16 * 1024)
+    acked = Acked()
+    shipper = Shipper(feed_config(nats_server), "T01", journal.dir, journal=journal, on_acked=acked)
+    reads = FileReads(shipper)
+    shipper.start()
+    acked.wait_for(journal.durable_seq)
+    add_events(journal, 700)  # across several rotated files
+    acked.wait_for(journal.durable_seq)
+    journal.close()
+    shipper.stop()
+    assert reads.calls == 0
+    assert_stream_is_journal(nats_server.url, "T01", tmp_path / "j")
+
+
+def test_an_outage_longer_than_the_journals_memory_ships_from_the_files(
+    tmp_path: Path, nats_server: NatsServer
+) -> None:
+    """Lines that left the journal's memory while the broker was away are read from the files,
+    chain-checked, and every line reaches the stream once, in order."""
+    nats_server.stop()
+    journal = make_journal(tmp_path / "j", "T01", 20, rotate_bytes=64 * 1024)
+    acked = Acked()
+    shipper = Shipper(feed_config(nats_server), "T01", journal.dir, journal=journal, on_acked=acked)
+    reads = FileReads(shipper)
+    shipper.start()
+    add_events(journal, RECENT_RECORDS + 600)
+    nats_server.start()
+    acked.wait_for(journal.durable_seq)
+    assert reads.calls > 0
+    add_events(journal, 100)  # and live again, from memory
+    acked.wait_for(journal.durable_seq)
+    journal.close()
+    shipper.stop()
+    assert_stream_is_journal(nats_server.url, "T01", tmp_path / "j")

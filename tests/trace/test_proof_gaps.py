@@ -6,19 +6,30 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from daemon.config import load_config
+from daemon.config import ConfigError, load_config, parse_config
 from daemon.procedures.stakes import DEFAULT_UNIT
 from tests.procedures.procedure_drive import (
     DEALER,
     Prefixes,
+    arrangement,
     at_phase,
     device,
+    paigow_betting,
+    paigow_deal,
+    paigow_play,
+    paigow_round,
+    paigow_shake,
+    paigow_table,
+    shuffled_deck,
     thirteen_bets,
+    thirteen_deal,
     thirteen_table,
     thirteen_to_betting,
+    tile_groups,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,3 +165,178 @@ def test_the_shoe_readers_report_is_a_card_or_a_misread() -> None:
         assert refused.violation is not None
         assert refused.violation.article == "Portaria 51/89/M Art. 2(b)", wrong
     assert table.proc.snapshot()["dealt"] == []
+
+
+@pytest.mark.article("51/89/M", "3", "7", "8")
+@pytest.mark.article("003", "way 1 rows", "way 1 foul")
+@pytest.mark.parametrize("ruleset", ["macau-1989", "hk-common"])
+def test_each_hand_is_opened_then_placed_in_rows_before_the_settlement(ruleset: str) -> None:
+    """Art. 8: each played hand is opened against the banker's; Art. 7: its open cards are then
+    placed in three rows, its own cards each once. The settlement waits for both, hand by
+    hand; a seat nobody bet on has no hand to open or place (Art. 3)."""
+    art = "Portaria 51/89/M Art. "
+    table = thirteen_table(ruleset=ruleset)
+    thirteen_to_betting(table)
+    thirteen_bets(table)  # seats 1 and 2; nobody on seat 3
+    thirteen_deal(table, shuffled_deck(7))
+    table.ok("arrange_banker", DEALER)
+    table.ok("open_banker", DEALER)
+    table.ok("enter_arrangement", DEALER, {"seat": 0, **arrangement(table.proc.seat_cards(0))})
+    for seat in (1, 2):
+        table.ok("player_arranged", DEALER, {"seat": seat})
+
+    def refusal(action: str, payload: dict[str, Any] | None = None) -> tuple[str, str]:
+        violation = table.refused(action, DEALER, payload).violation
+        assert violation is not None
+        return violation.article, violation.reason
+
+    three = arrangement(table.proc.seat_cards(1))
+    assert refusal("open_hand", {"seat": 3}) == (
+        f"{art}8",
+        "no bet on seat 3: its cards are not played",
+    )
+    seat_3 = {"seat": 3, **arrangement(table.proc.seat_cards(3))}
+    assert refusal("enter_arrangement", seat_3) == (
+        f"{art}3",
+        "no bet on seat 3: its cards are not played",
+    )
+    assert refusal("settle_round") == (f"{art}8", "open seat 1's hand first, then place its cards")
+    table.ok("open_hand", DEALER, {"seat": 1})
+    assert refusal("open_hand", {"seat": 1}) == (f"{art}8", "seat 1's hand is already open")
+    assert refusal("settle_round") == (f"{art}8", "open seat 2's hand first, then place its cards")
+    table.ok("open_hand", DEALER, {"seat": 2})
+    assert refusal("settle_round") == (f"{art}7", "seat 1's open cards are not yet placed in rows")
+    stranger = table.proc.seat_cards(3)[0]
+    head = three["head"]
+    for rows, reason in (
+        ({**three, "head": ["Zz", *head[1:]]}, "head: Zz is not a card (e.g. As, Td, 9h)"),
+        ({**three, "head": [stranger, *head[1:]]}, f"{stranger} is not in seat 1's open hand"),
+        ({**three, "head": [head[1], *head[1:]]}, f"{head[1]} is placed twice"),
+    ):
+        assert refusal("enter_arrangement", {"seat": 1, **rows}) == (f"{art}7", reason)
+    table.ok("enter_arrangement", DEALER, {"seat": 1, **three})
+    assert refusal("settle_round") == (f"{art}7", "seat 2's open cards are not yet placed in rows")
+    table.ok("enter_arrangement", DEALER, {"seat": 2, **arrangement(table.proc.seat_cards(2))})
+    settled = table.ok("settle_round", DEALER)
+    (event,) = [e for e in settled.events if e.name == "round.settled"]
+    # Each bet settled by the rules engine from the rows as placed.
+    bets = [(b["seat"], b["player"]) for b in event.payload["settlement"]]
+    assert bets == [(1, "P1"), (1, "P2"), (2, "P3")]
+
+
+@pytest.mark.article("15/90/M", "2(4)", "3(1)")
+@pytest.mark.parametrize("hands", [1, 2, 3, 5, 6, 7, 9, 16])
+def test_a_paigow_table_of_other_than_eight_or_four_hands_does_not_start(hands: int) -> None:
+    """Art. 2(4), 3(1): eight hands or four, the banker's included; the config of a table with
+    any other count is refused at start-up, naming the article, and eight and four are built."""
+    devices = {"dice_shaker": {"port": "sim://dice_shaker"}}
+    with pytest.raises(ConfigError) as refused:
+        parse_config({"table": {"game": "paigow", "paigow_hands": hands}, "devices": devices})
+    assert str(refused.value).endswith(f"table.paigow_hands: {hands} (Art. 2(4) allows 8 or 4)")
+    from daemon.procedures import build  # noqa: PLC0415 - after the config, as `tabled run`
+
+    for allowed in (8, 4):
+        config = parse_config(
+            {"table": {"game": "paigow", "paigow_hands": allowed}, "devices": devices}
+        )
+        assert getattr(build(config), "hands", None) == allowed
+
+
+@pytest.mark.article("15/90/M", "3(2)")
+def test_the_largest_bettor_on_a_door_holds_its_tiles_the_earlier_on_a_tie() -> None:
+    """Art. 3(2): a guest may bet on several doors and several guests on one; the largest bet
+    holds the door (a tie: the earlier bet). The holders close with the bets at the shake and
+    the door is set by its holder."""
+    table = paigow_table()
+    table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
+    table.ok("confirm_tile_shuffle", DEALER)
+    table.ok("move_stacks", DEALER, {"by": "player", "player": "P1", "one_hand": True})
+    for player, seat, amount in (
+        ("P1", 1, 100),
+        ("P2", 1, 300),  # larger: holds door 1
+        ("P3", 2, 200),  # first of two equal bets: holds door 2
+        ("P4", 2, 200),
+        ("P1", 3, 50),  # P1 on a second door, alone there: holds it
+    ):
+        table.ok("place_bet", DEALER, {"player": player, "seat": seat, "amount": amount})
+    table.ok("place_stake", DEALER, {"amount": 1000})
+    table.ok("head_tiles_out", DEALER)
+    shaken = table.ok("shake_dice", DEALER, {"player": "B"})
+    (closed,) = [e for e in shaken.events if e.name == "bets.closed"]
+    assert closed.payload["holders"] == {"1": "P2", "2": "P3", "3": "P1"}
+    table.ok("dice_landed", device("dice_shaker"), {"dice": [2, 2, 3, 3]})
+    paigow_deal(table)
+    set_by = {}
+    for seat in (1, 2, 3):
+        (event,) = table.ok("set_hand", DEALER, {"seat": seat}).events[:1]
+        set_by[seat] = event.payload["holder"]
+    assert set_by == {1: "P2", 2: "P3", 3: "P1"}
+
+
+@pytest.mark.article("15/90/M", "5(1)")
+def test_a_void_round_does_not_count_toward_the_banks_two() -> None:
+    """Art. 5(1): the banker holds the bank two rounds played. A round voided after the dice
+    (two supervisors, H5) returns its bets and counts for nothing: the bank stays, and passes
+    only after a second round is played."""
+    table = paigow_table()
+    paigow_round(table, seed=0)
+    table.ok("next_round", DEALER)
+    table.ok("confirm_tile_shuffle", DEALER)
+    stake = max(table.proc.snapshot()["min_stake"], 1)
+    paigow_betting(table, stake=stake)
+    paigow_shake(table)
+    shaker = device("dice_shaker")
+    table.ok("door_opened", shaker, {"device": "dice_shaker", "fault": "lid"})
+    table.ok("device_healthy", shaker, {"device": "dice_shaker"})
+    table.ok("void_round", "supervisor:S1", {"reason": "the lid opened"})
+    voided = table.ok("approve_override", "supervisor:S2", {"reason": "seen on camera"})
+    names = [e.name for e in voided.events]
+    assert names.index("round.voided") < names.index("bets.returned")
+    snap = table.proc.snapshot()
+    assert (snap["banker"], snap["bank_rounds"], snap["round"]) == ("B", 1, 3)
+    assert (snap["bets"], snap["stake"], snap["dice"]) == ([], None, None)
+    if table.proc.phase == "SHUFFLE":
+        table.ok("confirm_tile_shuffle", DEALER)
+    paigow_play(table, tile_groups(1), stake=stake)
+    assert table.proc.snapshot()["bank_rounds"] == 2
+    table.ok("next_round", DEALER)
+    assert table.proc.phase == "BANK_OFFER"
+    again = table.refused("take_bank", DEALER, {"player": "B", "seat": 0})
+    assert again.violation is not None
+    assert again.violation.article == "Portaria 15/90/M Art. 5(1)"
+
+
+@pytest.mark.article("15/90/M", "2(7)", "6(1)")
+def test_the_shake_waits_for_a_bet_and_each_played_door_sets_once() -> None:
+    """Art. 2(7): the bets are placed before the shake, so a shake with none is refused. Art.
+    6(1): the holder of each door bet on sets its tiles, once; a door nobody bet on has no
+    hand to set."""
+    art = "Portaria 15/90/M Art. "
+    table = paigow_table()
+    table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
+    table.ok("confirm_tile_shuffle", DEALER)
+    table.ok("place_stake", DEALER, {"amount": 1000})
+    table.ok("head_tiles_out", DEALER)
+    empty = table.refused("shake_dice", DEALER, {"player": "B"}).violation
+    assert empty is not None and (empty.article, empty.reason) == (
+        f"{art}2(7)",
+        "the players' bets are placed before the shake; there is none",
+    )
+    table.ok("place_bet", DEALER, {"player": "P1", "seat": 1, "amount": 100})
+    table.ok("place_bet", DEALER, {"player": "P2", "seat": 2, "amount": 100})
+    table.ok("shake_dice", DEALER, {"player": "B"})
+    table.ok("dice_landed", device("dice_shaker"), {"dice": [2, 2, 3, 3]})
+    paigow_deal(table)
+    unplayed = table.refused("set_hand", DEALER, {"seat": 5}).violation
+    assert unplayed is not None and (unplayed.article, unplayed.reason) == (
+        f"{art}6(1)",
+        "no bet on door 5: its tiles are not played",
+    )
+    table.ok("set_hand", DEALER, {"seat": 1})
+    twice = table.refused("set_hand", DEALER, {"seat": 1}).violation
+    assert twice is not None and (twice.article, twice.reason) == (
+        f"{art}6(1)",
+        "door 1 has set its hand",
+    )
+    table.ok("set_hand", DEALER, {"seat": 2})
+    assert table.proc.phase == "BANKER_SETTING"

@@ -14,7 +14,12 @@ const MAX_CHOICES = 10;
 const THIRTEEN_ROWS = [["head", 3], ["middle", 5], ["tail", 5]];
 const PAIGOW_ROWS = [["front", 2], ["back", 2]];
 // The actions whose payload is a hand placed into rows: picked by tapping, not typed.
-const PLACING = { enter_arrangement: THIRTEEN_ROWS, open_hand: PAIGOW_ROWS, reset_hand: PAIGOW_ROWS };
+const PLACING = {
+  enter_arrangement: THIRTEEN_ROWS, correct_arrangement: THIRTEEN_ROWS,
+  open_hand: PAIGOW_ROWS, reset_hand: PAIGOW_ROWS,
+};
+// Thirteen's actions placing an open hand's own cards (a supervisor's correction among them).
+const CARD_PLACING = ["enter_arrangement", "correct_arrangement"];
 
 const $ = (id) => document.getElementById(id);
 // What one person's session holds; signing out puts every key back to this.
@@ -352,14 +357,30 @@ function faultText(f) {
   return `${seq}${f.device || ""}: ${f.fault || ""}${healthy}`;
 }
 
-// A dealer's proposal (e.g. a misread card entered by hand) waiting for a supervisor.
+// A dealer's proposal (e.g. a misread card entered by hand) waiting for a supervisor; a
+// supervisor's (a void, a placed hand corrected, a device replaced) waiting for a second one.
 function renderOverride(pending) {
   const box = $("override");
   if (!pending) { box.classList.add("hidden"); box.replaceChildren(); return; }
   const label = saidOnce(pending.label || { zh: pending.kind, en: pending.kind });
-  box.replaceChildren(bilingual("待主任批准", "Awaiting a supervisor:"), " ",
+  const second = /^supervisor\b/.test(String(pending.proposed_by || ""));
+  box.replaceChildren(second ? bilingual("待另一位主任批准", "Awaiting a second supervisor:") :
+    bilingual("待主任批准", "Awaiting a supervisor:"), " ",
     bilingual(label.zh, label.en), el("div", "muted",
-      "提出 proposed by " + (pending.proposed_by || "?") + (pending.note ? " · " + pending.note : "")));
+      "提出 proposed by " + (pending.proposed_by || "?") + (pending.note ? " · " + pending.note : "") +
+      (pending.reason ? " · " + pending.reason : "")));
+  if (pending.kind === "correct_arrangement" && pending.rows && pending.placed) {
+    // What changes: the rows as placed, and as proposed.
+    for (const [which, zh, en] of [["placed", "原排", "placed"], ["rows", "更正為", "proposed"]]) {
+      const line = el("div", "correction " + which);
+      line.append(bilingual(zh, en + ":"));
+      for (const [key] of THIRTEEN_ROWS) {
+        line.append(" ", bilingual(ROW_NAMES[key][0], ROW_NAMES[key][1]), " ",
+          el("span", "mono", (pending[which][key] || []).join(" ")));
+      }
+      box.append(line);
+    }
+  }
   box.classList.remove("hidden");
 }
 
@@ -469,17 +490,50 @@ const ROW_NAMES = {
   front: ["前手", "Front"], back: ["後手", "Back"],
 };
 
-function arrangementNode(arrangement, dealt) {
+// A hand in its rows; once settled (Thirteen), each row says beside its cards what the hand
+// in it is and who won it (`verdicts`: the row's settled words, by row).
+function arrangementNode(arrangement, dealt, verdicts) {
   const rows = Object.keys(ROW_NAMES).filter((key) => Array.isArray(arrangement[key]));
   if (!rows.length) return cardsNode(dealt);
   const box = el("div", "arrangement");
   for (const key of rows) {
     const row = el("div", "row");
     row.dataset.row = key;
-    row.append(el("span", "row-label", ROW_NAMES[key].join(" ")), cardsNode(arrangement[key]));
+    const label = el("span", "row-label");
+    label.append(bilingual(ROW_NAMES[key][0], ROW_NAMES[key][1]));
+    row.append(label, cardsNode(arrangement[key]));
+    if (verdicts && verdicts[key]) row.append(verdicts[key]);
     box.append(row);
   }
   return box;
+}
+
+// What a settled Thirteen row says beside its cards: the hand's name, and (a player's seat)
+// who won the row against the banker's. `row` is the settlement's (explain.thirteen_detail).
+function verdictNode(row, banker) {
+  const box = el("span", "why verdict");
+  box.dataset.row = row.row;
+  const hand = banker ? row.banker : row.player;
+  const name = el("span", "hand");
+  name.append(bilingual(hand.zh, hand.en));
+  box.append(name);
+  if (!banker) {
+    const won = el("span", "winner " + (row.winner.en || ""));
+    won.append(bilingual(row.winner.zh + "勝", row.winner.en + " wins"));
+    box.append(won);
+  }
+  return box;
+}
+
+// The settled rows' words by row for each Thirteen seat: a player's from its own settlement,
+// the banker's from any player's (the banker's hand is the same against each).
+function verdicts(seat, seats) {
+  const own = seat.detail && !seat.detail.late && (seat.detail.rows || []).length ? seat.detail : null;
+  const isBanker = seat.name === "Banker" || seat.name_zh === "莊家";
+  const source = own || (isBanker ? seats.map((s) => s.detail).find(
+    (d) => d && !d.late && (d.rows || []).length) : null);
+  if (!source) return null;
+  return Object.fromEntries(source.rows.map((row) => [row.row, verdictNode(row, !own)]));
 }
 
 // Where a hand is, in a chip: dealt, arranged face down, open (its cards to place), placed.
@@ -501,7 +555,26 @@ function statusChips(seat, game) {
   return chips;
 }
 
-function seatNode(seat, game) {
+// A settled Pai Gow door's pairs, each said beside its tiles by its Table II class: "天牌四 4
+// points" (the table's row kept for a tap or hover).
+function pairVerdicts(seat) {
+  const detail = seat.detail;
+  if (!detail) return null;
+  const out = {};
+  for (const key of ["front", "back"]) {
+    const cls = detail[key + "_class"];
+    if (!cls) continue;
+    const box = el("span", "why verdict");
+    box.dataset.row = key;
+    box.title = `${ROW_NAMES[key][1]}: ${cls.zh} ${cls.en}`;
+    const short = String(cls.en || "").replace(/ \(Table II row \d+\)$/, "");
+    box.append(el("span", "zh", cls.zh), el("span", "en", short));
+    out[key] = box;
+  }
+  return Object.keys(out).length ? out : null;
+}
+
+function seatNode(seat, game, seats) {
   const node = el("div", "seat");
   node.dataset.seat = seat.seat;
   if (seat.holder) node.classList.add("holder-set");
@@ -516,8 +589,10 @@ function seatNode(seat, game) {
     const cls = bet.bettor === seat.holder ? "holder" : "";
     bets.append(el("span", cls, `${bet.bettor} ${bet.amount}`), "  ");
   }
+  const said = game === "paigow" ? pairVerdicts(seat) : verdicts(seat, seats);
+  if (seat.settlement || said) node.classList.add("settled");
   node.append(title, bets, statusChips(seat, game),
-    seat.arrangement ? arrangementNode(seat.arrangement, seat.cards) : cardsNode(seat.cards));
+    seat.arrangement ? arrangementNode(seat.arrangement, seat.cards, said) : cardsNode(seat.cards));
   if (seat.settlement) {
     const s = seat.settlement;
     const [zh, en] = labelOf("results", s.result);
@@ -534,18 +609,11 @@ function seatNode(seat, game) {
 function detailNode(detail, game) {
   const box = el("div", "detail");
   if (game === "paigow") {
-    for (const key of ["front", "back"]) {
-      const cls = detail[key + "_class"];
-      if (!cls) continue;
-      const line = el("div", "why");
-      line.dataset.row = key;
-      line.append(bilingual(ROW_NAMES[key][0], ROW_NAMES[key][1] + ":"), " ",
-        bilingual(cls.zh, cls.en));
-      box.append(line);
-    }
+    // Each pair's class is said beside its tiles (`pairVerdicts`).
     if (detail.corrected) {
       const line = el("div", "why corrected");
-      line.append(bilingual("莊荷已代為重新配牌", "re-set by the house (Art. 6(2))"));
+      line.title = "Art. 6(2)";
+      line.append(bilingual("莊荷重新配牌", "re-set by the house"));
       box.append(line);
     }
     if (Number(detail.commission)) {
@@ -564,22 +632,14 @@ function detailNode(detail, game) {
     line.append(bilingual(detail.special.zh, detail.special.en));
     box.append(line);
   }
-  for (const row of detail.rows || []) {
-    const line = el("div", "why");
-    line.dataset.row = row.row;
-    line.append(bilingual(row.label.zh, row.label.en + ":"), " ",
-      bilingual(row.winner.zh + "勝", row.winner.en + " wins"), " · ",
-      bilingual("閒", "player"), " ", bilingual(row.player.zh, row.player.en), " / ",
-      bilingual("莊", "banker"), " ", bilingual(row.banker.zh, row.banker.en));
-    box.append(line);
-  }
+  // Each row's hand and winner are said beside its cards (`verdictNode`).
   return box;
 }
 
 function renderSeats(seats, snapshot) {
   const box = $("seats");
   box.classList.toggle("eight", seats.length > 4);
-  box.replaceChildren(...seats.map((seat) => seatNode(seat, snapshot.game)));
+  box.replaceChildren(...seats.map((seat) => seatNode(seat, snapshot.game, seats)));
 }
 
 function renderBanker(banker, snapshot) {
@@ -982,6 +1042,8 @@ function closeForm() {
 function placeableSeats(name) {
   const seats = (state.snapshot || {}).seats || [];
   if (name === "enter_arrangement") return seats.filter((s) => s.open && !s.late);
+  // A placed open hand is final: only a supervisor's correction places it again.
+  if (name === "correct_arrangement") return seats.filter((s) => s.open && s.arrangement);
   if (name === "reset_hand") return seats.filter((s) => s.open && s.wrongly_set);
   return seats.filter((s) => s.dealt && !s.open && ((s.bets || []).length || s.name === "Banker"));
 }
@@ -1000,7 +1062,16 @@ function openPlacer(spec) {
     spec, seat: next ? next.seat : null, active: rows[0][0],
     rows: Object.fromEntries(rows.map(([key]) => [key, []])),
   };
+  if (next) placedRows(next);
   renderPlacer();
+}
+
+// A correction starts from the hand as it is placed: the supervisor takes back what is in the
+// wrong row and taps it into the right one.
+function placedRows(seat) {
+  const p = state.placing;
+  if (p.spec.name !== "correct_arrangement" || !seat.arrangement) return;
+  for (const [key] of PLACING[p.spec.name]) p.rows[key] = [...(seat.arrangement[key] || [])];
 }
 
 // What is left to place: Thirteen's open hand less what is placed; Pai Gow's tile set less the
@@ -1008,7 +1079,7 @@ function openPlacer(spec) {
 function placerSource() {
   const p = state.placing;
   const placed = Object.values(p.rows).flat();
-  if (p.spec.name === "enter_arrangement") {
+  if (CARD_PLACING.includes(p.spec.name)) {
     const seat = seatCards(p.seat);
     const cards = seat ? (seat.cards || []).filter((c) => /^(10|[2-9TJQKA])[shdc]$/i.test(c)) : [];
     return cards.map((code) => ({ code, left: placed.includes(code) ? 0 : 1 }));
@@ -1054,7 +1125,7 @@ function renderPlacer() {
   const rowsSpec = PLACING[spec.name];
   // Which hand: the seats this action may place, as buttons.
   const seatPick = el("div", "seat-pick");
-  seatPick.append(bilingual("門", spec.name === "enter_arrangement" ? "Seat:" : "Door:"));
+  seatPick.append(bilingual("門", CARD_PLACING.includes(spec.name) ? "Seat:" : "Door:"));
   for (const s of placeableSeats(spec.name)) {
     const b = el("button", "small" + (s.seat === p.seat ? " chosen" : ""));
     b.type = "button";
@@ -1065,6 +1136,7 @@ function renderPlacer() {
       p.seat = s.seat;
       for (const [key] of rowsSpec) p.rows[key] = [];
       p.active = rowsSpec[0][0];
+      placedRows(s);
       renderPlacer();
     });
     seatPick.append(b);
@@ -1122,7 +1194,7 @@ function renderPlacer() {
   const input = el("input");
   input.name = "";
   input.dataset.place = "typed";
-  input.placeholder = spec.name === "enter_arrangement" ? "As Td 9h" : "6-6 4-5";
+  input.placeholder = CARD_PLACING.includes(spec.name) ? "As Td 9h" : "6-6 4-5";
   input.addEventListener("keydown", (e) => {
     if (e.key !== "Enter") return;
     e.preventDefault();
@@ -1138,14 +1210,28 @@ function renderPlacer() {
   });
   typed.append(add);
   form.append(typed);
+  // A supervisor's step is journaled with its reason (kept across the placer's redraws).
+  let reason = null;
+  if (spec.requires_reason) {
+    const label = el("label");
+    label.append(bilingual("原因", "Reason (journaled)"));
+    reason = el("input", "wide");
+    reason.name = "__reason";
+    reason.required = true;
+    reason.minLength = 3;
+    reason.value = p.reason || "";
+    reason.addEventListener("input", () => { p.reason = reason.value; });
+    label.append(reason);
+    form.append(label);
+  }
   formButtons(form, spec);
   form.onsubmit = (e) => {
     e.preventDefault();
     const payload = { seat: p.seat };
     for (const [key] of rowsSpec) {
-      payload[key] = spec.name === "enter_arrangement" ? [...p.rows[key]] : p.rows[key].join(" ");
+      payload[key] = CARD_PLACING.includes(spec.name) ? [...p.rows[key]] : p.rows[key].join(" ");
     }
-    send(spec, payload, null);
+    send(spec, payload, reason ? reason.value : null);
   };
   renderActions();
 }

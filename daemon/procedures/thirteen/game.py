@@ -41,7 +41,11 @@ table's own clock is the authority (`timer_expired`); each player says when the 
 arranged (`player_arranged`), and a player not done when it rings loses the round. Art. 7–11:
 each hand is opened against the banker's (`open_hand`: its 13 cards face up), the dealer places
 its cards into the three rows as the player set them (`enter_arrangement`), fouls are found and
-the round is settled by the rules engine (`settle_round`). An arrangement is entered only from
+the round is settled by the rules engine (`settle_round`). An open hand is final: the banker's
+may be arranged again only until the players take their cards (Art. 2(d)), and each hand is
+judged as it was opened (Art. 8), so the dealer places each hand once; a placement the dealer
+got wrong is corrected only by a supervisor's proposal (`correct_arrangement`) that a second,
+named supervisor approves (`approve_override`), both journaled. An arrangement is entered only from
 an open hand: before that the system never compares cards a person names with a hand nobody
 has seen, so a refusal cannot tell whether guessed cards are someone's.
 
@@ -429,6 +433,15 @@ ACTIONS: dict[str, Action] = actions(
         params={"seat": _SEAT, **_ROWS},
     ),
     Action(
+        "correct_arrangement",
+        SUPERVISOR,
+        ART_8,
+        "correct a placed open hand's rows: a supervisor's proposal a second supervisor approves",
+        label_en="Correct a placed hand",
+        label_zh="更正已排的牌",
+        params={"seat": _SEAT, **_ROWS},
+    ),
+    Action(
         "advise_holder",
         DEALER,
         ART_5,
@@ -578,6 +591,12 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "enter_arrangement", "source": P.PLAYERS_ARRANGING, "dest": P.PLAYERS_ARRANGING},
     {"trigger": "open_hand", "source": P.SETTLING, "dest": P.SETTLING},
     {"trigger": "enter_arrangement", "source": P.SETTLING, "dest": P.SETTLING},
+    # A placed hand is final (Art. 2(d), 8): corrected only by two supervisors, where it lies.
+    *(
+        {"trigger": trigger, "source": phase, "dest": phase}
+        for trigger in ("correct_arrangement", "approve_override", "reject_override")
+        for phase in (P.PLAYERS_ARRANGING, P.SETTLING)
+    ),
     # Art. 5: advice is given once the players may look at their cards (Art. 2(d)).
     {"trigger": "advise_holder", "source": P.PLAYERS_ARRANGING, "dest": P.PLAYERS_ARRANGING},
     # Art. 3: from the deal to the settlement, the dealer records cards taken away.
@@ -628,6 +647,8 @@ EVENTS: dict[str, Event] = events(
     # Art. 8: a player's hand opened against the banker's, its 13 cards face up to everyone.
     Event("hand.opened", "Hand opened", "已開牌", opens="door"),
     Event("arrangement.entered", "Arrangement entered", "已輸入排牌"),
+    # A placed hand's rows corrected: proposed by one supervisor, approved by another.
+    Event("arrangement.corrected", "Placed hand corrected", "已更正排牌"),
     Event("holder.advised", "Holder advised", "已提醒持牌人"),
     Event("cards.away", "Cards away", "牌已離手"),
     Event("timer.expired", "Time up", "時間到", "SETTLING"),

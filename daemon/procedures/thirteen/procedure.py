@@ -481,12 +481,31 @@ class ThirteenProcedure(Procedure):
         )
 
     def _check_override(self, pending: Mapping[str, Any], now: float) -> None:
+        if pending["kind"] == "correct_arrangement":
+            if self.arrangements.get(pending["seat"]) != pending["placed"]:
+                raise Refused(ART_8, f"seat {pending['seat']}'s placement changed since")
+            return
         if len(self.dealt) + 1 != pending["index"]:
             raise Refused(ART_4, f"card #{pending['index']} is no longer the one due")
         if self.is_dealt(pending["card"]):
             raise Refused(ART_4, f"{pending['card']} has already been dealt")
 
     def _apply_override(self, pending: Mapping[str, Any], now: float) -> None:
+        if pending["kind"] == "correct_arrangement":
+            seat = pending["seat"]
+            self.arrangements[seat] = clone(pending["rows"])
+            self.emit(
+                "arrangement.corrected",
+                seat=seat,
+                holder=None if seat == BANKER_SEAT and self.banker_game else self.holder(seat),
+                placed=clone(pending["placed"]),
+                **clone(pending["rows"]),
+                reason=pending["reason"],
+                proposed_by=pending["proposed_by"],
+                approved_by=need(self._input).actor,
+                approval_reason=need(self._input).payload["reason"],
+            )
+            return
         card, seat, index = pending["card"], pending["seat"], pending["index"]
         self.misread = None
         entered: Entered = {"by": pending["proposed_by"], "approved_by": need(self._input).actor}
@@ -628,22 +647,62 @@ class ThirteenProcedure(Procedure):
             if seat in self.late:
                 raise Refused(ART_2D, f"seat {seat} was not done at the bell: it loses unopened")
         if not self.is_open(seat):
-            who = "the banker's" if seat == BANKER_SEAT and self.banker_game else f"seat {seat}'s"
             raise Refused(
-                ART_2D, f"{who} hand is not open yet: its cards are placed once it is opened"
+                ART_2D,
+                f"{self._whose(seat)} hand is not open yet: its cards are placed once it is opened",
+            )
+        if seat in self.arrangements:
+            # Art. 2(d): the banker arranges again only until the players take their cards;
+            # Art. 8: each hand is judged as it was opened. Placed once, a hand is final.
+            raise Refused(
+                ART_2D if seat == BANKER_SEAT and self.banker_game else ART_8,
+                f"{self._whose(seat)} open hand is placed and final: a correction is a "
+                "supervisor's, approved by a second supervisor",
             )
         self._rows(payload, seat)
 
+    def _whose(self, seat: int) -> str:
+        return "the banker's" if seat == BANKER_SEAT and self.banker_game else f"seat {seat}'s"
+
     def _apply_enter_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
         seat = payload["seat"]
-        again = seat in self.arrangements
         self.arrangements[seat] = self._rows(payload, seat)
         self.emit(
             "arrangement.entered",
             seat=seat,
             holder=None if seat == BANKER_SEAT and self.banker_game else self.holder(seat),
-            again=again,
             **self.arrangements[seat],
+        )
+
+    # A placed open hand corrected (the dealer tapped a card into the wrong row): one supervisor
+    # proposes the rows as the hand lies open, a second, named one approves (two persons, as a
+    # void: `daemon.procedures.overrides`); until then the settlement waits.
+    def _ready_correct_arrangement(self) -> bool:
+        return self.override is None and bool(self.arrangements)
+
+    def _check_correct_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
+        text(payload, "reason", ART_8)
+        if self.override is not None:
+            raise Refused(ART_8, f"a {self.override['kind']} proposal is pending: decide it first")
+        seat = int(payload["seat"])
+        if seat not in self.arrangements:
+            raise Refused(
+                ART_8, f"{self._whose(seat)} hand is not placed: the dealer places it once open"
+            )
+        rows = self._rows(payload, seat)
+        if rows == self.arrangements[seat]:
+            raise Refused(ART_8, f"{self._whose(seat)} hand is placed so already")
+
+    def _apply_correct_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
+        seat = payload["seat"]
+        self.propose(
+            "correct_arrangement",
+            ART_8,
+            now,
+            seat=seat,
+            reason=payload["reason"],
+            placed=clone(self.arrangements[seat]),
+            rows=self._rows(payload, seat),
         )
 
     # ---- Art. 5 advice, Art. 3 cards taken away (dealer's records) ------------------------
@@ -693,9 +752,13 @@ class ThirteenProcedure(Procedure):
     # ---- settlement -------------------------------------------------------------------------
 
     def _ready_settle_round(self) -> bool:
-        return not self._to_place()
+        return not self._to_place() and self.override is None
 
     def _check_settle_round(self, payload: Mapping[str, Any], now: float) -> None:
+        if self.override is not None:
+            raise Refused(
+                ART_8, f"a {self.override['kind']} proposal is pending: a supervisor decides first"
+            )
         waiting = self._to_place()
         if waiting:
             unopened = [s for s in waiting if not self.is_open(s)]
@@ -847,6 +910,11 @@ class ThirteenProcedure(Procedure):
         player_arranged=Hooks(check=_check_player_arranged, apply=_apply_player_arranged),
         open_hand=Hooks(check=_check_open_hand, apply=_apply_open_hand),
         enter_arrangement=Hooks(check=_check_enter_arrangement, apply=_apply_enter_arrangement),
+        correct_arrangement=Hooks(
+            check=_check_correct_arrangement,
+            apply=_apply_correct_arrangement,
+            ready=_ready_correct_arrangement,
+        ),
         advise_holder=Hooks(check=_check_advise_holder, apply=_apply_advise_holder),
         cards_away=Hooks(check=_check_cards_away, apply=_apply_cards_away),
         timer_expired=Hooks(check=_check_timer_expired, apply=_apply_timer_expired),

@@ -427,12 +427,6 @@ def house_way(
     return ev.arrangement(*choice)
 
 
-def best_key(cards13: Sequence[Card] | str, strict: bool = False) -> SplitKey:
-    """The objective key of the house way's split (for tests and the benchmark)."""
-    _ready()
-    return _search(_Evaluated(_hand13(cards13)), strict)[0]
-
-
 def brute_force(
     cards13: Sequence[Card] | str,
     strict: bool = False,

@@ -1,0 +1,211 @@
+"""The device kinds: one row per kind of device, naming its driver, adapter, simulator and the
+config it takes, and the one registry everything reads (the table, `tabled devices`, `tabled
+sim`, the config, the replay tool and the tests).
+
+A kind is a make of device that can fill one of the table's device roles (`role`: shuffler,
+dice_shaker, shoe_reader, timer_bell; the role is the `[devices.ROLE]` section and the
+`device:ROLE` actor the procedures know). The built-in kinds are named after their role; a
+vendor's package adds kinds of its own through the `tabled.devices` entry-point group, each
+entry naming a `DeviceKind` row, and a table's config picks it with
+`[devices.shoe_reader] kind = "ascii_shoe"` (docs/devices.md).
+
+Nothing of a device is imported until it is used: a row names its classes as `module:Class`
+text, so reading the registry imports only the plug-ins' small modules that hold their rows.
+This module does no I/O and imports no driver: the simulators read it too. A plug-in that
+cannot be read is kept out with one line that names its package (`broken()`), never a
+traceback, and a plug-in never replaces a built-in kind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import importlib.metadata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+GROUP = "tabled.devices"  # the entry-point group a vendor's package declares its kinds in
+ROLES = ("shuffler", "dice_shaker", "shoe_reader", "timer_bell")
+# The line speeds the devices' RS-232 links use; a kind may take fewer.
+BAUDRATES = (9600, 19200, 38400, 57600, 115200)
+# The types a kind's own config options may have (`[devices.ROLE.options]`).
+OPTION_TYPES = (str, int, float, bool)
+
+T = TypeVar("T")
+# One of a kind's options: its type, or the values it may take (all of one type).
+Option = type | tuple[str | int | float | bool, ...]
+
+
+@dataclass(frozen=True)
+class DeviceKind:
+    """One kind of device: everything the table needs to drive it, simulate it and configure it.
+
+    `driver`, `adapter` and `simulator` are `module:Class` text: a `drivers.base.DeviceDriver`,
+    a `drivers.adapter.DeviceAdapter` (None: the generic one, which knows the facts every
+    device shares and sends a command by the driver's method of that name) and a
+    `simulators.base.DeviceModel` (None: the kind has no simulator, so `sim://` cannot serve
+    it). `baudrates` are the line speeds it can run at; `options` its own config keys and their
+    types, given to the driver as `options` (from `[devices.ROLE.options]`)."""
+
+    name: str
+    role: str
+    driver: str
+    adapter: str | None = None
+    simulator: str | None = None
+    baudrates: tuple[int, ...] = BAUDRATES
+    options: Mapping[str, Option] = field(default_factory=dict)
+    package: str = "tabled"  # the distribution that provides it (filled in for a plug-in)
+    version: str = ""
+
+    def check(self) -> None:
+        """ValueError naming what is wrong with this row."""
+        if not self.name.isidentifier():
+            raise ValueError(f"kind {self.name!r} is not a name (letters, digits, _)")
+        if self.role not in ROLES:
+            raise ValueError(f"role {self.role!r} is not a table device ({', '.join(ROLES)})")
+        for part, spec in (
+            ("driver", self.driver),
+            ("adapter", self.adapter),
+            ("simulator", self.simulator),
+        ):
+            if spec is not None and not _is_class_path(spec):
+                raise ValueError(f"{part} {spec!r} is not 'module:Class'")
+        if not self.baudrates or set(self.baudrates) - set(BAUDRATES):
+            raise ValueError(f"baudrates {self.baudrates}: some of {BAUDRATES}")
+        for key, option in self.options.items():
+            types = {type(value) for value in option} if isinstance(option, tuple) else {option}
+            if len(types) != 1 or not types <= set(OPTION_TYPES):
+                raise ValueError(f"option {key!r}: {option!r} is not str, int, float or bool")
+
+    def check_option(self, key: str, value: object) -> None:
+        """ValueError naming what is wrong with `value` for this kind's option `key`."""
+        option = self.options.get(key)
+        if option is None:
+            known = ", ".join(sorted(self.options)) or "none"
+            raise ValueError(f"options.{key}: unknown key (a {self.name} takes: {known})")
+        if isinstance(option, tuple):
+            if value not in option or type(value) is not type(option[0]):
+                said = ", ".join(map(repr, option))
+                raise ValueError(f"options.{key}: one of {said}, got {value!r}")
+        elif type(value) is not option and not (option is float and type(value) is int):
+            raise ValueError(f"options.{key}: a {option.__name__}, got {value!r}")
+
+    @property
+    def origin(self) -> str:
+        """Where the kind comes from, for people: `tabled` or `package 1.2`."""
+        return f"{self.package} {self.version}".strip()
+
+
+def _is_class_path(spec: str) -> bool:
+    module, sep, attribute = spec.partition(":")
+    return bool(sep and attribute.isidentifier() and module.replace(".", "_").isidentifier())
+
+
+BUILTIN: tuple[DeviceKind, ...] = tuple(
+    DeviceKind(
+        name=role,
+        role=role,
+        driver=f"drivers.{role}.driver:{cls}Driver",
+        adapter=f"drivers.{role}.adapter:{cls}Adapter",
+        simulator=f"simulators.{role}:{cls}Model",
+    )
+    for role, cls in (
+        ("shuffler", "Shuffler"),
+        ("dice_shaker", "DiceShaker"),
+        ("shoe_reader", "ShoeReader"),
+        ("timer_bell", "TimerBell"),
+    )
+)
+
+
+@dataclass(frozen=True)
+class Registry:
+    kinds: Mapping[str, DeviceKind]
+    broken: Mapping[str, str]  # an entry-point name -> the one line that says why it is out
+
+
+@functools.cache
+def registry() -> Registry:
+    """The built-in kinds and those the installed plug-ins declare, read once per process."""
+    try:
+        ours = importlib.metadata.version("tabled")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout, not installed
+        ours = ""
+    kinds = {row.name: dataclasses.replace(row, version=ours) for row in BUILTIN}
+    broken: dict[str, str] = {}
+    for entry in importlib.metadata.entry_points(group=GROUP):
+        dist = entry.dist
+        package = dist.name if dist is not None else "?"
+        version = dist.version if dist is not None else ""
+        said = f"{GROUP} plug-in {entry.name!r} of package {package} {version}".replace("  ", " ")
+        try:
+            row = entry.load()
+        except Exception as exc:  # a plug-in's bug of any kind: the line says which
+            broken[entry.name] = f"{said}: cannot load {entry.value}: {_one_line(exc)}"
+            continue
+        try:
+            if not isinstance(row, DeviceKind):
+                raise ValueError(f"{entry.value} is a {type(row).__name__}, not a DeviceKind")
+            if row.name != entry.name:
+                raise ValueError(f"its row is named {row.name!r}, its entry point {entry.name!r}")
+            if row.name in kinds:
+                raise ValueError(f"kind {row.name!r} is taken by {kinds[row.name].origin}")
+            row.check()
+        except ValueError as exc:
+            broken[entry.name] = f"{said}: {exc}"
+            continue
+        kinds[row.name] = dataclasses.replace(row, package=package, version=version)
+    return Registry(kinds, broken)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def kinds() -> Mapping[str, DeviceKind]:
+    return registry().kinds
+
+
+def broken() -> Mapping[str, str]:
+    """The plug-ins kept out, each with the one line that says why."""
+    return registry().broken
+
+
+def find(name: str) -> DeviceKind:
+    """The row of kind `name`; LookupError of one line if there is none."""
+    found = registry().kinds.get(name)
+    if found is not None:
+        return found
+    reason = registry().broken.get(name)
+    if reason is not None:
+        raise LookupError(reason)
+    raise LookupError(f"no device kind {name!r} (known: {', '.join(sorted(kinds()))})")
+
+
+def load_class(name: str, part: str, base: type[T]) -> type[T]:
+    """The class that `part` ("driver", "adapter", "simulator") of kind `name` names, checked
+    to be a `base`; a row that names no adapter gets `base` itself (the generic adapter).
+    LookupError of one line if the kind is unknown, names no such class or it cannot be
+    imported."""
+    row = find(name)
+    spec = getattr(row, part)
+    if spec is None:
+        if part == "adapter":
+            return base
+        raise LookupError(f"the {name} kind ({row.origin}) has no {part}")
+    module_name, _, attribute = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not module_name.startswith(exc.name):
+            raise LookupError(f"the {name} {part} ({spec}): {_one_line(exc)}") from None
+        raise LookupError(f"the {name} {part} ({module_name}) is not installed") from None
+    except Exception as exc:
+        raise LookupError(f"the {name} {part} ({spec}): {_one_line(exc)}") from None
+    cls = getattr(module, attribute, None)
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise LookupError(f"the {name} {part} {spec} is not a {base.__name__}")
+    return cls
