@@ -40,7 +40,9 @@ class ChainAlert(Acknowledged):
     table: str
     seq: int = Field(description="the seq the alert is about (a gap's first missing seq)")
     kind: str = Field(
-        description="gap | fork | broken_link | malformed | unknown_table | forged | replay"
+        description="gap | fork | broken_link | malformed | unknown_table | forged | replay; "
+        "the integrity update's dice_bias | shuffle_bias | reader_misreads | hold_outlier "
+        "(details: subject, verdict, statistic, p_value, power, samples, tests)"
     )
     expected_hash: str | None = Field(description="the hash the chain called for")
     actual_hash: str | None = Field(description="the hash (or prev) the floor received")
@@ -175,6 +177,10 @@ class AlertKind(StrEnum):
     unknown_table = "unknown_table"
     forged = "forged"
     replay = "replay"
+    dice_bias = "dice_bias"
+    shuffle_bias = "shuffle_bias"
+    reader_misreads = "reader_misreads"
+    hold_outlier = "hold_outlier"
 
 
 class ReportFormat(StrEnum):

@@ -42,6 +42,8 @@ class SyntheticTable:
         step: float = 0.0,
         violation_share: float = 0.2,
         tilt_share: float = 0.1,
+        reason: str = "synthetic",
+        fault: str = "misread",
     ) -> None:
         self.table = table
         self.rng = random.Random(f"{table}:{seed}")
@@ -52,6 +54,8 @@ class SyntheticTable:
         self.wall = time.time() if wall is None else wall
         self.step = step
         self.violation_share, self.tilt_share = violation_share, tilt_share
+        # A violation's reason and a tilt's fault; `{card}` in them names a card of the round.
+        self.reason, self.fault = reason, fault
         self._pending: list[tuple[str, str, dict[str, Any]]] = []
         self._start()
 
@@ -65,6 +69,11 @@ class SyntheticTable:
             ident |= {"serial": f"SIM-{model}-{self.table}", "firmware": "1.0"}
             self._pending.append((f"device:{device}", "device.identified", ident))
 
+    def _text(self, template: str) -> str:
+        """A reason or fault from its template; the draw only when it names a card, so a
+        table's lines stay what its seed made them."""
+        return template.format(card=self.rng.choice(CARDS)) if "{card}" in template else template
+
     def _plan_round(self) -> None:
         self.round += 1
         rng = self.rng
@@ -75,7 +84,7 @@ class SyntheticTable:
             plan.append(
                 ("dealer:D1", "table.violation",
                  {"action": "close_bets", "phase": "BETTING", "article": rng.choice(ARTICLES),
-                  "reason": "synthetic"})
+                  "reason": self._text(self.reason)})
             )  # fmt: skip
         plan.append(("dealer:D1", "bets.closed", {"round": self.round}))
         plan.append(("device:dice_shaker", "dice.landed", {"dice": [3, 4]}))
@@ -83,7 +92,10 @@ class SyntheticTable:
         tilt_at = rng.randrange(deals) if rng.random() < self.tilt_share else -1
         for i in range(deals):
             if i == tilt_at:
-                fault = {"device": "shoe_reader", "fault": "misread"}
+                fault = {
+                    "device": "shoe_reader",
+                    "fault": self._text(self.fault),
+                }
                 plan.append(("device:shoe_reader", "table.tilted", fault))
                 plan.append(("supervisor:S1", "table.resumed", {"phase": "DEALING", "exact": True}))
                 continue
