@@ -40,7 +40,8 @@ class ChainAlert(Acknowledged):
     table: str
     seq: int = Field(description="the seq the alert is about (a gap's first missing seq)")
     kind: str = Field(
-        description="gap | fork | broken_link | malformed | unknown_table | forged | replay"
+        description="gap | fork | broken_link | malformed | unknown_table | forged | replay | "
+        "unproven"
     )
     expected_hash: str | None = Field(description="the hash the chain called for")
     actual_hash: str | None = Field(description="the hash (or prev) the floor received")
@@ -175,6 +176,7 @@ class AlertKind(StrEnum):
     unknown_table = "unknown_table"
     forged = "forged"
     replay = "replay"
+    unproven = "unproven"
 
 
 class ReportFormat(StrEnum):
