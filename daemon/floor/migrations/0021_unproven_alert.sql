@@ -3,4 +3,5 @@
 ALTER TABLE chain_alerts DROP CONSTRAINT chain_alerts_kind_check;
 ALTER TABLE chain_alerts ADD CONSTRAINT chain_alerts_kind_check
     CHECK (kind IN ('gap', 'fork', 'broken_link', 'malformed', 'unknown_table', 'forged',
-                    'replay', 'unproven'));
+                    'replay', 'dice_bias', 'shuffle_bias', 'reader_misreads', 'hold_outlier',
+                    'unproven'));
