@@ -40,8 +40,9 @@ class ChainAlert(Acknowledged):
     table: str
     seq: int = Field(description="the seq the alert is about (a gap's first missing seq)")
     kind: str = Field(
-        description="gap | fork | broken_link | malformed | unknown_table | forged | replay; "
-        "the integrity update's dice_bias | shuffle_bias | reader_misreads | hold_outlier "
+        description="gap | fork | broken_link | malformed | unknown_table | forged | replay | "
+        "unproven (details: lines, oldest_seq, newest_seq, oldest_seconds, bounds); the "
+        "integrity update's dice_bias | shuffle_bias | reader_misreads | hold_outlier "
         "(details: subject, verdict, statistic, p_value, power, samples, tests)"
     )
     expected_hash: str | None = Field(description="the hash the chain called for")
@@ -177,6 +178,7 @@ class AlertKind(StrEnum):
     unknown_table = "unknown_table"
     forged = "forged"
     replay = "replay"
+    unproven = "unproven"
     dice_bias = "dice_bias"
     shuffle_bias = "shuffle_bias"
     reader_misreads = "reader_misreads"
