@@ -13,7 +13,9 @@ Four figures, each beside its peer and its goal:
 - CPU a line, live (issue 25): the shipper's thread CPU (its own clock,
   `pthread_getcpuclockid`) while a writer appends `--live-rounds` rounds of 150 lines in commits
   of 6 lines 2 ms apart (an unpaced round's pace), the shipper following the journal live, over
-  the lines shipped; median of `--repeats`. Goal: <= 20 us a line.
+  the lines shipped; median of `--repeats`. Goal: <= 20 us a line. The writer appends on an
+  event loop with a probe that wakes every millisecond: its lag with the shipper beside the
+  same run without one (the table's loop lag must not change).
 - latency: `--live` events appended to a journal with fsync, one every 2 ms; for each, the time
   from "append returned: durable" to "JetStream acknowledged it" (the shipper's cursor passed
   it), p50/p99, against `js.publish` of the same line right after the append. Goal: p99 <= 20 ms.
@@ -43,9 +45,11 @@ from pathlib import Path
 
 import nats
 
+from daemon import eventloop
 from daemon.config import JournalConfig
 from daemon.journal import Journal
 from daemon.journal.format import journal_files, read_lines
+from daemon.journal.provenance import TableKey, write_key
 from daemon.logging import configure_logging
 from daemon.sections import build
 from daemon.shipper.config import FeedConfig
@@ -171,37 +175,62 @@ def shipper_latency(url: str, directory: Path, events: int) -> list[float]:
     return [max(0.0, acked[s] - durable[s]) for s in range(first, first + events) if s in acked]
 
 
-def shipper_live_cpu(url: str, directory: Path, rounds: int, stream: str) -> tuple[float, int]:
-    """(CPU seconds a line of the shipper's thread, lines) while a table-like writer appends:
-    a round's lines in commit groups of 6, 2 ms apart (about 150 lines in 50 ms, an unpaced
-    round's pace), the shipper following the journal live."""
+def shipper_live_cpu(
+    url: str | None, directory: Path, rounds: int, stream: str
+) -> tuple[float, int, list[float]]:
+    """(CPU seconds a line of the shipper's thread, lines, the writer's loop lags) while a
+    table-like writer appends on an event loop (uvloop's, as the table's): a round's lines in
+    commit groups of 6, 2 ms apart (about 150 lines in 50 ms, an unpaced round's pace), the
+    shipper following the journal live; a probe on the same loop asks to wake every millisecond
+    and records how late it woke. `url` None: no shipper (the lag's peer)."""
     config = JournalConfig(dir=directory, durability="none")
+    lags: list[float] = []
     with Journal.open(config, "T04") as journal:
-        shipper = Shipper(feed(url, stream), "T04", directory, journal=journal)
-        shipper.start()
-        deadline = time.monotonic() + 30
-        while shipper.status().cursor < journal.durable_seq and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert shipper._thread is not None and shipper._thread.ident is not None
-        clock = time.pthread_getcpuclockid(shipper._thread.ident)
-        first, cpu = journal.last_seq, time.clock_gettime(clock)
-        for i in range(rounds * 150):
-            journal.append(
-                "shoe.card_read", actor="shoe_reader", round_id=f"R{i // 150}",
-                payload={"card": "AS", "index": i % 52, "frame": "02011a0441530003c2d103"},
-                commit=i % 6 == 5,
-            )  # fmt: skip
-            if i % 6 == 5:
-                time.sleep(0.002)
+        shipper = None
+        if url is not None:
+            shipper = Shipper(feed(url, stream), "T04", directory, journal=journal)
+            shipper.start()
+            deadline = time.monotonic() + 30
+            while shipper.status().cursor < journal.durable_seq and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert shipper._thread is not None and shipper._thread.ident is not None
+            clock = time.pthread_getcpuclockid(shipper._thread.ident)
+            cpu = time.clock_gettime(clock)
+        first = journal.last_seq
+
+        async def write() -> None:
+            done = asyncio.Event()
+
+            async def probe() -> None:
+                while not done.is_set():
+                    started = time.perf_counter()
+                    await asyncio.sleep(0.001)
+                    lags.append(max(0.0, time.perf_counter() - started - 0.001))
+
+            task = asyncio.ensure_future(probe())
+            for i in range(rounds * 150):
+                journal.append(
+                    "shoe.card_read", actor="shoe_reader", round_id=f"R{i // 150}",
+                    payload={"card": "AS", "index": i % 52, "frame": "02011a0441530003c2d103"},
+                    commit=i % 6 == 5,
+                )  # fmt: skip
+                if i % 6 == 5:
+                    await asyncio.sleep(0.002)
+            done.set()
+            await task
+
+        eventloop.run(write())
         journal.flush()
+        lines = journal.durable_seq - first
+        if shipper is None:
+            return 0.0, lines, lags
         deadline = time.monotonic() + 60
         while shipper.status().cursor < journal.durable_seq and time.monotonic() < deadline:
             time.sleep(0.002)
         cpu = time.clock_gettime(clock) - cpu
-        lines = journal.durable_seq - first
         assert shipper.status().cursor == journal.durable_seq, shipper.status().as_dict()
     shipper.stop()
-    return cpu / lines, lines
+    return cpu / lines, lines, lags
 
 
 async def peer_latency(url: str, directory: Path, events: int) -> list[float]:
@@ -236,6 +265,11 @@ def run_cpu(work: Path, url: str | None, rounds: int) -> tuple[float, int]:
         stream = f"CPU{time.monotonic_ns()}"
         text += f'\n[feed]\nservers = ["{url}"]\nstream = "{stream}"\n'
         text += f'subject_prefix = "{stream.lower()}"\n'
+        # A table with a [feed] signs its chain (issue 21): its key, made once for the bench.
+        key = work / "table.key"
+        if not key.exists():
+            write_key(key, TableKey.generate())
+        text = text.replace("[table]\n", f"[table]\nkey_file = {json.dumps(str(key))}\n", 1)
     config.write_text(text)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(
@@ -326,10 +360,12 @@ def throughput(server: Server, work: Path, count: int, repeats: int) -> float:
 
 
 def live_cpu(server: Server, work: Path, rounds: int, repeats: int, peer_cpu: float) -> None:
-    runs = [
-        shipper_live_cpu(server.url, work / f"live-cpu-{n}", rounds, f"LIVECPU{n}")[0]
-        for n in range(repeats)
-    ]
+    runs, lags, peer_lags = [], [], []
+    for n in range(repeats):  # with the shipper and without, alternately
+        cpu, _, lag = shipper_live_cpu(server.url, work / f"live-cpu-{n}", rounds, f"LIVECPU{n}")
+        runs.append(cpu)
+        lags += lag
+        peer_lags += shipper_live_cpu(None, work / f"live-nofeed-{n}", rounds, "")[2]
     cpu = statistics.median(runs)
     print(
         f"CPU a line, live: the shipper's thread while a writer appends {rounds} rounds of 150 "
@@ -340,6 +376,12 @@ def live_cpu(server: Server, work: Path, rounds: int, repeats: int, peer_cpu: fl
     print(
         f"  goal (issue 25) <= {GOAL_LINE_CPU * 1e6:.0f} us CPU a line, live -> "
         f"{verdict(cpu <= GOAL_LINE_CPU)}"
+    )
+    print(
+        f"  the writer's loop lag (a 1 ms probe): with the shipper p50 "
+        f"{percentile(lags, 0.5) * 1e3:.2f} ms, p99 {percentile(lags, 0.99) * 1e3:.2f} ms; "
+        f"without a shipper p50 {percentile(peer_lags, 0.5) * 1e3:.2f} ms, p99 "
+        f"{percentile(peer_lags, 0.99) * 1e3:.2f} ms"
     )
 
 

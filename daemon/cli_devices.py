@@ -7,8 +7,9 @@ every device is up and none is unapproved, else 1 (2 for a bad config).
 
 `tabled devices --kinds`: the device kinds this installation knows (the built-in ones and those
 the installed packages declare in the `tabled.devices` entry-point group, docs/devices.md),
-without a config or a port. A plug-in that cannot be read is one line on stderr, naming its
-package, whichever form runs (exit 1 with --kinds).
+without a config or a port (every plug-in's module is imported to list it). A plug-in that
+cannot be read is one line on stderr naming its package, and exit status 1. Probing imports
+only the plug-ins the config names: one of those that cannot be read is a config error (2).
 """
 
 from __future__ import annotations
@@ -196,7 +197,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"tabled devices: {exc}", file=sys.stderr)
         return 2
-    _say_broken()
     configs = [d for d in config.devices.values() if d.enabled]
     reports = asyncio.run(probe_all(configs))
     try:

@@ -171,7 +171,7 @@ class Training:
         devices = []
         for name in self.devices:
             now = world["devices"].get(name, {})
-            faults = device_faults(name)
+            faults = device_faults(name, self.world)
             devices.append(
                 {
                     "name": name,

@@ -11,9 +11,11 @@ entry naming a `DeviceKind` row, and a table's config picks it with
 
 Nothing of a device is imported until it is used: a row names its classes as `module:Class`
 text, so reading the registry imports only the plug-ins' small modules that hold their rows.
-This module does no I/O and imports no driver: the simulators read it too. A plug-in that
-cannot be read is kept out with one line that names its package (`broken()`), never a
-traceback, and a plug-in never replaces a built-in kind.
+This module does no I/O and imports no driver: the simulators read it too. A plug-in's module
+is imported only when its kind is asked for (`find`, as the config does for the kinds it names)
+or when every kind is listed (`kinds`). A plug-in that cannot be read is kept out with one line
+that names its package (`broken()`), never a traceback; a plug-in never replaces a built-in
+kind, and a kind two packages declare is neither's.
 """
 
 from __future__ import annotations
@@ -120,40 +122,62 @@ BUILTIN: tuple[DeviceKind, ...] = tuple(
 )
 
 
-@dataclass(frozen=True)
-class Registry:
-    kinds: Mapping[str, DeviceKind]
-    broken: Mapping[str, str]  # an entry-point name -> the one line that says why it is out
+@functools.cache
+def _builtin() -> dict[str, DeviceKind]:
+    try:
+        ours = importlib.metadata.version("tabled")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout, not installed
+        ours = ""
+    return {row.name: dataclasses.replace(row, version=ours) for row in BUILTIN}
 
 
 @functools.cache
-def registry() -> Registry:
-    """The built-in kinds and those the installed plug-ins declare, read once per process."""
-    kinds = {row.name: row for row in BUILTIN}
-    broken: dict[str, str] = {}
+def _declared() -> dict[str, list[importlib.metadata.EntryPoint]]:
+    """The installed packages' `tabled.devices` entries by kind name: their metadata only,
+    nothing of theirs imported."""
+    entries: dict[str, list[importlib.metadata.EntryPoint]] = {}
     for entry in importlib.metadata.entry_points(group=GROUP):
-        dist = entry.dist
-        package = dist.name if dist is not None else "?"
-        version = dist.version if dist is not None else ""
-        said = f"{GROUP} plug-in {entry.name!r} of package {package} {version}".replace("  ", " ")
-        try:
-            row = entry.load()
-        except Exception as exc:  # a plug-in's bug of any kind: the line says which
-            broken[entry.name] = f"{said}: cannot load {entry.value}: {_one_line(exc)}"
-            continue
-        try:
-            if not isinstance(row, DeviceKind):
-                raise ValueError(f"{entry.value} is a {type(row).__name__}, not a DeviceKind")
-            if row.name != entry.name:
-                raise ValueError(f"its row is named {row.name!r}, its entry point {entry.name!r}")
-            if row.name in kinds:
-                raise ValueError(f"kind {row.name!r} is taken by {kinds[row.name].origin}")
-            row.check()
-        except ValueError as exc:
-            broken[entry.name] = f"{said}: {exc}"
-            continue
-        kinds[row.name] = dataclasses.replace(row, package=package, version=version)
-    return Registry(kinds, broken)
+        entries.setdefault(entry.name, []).append(entry)
+    return entries
+
+
+def _origin(entry: importlib.metadata.EntryPoint) -> tuple[str, str]:
+    dist = entry.dist
+    return (dist.name, dist.version) if dist is not None else ("?", "")
+
+
+@functools.cache
+def _plugin(name: str) -> DeviceKind | str:
+    """Kind `name` as the one package that declares it gives it, or the one line that says
+    why it is kept out. Only this entry's module is imported."""
+    entries = _declared()[name]
+    package, version = _origin(entries[0])
+    said = f"{GROUP} plug-in {name!r} of package {package} {version}".rstrip()
+    if len(entries) > 1:
+        packages = ", ".join(sorted(" ".join(_origin(entry)).strip() for entry in entries))
+        return f"{GROUP} plug-in {name!r}: declared by {packages}; none is used"
+    if name in _builtin():
+        return f"{said}: kind {name!r} is taken by {_builtin()[name].origin}"
+    (entry,) = entries
+    try:
+        row = entry.load()
+    except Exception as exc:  # a plug-in's bug of any kind: the line says which
+        return f"{said}: cannot load {entry.value}: {_one_line(exc)}"
+    try:
+        if not isinstance(row, DeviceKind):
+            raise ValueError(f"{entry.value} is a {type(row).__name__}, not a DeviceKind")
+        if row.name != name:
+            raise ValueError(f"its row is named {row.name!r}, its entry point {name!r}")
+        row.check()
+    except ValueError as exc:
+        return f"{said}: {exc}"
+    return dataclasses.replace(row, package=package, version=version)
+
+
+def reset() -> None:
+    """Read the installed packages again (after one was installed or removed in-process)."""
+    for cached in (_builtin, _declared, _plugin):
+        cached.cache_clear()
 
 
 def _one_line(exc: BaseException) -> str:
@@ -162,23 +186,36 @@ def _one_line(exc: BaseException) -> str:
 
 
 def kinds() -> Mapping[str, DeviceKind]:
-    return registry().kinds
+    """Every kind: the built-in ones and every plug-in's that can be read (each plug-in's
+    module is imported: this is the listing, `tabled devices --kinds`)."""
+    found = dict(_builtin())
+    for name in sorted(_declared()):
+        row = _plugin(name)
+        if isinstance(row, DeviceKind):
+            found[name] = row
+    return found
 
 
 def broken() -> Mapping[str, str]:
-    """The plug-ins kept out, each with the one line that says why."""
-    return registry().broken
+    """The plug-ins kept out, each with the one line that says why (each plug-in's module is
+    imported to know)."""
+    return {name: row for name in sorted(_declared()) if isinstance(row := _plugin(name), str)}
 
 
 def find(name: str) -> DeviceKind:
-    """The row of kind `name`; LookupError of one line if there is none."""
-    found = registry().kinds.get(name)
-    if found is not None:
-        return found
-    reason = registry().broken.get(name)
-    if reason is not None:
-        raise LookupError(reason)
-    raise LookupError(f"no device kind {name!r} (known: {', '.join(sorted(kinds()))})")
+    """The row of kind `name`; LookupError of one line if there is none. A built-in kind
+    imports nothing; a plug-in's imports that plug-in's module alone, so the code of a package
+    the config does not name never runs in the table's process."""
+    row = _builtin().get(name)
+    if row is not None:
+        return row
+    if name in _declared():
+        got = _plugin(name)
+        if isinstance(got, str):
+            raise LookupError(got)
+        return got
+    known = ", ".join(sorted({*_builtin(), *_declared()}))
+    raise LookupError(f"no device kind {name!r} (known: {known})")
 
 
 def load_class(name: str, part: str, base: type[T]) -> type[T]:

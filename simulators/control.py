@@ -30,7 +30,7 @@ from typing import Any
 
 import structlog
 
-from simulators.base import COMMON_CONDITIONS, UnknownFault
+from simulators.base import COMMON_CONDITIONS, DeviceModel, UnknownFault
 from simulators.spec import model_class
 from simulators.world import TableWorld
 
@@ -44,10 +44,17 @@ DOORS = {"shuffler": "lid_open", "shoe_reader": "shoe_removed", "dice_shaker": "
 OPS = "shuffle, shake, draw, deal, ring, door, power, by_hand, inject, clear, unplug, plug, state"
 
 
-def device_faults(device: str) -> dict[str, list[str]]:
+def model_of(device: str, world: TableWorld | None = None) -> type[DeviceModel]:
+    """The model simulating `device` (a role): the one in `world` now, a plug-in's kind
+    included (docs/devices.md), else the role's built-in one; LookupError if there is none."""
+    attached = world.devices.get(device) if world is not None else None
+    return type(attached) if isinstance(attached, DeviceModel) else model_class(device)
+
+
+def device_faults(device: str, world: TableWorld | None = None) -> dict[str, list[str]]:
     """The faults a person can give `device`: one-shot (the next operation) and conditions
     (until cleared); LookupError for a device no model simulates."""
-    cls = model_class(device)
+    cls = model_of(device, world)
     return {
         "one_shot": sorted(cls.ONE_SHOT),
         "conditions": sorted((cls.CONDITIONS | COMMON_CONDITIONS) - {DOORS.get(device, "")}),
@@ -74,7 +81,7 @@ def handle_control(world: TableWorld, request: Any) -> dict[str, Any]:
         if op in ("unplug", "plug", "power"):
             if not isinstance(device, str):
                 return {"ok": False, "error": f"{op} needs 'device'"}
-            model_class(device)  # a device name with a typo must not be "unplugged" silently
+            model_of(device, world)  # a device name with a typo must not be "unplugged" silently
             if op == "power":
                 on = request.get("on")
                 if not isinstance(on, bool):
@@ -117,7 +124,7 @@ def handle_control(world: TableWorld, request: Any) -> dict[str, Any]:
 def _operate(world: TableWorld, op: str, fault: Any) -> dict[str, Any]:
     """Shuffle, shake or draw, as the faults armed by then (and `fault`, if given) say."""
     device = OPERATED[op]
-    one_shot = model_class(device).ONE_SHOT
+    one_shot = model_of(device, world).ONE_SHOT
     if fault is not None and (not isinstance(fault, str) or fault not in one_shot):
         known = ", ".join(sorted(one_shot))
         return {"ok": False, "error": f"{op} takes a 'fault' of {known}, not {fault!r}"}

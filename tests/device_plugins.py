@@ -17,7 +17,7 @@ import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from drivers.kinds import GROUP, registry
+from drivers.kinds import GROUP, reset
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "tabled-ascii-shoe"
@@ -44,7 +44,7 @@ def on_path(*folders: Path) -> None:
         if str(folder) not in sys.path:
             sys.path.append(str(folder))
     importlib.invalidate_caches()
-    registry.cache_clear()
+    reset()
 
 
 def install_example(site: Path) -> None:
@@ -67,7 +67,7 @@ def plugin_site(tmp_path: Path) -> Iterator[Path]:
         yield folder
     finally:
         sys.path.remove(str(folder))
-        registry.cache_clear()
+        reset()
 
 
 def plugin(site: Path, package: str, entry: str, value: str, module: str = "") -> None:

@@ -44,7 +44,7 @@ from daemon.floor import queries
 from daemon.floor.config import FloorConfig
 from daemon.floor.hub import Hub, pump
 from daemon.floor.queries import report, report_csv
-from daemon.floor.redact import visible_alert
+from daemon.floor.redact import visible_alert, visible_row
 from daemon.floor.sentences import sentence
 from daemon.floor.shapes import (
     Acknowledgement,
@@ -326,8 +326,9 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         if what == "alert":  # its digests as each may see them (redact.visible_alert)
             hub.publish({"type": "acknowledged", "kind": what, what: visible_alert(row, None)})
             return visible_alert(row, who.role)
-        hub.publish({"type": "acknowledged", "kind": what, what: row})
-        return row
+        # Pushed to every role alike: its text as for a round in play (redact.visible_row).
+        hub.publish({"type": "acknowledged", "kind": what, what: visible_row(dict(row), None)})
+        return visible_row(row, who.role)
 
     @app.post(
         "/api/alerts/{alert_id}/acknowledge",
@@ -417,6 +418,7 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
             dealer=dealer,
             limit=limit,
             acknowledged=acknowledged,
+            role=who.role,
         )
         return await said_rows("table.violation", rows)
 
@@ -429,7 +431,7 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         limit: Annotated[int, Query(ge=1, le=5000)] = 500,
     ) -> list[dict[str, Any]]:
         """Supervisor overrides (proposed, approved, rejected), newest first."""
-        return await queries.overrides(store, span(since, until), table, limit)
+        return await queries.overrides(store, span(since, until), table, limit, who.role)
 
     @app.get("/api/faults", response_model=list[FaultRow], tags=["floor"])
     async def get_faults(  # noqa: PLR0917 - FastAPI passes query parameters by name
@@ -456,6 +458,7 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
             limit=limit,
             kind=kind,
             acknowledged=acknowledged,
+            role=who.role,
         )
         return await said_rows(None, rows)
 

@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import WebSocket, WebSocketDisconnect
 
 from daemon.api.tokens import Principal
-from daemon.floor.redact import visible_alert
+from daemon.floor.redact import visible_alert, visible_row
 from daemon.floor.store import BatchResult, dumps
 
 PUSH_QUEUE = 2048
@@ -47,7 +47,9 @@ class Hub:
             ("fault", result.faults),
         ):
             for row in rows:
-                self.publish({"type": kind, kind: row})
+                # Pushed to every role alike: a card its text names blotted out, as for a round
+                # in play (visible_row); a role that sees it whole reads it from the API.
+                self.publish({"type": kind, kind: visible_row(dict(row), None)})
         if result.tables:
             self.publish(
                 {

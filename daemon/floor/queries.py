@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from daemon.api.tokens import Principal
-from daemon.floor.redact import sees_raw_lines, visible_alert, visible_payload
+from daemon.floor.integrity import INTEGRITY_KINDS
+from daemon.floor.redact import sees_raw_lines, visible_alert, visible_payload, visible_row
 from daemon.floor.sentences import phase_said
 from daemon.floor.store import Store, dumps
 
@@ -27,6 +28,19 @@ ALERT_COLUMNS = (
 )
 
 
+def judged(relation: str) -> str:
+    """The columns `redact.visible_row` judges a row of `relation` by: whether its round is
+    closed (settled or voided; a row of no round counts as closed, as a journal line does) and
+    its table's game."""
+    return (
+        f"coalesce((SELECT r.status IN ('settled', 'voided') FROM rounds r "  # noqa: S608
+        f"WHERE r.table_id = "
+        f"{relation}.table_id AND r.round = {relation}.round), {relation}.round IS NULL OR "
+        f"{relation}.round = '0') AS round_closed, (SELECT f.game FROM floor_tables f WHERE "
+        f"f.table_id = {relation}.table_id) AS table_game"
+    )
+
+
 async def table_summaries(
     store: Store, pits: dict[str, str], role: str | None = None
 ) -> list[dict[str, Any]]:
@@ -34,15 +48,18 @@ async def table_summaries(
     it (`redact.visible_alert`), the pit the registry gives it (else the config's)."""
     rows = await store.query(
         "SELECT t.table_id AS table, t.game, t.phase, t.state, t.reason, t.round, "  # noqa: S608
-        "t.last_seq, "
+        f"t.last_seq, {judged('t')}, "
         "t.contiguous_seq, t.pending_overrides, t.last_event, t.last_ts, t.received_at, "
         "extract(epoch FROM t.received_at - t.last_ts)::float8 AS lag_seconds, "
         f"(SELECT row_to_json(a) FROM (SELECT {ALERT_COLUMNS} FROM chain_alerts "
-        "WHERE table_id = t.table_id AND resolved_at IS NULL ORDER BY id LIMIT 1) a) AS alert, "
+        "WHERE table_id = t.table_id AND resolved_at IS NULL "
+        f"AND kind <> ALL('{{{','.join(INTEGRITY_KINDS)}}}'::text[]) "  # the chain's own only
+        "ORDER BY id LIMIT 1) a) AS alert, "
         "(SELECT e.pit FROM enrolled_tables e WHERE e.table_id = t.table_id) AS enrolled_pit "
         "FROM floor_tables t ORDER BY t.table_id"
     )
     for row in rows:
+        visible_row(row, role)  # a held table's reason may name a card
         alert = row.pop("alert")
         row["chain"] = "ok" if alert is None else visible_alert(alert, role)
         enrolled_pit = row.pop("enrolled_pit", None)
@@ -54,23 +71,35 @@ async def table_summaries(
 async def report(store: Store, since: datetime, until: datetime) -> dict[str, list[dict[str, Any]]]:
     """The audit report of a period: every violation, override, fault, settlement, alert."""
     span = (since, until)
+    # Its readers see closed rounds whole; a card named in a round still in play, nobody.
     return {
-        "violations": await store.query(
-            "SELECT table_id AS table, seq, ts, round, actor, article, action, phase, reason "
-            "FROM violations WHERE ts >= %s AND ts < %s ORDER BY ts, table_id, seq",
-            span,
-        ),
-        "overrides": await store.query(
-            "SELECT table_id AS table, seq, ts, round, status, kind, article, proposed_by, "
-            "decided_by, reason FROM overrides WHERE ts >= %s AND ts < %s "
-            "ORDER BY ts, table_id, seq",
-            span,
-        ),
-        "device_faults": await store.query(
-            "SELECT table_id AS table, seq, ts, round, device, fault, kind, make, model, serial "
-            "FROM device_faults WHERE ts >= %s AND ts < %s ORDER BY ts, table_id, seq",
-            span,
-        ),
+        "violations": [
+            visible_row(row, "audit")
+            for row in await store.query(
+                "SELECT table_id AS table, seq, ts, round, actor, article, action, "  # noqa: S608
+                f"phase, reason, {judged('violations')} FROM violations "
+                "WHERE ts >= %s AND ts < %s ORDER BY ts, table_id, seq",
+                span,
+            )
+        ],
+        "overrides": [
+            visible_row(row, "audit")
+            for row in await store.query(
+                "SELECT table_id AS table, seq, ts, round, status, kind, article, "  # noqa: S608
+                f"proposed_by, decided_by, reason, {judged('overrides')} FROM overrides "
+                "WHERE ts >= %s AND ts < %s ORDER BY ts, table_id, seq",
+                span,
+            )
+        ],
+        "device_faults": [
+            visible_row(row, "audit")
+            for row in await store.query(
+                "SELECT table_id AS table, seq, ts, round, device, fault, kind, make, "  # noqa: S608
+                f"model, serial, {judged('device_faults')} FROM device_faults "
+                "WHERE ts >= %s AND ts < %s ORDER BY ts, table_id, seq",
+                span,
+            )
+        ],
         "settlements": await store.query(
             "SELECT table_id AS table, seq, item, ts, round, seat, player, amount, outcome, net "
             "FROM settlements WHERE ts >= %s AND ts < %s ORDER BY ts, table_id, seq, item",
@@ -213,8 +242,16 @@ FAULT_COLUMNS = (
 # What a person acknowledges on the floor: (its table, its columns, the key that finds one).
 ACKNOWLEDGED = {
     "alert": ("chain_alerts", ALERT_COLUMNS, "id = %s"),
-    "violation": ("violations", VIOLATION_COLUMNS, "table_id = %s AND seq = %s"),
-    "fault": ("device_faults", FAULT_COLUMNS, "table_id = %s AND seq = %s"),
+    "violation": (
+        "violations",
+        f"{VIOLATION_COLUMNS}, {judged('violations')}",
+        "table_id = %s AND seq = %s",
+    ),
+    "fault": (
+        "device_faults",
+        f"{FAULT_COLUMNS}, {judged('device_faults')}",
+        "table_id = %s AND seq = %s",
+    ),
 }
 
 
@@ -222,7 +259,8 @@ async def acknowledge_row(
     store: Store, what: str, key: tuple[Any, ...], *, actor: str, role: str, note: str
 ) -> tuple[str, dict[str, Any] | None]:
     """Mark a chain alert, a violation or a device fault (`what`) acknowledged, once:
-    ("done" | "missing" | "already", the row).
+    ("done" | "missing" | "already", the row; a violation's or fault's with the columns
+    `redact.visible_row` judges it by, for the caller to serve it by).
 
     An acknowledgement says a person has seen it and taken it in hand, with a note; it changes
     nothing else (a fork stays a fork, a violation stays journaled as the table wrote it)."""
@@ -271,11 +309,12 @@ async def violations(
     dealer: str | None,
     limit: int,
     acknowledged: bool | None = None,
+    role: str = "pit",
 ) -> list[dict[str, Any]]:
-    """Violations newest first; `acknowledged` True/False keeps only those taken in hand or
-    not yet (None: both)."""
-    return await store.query(
-        f"SELECT {VIOLATION_COLUMNS} "  # noqa: S608 - a constant column list
+    """Violations newest first, as `role` may see their reasons (`redact.visible_row`);
+    `acknowledged` True/False keeps only those taken in hand or not yet (None: both)."""
+    rows = await store.query(
+        f"SELECT {VIOLATION_COLUMNS}, {judged('violations')} "  # noqa: S608 - constant columns
         "FROM violations WHERE ts >= %s AND ts < %s AND (%s::text IS NULL OR table_id = %s) "
         "AND (%s::text IS NULL OR article LIKE %s) AND (%s::text IS NULL OR actor = %s) "
         "AND (%s::boolean IS NULL OR (acknowledged_at IS NOT NULL) = %s) "
@@ -283,17 +322,21 @@ async def violations(
         (*span, table, table, article, like_prefix(article), dealer, dealer, acknowledged,
          acknowledged, limit),
     )  # fmt: skip
+    return [visible_row(row, role) for row in rows]
 
 
 async def overrides(
-    store: Store, span: tuple[datetime, datetime], table: str | None, limit: int
+    store: Store, span: tuple[datetime, datetime], table: str | None, limit: int, role: str = "pit"
 ) -> list[dict[str, Any]]:
-    return await store.query(
-        "SELECT table_id AS table, seq, ts, round, status, kind, article, proposed_by, "
-        "decided_by, reason FROM overrides WHERE ts >= %s AND ts < %s "
-        "AND (%s::text IS NULL OR table_id = %s) ORDER BY ts DESC LIMIT %s",
+    """Overrides newest first, as `role` may see their reasons (`redact.visible_row`)."""
+    rows = await store.query(
+        "SELECT table_id AS table, seq, ts, round, status, kind, article, proposed_by, "  # noqa: S608
+        f"decided_by, reason, {judged('overrides')} FROM overrides "
+        "WHERE ts >= %s AND ts < %s AND (%s::text IS NULL OR table_id = %s) "
+        "ORDER BY ts DESC LIMIT %s",
         (*span, table, table, limit),
     )
+    return [visible_row(row, role) for row in rows]
 
 
 async def faults(
@@ -306,10 +349,12 @@ async def faults(
     limit: int,
     kind: str | None = None,
     acknowledged: bool | None = None,
+    role: str = "pit",
 ) -> list[dict[str, Any]]:
-    """Device faults newest first; `kind` tilt or hold; `acknowledged` as for violations."""
-    return await store.query(
-        f"SELECT {FAULT_COLUMNS} "  # noqa: S608 - a constant column list
+    """Device faults newest first, as `role` may see their text (`redact.visible_row`); `kind`
+    tilt or hold; `acknowledged` as for violations."""
+    rows = await store.query(
+        f"SELECT {FAULT_COLUMNS}, {judged('device_faults')} "  # noqa: S608 - constant columns
         "FROM device_faults WHERE ts >= %s AND ts < %s "
         "AND (%s::text IS NULL OR table_id = %s) AND (%s::text IS NULL OR serial = %s) "
         "AND (%s::text IS NULL OR model = %s) AND (%s::text IS NULL OR kind = %s) "
@@ -318,6 +363,7 @@ async def faults(
         (*span, table, table, serial, serial, model, model, kind, kind, acknowledged,
          acknowledged, limit),
     )  # fmt: skip
+    return [visible_row(row, role) for row in rows]
 
 
 async def charts(store: Store, hours: int) -> dict[str, Any]:

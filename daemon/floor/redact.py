@@ -21,7 +21,7 @@ from typing import Any
 
 from daemon.procedures.visibility import HIDDEN, REVIEW, audience, redact_record
 
-__all__ = ["HIDDEN", "sees_raw_lines", "visible_alert", "visible_payload"]
+__all__ = ["HIDDEN", "sees_raw_lines", "visible_alert", "visible_payload", "visible_row"]
 
 
 def sees_raw_lines(role: str, round_closed: bool = False) -> bool:
@@ -43,6 +43,30 @@ def visible_payload(
     )
     shown: dict[str, Any] = record["payload"]
     return shown, shown != payload
+
+
+# A row's free text, written by the table or a person, that may name a card or tile: a
+# violation's or an override's reason ("Qh has already been dealt", "3d seen on camera 3"), a
+# device's fault, a held table's reason.
+TEXTS = ("reason", "fault")
+# The columns a query adds for `visible_row` (queries.judged), taken off the row it serves.
+ROUND_CLOSED, TABLE_GAME = "round_closed", "table_game"
+
+
+def visible_row(row: dict[str, Any], role: str | None) -> dict[str, Any]:
+    """A violation, override, fault or table summary as `role` may see it (None: whoever is
+    pushed it, as for a round in play): each card or tile its free text (`TEXTS`) names blotted
+    out by the table's game's rule, as the table's own API blots a refusal's reason; whole to a
+    role that sees its round whole once the round is closed. The row's `round_closed` and
+    `table_game` (queries.judged) are used and taken off; without them the round counts as in
+    play and every game's rule applies."""
+    closed = bool(row.pop(ROUND_CLOSED, False)) and role is not None
+    game = row.pop(TABLE_GAME, None)
+    texts = {key: row[key] for key in TEXTS if isinstance(row.get(key), str)}
+    if texts:
+        shown, _ = visible_payload(role or "", "", texts, closed, game)
+        row.update(shown)
+    return row
 
 
 # The keys of an alert's details that carry a line's SHA-256 (the line's own or its `prev`).

@@ -22,7 +22,14 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.journal.format import GENESIS, encode_line, iso_utc, journal_files, line_hash
+from daemon.journal.format import (
+    GENESIS,
+    MAX_LINE_BYTES,
+    encode_line,
+    iso_utc,
+    journal_files,
+    line_hash,
+)
 from daemon.journal.provenance import TableKey
 
 CARDS = [r + s for r in "23456789TJQKA" for s in "shdc"]
@@ -42,6 +49,8 @@ class SyntheticTable:
         step: float = 0.0,
         violation_share: float = 0.2,
         tilt_share: float = 0.1,
+        reason: str = "synthetic",
+        fault: str = "misread",
     ) -> None:
         self.table = table
         self.rng = random.Random(f"{table}:{seed}")
@@ -52,6 +61,8 @@ class SyntheticTable:
         self.wall = time.time() if wall is None else wall
         self.step = step
         self.violation_share, self.tilt_share = violation_share, tilt_share
+        # A violation's reason and a tilt's fault; `{card}` in them names a card of the round.
+        self.reason, self.fault = reason, fault
         self._pending: list[tuple[str, str, dict[str, Any]]] = []
         self._start()
 
@@ -65,6 +76,11 @@ class SyntheticTable:
             ident |= {"serial": f"SIM-{model}-{self.table}", "firmware": "1.0"}
             self._pending.append((f"device:{device}", "device.identified", ident))
 
+    def _text(self, template: str) -> str:
+        """A reason or fault from its template; the draw only when it names a card, so a
+        table's lines stay what its seed made them."""
+        return template.format(card=self.rng.choice(CARDS)) if "{card}" in template else template
+
     def _plan_round(self) -> None:
         self.round += 1
         rng = self.rng
@@ -75,7 +91,7 @@ class SyntheticTable:
             plan.append(
                 ("dealer:D1", "table.violation",
                  {"action": "close_bets", "phase": "BETTING", "article": rng.choice(ARTICLES),
-                  "reason": "synthetic"})
+                  "reason": self._text(self.reason)})
             )  # fmt: skip
         plan.append(("dealer:D1", "bets.closed", {"round": self.round}))
         plan.append(("device:dice_shaker", "dice.landed", {"dice": [3, 4]}))
@@ -83,7 +99,10 @@ class SyntheticTable:
         tilt_at = rng.randrange(deals) if rng.random() < self.tilt_share else -1
         for i in range(deals):
             if i == tilt_at:
-                fault = {"device": "shoe_reader", "fault": "misread"}
+                fault = {
+                    "device": "shoe_reader",
+                    "fault": self._text(self.fault),
+                }
                 plan.append(("device:shoe_reader", "table.tilted", fault))
                 plan.append(("supervisor:S1", "table.resumed", {"phase": "DEALING", "exact": True}))
                 continue
@@ -200,6 +219,7 @@ async def ensure_stream(
             subjects=[f"{prefix}.>"],
             storage=js_api.StorageType.FILE,
             duplicate_window=opts.pop("duplicate_window", 120.0),
+            max_msg_size=opts.pop("max_msg_size", MAX_LINE_BYTES),
             **opts,
         )
 

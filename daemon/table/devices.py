@@ -41,6 +41,7 @@ from drivers.events import (
     LinkUp,
     NotApproved,
 )
+from drivers.kinds import DeviceKind, find
 from drivers.mailbox import Mailbox
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class DeviceHost:
         # The builds the config approves for each device the table built: the table's own
         # verdict on a build is taken from these, never from a driver's (`approval`).
         self._approved: dict[str, Sequence[ApprovedBuild]] = {}
+        self._kinds: dict[str, DeviceKind] = {}  # the kind of each device the table built
         self.round_trips: dict[str, LatencyHistogram] = {}
         self._commands: dict[str, Mailbox[DeviceCommand]] = {}
         self._busy: dict[str, int] = {}
@@ -103,6 +105,7 @@ class DeviceHost:
                 continue
             self.drivers[name] = cls.from_config(device, clock=table.driver_clock)
             self._approved[name] = device.approved
+            self._kinds[name] = find(device.kind)
         actions = frozenset(type(table.procedure).ACTIONS)
         for name, driver in self.drivers.items():
             self.adapters[name] = self._adapter_class(name)(driver, actions)
@@ -272,8 +275,14 @@ class DeviceHost:
         return is_approved(identity, self._approved.get(driver.name, driver.approved_builds))
 
     def identity(self, driver: DeviceDriver) -> dict[str, Any]:
-        """The device's identity with the table's verdict on its build."""
-        return identity_of(driver, self.approval(driver))
+        """The device's identity with the table's verdict on its build, and the kind that
+        drives it with the package (and version) that provides it (docs/devices.md): what
+        read the cards is on the record beside the firmware that did."""
+        identity = identity_of(driver, self.approval(driver))
+        kind = self._kinds.get(driver.name)
+        if kind is not None:
+            identity.update(kind=kind.name, driver=kind.origin)
+        return identity
 
     def identity_problem(self, driver: DeviceDriver) -> str | None:
         """Why the device now on the line is not the approved one the table opened with, or

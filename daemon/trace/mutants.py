@@ -24,10 +24,17 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from daemon.trace.cites import covers, find_citations
-from daemon.trace.guards import Unit, _children, _default_regulation, _string_value
+from daemon.trace.guards import (
+    GUARD_ROOTS,
+    Unit,
+    _children,
+    _default_regulation,
+    _string_value,
+)
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,33 @@ class Unmutated:
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 _SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Raise, ast.If)
+
+
+def _import_time(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of `node` that run when its module is imported: a function's decorators and
+    defaults, never its body (nor a lambda's)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, _Function):
+            yield from (n for d in child.decorator_list for n in ast.walk(d))
+            yield from (n for d in child.args.defaults for n in ast.walk(d))
+        elif not isinstance(child, ast.Lambda):
+            yield child
+            yield from _import_time(child)
+
+
+@cache
+def called_at_import(base: Path) -> frozenset[str]:
+    """The names of the functions the guard modules call while they are imported (a module's
+    top level, a class body): ``GAME = Game(..., visibility=declare())``, ``_row(3, ...)``."""
+    names: set[str] = set()
+    for root in GUARD_ROOTS:
+        for file in sorted((base / root).rglob("*.py")):
+            for node in _import_time(ast.parse(file.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                    names.add(node.func.id)
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                    names.add(node.func.attr)
+    return frozenset(names)
 
 
 def _offset(lines: Sequence[str], line: int, col: int) -> int:
@@ -257,9 +291,13 @@ def mutant(
             operator = f"{len(sites)} check(s) -> pass (line {at})"
         else:
             edits, operator = _body_edit(node)
-        # The outermost function of the chain is the one a running process can swap.
+        # The outermost function of the chain is the one a running process can swap, unless
+        # the modules call it while they are imported: what it made then (a game's visibility
+        # rule, an action's parameters) is built already, so only a fresh import runs it.
         top = next(i for i, n in enumerate(chain) if isinstance(n, _Function))
         swap = ".".join(qualname.split(".")[: top + 1])
+        if swap.rsplit(".", 1)[-1] in called_at_import(base):
+            swap = None
     else:
         value = getattr(node, "value", None)
         made_value = None if value is None else _empty(value)

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from daemon.trace.equivalents import EQUIVALENT, MARK
+
 if TYPE_CHECKING:
     from daemon.trace.prove import ArticleProof
 
@@ -40,6 +42,11 @@ def markdown(proofs: Sequence[ArticleProof]) -> str:
     return "\n".join(lines)
 
 
+def equivalents(proof: ArticleProof) -> int:
+    """The guards of the article left unmutated as equivalent (daemon/trace/equivalents.py)."""
+    return sum(1 for left in proof.unmutated if left["reason"].startswith(MARK))
+
+
 def totals(proofs: Sequence[ArticleProof], seconds: float | None = None) -> dict[str, Any]:
     return {
         "articles": len(proofs),
@@ -48,16 +55,19 @@ def totals(proofs: Sequence[ArticleProof], seconds: float | None = None) -> dict
         "survived": sum(p.count("survived") for p in proofs),
         "errors": sum(p.count("error") for p in proofs),
         "unmutated": sum(len(p.unmutated) for p in proofs),
+        "equivalent": sum(equivalents(p) for p in proofs),
         "seconds": round(seconds if seconds is not None else sum(p.seconds for p in proofs), 1),
     }
 
 
 def summary(total: dict[str, Any]) -> list[str]:
+    kinds = "types, fields without a default, aliases"
+    if "equivalent" in total:
+        kinds += f", and {total['equivalent']} equivalent mutants, each with its reason"
     return [
         f"{total['articles']} enforced articles, {total['mutants']} mutants: "
         f"**{total['killed']} killed, {total['survived']} survived, {total['errors']} errors**; "
-        f"{total['unmutated']} guards not mutated (types, fields without a default, aliases); "
-        f"{total['seconds']} s.",
+        f"{total['unmutated']} guards not mutated ({kinds}); {total['seconds']} s.",
     ]
 
 
@@ -135,4 +145,19 @@ def last_run_markdown(base: Path) -> list[str]:
         )
     if data["survivors"]:
         lines += ["", "Survivors:", "", *(f"- {s}" for s in data["survivors"])]
+    return [*lines, *equivalent_markdown()]
+
+
+def equivalent_markdown() -> list[str]:
+    """The equivalent mutants the proof does not run, with the reason of each."""
+    if not EQUIVALENT:
+        return []
+    lines = [
+        "",
+        "Equivalent mutants, not run (`daemon/trace/equivalents.py`: no sequence of inputs "
+        "can tell the guard disabled from the guard in place):",
+        "",
+    ]
+    for (article, guard), reason in EQUIVALENT.items():
+        lines.append(f"- {article}: `{guard}` — {reason}")
     return lines

@@ -4,7 +4,9 @@ For every enforced article, each guard the trace names gets its mutant (`daemon.
 and the tests the trace names for the article run against it, fastest first, until one fails:
 the mutant is **killed** (the guard is shown necessary) or, when all pass, it **survived** (the
 tests would not notice the guard gone: a test is missing). A mutant whose module cannot even be
-imported, or that collects no test, is an **error**.
+imported, or that collects no test, is an **error**. A mutant `daemon.trace.equivalents`
+shows no input can tell from the guard in place is not run: its guard is listed unmutated with
+that reason.
 
 How it runs: this process imports pytest and its plugins once, then forks a child per mutant;
 the child puts the mutant's text in its module's place at import (`daemon.trace.hook`, also in
@@ -25,6 +27,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from daemon.trace.equivalents import EQUIVALENT, MARK
 from daemon.trace.guards import constants, scan
 from daemon.trace.hook import SITECUSTOMIZE, VARIABLE
 from daemon.trace.marks import marked_tests, tests_dir
@@ -110,6 +113,10 @@ def plan(
         made: list[Mutant] = []
         left: list[Unmutated] = []
         for guard in t.guards:
+            reason = EQUIVALENT.get((t.article.citation, guard))
+            if reason is not None:
+                left.append(Unmutated(t.article.citation, guard, f"{MARK}{reason}"))
+                continue
             module = guard.split(":", 1)[0]
             one = mutant(
                 by_path[guard], t.article.citation, root, known_constants.get(module, {}), module

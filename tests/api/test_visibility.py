@@ -337,3 +337,50 @@ def test_tabled_status_counts_the_cards_face_down() -> None:
     text = format_status(redact_state(None, t.view(), "dealer"), [], who)
     assert shown(text, set(deck) - {deck[4]}) == set()
     assert "(13 face down)" in text and "(12 face down)" in text and deck[4] in text
+
+
+@pytest.mark.article("51/89/M", "2(d)", "4", "7", "8", "9 I", "9 II", "10", "11")
+def test_a_stream_of_a_thirteen_round_opens_each_card_as_its_record_passes() -> None:
+    """The push feed learns what the game opens from the records alone, in their order (no
+    state to read): a card dealt face up is open from its own record (Art. 4), the banker's
+    hand from `banker.opened` (Art. 2(d)), a player's from `hand.opened` (Art. 8), and the
+    rows entered of an open hand are shown with it (Art. 7); a hand nobody opened stays
+    hidden to the table's audience, in every record. The settlement (Art. 7-11) closes the
+    round: a page of its records is then whole to the review audience."""
+    t, deck = thirteen_dealt(face_up_at=5)
+    seat_cards = {s: set(t.proc.seat_cards(s)) for s in range(4)}  # type: ignore[attr-defined]
+    t.feed("arrange_banker")
+    t.feed("open_banker")
+    t.feed("enter_arrangement", seat=0, **rows(t, 0))
+    t.feed("player_arranged", seat=1)
+    t.feed("player_arranged", seat=2)
+    t.feed("open_hand", seat=1)
+    t.feed("enter_arrangement", seat=1, **rows(t, 1))
+    seen = Seen("thirteen")
+    streamed = [(r["event"], r["payload"], seen.redact(r, "dealer")) for r in t.records]
+
+    def shown_in(event: str, seat: int | None = None) -> set[str]:
+        return shown(
+            json.dumps([s for e, p, s in streamed if e == event and p.get("seat", seat) == seat]),
+            deck,
+        )
+
+    face_up = deck[4]
+    assert shown_in("card.dealt", next(s for s, c in seat_cards.items() if face_up in c)) == {
+        face_up
+    }
+    assert shown_in("banker.opened") == seat_cards[0]
+    assert shown_in("arrangement.entered", 0) == seat_cards[0]
+    assert shown_in("hand.opened", 1) == seat_cards[1]
+    assert shown_in("arrangement.entered", 1) == seat_cards[1]
+    hidden = seat_cards[2] | seat_cards[3]
+    assert shown(json.dumps([s for _, _, s in streamed]), hidden) == ({face_up} & hidden)
+    review = json.dumps(redact_records("thirteen", t.records, "supervisor"))
+    assert shown(review, hidden) == {face_up} & hidden  # the round is not settled yet
+    t.feed("open_hand", seat=2)
+    t.feed("enter_arrangement", seat=2, **rows(t, 2))
+    t.feed("settle_round")
+    dealt = set(deck)  # all 52 were read: seat 3's too, which nobody bet on
+    assert shown(json.dumps(redact_records("thirteen", t.records, "supervisor")), deck) == dealt
+    table_page = json.dumps(redact_records("thirteen", t.records, "dealer"))
+    assert shown(table_page, deck) == dealt - seat_cards[3] | ({face_up} & seat_cards[3])

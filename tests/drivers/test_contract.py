@@ -2,8 +2,9 @@
 byte level, run against the simulators by default and against real ports with
 `pytest -m hardware` and
 TABLED_HARDWARE_PORTS="shuffler=/dev/ttyUSB0,dice_shaker=/dev/ttyUSB1,shoe_reader=...,timer_bell=..."
-(TABLED_HARDWARE_BAUD, default 115200). A device missing from the variable is skipped. Each of
-the four devices runs the same suite: identity and status, bad bytes, an unknown command, a
+(TABLED_HARDWARE_BAUD, default 115200). A device missing from the variable is skipped. Each
+kind of device that speaks it (the built-in four, and any plug-in's whose driver keeps the
+base's link) runs the same suite: identity and status, bad bytes, an unknown command, a
 retransmitted operation acted on once, and one operation through its driver. What every kind
 of device must do through its driver, whatever its wire, is tests/drivers/test_device_contract.py
 (docs/devices.md)."""
@@ -20,10 +21,11 @@ import pytest
 import serial
 
 import drivers.transport  # noqa: F401  -- registers sim:// with pyserial
-from drivers.base import DeviceDriver
+from drivers.base import DeviceDriver, driver_class
 from drivers.dice_shaker.driver import DiceInvalid, DiceShakerDriver, DiceThrown
 from drivers.dice_shaker.messages import Shake
 from drivers.framing import Frame, FrameCodec, ProtocolError, Role, encode_frame
+from drivers.kinds import kinds
 from drivers.link import LinkTiming
 from drivers.messages import (
     Ack,
@@ -43,12 +45,19 @@ from drivers.shuffler.messages import StartShuffle
 from drivers.timer_bell.driver import BellRang, TimerBellDriver
 from drivers.timer_bell.messages import StartTimer
 
-# device -> (driver, an operation, the events that one run of it makes the device send)
+# role -> (an operation, the events that one run of it makes the device send)
+OPERATIONS: dict[str, tuple[Message, int]] = {
+    "shuffler": (StartShuffle(52), 1),  # SHUFFLE_DONE
+    "dice_shaker": (Shake(), 1),  # DICE_RESULT or INVALID_THROW
+    "shoe_reader": (Arm(ShoeMode.CARDS, 1), 0),  # draws are the dealer's
+    "timer_bell": (StartTimer(1), 2),  # TIMER_EXPIRED, BELL_RANG
+}
+# Every kind the registry knows whose driver speaks this protocol (keeps the base's link): the
+# built-in ones, and a plug-in's of this wire (docs/devices.md).
 DEVICES: dict[str, tuple[type[DeviceDriver], Message, int]] = {
-    "shuffler": (ShufflerDriver, StartShuffle(52), 1),  # SHUFFLE_DONE
-    "dice_shaker": (DiceShakerDriver, Shake(), 1),  # DICE_RESULT or INVALID_THROW
-    "shoe_reader": (ShoeReaderDriver, Arm(ShoeMode.CARDS, 1), 0),  # draws are the dealer's
-    "timer_bell": (TimerBellDriver, StartTimer(1), 2),  # TIMER_EXPIRED, BELL_RANG
+    kind: (driver_class(kind), *OPERATIONS[row.role])
+    for kind, row in sorted(kinds().items())
+    if driver_class(kind).make_link is DeviceDriver.make_link
 }
 OPERATION_SECONDS = 90.0  # a real shuffle takes tens of seconds
 

@@ -96,7 +96,7 @@ def test_a_broken_plugin_is_kept_out_with_one_line_naming_its_package(
     with pytest.raises(LookupError) as raised:
         find(entry)
     assert str(raised.value) == line
-    assert all(kinds()[row.name] == row for row in BUILTIN)  # the others still there
+    assert all(kinds()[row.name].driver == row.driver for row in BUILTIN)  # still there
 
 
 def test_a_plugins_class_that_does_not_import_is_one_line(site: Path) -> None:
@@ -163,7 +163,7 @@ def test_the_config_picks_a_plugins_kind_for_a_role(tmp_path: Path) -> None:
             ['kind = "rfid_shoe"', 'port = "/dev/ttyS0"'],
             "kind: no device kind 'rfid_shoe' (known: ",
         ),
-        (['kind = "timer_bell"', 'port = "/dev/ttyS0"'], "a timer_bell (tabled) is a timer_bell"),
+        (['kind = "timer_bell"', 'port = "/dev/ttyS0"'], ") is a timer_bell, not a shoe_reader"),
         (
             ['kind = "ascii_shoe"', 'port = "/dev/ttyS0"'],
             "baudrate: a ascii_shoe runs at 9600, 19200, not 115200",
@@ -190,3 +190,31 @@ def test_a_kind_the_config_cannot_use_is_one_line(
         load_config(config_of(tmp_path, *lines), partial=True)
     assert said in str(raised.value) and "\n" not in str(raised.value)
     assert "devices.shoe_reader" in str(raised.value)
+
+
+def test_a_plugin_the_config_does_not_name_never_runs(site: Path, tmp_path: Path) -> None:
+    """Its module is imported only when its kind is asked for (or every kind is listed)."""
+    marker = tmp_path / "imported"
+    plugin(
+        site,
+        "acme-idle",
+        "idle_bell",
+        "acme_idle:KIND",
+        f"open({str(marker)!r}, 'w').close()\n"
+        + ROW
+        + "KIND = DeviceKind('idle_bell', 'timer_bell', 'acme_idle_driver:Driver')",
+    )
+    load_config(config_of(tmp_path, 'port = "sim://shoe_reader"'), partial=True)
+    assert find("shoe_reader").package == "tabled"
+    assert not marker.exists()
+    assert "idle_bell" in kinds()  # the listing reads them all
+    assert marker.exists()
+
+
+def test_a_kind_two_packages_declare_is_neithers(site: Path) -> None:
+    module = ROW + "KIND = DeviceKind('twin', 'timer_bell', 'm:C')"
+    plugin(site, "acme-one", "twin", "acme_one:KIND", module)
+    plugin(site, "acme-two", "twin", "acme_two:KIND", module)
+    with pytest.raises(LookupError, match=r"declared by acme-one 1.0, acme-two 1.0; none is used"):
+        find("twin")
+    assert "twin" not in kinds() and "twin" in broken()

@@ -73,3 +73,15 @@ def test_the_table_runtime_names_no_device_module() -> None:
         for path in sources("daemon/table")
     }
     assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_tabled_names_no_plugin() -> None:
+    """The worked plug-in (examples/tabled-ascii-shoe, docs/devices.md) is found through its
+    entry point alone: no module of tabled imports it or names it."""
+    offenders = {
+        str(path.relative_to(ROOT))
+        for package in ("daemon", "drivers", "simulators")
+        for path in sources(package)
+        if "tabled_ascii_shoe" in path.read_text()
+    }
+    assert offenders == set()

@@ -95,6 +95,9 @@ def test_a_whole_table_deals_its_rounds_from_the_plugins_shoe(site: Path, tmp_pa
         r for r in lines if r["event"] == "device.identified" and r["actor"] == "device:shoe_reader"
     )
     assert identified["payload"]["model"] == "CS-100" and identified["payload"]["approved"]
+    # what drove it is on the record: the kind, and the package and version that provide it
+    assert identified["payload"]["kind"] == "ascii_shoe"
+    assert identified["payload"]["driver"] == "tabled-ascii-shoe 0.1.0"
     dealt = [r for r in lines if r["event"] == "card.dealt"]
     assert len(dealt) == 2 * 52 and all(r["actor"] == "device:shoe_reader" for r in dealt)
     assert sum(r["event"] == "round.settled" for r in lines) == 2

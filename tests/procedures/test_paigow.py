@@ -20,6 +20,8 @@ from procedure_drive import (
     tile_groups,
 )
 
+from daemon.procedures.visibility import Seen, redact_state
+
 ART = "Portaria 15/90/M Art."
 
 
@@ -232,6 +234,13 @@ def test_four_hands_keep_the_other_half_for_the_next_round() -> None:
     assert len(shown) == 1 and len(shown[0].payload["tiles"]) == 12
     table.ok("next_round", DEALER)
     assert table.proc.phase == "BETTING"  # no shuffle: the kept hands are dealt
+    # The first half's tiles lie face up for everyone: the table's audience is served them,
+    # in the state and in the record that showed them.
+    used = table.proc.snapshot()["used_tiles"]
+    assert sorted(used) == sorted(shown[0].payload["tiles"])
+    assert redact_state("paigow", table.proc.snapshot(), "dealer")["used_tiles"] == used
+    record = {"round": 1, "event": "tiles.shown_face_up", "payload": dict(shown[0].payload)}
+    assert Seen("paigow").redact(record, "dealer")["payload"]["tiles"] == used
     stake = max(table.proc.snapshot()["min_stake"], 1)
     paigow_betting(table, stake)
     paigow_shake(table)

@@ -116,6 +116,18 @@ def test_a_2_3_4_5_is_the_largest_straight_flush_then_k_high_and_down() -> None:
 
 
 @pytest.mark.article("51/89/M", "9 II")
+def test_the_two_ace_straights_are_numbered_and_named_as_the_rules_lab_prints_them() -> None:
+    """Among straights A-K-Q-J-10 ranks 15 and A-2-3-4-5 14, above K-high's 13; among straight
+    flushes A-2-3-4-5 ranks 14 (9 II.2, 9 II.6). `tabled rules thirteen rank` prints these
+    ranks, and a rank is named by its cards."""
+    broadway, wheel, steel = r("Ah Kd Qs Jc Td"), r("Ah 2d 3s 4c 5d"), r("As 2s 3s 4s 5s")
+    assert (broadway.ranks, str(broadway)) == ((15,), "straight(A-K-Q-J-10)")
+    assert (wheel.ranks, str(wheel)) == ((14,), "straight(A-2-3-4-5)")
+    assert (steel.ranks, str(steel)) == ((14,), "straight_flush(A-2-3-4-5)")
+    assert r("Ks Qd Jh Tc 9d").ranks == (13,)
+
+
+@pytest.mark.article("51/89/M", "9 II")
 def test_straights_a_high_then_a_2_3_4_5_second_then_k_high() -> None:
     broadway, wheel, king = r("Ah Kd Qs Jc Td"), r("Ah 2d 3s 4c 5d"), r("Kh Qd Js Tc 9d")
     assert broadway > wheel > king > r("6h 5d 4s 3c 2d")

@@ -103,3 +103,4 @@ def test_a_plugins_driver_cannot_approve_a_build(tmp_path: Path, lax_shoe: None)
         if r["event"] == "device.identified" and r["payload"]["device"] == "shoe_reader"
     ]
     assert identified and all(p["approved"] is False for p in identified)
+    assert identified[0]["kind"] == "lax_shoe" and identified[0]["driver"] == "acme-lax-shoe 1.0"

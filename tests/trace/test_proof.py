@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from daemon.trace.equivalents import EQUIVALENT, MARK
 from daemon.trace.guards import constants, scan
 from daemon.trace.hook import SITECUSTOMIZE, VARIABLE
 from daemon.trace.mutants import Mutant, mutant
 from daemon.trace.proofdoc import survivors
-from daemon.trace.prove import DAYS, day_sample, enforced, prove
+from daemon.trace.prove import DAYS, day_sample, enforced, plan, prove
 from daemon.trace.report import trace
 from daemon.trace.runner import Done, Task, read, run, use_mutant
 from tests.daemon.cli_support import journal_lines
@@ -178,3 +179,38 @@ def test_the_journal_evidence_of_co_banking_in_a_journal_a_table_wrote(tmp_path:
     assert text.stdout.startswith(f"# Portaria 15/90/M Art. 5(5) in {journal}\n")
     missing = tabled("trace", "--article", article, "--journal", str(tmp_path / "none"))
     assert missing.returncode == 1 and "no such journal folder" in missing.stderr
+
+
+def test_each_equivalent_mutant_names_a_guard_of_its_article_and_is_not_run() -> None:
+    """An entry of daemon/trace/equivalents.py names a guard the trace gives its article (a
+    renamed or removed guard fails here), and the proof leaves that guard unmutated with the
+    entry's reason, as the proof's doc shows."""
+    assert EQUIVALENT
+    articles = sorted({article for article, _ in EQUIVALENT})
+    planned = {t.article.citation: (t, made, left) for t, made, left in plan(articles)}
+    for (article, guard), reason in EQUIVALENT.items():
+        t, made, left = planned[article]
+        assert guard in t.guards, f"{article}: {guard} is no guard of it"
+        assert guard not in {m.guard for m in made}
+        assert {"guard": guard, "reason": MARK + reason} in [
+            {"guard": u.guard, "reason": u.reason} for u in left
+        ]
+    doc = (ROOT / "docs" / "traceability.md").read_text(encoding="utf-8")
+    assert all(f"- {a}: `{g}` — {r}" in doc for (a, g), r in EQUIVALENT.items())
+
+
+def test_a_function_the_modules_call_at_import_runs_fresh() -> None:
+    """Pai Gow's visibility rule is made once, when its game is imported (`declare()`): a
+    swap of its code in a running process would change nothing already made, so its mutant
+    takes the fresh path, a new process importing the mutant's text."""
+    reveal = the_mutant(
+        "daemon.procedures.paigow.visibility:declare.reveal", "Portaria 15/90/M Art. 6(2)"
+    )
+    assert reveal.swap is None and reveal.operator == "body -> return None"
+    row = the_mutant("daemon.procedures.thirteen.game:_row", "Portaria 51/89/M Art. 7")
+    assert row.swap is None
+    check = the_mutant(
+        "daemon.procedures.paigow.procedure:PaiGowProcedure._check_set_hand",
+        "Portaria 15/90/M Art. 6(1)",
+    )
+    assert check.swap == "PaiGowProcedure._check_set_hand"

@@ -83,8 +83,19 @@ def test_each_rule_set_names_the_text_it_implements() -> None:
     assert done.returncode == 0, done.stderr
     import json  # noqa: PLC0415
 
-    sources = {line["name"]: line["source"] for line in map(json.loads, done.stdout.splitlines())}
+    listed = {line["name"]: line for line in map(json.loads, done.stdout.splitlines())}
+    sources = {name: line["source"] for name, line in listed.items()}
     assert sources["macau-1989"] == "000 Art. 6-11 (Portaria 51/89/M)"
+    # What the text decides, as the rule set publishes it: two fouled hands are the banker's
+    # (Art. 7), two fixed combinations push (9 I), a row of equal hands is the banker's (10,
+    # 夹棍), a bet is 1-3 units and a winner is paid half the bet (11).
+    macau = listed["macau-1989"]
+    assert (macau["both_foul"], macau["both_special"], macau["row_tie"]) == (
+        "banker",
+        "push",
+        "banker",
+    )
+    assert (macau["bets"], macau["prize"]) == ([1, 2, 3], "half-bet")
     assert all(
         source.startswith("003 ") for name, source in sources.items() if name != "macau-1989"
     )
@@ -242,15 +253,23 @@ def test_a_paigow_table_of_other_than_eight_or_four_hands_does_not_start(hands: 
         assert getattr(build(config), "hands", None) == allowed
 
 
-@pytest.mark.article("15/90/M", "3(2)")
+@pytest.mark.article("15/90/M", "2(4)", "3(2)")
 def test_the_largest_bettor_on_a_door_holds_its_tiles_the_earlier_on_a_tie() -> None:
     """Art. 3(2): a guest may bet on several doors and several guests on one; the largest bet
     holds the door (a tie: the earlier bet). The holders close with the bets at the shake and
-    the door is set by its holder."""
+    the door is set by its holder. Art. 2(4): at most eight doors, 0-7, declared as the bet's
+    bounds (what the API and the console offer too)."""
     table = paigow_table()
     table.ok("take_bank", DEALER, {"player": "B", "seat": 0})
     table.ok("confirm_tile_shuffle", DEALER)
     table.ok("move_stacks", DEALER, {"by": "player", "player": "P1", "one_hand": True})
+    beyond = table.refused("place_bet", DEALER, {"player": "P1", "seat": 8, "amount": 100})
+    assert beyond.violation is not None
+    assert (beyond.violation.article, beyond.violation.field, beyond.violation.reason) == (
+        "Portaria 15/90/M Art. 3(2)",
+        "seat",
+        "seat must be 0..7, got 8",
+    )
     for player, seat, amount in (
         ("P1", 1, 100),
         ("P2", 1, 300),  # larger: holds door 1
@@ -306,9 +325,10 @@ def test_a_void_round_does_not_count_toward_the_banks_two() -> None:
     assert again.violation.article == "Portaria 15/90/M Art. 5(1)"
 
 
-@pytest.mark.article("15/90/M", "2(7)", "6(1)")
+@pytest.mark.article("15/90/M", "2(2)", "2(7)", "6(1)")
 def test_the_shake_waits_for_a_bet_and_each_played_door_sets_once() -> None:
-    """Art. 2(7): the bets are placed before the shake, so a shake with none is refused. Art.
+    """Art. 2(2): the dice are the banker's shake's, none before it. Art. 2(7): the bets are
+    placed before the shake, so a shake with none is refused. Art.
     6(1): the holder of each door bet on sets its tiles, once; a door nobody bet on has no
     hand to set."""
     art = "Portaria 15/90/M Art. "
@@ -317,6 +337,11 @@ def test_the_shake_waits_for_a_bet_and_each_played_door_sets_once() -> None:
     table.ok("confirm_tile_shuffle", DEALER)
     table.ok("place_stake", DEALER, {"amount": 1000})
     table.ok("head_tiles_out", DEALER)
+    early = table.refused("dice_landed", device("dice_shaker"), {"dice": [2, 2, 3, 3]}).violation
+    assert early is not None and (early.article, early.reason) == (
+        f"{art}2(2)",
+        "dice_landed is not allowed in phase BETTING",
+    )
     empty = table.refused("shake_dice", DEALER, {"player": "B"}).violation
     assert empty is not None and (empty.article, empty.reason) == (
         f"{art}2(7)",
@@ -340,3 +365,28 @@ def test_the_shake_waits_for_a_bet_and_each_played_door_sets_once() -> None:
     )
     table.ok("set_hand", DEALER, {"seat": 2})
     assert table.proc.phase == "BANKER_SETTING"
+
+
+@pytest.mark.article("51/89/M", "4")
+def test_a_restart_during_a_redeal_is_held_for_a_supervisor() -> None:
+    """Art. 4: a deal voided for a misdeal is dealt again with the bets and dice standing, so
+    the hand shuffle of the redeal is inside the round: a table restarted there is held for a
+    supervisor, where one restarted at a new round's hand shuffle plays on."""
+    fresh = thirteen_table()
+    resumed = fresh.ok("recovered", "system", {"stopped": "clean"})
+    assert resumed.events[0].payload["held"] is False
+    table = thirteen_table()
+    thirteen_to_betting(table)
+    thirteen_bets(table)
+    deck = shuffled_deck(3)
+    thirteen_deal(table, deck[:10])
+    table.ok("card_read", device("shoe_reader"), {"card": deck[3]})  # a second copy: a misdeal
+    assert table.proc.phase == "TILT"
+    table.ok("device_healthy", device("shoe_reader"), {"device": "shoe_reader"})
+    table.ok("clear_tilt", "supervisor:S1", {"reason": "reader checked"})
+    table.ok("void_deal", "supervisor:S1", {"reason": "a duplicate card in the shoe"})
+    table.ok("approve_override", "supervisor:S2", {"reason": "seen on camera"})
+    assert table.proc.phase == "HAND_SHUFFLE" and table.proc.snapshot()["bets"]
+    held = table.ok("recovered", "system", {"stopped": "clean"})
+    assert held.events[0].payload["held"] is True
+    assert table.proc.phase == "HOLD"

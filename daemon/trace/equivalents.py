@@ -1,0 +1,26 @@
+"""The mutants of the proof no test can kill, each with the reason a person can check.
+
+A mutant is **equivalent** when its edit changes nothing any sequence of inputs can reach: a
+check that re-reads a state no accepted input can change in between, or a guard another refuses
+the same case before (it is redundant where it stands). The proof does not run it: it lists
+the guard as not mutated for that article, with this reason (`tabled trace --prove`, and
+docs/traceability.md lists them all). Each entry names an article and one of its guards as the
+trace finds them; tests/trace fails on an entry that names none (a guard renamed or gone).
+
+Nothing else goes here: a guard whose mutant survives and is not equivalent needs a test.
+"""
+
+from __future__ import annotations
+
+MARK = "equivalent mutant: "  # how the proof's reason for leaving one unmutated begins
+
+EQUIVALENT: dict[tuple[str, str], str] = {
+    (
+        "Portaria 51/89/M Art. 4",
+        "daemon.procedures.thirteen.procedure:ThirteenProcedure._check_override",
+    ): "It re-checks, at the approval, that the card proposed for a misread is still the one "
+    "due and not dealt. `_check_propose_card` checked both when it was proposed, and nothing "
+    "can deal a card while the proposal waits: the reader's cards are refused then (Art. 4, "
+    "`_check_card_read`), a void of the deal is refused until the proposal is decided, and a "
+    "void of the round clears the proposal with the round.",
+}
