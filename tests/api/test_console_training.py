@@ -181,6 +181,7 @@ def measured(page: Any, name: str, settled: bool = True) -> None:
             assert box is not None and box["x"] + box["width"] <= screen["width"], (always, box)
         page.screenshot(path=str(ARTIFACTS / f"{name}-{screen['width']}x{screen['height']}.png"))
     page.set_viewport_size(SCREENS[0])
+    page.wait_for_timeout(100)  # the resize's layout, and the journal fitted to it
     clipped = page.evaluate(
         """() => { const list = document.getElementById('events');
         const bottom = list.getBoundingClientRect().bottom;
