@@ -134,7 +134,7 @@ class Procedure(WithOverrides):
             return Refused(
                 type(self).BETS_CLOSED_ARTICLE,
                 f"the bets closed at the shake: no {action} after it",
-                zh=f"搖骰後投注已截止：之後不可{action}",
+                zh=f"搖骰後投注已截止：之後不可「{type(self).ACTIONS[action].label_zh or action}」",
             )
         return None
 

@@ -254,7 +254,9 @@ class Engine:
                 action,
                 actor,
                 phase,
-                Refused(spec.article, reason, zh=f"{action} 在 {phase}：以本局現況無法執行"),
+                Refused(
+                    spec.article, reason, zh=f"「{spec.label_zh or action}」：以本局現況無法執行"
+                ),
             )
         now_phase = self.state._name_
         if now_phase != phase:
@@ -457,12 +459,13 @@ class Engine:
                     HOUSE_FAULTS,
                     f"the table is in {phase} ({self._fault_summary()}); "
                     f"{action} waits for a supervisor to clear it",
-                    zh=f"賭枱處於 {phase}（{self._fault_summary()}）；{action} 須待主任解除",
+                    zh=f"賭枱{'暫停' if phase == 'HOLD' else '故障停機'}（{self._fault_summary()}）"
+                    f"；「{spec.label_zh or action}」須待主任解除",
                 )
             raise Refused(
                 spec.article,
                 f"{action} is not allowed in phase {phase}",
-                zh=f"此階段（{phase}）不可{action}",
+                zh=f"此階段不可「{spec.label_zh or action}」",
             )
         if role == "device":
             check_device_fact(action, actor, payload)
