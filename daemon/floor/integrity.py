@@ -80,37 +80,40 @@ WITH todo AS (
     SELECT * FROM unnest(%(tables)s::text[], %(after)s::bigint[], %(upto)s::bigint[])
         AS w(table_id, after, upto)
 ), items AS (
-    SELECT s.table_id, s.seq, s.item, l.actor AS dealer, l.ts,
-           coalesce(s.seat, 0) AS seat,
-           coalesce((s.detail->>'amount')::numeric, 0) AS amount,
-           coalesce((s.detail->>'net')::numeric, 0) AS net,
+    SELECT s.table_id, s.seq, s.item, s.ts, coalesce(s.seat, 0) AS seat,
+           coalesce(s.amount, 0) AS amount, coalesce(s.net, 0) AS net,
            s.detail->'rules'->>'ruleset' AS ruleset,
            coalesce(nullif(s.detail->'rules'->>'commission', '')::numeric, 0) AS rate,
            nullif(coalesce(nullif(s.detail->'rules'->>'bet', '')::numeric, 0), 0) AS units
     FROM todo w
     JOIN settlements s ON s.table_id = w.table_id AND s.seq > w.after AND s.seq <= w.upto
-    JOIN journal_lines l ON l.table_id = s.table_id AND l.seq = s.seq AND l.ts = s.ts
 ), seats AS (
-    SELECT table_id, seq, seat, min(dealer) AS dealer, min(ts) AS ts,
+    SELECT table_id, seq, seat, min(ts) AS ts,
            sum(amount) AS amount, sum(net) AS net,
            sum(coalesce(rate * amount / units, 0)) AS commission,
            max(item) FILTER (WHERE ruleset IS NOT NULL) AS ruled_item,
            (array_agg(ruleset ORDER BY item DESC) FILTER (WHERE ruleset IS NOT NULL))[1]
                AS ruleset
     FROM items GROUP BY table_id, seq, seat
-), rounds AS (
-    SELECT table_id, seq, min(dealer) AS dealer,
-           to_char(min(ts) AT TIME ZONE 'UTC' + interval '8 hours', 'YYYY-MM-DD') || ' ' ||
-           CASE WHEN extract(hour FROM min(ts) AT TIME ZONE 'UTC' + interval '8 hours') < 8
-                THEN 'night'
-                WHEN extract(hour FROM min(ts) AT TIME ZONE 'UTC' + interval '8 hours') < 16
-                THEN 'day' ELSE 'swing' END AS shift,
+), bets AS (
+    SELECT table_id, seq, min(ts) AS ts,
            coalesce((array_agg(ruleset ORDER BY ruled_item DESC)
                      FILTER (WHERE ruleset IS NOT NULL))[1], '') AS ruleset,
            sum(amount) AS drop, -sum(net) AS win, sum(commission) AS commission,
            sum(amount * amount) AS squares,
            sum(amount) * sum(amount) - sum(amount * amount) AS cross_sum
     FROM seats GROUP BY table_id, seq
+), rounds AS (
+    -- the dealer: the actor of the round.settled line (one look-up a round)
+    SELECT b.table_id, b.seq, l.actor AS dealer,
+           to_char(b.ts AT TIME ZONE 'UTC' + interval '8 hours', 'YYYY-MM-DD') || ' ' ||
+           CASE WHEN extract(hour FROM b.ts AT TIME ZONE 'UTC' + interval '8 hours') < 8
+                THEN 'night'
+                WHEN extract(hour FROM b.ts AT TIME ZONE 'UTC' + interval '8 hours') < 16
+                THEN 'day' ELSE 'swing' END AS shift,
+           b.ruleset, b.drop, b.win, b.commission, b.squares, b.cross_sum
+    FROM bets b
+    JOIN journal_lines l ON l.table_id = b.table_id AND l.seq = b.seq AND l.ts = b.ts
 ), sums AS (
     SELECT r.table_id,
            CASE WHEN GROUPING(r.shift) = 0 THEN 'shift'

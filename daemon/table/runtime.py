@@ -529,6 +529,7 @@ class Table(OperatorFacade):
                         "actor": event.payload.get("actor"),
                         "phase": event.payload.get("phase"),
                         "reason": event.payload.get("reason"),
+                        "reason_zh": event.payload.get("reason_zh"),
                     }
                 )
                 self.log.warning(
