@@ -92,8 +92,16 @@ class SnapshotPublisher:
             listener()
         return published
 
+    def publish_first(self) -> Published:
+        """The first publication, before anyone reads: start-up's lines made durable first
+        (a device's identification may be waiting for the group commit), on the loop, once."""
+        journal = self._table.journal
+        if journal is not None and journal.durable_seq < journal.last_seq:
+            journal.commit(journal.last_seq)
+        return self.publish()
+
     def start(self) -> None:
-        self.publish()
+        self.publish_first()
         self._task = asyncio.ensure_future(self._run())
 
     async def stop(self) -> None:
@@ -110,7 +118,7 @@ class SnapshotPublisher:
     def _changed(self) -> bool:
         return self._seq() != self.latest.seq
 
-    def _all_durable(self) -> bool:
+    def all_durable(self) -> bool:
         journal = self._table.journal
         return journal is None or journal.durable_seq >= journal.last_seq
 
@@ -124,9 +132,11 @@ class SnapshotPublisher:
             # A device's input that commands nothing (a card read) is durable with the next
             # commit point, at most the table's group-commit bound later: the consoles see the
             # state once what it shows is on disk (docs/journal.md, "What is durable when").
-            await table.wait_for(self._all_durable, self.refresh)
+            durable = await table.wait_for(self.all_durable, self.refresh)
             if not table.running:
                 return
+            if not durable:  # a disk that stalls: nothing it has not kept is shown
+                continue
             self.publish(unless_same=not changed)
             self._built_at = time.monotonic()
 
@@ -248,7 +258,10 @@ class TableBridge:
         self, action: str, actor: str, role: str, payload: dict[str, Any]
     ) -> dict[str, Any]:
         answer = await self._table.act(action, actor, role, payload)
-        self._publisher.publish()  # the caller's next read shows what it did
+        # The caller's next read shows what it did, once all the state shows is durable: the
+        # act's lines are, a card read taken meanwhile may wait for the group commit.
+        if await self._table.wait_for(self._publisher.all_durable, CALL_TIMEOUT):
+            self._publisher.publish()
         return answer
 
     async def journal_security(self, event: str, payload: dict[str, Any]) -> None:

@@ -195,7 +195,7 @@ class ApiProcess:
         if shared:
             log.warning("journal.shared", group=user.gid if user else None, changed=shared)
         publisher = SnapshotPublisher(table)
-        publisher.publish()
+        publisher.publish_first()
         bridge = TableBridge(table, asyncio.get_running_loop(), publisher)
         server = ApiServer(create_app(bridge, config, **app_options), listen)
         return cls(

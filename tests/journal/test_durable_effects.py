@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from daemon.api.bridge import SnapshotPublisher, TableBridge
 from daemon.journal.verifier import verify
 from daemon.table import Table
 from daemon.table.runtime import Staged
@@ -152,3 +153,52 @@ def test_a_card_read_alone_is_made_durable_by_the_group_commit_timer(tmp_path: P
         asyncio.run(main())
     finally:
         forget_world(key)
+
+
+def test_the_consoles_are_never_shown_a_line_that_is_not_durable(tmp_path: Path) -> None:
+    """The published state (what every console reads) is an effect too: while the shoe reads
+    cards (deferred to the group commit) and operators act at once (`TableBridge._act`
+    publishes for the caller's next read), no publication shows a line not yet on disk."""
+    key, _ = new_world()
+    table, _ = make_table(table_config(tmp_path / "j", world=key, durability="fsync"))
+    shown: list[tuple[int, int]] = []  # (durable, last) at each publication
+
+    async def main() -> None:
+        await table.start()
+        Effects(table)  # its 3 ms disk
+        journal = table.journal
+        assert journal is not None
+        publisher = SnapshotPublisher(table)
+        publish = publisher.publish
+
+        def watched(**kwargs: Any) -> Any:
+            shown.append((journal.durable_seq, journal.last_seq))
+            return publish(**kwargs)
+
+        publisher.publish = watched  # type: ignore[method-assign]
+        publisher.start()
+        bridge = TableBridge(table, asyncio.get_running_loop(), publisher)
+        try:
+            player = quiet_autoplay(table, key)
+            await play_until(player, "DEALING")
+
+            async def draws() -> None:
+                for _ in range(13):
+                    await player.control_request({"op": "draw"})
+
+            async def acts() -> None:  # refused (the deal is not over): journaled, answered
+                for _ in range(60):
+                    await bridge._act("settle_round", "dealer:d1", "dealer", {})
+                    await asyncio.sleep(0.0005)
+
+            await asyncio.gather(draws(), acts())
+        finally:
+            await publisher.stop()
+            await table.stop()
+
+    try:
+        asyncio.run(main())
+    finally:
+        forget_world(key)
+    assert len(shown) > 10
+    assert [(d, last) for d, last in shown if d < last] == []
