@@ -49,6 +49,7 @@ from daemon import eventloop
 from daemon.config import JournalConfig
 from daemon.journal import Journal
 from daemon.journal.format import journal_files, read_lines
+from daemon.journal.provenance import TableKey, write_key
 from daemon.logging import configure_logging
 from daemon.sections import build
 from daemon.shipper.config import FeedConfig
@@ -264,6 +265,11 @@ def run_cpu(work: Path, url: str | None, rounds: int) -> tuple[float, int]:
         stream = f"CPU{time.monotonic_ns()}"
         text += f'\n[feed]\nservers = ["{url}"]\nstream = "{stream}"\n'
         text += f'subject_prefix = "{stream.lower()}"\n'
+        # A table with a [feed] signs its chain (issue 21): its key, made once for the bench.
+        key = work / "table.key"
+        if not key.exists():
+            write_key(key, TableKey.generate())
+        text = text.replace("[table]\n", f"[table]\nkey_file = {json.dumps(str(key))}\n", 1)
     config.write_text(text)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(

@@ -19,9 +19,12 @@ the settlement by the rules engine. Per round: median and p90 milliseconds, roun
 Latency: from the moment a device frame's bytes reach the driver (`_on_data`, timestamped
 here) to the moment the procedure input it carried is durable in the journal (the commit point
 returned), p50 and p99 over every card, dice and shuffle frame of paced rounds (the next card
-is drawn once the last is durable, so no frame queues behind another: at 115,200 baud frames
-cannot arrive faster than their wire time), printed beside the wire time of a CARD_DRAWN frame
-at 115,200 baud (10 bits a byte).
+is drawn once the table has taken the last, so no frame queues behind another: at 115,200 baud
+frames cannot arrive faster than their wire time), printed beside the wire time of a CARD_DRAWN
+frame at 115,200 baud (10 bits a byte). Since issue 25 a card read that commands nothing joins
+the next commit point (the group commit's, 5 ms after the shoe falls quiet, 50 ms at most), so
+the frames whose input commands a device are printed on a line of their own: theirs is the time
+an input that acts waits for the disk.
 
 Goals (issue 4): a simulated Thirteen round <= 10 ms median with durability none, <= 50 ms with
 every commit point durable; p99 frame-to-durable <= half a frame's wire time at 115,200 baud.
@@ -170,8 +173,8 @@ async def play(table: Table, control: SimControl, rounds: int, paced: bool) -> l
             if reply.get("dealt") != 52:
                 raise RuntimeError(f"deal: {reply}")
         for _ in range(52 if paced else 0):
-            # Paced, he draws the next card once the last is durable, as at a table, so a frame
-            # never waits for another.
+            # Paced, he draws the next card once the table has taken the last, so a frame never
+            # waits for another.
             count = len(proc.dealt)
             reply = await control.request({"op": "draw"})
             if reply.get("reader") != "read":

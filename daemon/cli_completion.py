@@ -117,23 +117,25 @@ def _array(name: str, entries: dict[str, str]) -> str:
 BASH_FUNCTION = r"""
 _tabled() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
-    local path=tabled word i positional=0
+    # `at`, not `path`: zsh's `path` is its PATH array, even under bashcompinit; and a key
+    # unquoted in `${map[...]}`: zsh takes quotes there as part of the key.
+    local at=tabled word i positional=0
     for ((i = 1; i < COMP_CWORD; i++)); do
         word="${COMP_WORDS[i]}"
         [[ "$word" == -* ]] && continue
-        if [[ -n "${_tabled_opts["$path $word"]+set}" ]]; then
-            path="$path $word"
+        if [[ -n "${_tabled_opts[$at $word]+set}" ]]; then
+            at="$at $word"
             positional=0
-        elif [[ " ${_tabled_words["$path"]} " == *" $word "* ]]; then
+        elif [[ " ${_tabled_words[$at]} " == *" $word "* ]]; then
             positional=1
         fi
     done
-    if [[ -n "${_tabled_values["$path $prev"]+set}" ]]; then
-        COMPREPLY=($(compgen -W "${_tabled_values["$path $prev"]}" -- "$cur"))
+    if [[ -n "${_tabled_values[$at $prev]+set}" ]]; then
+        COMPREPLY=($(compgen -W "${_tabled_values[$at $prev]}" -- "$cur"))
     elif [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "${_tabled_opts["$path"]}" -- "$cur"))
-    elif [[ $positional == 0 && -n "${_tabled_words["$path"]}" ]]; then
-        COMPREPLY=($(compgen -W "${_tabled_words["$path"]}" -- "$cur"))
+        COMPREPLY=($(compgen -W "${_tabled_opts[$at]}" -- "$cur"))
+    elif [[ $positional == 0 && -n "${_tabled_words[$at]}" ]]; then
+        COMPREPLY=($(compgen -W "${_tabled_words[$at]}" -- "$cur"))
     else
         COMPREPLY=()  # -o default: file names
     fi
@@ -159,11 +161,17 @@ def bash_script(nodes: dict[str, Node]) -> str:
     )
 
 
+# Autoloaded from `fpath` as `_tabled` (the file's `#compdef`), the script runs at the first
+# TAB: it defines the function and registers it, then completes that TAB too.
+ZSH_FIRST_TAB = "if [[ -n ${compstate-} ]]; then _bash_complete -o default -F _tabled; fi\n"
+
+
 def zsh_script(nodes: dict[str, Node]) -> str:
     return (
         "#compdef tabled\n# zsh completion for tabled (made by `tabled completion zsh`): the bash "
         "script through zsh's bashcompinit\nautoload -U +X bashcompinit && bashcompinit\n"
         + bash_script(nodes)
+        + ZSH_FIRST_TAB
     )
 
 

@@ -7,6 +7,8 @@
 - `rotate` (the table stopped: it takes the journal's lock) makes a new key and journals
   `table.key_rotated` with the new public key signed by the old one, so the floor takes the new
   key for the lines after it without an admin; the old file is kept as `<key>.retired-<seq>`.
+  On a running table it is refused (exit 3, one line saying to stop the table first), before
+  anything is made or written: the running daemon signs with the key it loaded at start.
 
 A key file that group or others may read is refused, as the tokens file is. docs/security.md.
 """
@@ -65,8 +67,25 @@ def _show(config: TableConfig) -> int:
     return 0
 
 
-def _rotate(config: TableConfig) -> int:
-    from daemon.journal import Journal, JournalError  # noqa: PLC0415
+EXIT_RUNNING = 3  # `rotate` on a running table: refused, nothing changed
+
+
+def _running(config: TableConfig, where: str) -> int:
+    """The refusal of a rotation while the table runs, in one line that says what to do."""
+    print(
+        f"tabled keys rotate: table {config.table_id} is running (its journal "
+        f"{config.journal.dir} is open in its daemon): the key is rotated with the table "
+        "stopped, so that no line is signed by a key the table is replacing; stop it "
+        f"(`systemctl stop tabled`, or Ctrl-C on `tabled run`), run `tabled keys rotate{where}` "
+        "again, then start it; nothing was changed",
+        file=sys.stderr,
+    )
+    return EXIT_RUNNING
+
+
+def _rotate(config: TableConfig, where: str = "") -> int:
+    from daemon.journal import Journal, JournalError, JournalLocked  # noqa: PLC0415
+    from daemon.shipper.cursor import journal_writer_running  # noqa: PLC0415
 
     path = config.signing_key_path()
     try:
@@ -74,6 +93,8 @@ def _rotate(config: TableConfig) -> int:
     except KeyFileError as exc:
         print(f"tabled keys rotate: {exc}", file=sys.stderr)
         return 1
+    if config.journal.dir.is_dir() and journal_writer_running(config.journal.dir):
+        return _running(config, where)
     new = TableKey.generate()
     staged = path.with_name(path.name + ".next")
     if staged.exists():
@@ -81,6 +102,9 @@ def _rotate(config: TableConfig) -> int:
     try:
         write_key(staged, new)
         journal = Journal.open(config.journal, config.table_id)
+    except JournalLocked:  # it started meanwhile
+        staged.unlink(missing_ok=True)
+        return _running(config, where)
     except (OSError, JournalError) as exc:
         print(f"tabled keys rotate: {exc}", file=sys.stderr)
         staged.unlink(missing_ok=True)
@@ -120,7 +144,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _init(config)
     if args.action == "show":
         return _show(config)
-    return _rotate(config)
+    where = "".join(
+        f" {flag} {value}"
+        for flag, value in (("--config", args.config), ("--journal", args.journal))
+        if value
+    )
+    return _rotate(config, where)
 
 
 if __name__ == "__main__":

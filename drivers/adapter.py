@@ -30,7 +30,7 @@ from drivers.events import (
     EventsMissed,
     LinkDown,
 )
-from drivers.kinds import kinds, load_class
+from drivers.kinds import find, load_class
 
 # A standard deck, the one the shuffler and the shoe handle (Thirteen, DOMAIN R1).
 STANDARD_DECK = 52
@@ -97,6 +97,8 @@ def adapter_class(kind: str) -> type[DeviceAdapter]:
     """The adapter of device kind `kind`: the generic `DeviceAdapter` (common facts only,
     commands by method name) when its row names none or no kind of that name is known;
     LookupError of one line if the one its row names cannot be imported."""
-    if kind not in kinds():
+    try:
+        find(kind)  # a plug-in's module is imported only when its own kind is asked for
+    except LookupError:
         return DeviceAdapter
     return load_class(kind, "adapter", DeviceAdapter)

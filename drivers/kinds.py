@@ -63,8 +63,10 @@ class DeviceKind:
 
     def check(self) -> None:
         """ValueError naming what is wrong with this row."""
-        if not self.name.isidentifier():
-            raise ValueError(f"kind {self.name!r} is not a name (letters, digits, _)")
+        if not (self.name.isascii() and self.name.isidentifier()):
+            # ASCII only: a kind named with a look-alike letter (Cyrillic "ѕ") would read as a
+            # built-in one in the journal and on `tabled devices`.
+            raise ValueError(f"kind {self.name!r} is not a name (ASCII letters, digits, _)")
         if self.role not in ROLES:
             raise ValueError(f"role {self.role!r} is not a table device ({', '.join(ROLES)})")
         for part, spec in (
@@ -158,6 +160,9 @@ def _plugin(name: str) -> DeviceKind | str:
         return f"{GROUP} plug-in {name!r}: declared by {packages}; none is used"
     if name in _builtin():
         return f"{said}: kind {name!r} is taken by {_builtin()[name].origin}"
+    if package.lower().replace("_", "-") == "tabled":
+        # Another distribution calling itself tabled would journal its kind as ours.
+        return f"{said}: only tabled's own kinds are tabled's; a plug-in has its own package"
     (entry,) = entries
     try:
         row = entry.load()

@@ -25,15 +25,23 @@ the 30 monitors, stay within one per 100,000 fair throws (half the budget to eac
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse, stats
+from scipy import sparse, special, stats
 from scipy.sparse.linalg import spsolve
 
-from daemon.analytics.common import FAMILY_ALPHA, Finding, Test, adjusted_min_p, holm
+from daemon.analytics.common import (
+    FAMILY_ALPHA,
+    Finding,
+    Test,
+    adjusted_min_p,
+    binomial_greater,
+    holm,
+)
 
 FACES = 6
 DICE = 4
@@ -156,15 +164,18 @@ def design() -> MonitorDesign:
     )
 
 
-def cusum_alarms(increments: npt.NDArray[np.int64], limit: int) -> list[int]:
-    """The 0-based steps at which S = max(0, S + increment) reaches `limit` (then restarts).
+def cusum_alarms(
+    increments: npt.NDArray[np.int64], limit: int, start: int = 0
+) -> tuple[list[int], int]:
+    """The 0-based steps at which S = max(0, S + increment) reaches `limit` (then restarts),
+    from S = `start`, and S after the last step (the floor carries it to its next pass).
 
     Chunk by chunk, with S carried over: from S0, S_t = X_t - min(0, min X_u) where X is S0
     plus the running sum (Lindley's recursion, vectorised); a chunk grows while no alarm comes,
     so the work is in proportion to the steps, however many alarms there are.
     """
     alarms: list[int] = []
-    position, state, width = 0, 0, 1024
+    position, state, width = 0, start, 1024
     while position < len(increments):
         walk = state + np.cumsum(increments[position : position + width])
         s = walk - np.minimum(np.minimum.accumulate(walk), 0)
@@ -177,7 +188,7 @@ def cusum_alarms(increments: npt.NDArray[np.int64], limit: int) -> list[int]:
             position += len(walk)
             state = int(s[-1])
             width *= 2
-    return alarms
+    return alarms, state
 
 
 @dataclass(frozen=True)
@@ -187,54 +198,222 @@ class Alarm:
     throw: int  # 1-based
 
 
+MONITORS = FACES * (1 + DICE)  # per face: all four dice, then each position
+
+
+def monitor_from(
+    throws: Throws, limits: tuple[int, int], states: list[int], before: int = 0
+) -> tuple[list[Alarm], list[int]]:
+    """The alarms of the 30 monitors over `throws` that follow `before` throws whose monitors
+    ended at `states` (face by face: all dice, then each position); and their states after."""
+    pooled_limit, position_limit = limits
+    alarms: list[Alarm] = []
+    after: list[int] = []
+    dice = throws.shape[1]
+    if len(throws) <= SMALL_BATCH:
+        return _monitor_steps(throws, limits, states, before)
+    for face in range(1, FACES + 1):
+        hits = throws == face
+        pooled = hits.sum(axis=1, dtype=np.int64) * UNITS - REFERENCE * dice
+        at = (face - 1) * (1 + dice)
+        found, state = cusum_alarms(pooled, pooled_limit, states[at])
+        alarms += [Alarm(face, None, before + t + 1) for t in found]
+        after.append(state)
+        for position in range(dice):
+            steps = hits[:, position].astype(np.int64) * UNITS - REFERENCE
+            found, state = cusum_alarms(steps, position_limit, states[at + 1 + position])
+            alarms += [Alarm(face, position + 1, before + t + 1) for t in found]
+            after.append(state)
+    alarms.sort(key=lambda a: (a.throw, a.face, a.position or 0))
+    return alarms, after
+
+
+SMALL_BATCH = 256  # fewer throws (the floor's hour): all 30 monitors a step at a time
+
+
+def _monitor_steps(
+    throws: Throws, limits: tuple[int, int], states: list[int], before: int
+) -> tuple[list[Alarm], list[int]]:
+    """`monitor_from` for a few throws: the 30 monitors as one vector, throw by throw (the
+    same integer arithmetic, so the same alarms and states)."""
+    dice = throws.shape[1]
+    faces = np.arange(1, FACES + 1)
+    hits = (throws[:, None, :] == faces[None, :, None]).astype(np.int64)  # (n, face, die)
+    pooled = hits.sum(axis=2) * UNITS - REFERENCE * dice
+    steps = np.concatenate([pooled[:, :, None], hits * UNITS - REFERENCE], axis=2)
+    steps = steps.reshape(len(throws), FACES * (1 + dice))  # face by face: all dice, then each
+    limit = np.tile([limits[0]] + [limits[1]] * dice, FACES)
+    s = np.asarray(states, dtype=np.int64)
+    alarms: list[Alarm] = []
+    for t in range(len(throws)):
+        s = np.maximum(s + steps[t], 0)
+        crossed = s >= limit
+        if crossed.any():
+            for m in np.flatnonzero(crossed).tolist():
+                face, where = divmod(m, 1 + dice)
+                alarms.append(Alarm(face + 1, where or None, before + t + 1))
+            s[crossed] = 0
+    return alarms, s.tolist()
+
+
 def monitor(throws: Throws, limits: tuple[int, int] | None = None) -> list[Alarm]:
     """Every alarm of the 30 CUSUM monitors over `throws`, in throw order."""
     if limits is None:
         d = design()
         limits = (d.pooled_limit, d.position_limit)
-    pooled_limit, position_limit = limits
-    alarms: list[Alarm] = []
-    dice = throws.shape[1]
-    for face in range(1, FACES + 1):
-        hits = throws == face
-        pooled = hits.sum(axis=1, dtype=np.int64) * UNITS - REFERENCE * dice
-        alarms += [Alarm(face, None, t + 1) for t in cusum_alarms(pooled, pooled_limit)]
-        for position in range(dice):
-            steps = hits[:, position].astype(np.int64) * UNITS - REFERENCE
-            found = cusum_alarms(steps, position_limit)
-            alarms += [Alarm(face, position + 1, t + 1) for t in found]
-    return sorted(alarms, key=lambda a: (a.throw, a.face, a.position or 0))
+    return monitor_from(throws, limits, [0] * FACES * (1 + throws.shape[1]))[0]
 
 
-def runs_test(totals: npt.NDArray[np.int64], centre: float) -> tuple[float, float]:
-    """Wald-Wolfowitz runs above/below `centre` (ties left out): (z, two-sided p)."""
-    signs = totals[totals != centre] > centre
-    n1 = int(signs.sum())
-    n2 = len(signs) - n1
+def runs_from(above: int, below: int, runs: int) -> tuple[float, float]:
+    """Wald-Wolfowitz runs test from the counts above and below the centre and the runs:
+    (z, two-sided p)."""
+    n1, n2 = above, below
     if n1 == 0 or n2 == 0:
         return 0.0, 1.0
-    runs = 1 + int(np.count_nonzero(signs[1:] != signs[:-1]))
     n = n1 + n2
     mean = 2 * n1 * n2 / n + 1
     variance = 2 * n1 * n2 * (2 * n1 * n2 - n) / (n * n * (n - 1)) if n > 1 else 0.0
     if variance <= 0:
         return 0.0, 1.0
     z = (runs - mean) / math.sqrt(variance)
-    return z, float(2 * stats.norm.sf(abs(z)))
+    return z, float(2 * special.ndtr(-abs(z)))
+
+
+def runs_test(totals: npt.NDArray[np.int64], centre: float) -> tuple[float, float]:
+    """Wald-Wolfowitz runs above/below `centre` (ties left out): (z, two-sided p)."""
+    signs = totals[totals != centre] > centre
+    n1 = int(signs.sum())
+    runs = 1 + int(np.count_nonzero(signs[1:] != signs[:-1])) if len(signs) else 0
+    return runs_from(n1, len(signs) - n1, runs)
+
+
+def correlation_from(
+    n: int, total: int, squares: int, lagged: int, *, first: int, last: int
+) -> tuple[float, float]:
+    """Lag-1 autocorrelation of n totals from their sums (exact integers): the sum, the sum of
+    squares, the sum of products of neighbours, the first and the last; (r, two-sided p from
+    z = (r + 1/n) * sqrt(n))."""
+    if n < 3:
+        return 0.0, 1.0
+    spread = n * squares - total * total  # n * sum of squared deviations
+    if spread == 0:
+        return 1.0, 0.0
+    # n^2 * sum (x_t - m)(x_t-1 - m) = n^2 L - n S (2S - first - last) + (n - 1) S^2
+    products = n * n * lagged - n * total * (2 * total - first - last) + (n - 1) * total * total
+    r = products / (n * spread)
+    z = (r + 1 / n) * math.sqrt(n)
+    return r, float(2 * special.ndtr(-abs(z)))
 
 
 def serial_correlation(totals: npt.NDArray[np.int64]) -> tuple[float, float]:
     """Lag-1 autocorrelation of the totals: (r, two-sided p from z = (r + 1/n) * sqrt(n))."""
-    n = len(totals)
-    if n < 3:
+    t = [int(x) for x in totals]
+    if len(t) < 3:
         return 0.0, 1.0
-    centred = totals - totals.mean()
-    denominator = float(np.dot(centred, centred))
-    if denominator == 0:
-        return 1.0, 0.0
-    r = float(np.dot(centred[1:], centred[:-1]) / denominator)
-    z = (r + 1 / n) * math.sqrt(n)
-    return r, float(2 * stats.norm.sf(abs(z)))
+    lagged = int(np.dot(totals[1:], totals[:-1]))
+    return correlation_from(
+        len(t), sum(t), int(np.dot(totals, totals)), lagged, first=t[0], last=t[-1]
+    )
+
+
+@dataclass
+class DiceStats:
+    """What the dice audit needs of one shaker's throws, as running sums that a new batch of
+    throws adds to (the floor keeps them per table and serial between its passes, so a pass
+    reads only the lines since the last): the face counts per die position, the totals' sums
+    for runs and serial correlation, the repeats, the 30 monitors' states and their alarms.
+    Exact integers: the audit of the sums is the audit of the throws."""
+
+    dice: int = DICE
+    throws: int = 0
+    counts: list[list[int]] = field(default_factory=lambda: [[0] * FACES for _ in range(DICE)])
+    total: int = 0
+    squares: int = 0
+    lagged: int = 0
+    first: int = 0
+    last: int = 0
+    above: int = 0
+    below: int = 0
+    runs: int = 0
+    last_sign: int = 0  # +1 above, -1 below, 0 none yet
+    repeats: int = 0
+    last_throw: list[int] = field(default_factory=list)
+    states: list[int] = field(default_factory=lambda: [0] * MONITORS)
+    alarms: list[dict[str, int | None]] = field(default_factory=list)  # the first 20
+    alarm_count: int = 0
+
+    @classmethod
+    def of(cls, throws: Throws) -> DiceStats:
+        found = cls(dice=int(throws.shape[1]) if throws.ndim == 2 and throws.shape[1] else DICE)
+        found.counts = [[0] * FACES for _ in range(found.dice)]
+        found.states = [0] * FACES * (1 + found.dice)
+        found.add(throws)
+        return found
+
+    def add(self, throws: Throws) -> None:
+        """Fold a batch of throws (in order, after those already in) into the sums."""
+        n = int(throws.shape[0])
+        if n == 0:
+            return
+        for position in range(self.dice):
+            c = np.bincount(throws[:, position], minlength=FACES + 1)[1:]
+            self.counts[position] = [
+                a + int(b) for a, b in zip(self.counts[position], c, strict=True)
+            ]
+        totals = throws.sum(axis=1, dtype=np.int64)
+        self.total += int(totals.sum())
+        self.squares += int(np.dot(totals, totals))
+        self.lagged += int(np.dot(totals[1:], totals[:-1]))
+        if self.throws:
+            self.lagged += self.last * int(totals[0])
+            same = self.last_throw == [int(d) for d in throws[0]]
+            self.repeats += int(same)
+        else:
+            self.first = int(totals[0])
+        self.last = int(totals[-1])
+        self.repeats += int(np.count_nonzero(np.all(throws[1:] == throws[:-1], axis=1)))
+        self.last_throw = [int(d) for d in throws[-1]]
+        centre = 3.5 * self.dice
+        signs = totals[totals != centre] > centre
+        if len(signs):
+            above = int(signs.sum())
+            self.above += above
+            self.below += len(signs) - above
+            changes = int(np.count_nonzero(signs[1:] != signs[:-1]))
+            head = 1 if bool(signs[0]) else -1
+            self.runs += changes + (1 if self.last_sign != head else 0)
+            self.last_sign = 1 if bool(signs[-1]) else -1
+        d = design()
+        found, self.states = monitor_from(
+            throws, (d.pooled_limit, d.position_limit), self.states, self.throws
+        )
+        self.alarm_count += len(found)
+        room = 20 - len(self.alarms)
+        self.alarms += [a.__dict__ for a in found[: max(room, 0)]]
+        self.throws += n
+
+    def json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> DiceStats:
+        return cls(**value)
+
+
+@dataclass(frozen=True)
+class ChiSquare:
+    statistic: float
+    pvalue: float
+
+
+def chi_square(counts: npt.NDArray[np.int64]) -> ChiSquare:
+    """Pearson's chi-square of counts against equal expected counts (scipy.stats.chisquare's
+    figures, by its special functions: the floor computes thousands at a pass)."""
+    expected = float(counts.sum()) / len(counts)
+    if expected == 0:
+        return ChiSquare(float("nan"), float("nan"))
+    statistic = float(((counts - expected) ** 2).sum() / expected)
+    return ChiSquare(statistic, float(special.chdtrc(len(counts) - 1, statistic)))
 
 
 def power_chi_square(n_dice: int, alpha: float) -> float:
@@ -242,16 +421,17 @@ def power_chi_square(n_dice: int, alpha: float) -> float:
     is at 0.19 and the others share the rest."""
     p1 = np.array([(1 - P_LOADED) / 5] * 5 + [P_LOADED])
     noncentrality = n_dice * float(np.sum((p1 - P_FAIR) ** 2 / P_FAIR))
-    critical = stats.chi2.isf(alpha, FACES - 1)
-    return float(stats.ncx2.sf(critical, FACES - 1, noncentrality))
+    critical = special.chdtri(FACES - 1, alpha)  # chi2.isf
+    return float(1.0 - special.chndtr(critical, FACES - 1, noncentrality))  # ncx2.sf
 
 
-def fixed_tests(throws: Throws) -> list[Test]:
-    """The eight fixed-sample tests over the throws (n >= 2)."""
-    n, dice = throws.shape
+def fixed_tests(throws: Throws | DiceStats) -> list[Test]:
+    """The eight fixed-sample tests over the throws (n >= 2), or over their sums."""
+    sums = throws if isinstance(throws, DiceStats) else DiceStats.of(throws)
+    n, dice = sums.throws, sums.dice
     tests: list[Test] = []
-    counts = np.bincount(throws.ravel(), minlength=FACES + 1)[1:]
-    chi = stats.chisquare(counts)
+    counts = np.sum(np.asarray(sums.counts, dtype=np.int64), axis=0)
+    chi = chi_square(counts)
     tests.append(
         Test(
             "faces",
@@ -262,8 +442,8 @@ def fixed_tests(throws: Throws) -> list[Test]:
         )
     )
     for position in range(dice):
-        c = np.bincount(throws[:, position], minlength=FACES + 1)[1:]
-        chi = stats.chisquare(c)
+        c = np.asarray(sums.counts[position], dtype=np.int64)
+        chi = chi_square(c)
         tests.append(
             Test(
                 f"faces_die_{position + 1}",
@@ -273,14 +453,15 @@ def fixed_tests(throws: Throws) -> list[Test]:
                 {"counts": c.tolist()},
             )
         )
-    totals = throws.sum(axis=1, dtype=np.int64)
-    z, p = runs_test(totals, 3.5 * dice)
+    z, p = runs_from(sums.above, sums.below, sums.runs)
     tests.append(Test("runs", z, p, "runs of totals above and below the mean"))
-    r, p = serial_correlation(totals)
+    r, p = correlation_from(
+        n, sums.total, sums.squares, sums.lagged, first=sums.first, last=sums.last
+    )
     tests.append(Test("serial_correlation", r, p, "lag-1 correlation of the totals"))
-    repeats = int(np.count_nonzero(np.all(throws[1:] == throws[:-1], axis=1)))
+    repeats = sums.repeats
     chance = float(P_FAIR**dice)
-    p = float(stats.binomtest(repeats, max(n - 1, 1), chance, alternative="greater").pvalue)
+    p = binomial_greater(repeats, max(n - 1, 1), chance)
     expected = (n - 1) * chance
     tests.append(
         Test("repeats", repeats, p, f"{repeats} throws repeated the one before ({expected:.2f})")
@@ -288,26 +469,28 @@ def fixed_tests(throws: Throws) -> list[Test]:
     return tests
 
 
-def audit(serial: str, throws: Throws) -> Finding:
-    """One shaker's verdict: the CUSUM alarms and the Holm family of fixed-sample tests."""
-    n = int(throws.shape[0])
+def audit(serial: str, throws: Throws | DiceStats) -> Finding:
+    """One shaker's verdict: the CUSUM alarms and the Holm family of fixed-sample tests, over
+    its throws or their sums (`DiceStats`: the same verdict)."""
+    sums = throws if isinstance(throws, DiceStats) else DiceStats.of(throws)
+    n = sums.throws
     d = design()
     if n < 2:
         return Finding("dice", serial, False, 0.0, 1.0, f"{n} throw(s): too few to test", "", n, [])
-    tests = fixed_tests(throws)
+    tests = fixed_tests(sums)
     p_values = [t.p_value for t in tests]
     rejected = holm(p_values)
-    alarms = monitor(throws, (d.pooled_limit, d.position_limit))
+    alarms = sums.alarms
     family_p = adjusted_min_p(p_values)
-    flagged = bool(alarms) or any(rejected)
+    flagged = bool(sums.alarm_count) or any(rejected)
     faces = tests[0]
     words: list[str] = []
     if alarms:
         first = alarms[0]
-        where = "all four dice" if first.position is None else f"die {first.position}"
+        where = "all four dice" if first["position"] is None else f"die {first['position']}"
         words.append(
-            f"the CUSUM monitor for face {first.face} ({where}) crossed its limit at throw "
-            f"{first.throw:,} of {n:,} ({len(alarms)} alarm(s) in all)"
+            f"the CUSUM monitor for face {first['face']} ({where}) crossed its limit at throw "
+            f"{first['throw']:,} of {n:,} ({sums.alarm_count} alarm(s) in all)"
         )
     for test, rejected_one in zip(tests, rejected, strict=True):
         if rejected_one:
@@ -340,8 +523,8 @@ def audit(serial: str, throws: Throws) -> Finding:
         n,
         tests,
         {
-            "alarms": [a.__dict__ for a in alarms[:20]],
-            "alarm_count": len(alarms),
+            "alarms": list(alarms),
+            "alarm_count": sums.alarm_count,
             "monitor": d.json(),
         },
     )

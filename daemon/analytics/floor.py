@@ -2,12 +2,14 @@
 
     tabled floor audit dice|shuffle|reader|hold [--config FLOOR.toml] [--table T]
         [--serial S] [--since T] [--json] [--misread-limit N] [--by table|shift|dealer]
+        [--stored]
 
 The floor keeps each table's journal lines byte for byte (`journal_lines`); each table's lines of
 the audited events are streamed in seq order through a server-side cursor into the very pass a
 journal folder goes through (`source.read_events`), so the floor and the table give the same
 answer on the same data. Devices are audited per table and serial (`"table"` beside the
-serial); the hold over all tables.
+serial); the hold over all tables. `--stored` gives the same findings from the sums the floor's
+integrity update keeps (daemon/floor/integrity.py), as of its last pass, reading no line.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from daemon.analytics.cli import FLAGGED_STATUS, findings_of, report_json, text_
 from daemon.analytics.common import Finding
 from daemon.config import ConfigError
 from daemon.floor.config import load_floor_config
+from daemon.floor.integrity import stored_findings
 
 if TYPE_CHECKING:
     from daemon.analytics.source import AuditData, Round
@@ -47,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="JSON on stdout")
     parser.add_argument("--misread-limit", type=int, default=1000, metavar="N")
     parser.add_argument("--by", choices=("table", "shift", "dealer"), default="shift")
+    parser.add_argument(
+        "--stored",
+        action="store_true",
+        help="from the sums the floor's integrity update keeps (no line read; as of its last "
+        "pass; --since does not apply)",
+    )
     return parser
 
 
@@ -81,6 +90,18 @@ def _since(text: str | None) -> datetime | None:
 def audit(args: argparse.Namespace, dsn: str) -> tuple[list[Finding], int]:
     from daemon.analytics.source import AuditData, read_events  # noqa: PLC0415 - numpy
 
+    if args.stored:
+        if args.since is not None:
+            raise ValueError("--stored is as of the last pass: --since does not apply")
+        with psycopg.connect(dsn) as conn:
+            return stored_findings(
+                conn,
+                args.kind,
+                tables=args.table,
+                serial=args.serial,
+                misread_limit=args.misread_limit,
+                by=args.by,
+            )
     since = _since(args.since)
     findings: list[Finding] = []
     rounds: list[Round] = []

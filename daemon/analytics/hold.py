@@ -24,6 +24,7 @@ import math
 import random
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -94,97 +95,113 @@ def shift_of(ts: str) -> str:
     return f"{when:%Y-%m-%d} {name}"
 
 
-class _Group:
-    def __init__(self) -> None:
-        self.drop = 0.0
-        self.win = 0.0
-        self.commission = 0.0
-        self.expected = 0.0
-        self.variance = 0.0
-        self.rounds = 0
-        self.rulesets: set[str] = set()
-        self.modelled: dict[str, float] = defaultdict(float)  # drop by rule set with figures
+@dataclass
+class HoldSums:
+    """One group's rounds of one rule set, as sums (what the floor keeps per table, shift,
+    dealer and rule set, and adds each pass's rounds to): rounds, drop, win, commission, and
+    for the variance the sum of each round's seat totals squared and of its cross terms."""
+
+    rounds: int = 0
+    drop: float = 0.0
+    win: float = 0.0
+    commission: float = 0.0
+    squares: float = 0.0
+    cross: float = 0.0
+
+    def add(self, played: Round) -> None:
+        seats: dict[int, float] = defaultdict(float)
+        self.rounds += 1
+        for bet in played.bets:
+            self.drop += bet.amount
+            self.win -= bet.net
+            self.commission += bet.commission
+            seats[bet.seat] += bet.amount
+        amounts = list(seats.values())
+        total = sum(amounts)
+        squares = sum(a * a for a in amounts)
+        self.squares += squares
+        self.cross += total * total - squares
+
+
+def group_key(played: Round, by: str) -> str:
+    return {"table": played.table, "shift": shift_of(played.ts), "dealer": played.dealer}[by]
+
+
+def sums_of(rounds: Iterable[Round], by: str) -> dict[str, dict[str, HoldSums]]:
+    """The rounds' sums by group (`by`: table | shift | dealer) and rule set."""
+    groups: dict[str, dict[str, HoldSums]] = defaultdict(lambda: defaultdict(HoldSums))
+    for played in rounds:
+        groups[group_key(played, by)][played.ruleset].add(played)
+    return groups
 
 
 def audit(rounds: Iterable[Round], by: str, figures: dict[str, dict[str, Any]]) -> list[Finding]:
     """Hold against theory per `by` (table | shift | dealer)."""
-    groups: dict[str, _Group] = defaultdict(_Group)
-    missing: set[str] = set()
-    for played in rounds:
-        key = {"table": played.table, "shift": shift_of(played.ts), "dealer": played.dealer}[by]
-        group = groups[key]
-        math_ = figures.get(played.ruleset)
-        group.rounds += 1
-        group.rulesets.add(played.ruleset)
-        seats: dict[int, float] = defaultdict(float)
-        for bet in played.bets:
-            group.drop += bet.amount
-            group.win -= bet.net
-            group.commission += bet.commission
-            seats[bet.seat] += bet.amount
+    groups = sums_of(rounds, by)
+    return [judge(f"{by} {key}", groups[key], by, figures) for key in sorted(groups)]
+
+
+def judge(
+    subject: str, sums: dict[str, HoldSums], by: str, figures: dict[str, dict[str, Any]]
+) -> Finding:
+    """One group's hold against theory, from its sums by rule set."""
+    drop = win = commission = expected = variance = 0.0
+    rounds = 0
+    for name, one in sums.items():
+        rounds += one.rounds
+        drop += one.drop
+        win += one.win
+        commission += one.commission
+        math_ = figures.get(name)
         if math_ is None:
-            missing.add(played.ruleset)
             continue
-        amounts = list(seats.values())
-        total = sum(amounts)
-        squares = sum(a * a for a in amounts)
-        group.modelled[played.ruleset] += total
-        group.expected += math_["house_advantage"] * total
-        group.variance += math_["variance_per_unit"] * squares + math_["seat_covariance"] * (
-            total * total - squares
-        )
-    findings = []
-    for key in sorted(groups):
-        g = groups[key]
+        expected += math_["house_advantage"] * one.drop
+        variance += math_["variance_per_unit"] * one.squares + math_["seat_covariance"] * one.cross
         # The Monte Carlo's own uncertainty of the house advantage, carried into the z.
-        for name, drop in g.modelled.items():
-            low, high = figures[name]["house_advantage_ci95"]
-            g.variance += ((high - low) / (2 * 1.959964) * drop) ** 2
-        hold = g.win / g.drop if g.drop else 0.0
-        sd = math.sqrt(g.variance) if g.variance > 0 else 0.0
-        z = (g.win - g.expected) / sd if sd else 0.0
-        p = math.erfc(abs(z) / math.sqrt(2)) if sd else 1.0
-        theory = g.expected / g.drop if g.drop else 0.0
-        flagged = abs(z) > Z_ALERT
-        words = (
-            f"hold {hold:.2%} on a drop of {g.drop:,.0f} over {g.rounds:,} rounds against "
-            f"{theory:.2%} in theory (z = {z:+.2f}); commission {g.commission:,.0f}"
+        low, high = math_["house_advantage_ci95"]
+        variance += ((high - low) / (2 * 1.959964) * one.drop) ** 2
+    hold = win / drop if drop else 0.0
+    sd = math.sqrt(variance) if variance > 0 else 0.0
+    z = (win - expected) / sd if sd else 0.0
+    p = math.erfc(abs(z) / math.sqrt(2)) if sd else 1.0
+    theory = expected / drop if drop else 0.0
+    flagged = abs(z) > Z_ALERT
+    words = (
+        f"hold {hold:.2%} on a drop of {drop:,.0f} over {rounds:,} rounds against "
+        f"{theory:.2%} in theory (z = {z:+.2f}); commission {commission:,.0f}"
+    )
+    if not sd:
+        words = f"{rounds:,} rounds, drop {drop:,.0f}: no game math for rule set(s) " + (
+            ", ".join(sorted(sums)) or "unknown"
         )
-        if not sd:
-            words = f"{g.rounds:,} rounds, drop {g.drop:,.0f}: no game math for rule set(s) " + (
-                ", ".join(sorted(g.rulesets)) or "unknown"
-            )
-        verdict = ("FLAGGED: " if flagged else "within 3 sd of theory: ") + words
-        band = 3 * sd / g.drop if g.drop and sd else 0.0
-        power = (
-            f"|z| > 3 flags a hold that differs from the rule set's by more than {band:.1%} of "
-            f"this drop (a fair table does so 0.27% of the time)"
-            if sd
-            else "no power statement without the rule set's game math"
-        )
-        findings.append(
-            Finding(
-                "hold",
-                f"{by} {key}",
-                flagged,
-                z,
-                p,
-                verdict,
-                power,
-                g.rounds,
-                [Test("hold_z", z, p, "hold against the rule set's house advantage")],
-                {
-                    "by": by,
-                    "drop": g.drop,
-                    "win": g.win,
-                    "hold": hold,
-                    "theoretical_hold": theory,
-                    "commission": g.commission,
-                    "rulesets": sorted(g.rulesets),
-                },
-            )
-        )
-    return findings
+    verdict = ("FLAGGED: " if flagged else "within 3 sd of theory: ") + words
+    band = 3 * sd / drop if drop and sd else 0.0
+    power = (
+        f"|z| > 3 flags a hold that differs from the rule set's by more than {band:.1%} of "
+        f"this drop (a fair table does so 0.27% of the time)"
+        if sd
+        else "no power statement without the rule set's game math"
+    )
+    return Finding(
+        "hold",
+        subject,
+        flagged,
+        z,
+        p,
+        verdict,
+        power,
+        rounds,
+        [Test("hold_z", z, p, "hold against the rule set's house advantage")],
+        {
+            "by": by,
+            "drop": drop,
+            "win": win,
+            "hold": hold,
+            "theoretical_hold": theory,
+            "commission": commission,
+            "rulesets": sorted(sums),
+        },
+    )
 
 
 def main_game_math(rulesets: list[str], deals: int, seed: int) -> dict[str, dict[str, Any]]:

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
-
-from daemon.analytics.common import FAMILY_ALPHA, Finding, Test, holm
+from daemon.analytics.common import FAMILY_ALPHA, Finding, Test, binomial_greater, holm
 from daemon.analytics.source import ReaderCounts
 
 MISREAD_LIMIT = 1 / 1000
@@ -35,7 +33,7 @@ def wilson(successes: int, trials: int, z: float = 1.959964) -> tuple[float, flo
 def binomial_p(misreads: int, cards: int, limit: float) -> float:
     if cards == 0:
         return 1.0
-    return float(stats.binomtest(misreads, cards, limit, alternative="greater").pvalue)
+    return binomial_greater(misreads, cards, limit)
 
 
 def power(
@@ -44,8 +42,14 @@ def power(
     """The chance the test flags a reader misreading at `rate` over `cards` cards."""
     if cards == 0:
         return 0.0
-    critical = int(stats.binom.isf(alpha, cards, limit)) + 1  # P(X >= critical) <= alpha
-    return float(stats.binom.sf(critical - 1, cards, rate))
+    low, high = 0, cards + 1  # the fewest misreads c with P(X >= c) <= alpha at the limit
+    while high - low > 1:
+        middle = (low + high) // 2
+        if binomial_greater(middle, cards, limit) <= alpha:
+            high = middle
+        else:
+            low = middle
+    return binomial_greater(high, cards, rate) if high <= cards else 0.0
 
 
 def _rates(counts: ReaderCounts) -> dict[str, float | int | list[float]]:

@@ -24,14 +24,16 @@ The p-values are one family: Holm's step-down at `FAMILY_ALPHA` (0.001).
 
 from __future__ import annotations
 
+import base64
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
+from scipy import special
 
 from daemon.analytics.common import FAMILY_ALPHA, Finding, Test, adjusted_min_p, holm
 
@@ -100,14 +102,17 @@ def position_table(decks: Permutations) -> npt.NDArray[np.int64]:
     return np.bincount(cells.ravel(), minlength=cards * cards).reshape(cards, cards)
 
 
+def table_chi_square(table: npt.NDArray[np.int64], decks: int) -> tuple[float, float, int]:
+    """(statistic, p-value, degrees of freedom) of a card x position table of `decks` decks."""
+    expected = decks / CARDS
+    statistic = float(((table - expected) ** 2).sum() / expected)
+    df = CARDS * (CARDS - 1)
+    return statistic, float(special.chdtrc(df, statistic)), df
+
+
 def position_chi_square(decks: Permutations) -> tuple[float, float, int]:
     """(statistic, p-value, degrees of freedom) of the card x position table."""
-    cards = decks.shape[1]
-    table = position_table(decks)
-    expected = len(decks) / cards
-    statistic = float(((table - expected) ** 2).sum() / expected)
-    df = cards * (cards - 1)
-    return statistic, float(stats.chi2.sf(statistic, df)), df
+    return table_chi_square(position_table(decks), len(decks))
 
 
 @lru_cache(maxsize=1)
@@ -213,29 +218,90 @@ def power(decks: int, alpha: float = FAMILY_ALPHA / 3) -> dict[str, float]:
     """Power of the rising-sequence and guessing tests (either, at Holm's first step) against
     each alternative over `decks` decks (normal approximation with the measured moments)."""
     result = {}
-    z_two = stats.norm.isf(alpha / 2)
-    z_one = stats.norm.isf(alpha)
+    z_two = -special.ndtri(alpha / 2)  # norm.isf
+    z_one = -special.ndtri(alpha)
     for alt in alternatives():
         shift = math.sqrt(decks) * (alt.rising_mean - RISING_MEAN) / math.sqrt(RISING_VARIANCE)
         scale = alt.rising_sd / math.sqrt(RISING_VARIANCE)
-        rising = stats.norm.sf((z_two - shift) / scale) + stats.norm.cdf((-z_two - shift) / scale)
+        rising = special.ndtr(-(z_two - shift) / scale) + special.ndtr((-z_two - shift) / scale)
         shift = math.sqrt(decks) * (alt.guess_mean - GUESS_MEAN) / math.sqrt(GUESS_VARIANCE)
         scale = alt.guess_sd / math.sqrt(GUESS_VARIANCE)
-        guess = stats.norm.sf((z_one - shift) / scale)
+        guess = special.ndtr(-(z_one - shift) / scale)
         result[alt.name] = float(max(rising, guess))
     return result
 
 
+@dataclass
+class ShuffleStats:
+    """What the shuffle audit needs of one shuffler's decks, as sums a new batch of decks adds
+    to (the floor keeps them per table and serial between passes): the decks, the histogram
+    of rising sequences (index r - 1), the guessing game's total score, and the card x
+    position count table (input position x 52 + output position)."""
+
+    decks: int = 0
+    rising: list[int] = field(default_factory=lambda: [0] * CARDS)
+    guessed: int = 0
+    table: list[int] = field(default_factory=lambda: [0] * CARDS * CARDS)
+
+    @classmethod
+    def of(
+        cls,
+        decks: Permutations,
+        rising: npt.NDArray[np.int64] | None = None,
+        scores: npt.NDArray[np.int64] | None = None,
+    ) -> ShuffleStats:
+        found = cls()
+        found.add(decks, rising, scores)
+        return found
+
+    def add(
+        self,
+        decks: Permutations,
+        rising: npt.NDArray[np.int64] | None = None,
+        scores: npt.NDArray[np.int64] | None = None,
+    ) -> None:
+        if len(decks) == 0:
+            return
+        rising = rising_sequences(decks) if rising is None else rising
+        scores = guess_scores(decks) if scores is None else scores
+        histogram = np.bincount(rising - 1, minlength=CARDS)
+        self.rising = (np.asarray(self.rising, dtype=np.int64) + histogram).tolist()
+        self.guessed += int(scores.sum())
+        table = position_table(decks).ravel()
+        self.table = (np.asarray(self.table, dtype=np.int64) + table).tolist()
+        self.decks += len(decks)
+
+    def copy(self) -> ShuffleStats:
+        return ShuffleStats(self.decks, list(self.rising), self.guessed, list(self.table))
+
+    def mean_rising(self) -> float:
+        return sum((r + 1) * c for r, c in enumerate(self.rising)) / self.decks
+
+    def json(self) -> dict[str, Any]:
+        """As the floor keeps it: the 2,704 counts of the card x position table as one
+        base64 string of little-endian int64 (a list of numbers costs ten times as much to
+        write and read at every pass)."""
+        counts = np.asarray(self.table, dtype="<i8").tobytes()
+        return {**self.__dict__, "table": base64.b64encode(counts).decode()}
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> ShuffleStats:
+        table = value["table"]
+        if isinstance(table, str):
+            table = np.frombuffer(base64.b64decode(table), dtype="<i8").tolist()
+        return cls(**{**value, "table": table})
+
+
 def tests(
-    decks: Permutations,
+    decks: Permutations | ShuffleStats,
     rising: npt.NDArray[np.int64] | None = None,
     scores: npt.NDArray[np.int64] | None = None,
 ) -> list[Test]:
-    """The family's tests over `decks`; `rising` and `scores` (each deck's rising sequences and
-    guessing score) when already computed for a larger batch."""
-    n = len(decks)
-    rising = rising_sequences(decks) if rising is None else rising
-    mean_rising = float(rising.mean())
+    """The family's tests over `decks` (or their sums); `rising` and `scores` (each deck's
+    rising sequences and guessing score) when already computed for a larger batch."""
+    sums = decks if isinstance(decks, ShuffleStats) else ShuffleStats.of(decks, rising, scores)
+    n = sums.decks
+    mean_rising = sums.mean_rising()
     z = (mean_rising - RISING_MEAN) / math.sqrt(RISING_VARIANCE / n)
     riffles = equivalent_riffles(mean_rising)
     like = "more than a random deck" if riffles is None else f"like {riffles:.1f} riffles"
@@ -243,26 +309,25 @@ def tests(
         Test(
             "rising_sequences",
             z,
-            float(2 * stats.norm.sf(abs(z))),
+            float(2 * special.ndtr(-abs(z))),
             f"{mean_rising:.2f} rising sequences a deck against 26.50 ({like})",
             {"mean": mean_rising, "equivalent_riffles": riffles},
         )
     ]
-    scores = guess_scores(decks) if scores is None else scores
-    mean_score = float(scores.mean())
+    mean_score = sums.guessed / n
     z = (mean_score - GUESS_MEAN) / math.sqrt(GUESS_VARIANCE / n)
     found.append(
         Test(
             "guessing",
             z,
-            float(stats.norm.sf(z)),
+            float(special.ndtr(-z)),
             f"a guesser who knows the order in names {mean_score:.2f} cards a deck "
             f"against {GUESS_MEAN:.2f}",
             {"mean": mean_score},
         )
     )
     if n >= CHI_SQUARE_DECKS:
-        statistic, p, df = position_chi_square(decks)
+        statistic, p, df = table_chi_square(np.asarray(sums.table, dtype=np.int64), n)
         found.append(
             Test(
                 "card_position",
@@ -280,13 +345,15 @@ def flagged(found: list[Test]) -> bool:
     return any(holm([t.p_value for t in found]))
 
 
-def audit(serial: str, decks: Permutations) -> Finding:
-    n = len(decks)
+def audit(serial: str, decks: Permutations | ShuffleStats) -> Finding:
+    """One shuffler's verdict over its decks, or their sums (`ShuffleStats`: the same)."""
+    sums = decks if isinstance(decks, ShuffleStats) else ShuffleStats.of(decks)
+    n = sums.decks
     if n < 2:
         return Finding(
             "shuffle", serial, False, 0.0, 1.0, f"{n} deck(s): too few to test", "", n, []
         )
-    found = tests(decks)
+    found = tests(sums)
     p_values = [t.p_value for t in found]
     rejected = holm(p_values)
     family_p = adjusted_min_p(p_values)

@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +49,8 @@ _CARDS = re.compile(
     rb'"face_up":(?:true|false)(,"entered")?'
 )
 _DICE = re.compile(rb'"dice":\[([0-9,]+)\]')
+_EVENT = b'"event":"'  # the line's own: it comes before the payload
+_CARD_EVENT = b'card.dealt"'
 
 
 @dataclass
@@ -154,6 +156,27 @@ class _Reading:
             found = self.card_ids[name] = len(self.card_ids) % 256
         return found
 
+    def json(self) -> dict[str, Any]:
+        """Where the pass is, to go on from there later (the floor's next pass)."""
+        return {
+            "serials": self.serials,
+            "card_ids": {name.decode(): i for name, i in self.card_ids.items()},
+            "deck": self.deck,
+            "deck_serial": self.deck_serial,
+            "deck_good": self.deck_good,
+            "previous": None if self.previous is None else list(self.previous),
+            "dealer": self.dealer,
+        }
+
+    def resume(self, saved: dict[str, Any]) -> None:
+        self.serials = dict(saved["serials"])
+        self.card_ids = {name.encode(): int(i) for name, i in saved["card_ids"].items()}
+        self.deck = saved["deck"]
+        self.deck_serial = saved["deck_serial"]
+        self.deck_good = saved["deck_good"]
+        self.previous = None if saved["previous"] is None else bytes(saved["previous"])
+        self.dealer = saved["dealer"]
+
 
 def _payload(line: bytes) -> dict[str, Any]:
     payload: dict[str, Any] = json.loads(line)["payload"]
@@ -177,49 +200,110 @@ def read_journal(
 def read_events(events: Iterable[tuple[str, bytes]], *, serial: str | None = None) -> AuditData:
     """The same pass over (event, line) pairs of one table in seq order, wherever they come
     from (a journal folder, or the floor's `journal_lines`): the same data, the same result."""
-    data = AuditData()
-    state = _Reading(data, serial)
-    cards: list[bytes] = []  # card.dealt lines not parsed yet: a run of them at a time
-    lines = 0
-    for event, line in events:
-        lines += 1
-        if event == "card.dealt":
-            cards.append(line)  # the hot path: parsed with the next other event, in bulk
-            continue
-        if cards:
-            _cards_dealt(state, cards)
-            cards = []
-        if event == "device.identified":
-            payload = _payload(line)
-            state.serials[str(payload.get("device"))] = str(payload.get("serial") or UNKNOWN)
-        elif event == "table.tilted":
-            payload = _payload(line)
-            fault = str(payload.get("fault", ""))
-            reader = state.serial("shoe_reader")
-            misread = payload.get("device") == "shoe_reader" and fault.startswith("misread")
-            if misread and state.wanted(reader):
-                data.reader[reader].misreads += 1
-                data.reader_by_dealer[(reader, state.dealer)].misreads += 1
-        else:
-            _other(state, event, line)
-    if cards:
-        _cards_dealt(state, cards)
-    state.finish_deck()
-    data.lines = lines
+    reading = Pass(serial=serial)
+    data = reading.read(events)
+    reading.state.finish_deck()
     return data
+
+
+class Pass:
+    """A pass over one table's lines that goes on across calls (the floor's incremental
+    update): `read` takes the lines since the last call and returns what they add (the deck
+    being dealt at the end stays open); `json` is where it stands; `pending` what the open
+    deck would add if the lines stopped here (as a pass over all of them finishes it)."""
+
+    def __init__(self, saved: dict[str, Any] | None = None, serial: str | None = None) -> None:
+        self.state = _Reading(AuditData(), serial)
+        if saved is not None:
+            self.state.resume(saved)
+
+    def read(self, events: Iterable[tuple[str, bytes]]) -> AuditData:
+        data = self.state.data = AuditData()
+        cards: list[bytes] = []
+        lines = 0
+        for event, line in events:
+            lines += 1
+            if event == "card.dealt":
+                cards.append(line)
+                continue
+            if cards:
+                _cards_dealt(self.state, cards)
+                cards = []
+            _one(self.state, event, line)
+        if cards:
+            _cards_dealt(self.state, cards)
+        data.lines = lines
+        return data
+
+    def read_lines(self, lines: list[bytes], others: list[int] | None = None) -> AuditData:
+        """`read` of lines (each a journal line, or a card.dealt line cut to its event and
+        payload: `{"event":"card.dealt","payload":{...}}`), their events found in their bytes;
+        `others`: where the lines that are not cards are, when the caller knows (the floor's
+        query says). The runs of cards between the other events go to one regex pass each,
+        with no Python step per card line (the floor's hot path)."""
+        data = self.state.data = AuditData()
+        if others is None:
+            cards = _CARD_EVENT
+            others = [
+                i
+                for i, line in enumerate(lines)
+                if not line.startswith(cards, line.find(_EVENT) + 9)
+            ]
+        start = 0
+        for i in others:
+            if i > start:
+                _cards_dealt(self.state, lines[start:i])
+            line = lines[i]
+            at = line.find(_EVENT) + 9
+            _one(self.state, line[at : line.index(b'"', at)].decode(), line)
+            start = i + 1
+        if start < len(lines):
+            _cards_dealt(self.state, lines[start:])
+        data.lines = len(lines)
+        return data
+
+    def pending(self) -> AuditData:
+        ghost = _Reading(AuditData(), None)
+        ghost.resume(self.json())
+        ghost.finish_deck()
+        return ghost.data
+
+    def json(self) -> dict[str, Any]:
+        return self.state.json()
+
+
+def _one(state: _Reading, event: str, line: bytes) -> None:
+    """One audited line other than a card (those go in runs: `_cards_dealt`)."""
+    data = state.data
+    if event == "device.identified":
+        payload = _payload(line)
+        state.serials[str(payload.get("device"))] = str(payload.get("serial") or UNKNOWN)
+    elif event == "table.tilted":
+        payload = _payload(line)
+        fault = str(payload.get("fault", ""))
+        reader = state.serial("shoe_reader")
+        misread = payload.get("device") == "shoe_reader" and fault.startswith("misread")
+        if misread and state.wanted(reader):
+            data.reader[reader].misreads += 1
+            data.reader_by_dealer[(reader, state.dealer)].misreads += 1
+    else:
+        _other(state, event, line)
 
 
 def _cards_dealt(state: _Reading, lines: list[bytes]) -> None:
     """A run of card.dealt lines: one regex pass over them all, each line's card, index and
     whether it was entered by hand (a line the pattern does not fit is decoded as JSON)."""
-    found = _CARDS.findall(b"".join(lines))
+    found = _CARDS.findall(b"\n".join(lines))  # the floor's lines come without their newline
     if len(found) != len(lines):
         found = []
         for line in lines:
             payload = _payload(line)
             mark = b',"entered"' if "entered" in payload else b""
             found.append((str(payload["card"]).encode(), str(payload["index"]).encode(), mark))
-    entered = sum(1 for _, _, by_hand in found if by_hand)
+    if not found:
+        return
+    names, index_texts, marks = zip(*found, strict=True)
+    entered = len(marks) - marks.count(b"")
     reader = state.serial("shoe_reader")
     if state.wanted(reader):
         for counts in (
@@ -231,13 +315,21 @@ def _cards_dealt(state: _Reading, lines: list[bytes]) -> None:
     deck = state.deck
     if deck is None:
         return
-    card_id = state.card_id
-    for name, index_text, _ in found:
-        index = int(index_text)
+    known = list(map(state.card_ids.get, names))
+    ids: list[int] = list(map(state.card_id, names)) if None in known else cast(list[int], known)
+    indexes = list(map(int, index_texts))
+    first, count = indexes[0], len(indexes)
+    if first > 0 and first + count - 1 <= 52 and indexes == list(range(first, first + count)):
+        # The usual run: the next cards of the deck, in order (no Python step per card).
+        if deck[first - 1 : first - 1 + count].count(-1) != count:
+            state.deck_good = False  # dealt twice at one index: a redeal
+        deck[first - 1 : first - 1 + count] = ids
+        return
+    for index, card in zip(indexes, ids, strict=True):
         if 0 < index <= 52:
             if deck[index - 1] != -1:
-                state.deck_good = False  # dealt twice at one index: a redeal
-            deck[index - 1] = card_id(name)
+                state.deck_good = False
+            deck[index - 1] = card
 
 
 def _other(state: _Reading, event: str, line: bytes) -> None:

@@ -122,6 +122,7 @@ def floor_permissions(stream: str, prefix: str, durable: str) -> dict[str, list[
         "publish": [
             f"{api}.STREAM.INFO.{stream}",
             f"{api}.STREAM.CREATE.{stream}",
+            f"{api}.STREAM.UPDATE.{stream}",  # its max_msg_size, on a stream made before it
             f"{api}.CONSUMER.INFO.{stream}.{durable}",
             f"{api}.CONSUMER.DELETE.{stream}.{durable}",
             f"{api}.CONSUMER.CREATE.{stream}.{durable}",

@@ -28,6 +28,7 @@ from daemon.config import ConfigError
 from daemon.floor.api import Hub, create_app, report, report_csv
 from daemon.floor.config import FloorConfig, load_floor_config
 from daemon.floor.consumer import Consumer
+from daemon.floor.integrity import run_every
 from daemon.floor.store import Store, dumps
 from daemon.logging import configure_logging
 from daemon.safetext import safe_lines
@@ -70,11 +71,22 @@ async def serve(config: FloorConfig, stop: asyncio.Event, *, ack_wait: float = 3
     print(f"floor: {server.url()}/", flush=True)
     serving = asyncio.create_task(server.serve())
     consuming = asyncio.create_task(consumer.run(stop))
+    # The integrity update (docs/integrity.md): a pass over each table's new lines a period.
+    auditing = asyncio.create_task(
+        run_every(
+            config.floor.database,
+            float(config.integrity.period_seconds),
+            stop,
+            hub.publish,
+            misread_limit=config.integrity.misread_limit,
+        )
+    )
     try:
         await stop.wait()
     finally:
         server.stop()
         await consuming
+        await auditing
         await consumer.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(serving, 5)

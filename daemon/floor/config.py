@@ -24,6 +24,10 @@
     [pits]
     "Pit A" = ["T01", "T02"]              # which tables the page groups and filters as a pit
 
+    [integrity]                           # the floor's integrity update (docs/integrity.md)
+    period_seconds = 3600                 # a pass over each table's new lines; 0: none
+    misread_limit = 1000                  # the shoe reader's accepted misreads: 1 card in N
+
 Unknown keys and wrong types are refused with the key named, like the table's config: the
 whole file is one pydantic model, and every mistake is said at once on one line.
 
@@ -43,6 +47,7 @@ from typing import Any
 from pydantic import (
     ConfigDict,
     Field,
+    StrictFloat,
     StrictInt,
     StrictStr,
     TypeAdapter,
@@ -129,6 +134,16 @@ class FloorApi(ApiConfig):
     listen: StrictStr = "127.0.0.1:8800"
 
 
+@config_dataclass(frozen=True, config=_STRICT)
+class IntegritySection:
+    """The floor's integrity update: every `period_seconds` a pass over each table's lines
+    since the last (daemon/floor/integrity.py); it raises the dice_bias, shuffle_bias,
+    reader_misreads and hold_outlier alerts. 0 turns it off."""
+
+    period_seconds: StrictInt | StrictFloat = Field(default=3600, ge=0, le=86_400)
+    misread_limit: StrictInt = Field(default=1000, ge=1)
+
+
 @dataclass(frozen=True)
 class FloorConfig:
     """A floor's validated config (what the floor runs on)."""
@@ -136,6 +151,7 @@ class FloorConfig:
     floor: FloorSection = field(default_factory=FloorSection)
     api: FloorApi = field(default_factory=FloorApi)
     pits: dict[str, str] = field(default_factory=dict)  # table id -> pit name
+    integrity: IntegritySection = field(default_factory=IntegritySection)
     source: str = "<defaults>"
 
 
@@ -146,6 +162,7 @@ class _FloorFile:
     floor: FloorSection = field(default_factory=FloorSection)
     api: FloorApi = field(default_factory=FloorApi)
     pits: dict[StrictStr, list[StrictStr]] = field(default_factory=dict)
+    integrity: IntegritySection = field(default_factory=IntegritySection)
 
     @field_validator("floor")
     @classmethod
@@ -180,10 +197,12 @@ def parse_floor_config(
     data: dict[str, Any], source: str = "<memory>", base: Path | None = None
 ) -> FloorConfig:
     """Validate a parsed floor file. Relative paths resolve against `base` (the file's folder)."""
-    sections = ("floor", "api", "pits")
+    sections = ("floor", "api", "pits", "integrity")
     unknown = [f"{key}: {unknown_key(key, sections)}" for key in data if key not in sections]
     if unknown:
-        raise ConfigError(f"{source}: {'; '.join(unknown)} (the file's sections: floor, api, pits)")
+        raise ConfigError(
+            f"{source}: {'; '.join(unknown)} (the file's sections: floor, api, pits, integrity)"
+        )
     if "console_idle_seconds" in (data.get("api") or {}):
         raise ConfigError(
             f"{source}: api.console_idle_seconds: unknown key (the console's, not the floor's)"
@@ -194,12 +213,16 @@ def parse_floor_config(
         said = "; ".join(_describe(e, _keys) for e in exc.errors())
         raise ConfigError(f"{source}: {said}") from None
     pits = {table: pit for pit, tables in file.pits.items() for table in tables}
-    return FloorConfig(floor=file.floor, api=file.api, pits=pits, source=source)
+    return FloorConfig(
+        floor=file.floor, api=file.api, pits=pits, integrity=file.integrity, source=source
+    )
 
 
 def _keys(place: tuple[Any, ...]) -> list[str]:
     """The keys a section of the floor's file takes (for an unknown key's "did you mean")."""
-    section = {"floor": FloorSection, "api": FloorApi}.get(str(place[0]) if place else "")
+    section = {"floor": FloorSection, "api": FloorApi, "integrity": IntegritySection}.get(
+        str(place[0]) if place else ""
+    )
     if section is None:
         return []
     names = [f.name for f in dataclasses.fields(section)]

@@ -32,6 +32,7 @@ from nats.js.errors import NotFoundError
 
 from daemon.floor.config import FloorSection
 from daemon.floor.store import BatchResult, Incoming, Store
+from daemon.journal.format import MAX_LINE_BYTES
 from daemon.shipper.broker import auth_options, floor_inbox_prefix
 
 log = structlog.get_logger("tabled.floor")
@@ -214,8 +215,10 @@ class Consumer:
                 subjects=subjects,
                 storage=js_api.StorageType.FILE,
                 duplicate_window=DUPLICATE_WINDOW,
+                max_msg_size=MAX_LINE_BYTES,
             )
             log.info("floor.stream_created", stream=cfg.stream, subjects=subjects)
+        await _bound_messages(js, cfg.stream)
         cursor = await self.store.stream_cursor(cfg.stream)
         info = await js.stream_info(cfg.stream)
         if cursor > info.state.last_seq:
@@ -283,6 +286,7 @@ class Consumer:
                     ahead = asyncio.ensure_future(self._fetch(sub))
                 except (TimeoutError, nats.errors.TimeoutError):
                     ahead = None
+                    await self._idle()
                     continue
                 except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                     log.warning("floor.database_unavailable", problem=str(exc).strip()[:300])
@@ -306,6 +310,17 @@ class Consumer:
                 ahead.cancel()
                 with contextlib.suppress(BaseException):
                     await ahead
+
+    async def _idle(self) -> None:
+        """No message this second: the lines waiting for a head still age (`unproven`)."""
+        try:
+            result = await self.store.check_unproven()
+        except psycopg.Error as exc:
+            log.warning("floor.database_unavailable", problem=str(exc).strip()[:300])
+            return
+        self.stats.alerts += len(result.alerts)
+        if (result.alerts or result.resolved) and self.on_commit is not None:
+            await self.on_commit(result)
 
     async def _fetch(self, sub: _Puller) -> list[_Raw]:
         return await sub.fetch(self._size, wait=1.0)
@@ -341,3 +356,24 @@ class Consumer:
             with contextlib.suppress(Exception):
                 await self._nc.close()
             self._nc = None
+
+
+async def _bound_messages(js: Any, stream: str) -> None:
+    """The stream's `max_msg_size` the floor's line bound (MAX_LINE_BYTES): a stream made
+    before it had it, or made by another, is updated (the floor may: daemon/floor/brokerconf.py);
+    one the floor may not update is logged with the command that sets it."""
+    info = await js.stream_info(stream)
+    if info.config.max_msg_size == MAX_LINE_BYTES:
+        return
+    was = info.config.max_msg_size
+    info.config.max_msg_size = MAX_LINE_BYTES
+    try:
+        await js.update_stream(info.config)
+    except Exception as exc:  # a broker that refuses (permissions, an old server): said, not fatal
+        log.warning(
+            "floor.stream_message_bound_not_set", stream=stream, max_msg_size=was,
+            problem=str(exc) or type(exc).__name__,
+            fix=f"nats stream edit {stream} --max-msg-size {MAX_LINE_BYTES}",
+        )  # fmt: skip
+        return
+    log.info("floor.stream_message_bound_set", stream=stream, was=was, now=MAX_LINE_BYTES)

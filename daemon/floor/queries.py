@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from daemon.api.tokens import Principal
+from daemon.floor.integrity import INTEGRITY_KINDS
 from daemon.floor.redact import sees_raw_lines, visible_alert, visible_payload, visible_row
 from daemon.floor.sentences import phase_said
 from daemon.floor.store import Store, dumps
@@ -51,7 +52,9 @@ async def table_summaries(
         "t.contiguous_seq, t.pending_overrides, t.last_event, t.last_ts, t.received_at, "
         "extract(epoch FROM t.received_at - t.last_ts)::float8 AS lag_seconds, "
         f"(SELECT row_to_json(a) FROM (SELECT {ALERT_COLUMNS} FROM chain_alerts "
-        "WHERE table_id = t.table_id AND resolved_at IS NULL ORDER BY id LIMIT 1) a) AS alert, "
+        "WHERE table_id = t.table_id AND resolved_at IS NULL "
+        f"AND kind <> ALL('{{{','.join(INTEGRITY_KINDS)}}}'::text[]) "  # the chain's own only
+        "ORDER BY id LIMIT 1) a) AS alert, "
         "(SELECT e.pit FROM enrolled_tables e WHERE e.table_id = t.table_id) AS enrolled_pit "
         "FROM floor_tables t ORDER BY t.table_id"
     )

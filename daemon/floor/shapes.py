@@ -40,7 +40,10 @@ class ChainAlert(Acknowledged):
     table: str
     seq: int = Field(description="the seq the alert is about (a gap's first missing seq)")
     kind: str = Field(
-        description="gap | fork | broken_link | malformed | unknown_table | forged | replay"
+        description="gap | fork | broken_link | malformed | unknown_table | forged | replay | "
+        "unproven (details: lines, oldest_seq, newest_seq, oldest_seconds, bounds); the "
+        "integrity update's dice_bias | shuffle_bias | reader_misreads | hold_outlier "
+        "(details: subject, verdict, statistic, p_value, power, samples, tests)"
     )
     expected_hash: str | None = Field(description="the hash the chain called for")
     actual_hash: str | None = Field(description="the hash (or prev) the floor received")
@@ -175,6 +178,11 @@ class AlertKind(StrEnum):
     unknown_table = "unknown_table"
     forged = "forged"
     replay = "replay"
+    unproven = "unproven"
+    dice_bias = "dice_bias"
+    shuffle_bias = "shuffle_bias"
+    reader_misreads = "reader_misreads"
+    hold_outlier = "hold_outlier"
 
 
 class ReportFormat(StrEnum):

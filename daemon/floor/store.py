@@ -32,7 +32,7 @@ from psycopg.types.json import Jsonb
 from daemon.floor.custody import Alert, Custody
 from daemon.floor.derived import _Derived, _round_text, _TableState
 from daemon.floor.proof import Candidate, Verdicts, prove
-from daemon.journal.format import Record, decode_line
+from daemon.journal.format import MAX_LINE_BYTES, Record, decode_line
 from daemon.journal.provenance import (
     CONFLICT_SUBJECT,
     HEAD_SUBJECT,
@@ -110,7 +110,17 @@ def parse_ts(text: str) -> datetime:
 
 TABLE_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # a table id the floor takes (a subject token)
 EVIDENCE_BYTES = 65536  # what the quarantine keeps of one message
-MAX_LINE_BYTES = 256 * 1024  # a longer message is not a journal line (the largest: checkpoints)
+# Lines waiting for a signed head (`pending_lines`; docs/floor-service.md, "Lines waiting for a
+# head"). A table's shipper signs a head every second or 1,000 lines, so a few wait a second or
+# two: more than PENDING_ALERT_LINES of a table's, or its oldest waiting PENDING_ALERT_SECONDS,
+# is an open `unproven` alert (its counts kept current, checked every PENDING_CHECK_SECONDS),
+# resolved once they are proven. A batch reads at most PENDING_WINDOW of a table's waiting lines
+# (its lowest seqs), so memory stays bounded whatever waits: the others stay in the database,
+# none is lost, and are read as those below them are proven.
+PENDING_ALERT_LINES = 5_000
+PENDING_ALERT_SECONDS = 30.0
+PENDING_CHECK_SECONDS = 5.0
+PENDING_WINDOW = 20_000
 REGISTRY_SECONDS = 2.0  # the registry is read again this often (enrolments, revocations)
 
 
@@ -195,6 +205,10 @@ class Store:
         self._keys_at = 0.0
         self._parsed: dict[str, Ed25519PublicKey] = {}
         self._pending_tables: set[str] | None = None  # tables with lines in pending_lines
+        self._pending_checked = 0.0  # monotonic time of the last `unproven` check
+        # Tables with more lines waiting than a batch reads (PENDING_WINDOW): read on by the
+        # next batch, an idle one too (`check_unproven`).
+        self.backlog: set[str] = set()
         self._months_new: set[datetime] = set()
 
     # --- connections ---------------------------------------------------------------------
@@ -446,6 +460,7 @@ class Store:
                 )
                 await self._ingest_tx(conn, by_table, work.alerts, result)
                 await self._quarantine(conn, work, result)
+                await self._unproven_tx(conn, result)
                 if stream_seq:
                     await conn.execute(
                         "INSERT INTO stream_cursor (stream, stream_seq) VALUES (%s, %s) "
@@ -467,6 +482,53 @@ class Store:
             self._pending_tables = (pending_before | work.now_pending) - work.cleared
         result.quarantined = len(work.held)
         return result
+
+    async def check_unproven(self) -> BatchResult:
+        """What an idle floor (no message this second) still does: a window more of each
+        backlog read and proven, and the `unproven` alerts brought up to date (lines that
+        stopped coming still age): a batch of no message."""
+        return await self.ingest([])
+
+    async def _unproven_tx(self, conn: psycopg.AsyncConnection[Any], result: BatchResult) -> None:
+        """Every PENDING_CHECK_SECONDS: an `unproven` alert for each table whose lines waiting
+        for a head exceed PENDING_ALERT_LINES or PENDING_ALERT_SECONDS (one open a table, its
+        counts updated), resolved when they no longer do."""
+        now = time.monotonic()
+        if now - self._pending_checked < PENDING_CHECK_SECONDS:
+            return
+        self._pending_checked = now
+        cur = await conn.execute(
+            "SELECT table_id, count(*), min(seq), max(seq), "
+            "extract(epoch FROM now() - min(received_at))::float8 FROM pending_lines "
+            "GROUP BY table_id"
+        )
+        waiting = {row[0]: row[1:] for row in await cur.fetchall()}
+        cur = await conn.execute(
+            "SELECT table_id, id FROM chain_alerts WHERE kind = 'unproven' AND resolved_at IS NULL"
+        )
+        open_ = {row[0]: int(row[1]) for row in await cur.fetchall()}
+        for table, (lines, low, high, age) in sorted(waiting.items()):
+            details = {
+                "lines": int(lines), "oldest_seq": int(low), "newest_seq": int(high),
+                "oldest_seconds": round(float(age), 1), "bound_lines": PENDING_ALERT_LINES,
+                "bound_seconds": PENDING_ALERT_SECONDS, "read_per_batch": PENDING_WINDOW,
+            }  # fmt: skip
+            over = lines > PENDING_ALERT_LINES or age > PENDING_ALERT_SECONDS
+            if over and table not in open_:
+                await self._insert_alert(conn, Alert(table, int(low), "unproven",
+                                                     details=details), result)  # fmt: skip
+            elif over:
+                await conn.execute(
+                    "UPDATE chain_alerts SET details = %s WHERE id = %s",
+                    (Jsonb(details), open_.pop(table)),
+                )
+        for alert_id in sorted(open_.values()):  # left open: no longer over its bounds
+            cur = await conn.execute(
+                "UPDATE chain_alerts SET resolved_at = now() WHERE id = %s "
+                "RETURNING id, table_id, seq, gap_to",
+                (alert_id,),
+            )
+            _resolved(result, await cur.fetchall())
 
     async def _ensure_partitions_tx(
         self, conn: psycopg.AsyncConnection[Any], months: Iterable[datetime]
@@ -490,7 +552,7 @@ class Store:
         """Each table's lines proven by a signed head (to the custody, in seq order); the
         forged ones to the quarantine; the others wait in `pending_lines`."""
         pending_tables = self._pending_tables or set()
-        tables = sorted(set(work.lines) | set(work.heads))
+        tables = sorted(set(work.lines) | set(work.heads) | (self.backlog & pending_tables))
         by_table: dict[str, list[tuple[Record, datetime]]] = {}
         if not tables:
             return by_table
@@ -511,13 +573,6 @@ class Store:
         waiting_tables = [t for t in tables if t in pending_tables]
         if waiting_tables:
             cur = await conn.execute(
-                "SELECT table_id, line, subject FROM pending_lines WHERE table_id = ANY(%s)",
-                (waiting_tables,),
-            )
-            for table, line, subject in await cur.fetchall():
-                rec = decode_line(bytes(line))
-                cands[table].append(Candidate(rec, parse_ts(rec.ts), subject, stored=True))
-            cur = await conn.execute(
                 "SELECT h.table_id, h.seq, h.hash FROM signed_heads h JOIN (SELECT table_id, "
                 "min(seq) AS low FROM pending_lines WHERE table_id = ANY(%s) GROUP BY 1) p "
                 "ON p.table_id = h.table_id WHERE h.seq >= p.low",
@@ -525,6 +580,9 @@ class Store:
             )
             for table, seq, digest in await cur.fetchall():
                 heads[table][int(seq)] = bytes(digest).hex()
+            for table, line, subject in await self._waiting(conn, waiting_tables, heads, work):
+                rec = decode_line(bytes(line))
+                cands[table].append(Candidate(rec, parse_ts(rec.ts), subject, stored=True))
         held: dict[str, dict[int, tuple[str, str]]] = {t: {} for t in tables}
         wanted = sorted(
             {
@@ -600,7 +658,7 @@ class Store:
                         (table, rec.seq, bytes.fromhex(rec.hash), bytes.fromhex(rec.prev),
                          rec.line, cand.subject)
                     )  # fmt: skip
-            if verdicts.waiting:
+            if verdicts.waiting or table in self.backlog:  # a backlog: more wait, unread
                 work.now_pending.add(table)
             else:
                 work.cleared.add(table)
@@ -631,6 +689,49 @@ class Store:
                 [list(column) for column in zip(*work.new_heads, strict=True)],
             )
         return by_table
+
+    async def _waiting(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        tables: list[str],
+        heads: dict[str, dict[int, str]],
+        work: _Work,
+    ) -> list[tuple[Any, ...]]:
+        """The waiting lines a batch reads of these tables: all of a table's, up to
+        PENDING_WINDOW; beyond it (a backlog), the PENDING_WINDOW lines just below its lowest
+        head (one of this batch's or stored) that the proof can link down from, else its lowest.
+        A backlog is read on by the next batches, idle ones too (`backlog`), a window a batch:
+        the lines above the ones proven are held, so each window links to the one above it."""
+        cur = await conn.execute(
+            "SELECT t.id, (SELECT min(seq) FROM pending_lines WHERE table_id = t.id) "
+            "FROM unnest(%s::text[]) AS t(id) WHERE EXISTS (SELECT 1 FROM (SELECT 1 FROM "
+            "pending_lines WHERE table_id = t.id ORDER BY seq OFFSET %s LIMIT 1) x)",
+            (tables, PENDING_WINDOW),
+        )
+        backlog = {row[0]: int(row[1]) for row in await cur.fetchall()}
+        self.backlog = (self.backlog - set(tables)) | set(backlog)
+        cur = await conn.execute(
+            "SELECT table_id, line, subject FROM pending_lines WHERE table_id = ANY(%s)",
+            ([t for t in tables if t not in backlog],),
+        )
+        rows: list[tuple[Any, ...]] = list(await cur.fetchall())
+        for table, low in backlog.items():
+            batch = (h.seq for h, _ in work.heads.get(table, ()))
+            anchor = min((seq for seq in (*heads[table], *batch) if seq >= low), default=None)
+            if anchor is None:  # no head to link from yet: its lowest, for the duplicates
+                cur = await conn.execute(
+                    "SELECT table_id, line, subject FROM pending_lines WHERE table_id = %s "
+                    "ORDER BY seq LIMIT %s",
+                    (table, PENDING_WINDOW),
+                )
+            else:
+                cur = await conn.execute(
+                    "SELECT table_id, line, subject FROM pending_lines WHERE table_id = %s "
+                    "AND seq <= %s ORDER BY seq DESC LIMIT %s",
+                    (table, anchor, PENDING_WINDOW),
+                )
+            rows += await cur.fetchall()
+        return rows
 
     async def _rotate(self, conn: psycopg.AsyncConnection[Any], table: str, rec: Record) -> bool:
         """A proven `table.key_rotated` line: the old key (one of the table's, not revoked)
@@ -893,10 +994,7 @@ class Store:
                 "AND a.gap_to) = a.gap_to - a.seq + 1 RETURNING id, table_id, seq, gap_to",
                 (table,),
             )
-            for row in await cur.fetchall():
-                result.resolved.append(
-                    {"id": row[0], "table": row[1], "seq": row[2], "gap_to": row[3]}
-                )
+            _resolved(result, await cur.fetchall())
             await conn.execute(
                 "UPDATE floor_tables t SET contiguous_seq = coalesce((SELECT min(seq) - 1 "
                 "FROM chain_alerts a WHERE a.table_id = t.table_id AND a.kind = 'gap' "
@@ -927,6 +1025,11 @@ def _known(verdicts: Verdicts, held: dict[int, tuple[str, str]]) -> dict[int, st
     known = {seq: pair[0] for seq, pair in held.items()}
     known.update((c.rec.seq, c.rec.hash) for c in verdicts.proven)
     return known
+
+
+def _resolved(result: BatchResult, rows: Iterable[Sequence[Any]]) -> None:
+    """Alerts resolved (rows of id, table_id, seq, gap_to), for the push feed."""
+    result.resolved += [{"id": r[0], "table": r[1], "seq": r[2], "gap_to": r[3]} for r in rows]
 
 
 def _alert_dict(alert: Alert, alert_id: int, detected_at: datetime) -> dict[str, Any]:

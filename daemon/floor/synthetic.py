@@ -22,7 +22,14 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.journal.format import GENESIS, encode_line, iso_utc, journal_files, line_hash
+from daemon.journal.format import (
+    GENESIS,
+    MAX_LINE_BYTES,
+    encode_line,
+    iso_utc,
+    journal_files,
+    line_hash,
+)
 from daemon.journal.provenance import TableKey
 
 CARDS = [r + s for r in "23456789TJQKA" for s in "shdc"]
@@ -212,6 +219,7 @@ async def ensure_stream(
             subjects=[f"{prefix}.>"],
             storage=js_api.StorageType.FILE,
             duplicate_window=opts.pop("duplicate_window", 120.0),
+            max_msg_size=opts.pop("max_msg_size", MAX_LINE_BYTES),
             **opts,
         )
 

@@ -37,6 +37,9 @@ from types import MappingProxyType
 from typing import Any, BinaryIO
 
 GENESIS = "0" * 64
+# The largest line the floor takes (the largest a table writes: its checkpoints); the stream is
+# made with it as its `max_msg_size`, so the broker refuses a longer message before storing it.
+MAX_LINE_BYTES = 256 * 1024
 FILE_PATTERN = re.compile(r"^journal-(\d{12})-(\d{8})\.jsonl$")
 EVENT_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 FIELDS = ("seq", "ts", "mono", "table", "round", "actor", "event", "payload", "prev")

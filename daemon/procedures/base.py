@@ -134,6 +134,7 @@ class Procedure(WithOverrides):
             return Refused(
                 type(self).BETS_CLOSED_ARTICLE,
                 f"the bets closed at the shake: no {action} after it",
+                zh=f"搖骰後投注已截止：之後不可「{type(self).ACTIONS[action].label_zh or action}」",
             )
         return None
 
@@ -196,7 +197,9 @@ class Procedure(WithOverrides):
         article = type(self).EQUIPMENT_ARTICLE
         device = text(payload, "device", article)
         if device not in self.devices:
-            raise Refused(article, f"{device} is not equipment of this table")
+            raise Refused(
+                article, f"{device} is not equipment of this table", zh=f"{device} 不是本枱的設備"
+            )
         flag(payload, "approved", article)
 
     def _apply_device_identified(self, payload: Mapping[str, Any], now: float) -> None:
@@ -208,10 +211,16 @@ class Procedure(WithOverrides):
         article = type(self).EQUIPMENT_ARTICLE
         missing = [d for d in self.devices if d not in self.identified]
         if missing:
-            raise Refused(article, f"not identified: {', '.join(missing)}")
+            raise Refused(
+                article, f"not identified: {', '.join(missing)}", zh=f"未識別：{', '.join(missing)}"
+            )
         unapproved = [d for d in self.devices if not self.identified[d]["approved"]]
         if unapproved:
-            raise Refused(article, f"not approved: {', '.join(unapproved)}")
+            raise Refused(
+                article,
+                f"not approved: {', '.join(unapproved)}",
+                zh=f"未獲批准：{', '.join(unapproved)}",
+            )
 
     def _apply_open_table(self, payload: Mapping[str, Any], now: float) -> None:
         self.opened = True
@@ -222,7 +231,11 @@ class Procedure(WithOverrides):
         article = type(self).ACTIONS["withdraw_bet"].article
         player = text(payload, "player", article)
         if self._find_bet(player, self._seat(payload, "seat", article)) is None:
-            raise Refused(article, f"{player} has no bet on {self.SEAT_NAME} {payload['seat']}")
+            raise Refused(
+                article,
+                f"{player} has no bet on {self.SEAT_NAME} {payload['seat']}",
+                zh=f"{player} 沒有在第{payload['seat']}門下注",
+            )
 
     def _apply_withdraw_bet(self, payload: Mapping[str, Any], now: float) -> None:
         bet = need(self._find_bet(payload["player"], payload["seat"]))
@@ -235,9 +248,17 @@ class Procedure(WithOverrides):
         source = self._seat(payload, "from_seat", article)
         target = self._seat(payload, "to_seat", article)
         if self._find_bet(player, source) is None:
-            raise Refused(article, f"{player} has no bet on {self.SEAT_NAME} {source}")
+            raise Refused(
+                article,
+                f"{player} has no bet on {self.SEAT_NAME} {source}",
+                zh=f"{player} 沒有在第{source}門下注",
+            )
         if source == target or self._find_bet(player, target) is not None:
-            raise Refused(article, f"{player} already bets on {self.SEAT_NAME} {target}")
+            raise Refused(
+                article,
+                f"{player} already bets on {self.SEAT_NAME} {target}",
+                zh=f"{player} 已在第{target}門下注",
+            )
 
     def _apply_move_bet(self, payload: Mapping[str, Any], now: float) -> None:
         bet = need(self._find_bet(payload["player"], payload["from_seat"]))

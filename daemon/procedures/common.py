@@ -40,10 +40,19 @@ def check_device_fact(action: str, actor: str, payload: Mapping[str, Any]) -> No
     own results, its own faults and its own health, never another device's."""
     _, _, name = actor.partition(":")
     if not name:
-        raise Refused(HOUSE_DEVICE, f"a device fact names its device (device:<name>): {actor!r}")
+        raise Refused(
+            HOUSE_DEVICE,
+            f"a device fact names its device (device:<name>): {actor!r}",
+            zh=f"設備事實須註明其設備（device:<名稱>）：{actor!r}",
+        )
     kind = DEVICE_OF_FACT.get(action)
     if kind is not None and name != kind:
-        raise Refused(HOUSE_DEVICE, f"{action} is the {kind}'s to report, not {name}'s", "device")
+        raise Refused(
+            HOUSE_DEVICE,
+            f"{action} is the {kind}'s to report, not {name}'s",
+            "device",
+            zh=f"{action} 應由 {kind} 報告，不是 {name}",
+        )
     if (
         (type(payload) is dict or isinstance(payload, Mapping))
         and "device" in payload
@@ -53,6 +62,7 @@ def check_device_fact(action: str, actor: str, payload: Mapping[str, Any]) -> No
             HOUSE_DEVICE,
             f"device:{name} reports for itself, not for {str(payload['device'])[:40]!r}",
             "device",
+            zh=f"device:{name} 只報告自己，不代 {str(payload['device'])[:40]!r} 報告",
         )
 
 

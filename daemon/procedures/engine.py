@@ -48,6 +48,7 @@ class Violation:
     article: str
     reason: str
     field: str | None = None  # the payload field whose value broke the article, when one did
+    reason_zh: str = ""  # the reason in Chinese (`Refused.zh`), for the bilingual console
 
     def as_payload(self) -> dict[str, Any]:
         out = {
@@ -58,6 +59,8 @@ class Violation:
             "article": self.article,
             "reason": self.reason,
         }
+        if self.reason_zh:
+            out["reason_zh"] = self.reason_zh
         if self.field is not None:
             out["field"] = self.field
         return out
@@ -247,7 +250,14 @@ class Engine:
             self._take_back(kept)
             spec = cls.ACTIONS[action]
             reason = f"{action} from {phase}: no transition applies to the round as it stands"
-            return self._refuse(action, actor, phase, Refused(spec.article, reason))
+            return self._refuse(
+                action,
+                actor,
+                phase,
+                Refused(
+                    spec.article, reason, zh=f"「{spec.label_zh or action}」：以本局現況無法執行"
+                ),
+            )
         now_phase = self.state._name_
         if now_phase != phase:
             self._on_enter(phase, now)
@@ -421,17 +431,23 @@ class Engine:
     ) -> None:
         spec = type(self).ACTIONS.get(action)
         if spec is None:
-            raise Refused(HOUSE_ROLES, f"unknown action {action!r} for {type(self).GAME}")
+            raise Refused(
+                HOUSE_ROLES,
+                f"unknown action {action!r} for {type(self).GAME}",
+                zh=f"{type(self).GAME} 沒有此動作：{action!r}",
+            )
         if not isinstance(actor, str) or not actor:
-            raise Refused(HOUSE_ROLES, "the input names no actor")
+            raise Refused(HOUSE_ROLES, "the input names no actor", zh="輸入未註明操作者")
         if not isinstance(now, (int, float)) or not math.isfinite(now):
-            raise Refused(HOUSE_ROLES, "the input carries no valid time")
+            raise Refused(HOUSE_ROLES, "the input carries no valid time", zh="輸入沒有有效時間")
         if type(payload) is not dict and not isinstance(payload, Mapping):
-            raise Refused(spec.article, "the payload must be a mapping")
+            raise Refused(spec.article, "the payload must be a mapping", zh="參數須為鍵值表")
         role = actor.partition(":")[0]
         if role not in spec.roles:
             raise Refused(
-                HOUSE_ROLES, f"{action} is for {', '.join(sorted(spec.roles))}, not {role!r}"
+                HOUSE_ROLES,
+                f"{action} is for {', '.join(sorted(spec.roles))}, not {role!r}",
+                zh=f"{action} 屬於 {', '.join(sorted(spec.roles))}，不屬於 {role!r}",
             )
         phase = self.state._name_
         if (phase, action) not in (_PAIRS.get(type(self)) or type(self).transition_pairs()):
@@ -443,8 +459,14 @@ class Engine:
                     HOUSE_FAULTS,
                     f"the table is in {phase} ({self._fault_summary()}); "
                     f"{action} waits for a supervisor to clear it",
+                    zh=f"賭枱{'暫停' if phase == 'HOLD' else '故障停機'}（{self._fault_summary()}）"
+                    f"；「{spec.label_zh or action}」須待主任解除",
                 )
-            raise Refused(spec.article, f"{action} is not allowed in phase {phase}")
+            raise Refused(
+                spec.article,
+                f"{action} is not allowed in phase {phase}",
+                zh=f"此階段不可「{spec.label_zh or action}」",
+            )
         if role == "device":
             check_device_fact(action, actor, payload)
         pending = self._pending_refusal(action)
@@ -456,10 +478,14 @@ class Engine:
             try:
                 check(self, payload, now)
             except (KeyError, TypeError, ValueError) as exc:
-                raise Refused(spec.article, f"malformed payload: {exc}") from None
+                raise Refused(
+                    spec.article, f"malformed payload: {exc}", zh=f"參數格式錯誤：{exc}"
+                ) from None
 
     def _refuse(self, action: str, actor: str, phase: str, refusal: Refused) -> Outcome:
-        violation = Violation(actor, action, phase, refusal.article, refusal.reason, refusal.field)
+        violation = Violation(
+            actor, action, phase, refusal.article, refusal.reason, refusal.field, refusal.zh
+        )
         event = JournalEvent(
             "table.violation", {"round": self.round_id, **violation.as_payload()}, True
         )

@@ -160,7 +160,9 @@ class WithFaults(Engine):
     def _check_device_healthy(self, payload: Mapping[str, Any], now: float) -> None:
         device = text(payload, "device", HOUSE_FAULTS)
         if device not in self.faults:
-            raise Refused(HOUSE_FAULTS, f"{device} has no fault to clear")
+            raise Refused(
+                HOUSE_FAULTS, f"{device} has no fault to clear", zh=f"{device} 沒有待解除的故障"
+            )
 
     def _apply_device_healthy(self, payload: Mapping[str, Any], now: float) -> None:
         self.faults[payload["device"]]["healthy"] = True
@@ -169,9 +171,17 @@ class WithFaults(Engine):
     def _check_clear(self, kind: str) -> None:
         sick = sorted(d for d, f in self.faults.items() if not f["healthy"])
         if sick:
-            raise Refused(HOUSE_FAULTS, f"{', '.join(sick)} has not reported healthy")
+            raise Refused(
+                HOUSE_FAULTS,
+                f"{', '.join(sick)} has not reported healthy",
+                zh=f"{', '.join(sick)} 尚未回報恢復正常",
+            )
         if kind == "hold" and any(f["kind"] == "tilt" for f in self.faults.values()):
-            raise Refused(HOUSE_FAULTS, "a TILT is cleared with clear_tilt")
+            raise Refused(
+                HOUSE_FAULTS,
+                "a TILT is cleared with clear_tilt",
+                zh="故障停機（TILT）以「解除故障」解除",
+            )
 
     def _check_clear_hold(self, payload: Mapping[str, Any], now: float) -> None:
         self._check_clear("hold")
@@ -233,10 +243,18 @@ class WithFaults(Engine):
         """What a void needs whoever decides it: healthy devices, a reason, an unsettled round."""
         sick = sorted(d for d, f in self.faults.items() if not f["healthy"])
         if sick:
-            raise Refused(HOUSE_FAULTS, f"{', '.join(sick)} has not reported healthy")
+            raise Refused(
+                HOUSE_FAULTS,
+                f"{', '.join(sick)} has not reported healthy",
+                zh=f"{', '.join(sick)} 尚未回報恢復正常",
+            )
         text(payload, "reason", HOUSE_FAULTS)
         if self.suspended == "ROUND_OVER":
-            raise Refused(HOUSE_VOID, "the round is settled: a settled round is never voided")
+            raise Refused(
+                HOUSE_VOID,
+                "the round is settled: a settled round is never voided",
+                zh="本局已結算：已結算的一局永不作廢",
+            )
 
     def _void_round(self, now: float, **decided: Any) -> None:
         """The round is void: journaled with who decided it and why, then the game's reset."""

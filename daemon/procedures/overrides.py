@@ -105,7 +105,11 @@ class WithOverrides(WithFaults):
 
     def _check_decision(self, payload: Mapping[str, Any]) -> None:
         if self.override is None:
-            raise Refused(HOUSE_OVERRIDE, "no proposal is pending a supervisor's decision")
+            raise Refused(
+                HOUSE_OVERRIDE,
+                "no proposal is pending a supervisor's decision",
+                zh="沒有待主任決定的提議",
+            )
         void = self.override["kind"] in VOIDS
         article = HOUSE_VOID if void else HOUSE_OVERRIDE
         if self.override["kind"] in CORRECTIONS:
@@ -114,16 +118,26 @@ class WithOverrides(WithFaults):
         # Two persons: whoever proposed does not decide, under whatever role they sign in.
         actor, proposer = self._admitting or "", str(self.override["proposed_by"])
         if actor == proposer or _person(actor) == _person(proposer) is not None:
-            raise Refused(article, "the one who proposes does not decide on it")
+            raise Refused(
+                article, "the one who proposes does not decide on it", zh="提出者不可自行決定"
+            )
         if void and _person(actor) is None:
-            raise Refused(article, "a void is decided by a named supervisor (supervisor:<id>)")
+            raise Refused(
+                article,
+                "a void is decided by a named supervisor (supervisor:<id>)",
+                zh="作廢須由具名主任（supervisor:<id>）決定",
+            )
         if self.override["kind"] == REPLACE and _person(actor) is None:
             raise Refused(
-                HOUSE_FAULTS, "a replacement is decided by a named supervisor (supervisor:<id>)"
+                HOUSE_FAULTS,
+                "a replacement is decided by a named supervisor (supervisor:<id>)",
+                zh="更換設備須由具名主任（supervisor:<id>）決定",
             )
         if self.override["kind"] in CORRECTIONS and _person(actor) is None:
             raise Refused(
-                article, "a correction is decided by a named supervisor (supervisor:<id>)"
+                article,
+                "a correction is decided by a named supervisor (supervisor:<id>)",
+                zh="更正須由具名主任（supervisor:<id>）決定",
             )
 
     def _check_approve_override(self, payload: Mapping[str, Any], now: float) -> None:
@@ -135,6 +149,8 @@ class WithOverrides(WithFaults):
                     HOUSE_VOID,
                     f"the {pending['kind']} was proposed in {pending.get('phase')}; the table is "
                     f"in {self.phase}: it is approved where it was proposed",
+                    zh=f"{pending['kind']} 於 {pending.get('phase')} 提出；賭枱現處於 "
+                    f"{self.phase}：須在提出的階段批准",
                 )
             if pending["kind"] == "void_round":
                 self._check_void_round_now(payload)
@@ -144,7 +160,11 @@ class WithOverrides(WithFaults):
         if pending["kind"] == REPLACE:
             # The device proposed is still the one on the line, and still of the approved build.
             if self._replacement(pending["device"])["new"] != pending["new"]:
-                raise Refused(HOUSE_FAULTS, "another device is on the line since it was proposed")
+                raise Refused(
+                    HOUSE_FAULTS,
+                    "another device is on the line since it was proposed",
+                    zh="提出後線上已換了另一部設備",
+                )
             return
         self._check_override(pending, now)
 
@@ -206,13 +226,25 @@ class WithOverrides(WithFaults):
         differ by the serial alone and the build is approved; else Refused."""
         known = self.identified.get(device)
         if known is None:
-            raise Refused(HOUSE_FAULTS, f"{device} is not an identified device of this table")
+            raise Refused(
+                HOUSE_FAULTS,
+                f"{device} is not an identified device of this table",
+                zh=f"{device} 不是本枱已識別的設備",
+            )
         held = self.faults.get(device)
         new = held.get("identity") if held is not None else None
         if not isinstance(new, dict):
-            raise Refused(HOUSE_FAULTS, f"{device}: no other device is on the line in its place")
+            raise Refused(
+                HOUSE_FAULTS,
+                f"{device}: no other device is on the line in its place",
+                zh=f"{device}：線上沒有另一部設備代替它",
+            )
         if not new.get("approved") or new.get("approval") == "not listed":
-            raise Refused(HOUSE_FAULTS, f"{device}: the device on the line is not approved")
+            raise Refused(
+                HOUSE_FAULTS,
+                f"{device}: the device on the line is not approved",
+                zh=f"{device}：線上的設備未獲批准",
+            )
         changed = sorted(k for k in REPLACEABLE if known.get(k) != new.get(k))
         if changed != ["serial"]:
             what = ", ".join(k for k in changed if k != "serial") or "nothing"
@@ -220,6 +252,7 @@ class WithOverrides(WithFaults):
                 HOUSE_FAULTS,
                 f"{device}: a replacement is the same make, model and firmware with another "
                 f"serial; {what} differs",
+                zh=f"{device}：更換的設備須為相同品牌、型號及韌體，只是序號不同；{what} 不同",
             )
         return {"old": known, "new": new}
 
@@ -231,7 +264,9 @@ class WithOverrides(WithFaults):
         text(payload, "reason", HOUSE_FAULTS)
         if self.override is not None:
             raise Refused(
-                HOUSE_FAULTS, f"a {self.override['kind']} proposal is pending: decide on it first"
+                HOUSE_FAULTS,
+                f"a {self.override['kind']} proposal is pending: decide on it first",
+                zh=f"有待決定的提議（{self.override['kind']}）：請先作決定",
             )
         self._replacement(device)
 
@@ -263,6 +298,8 @@ class WithOverrides(WithFaults):
             HOUSE_VOID,
             f"a void of the {what} proposed by {pending['proposed_by']} waits for a second "
             f"supervisor: {action} waits for the decision",
+            zh=f"{pending['proposed_by']} 提出的作廢（{'發牌' if what == 'deal' else '本局'}）"
+            f"待第二位主任決定：{action} 須等候決定",
         )
 
     def _ready_void_round(self) -> bool:
@@ -272,7 +309,9 @@ class WithOverrides(WithFaults):
         self._check_void_round_now(payload)
         if self.override is not None:
             raise Refused(
-                HOUSE_VOID, f"a {self.override['kind']} proposal is pending: decide on it first"
+                HOUSE_VOID,
+                f"a {self.override['kind']} proposal is pending: decide on it first",
+                zh=f"有待決定的提議（{self.override['kind']}）：請先作決定",
             )
 
     def _apply_void_round(self, payload: Mapping[str, Any], now: float) -> None:
@@ -293,7 +332,7 @@ class WithOverrides(WithFaults):
 
     def _check_void_deal_now(self, now: float) -> None:
         """What a void of the deal needs whoever decides it (the game's)."""
-        raise Refused(HOUSE_VOID, "this game has no void of the deal")
+        raise Refused(HOUSE_VOID, "this game has no void of the deal", zh="此遊戲沒有作廢發牌")
 
     def _void_deal(self, now: float, **decided: Any) -> None:
         raise NotImplementedError

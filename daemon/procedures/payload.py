@@ -15,13 +15,28 @@ T = TypeVar("T")
 
 
 class Refused(Exception):
-    """Raised inside a check to refuse an input; the engine turns it into a `Violation`."""
+    """Raised inside a check to refuse an input; the engine turns it into a `Violation`.
 
-    def __init__(self, article: str, reason: str, field: str | None = None) -> None:
+    Every refusal is said in both of the dealer's languages: `reason` in English and `zh` in
+    Chinese, built from the same values (so the Chinese tells nothing the English does not: a
+    card a person named, never a hidden one). A card or tile named in `zh` stands apart from
+    the Chinese around it (a space, 「」), so the redaction finds it as it finds it in `reason`.
+    """
+
+    def __init__(self, article: str, reason: str, field: str | None = None, *, zh: str) -> None:
         super().__init__(reason)
         self.article = article
         self.reason = reason
+        self.zh = zh
         self.field = field  # the payload field whose value is refused, when one is
+
+
+# A parameter's name in a Chinese refusal: its label (`Param.label_zh`), else its key.
+def _zh(key: str, param: Param) -> str:
+    return param.label_zh or key
+
+
+_ZH_UNITS = {"characters": "個字", "items": "項"}
 
 
 def check_params(action: Action, payload: Mapping[str, Any]) -> None:
@@ -38,6 +53,7 @@ def check_params(action: Action, payload: Mapping[str, Any]) -> None:
         raise Refused(
             action.article,
             f"unknown field(s) {', '.join(unknown)} for {action.name} (known: {known})",
+            zh=f"{action.name} 沒有欄位 {', '.join(unknown)}（可用：{known}）",
         )
     for key, param in action.params.items():
         if key in payload:
@@ -47,7 +63,12 @@ def check_params(action: Action, payload: Mapping[str, Any]) -> None:
                 refusal.field = key
                 raise
         elif param.required:
-            raise Refused(param.article or action.article, f"{key} is required", key)
+            raise Refused(
+                param.article or action.article,
+                f"{key} is required",
+                key,
+                zh=f"須填寫{_zh(key, param)}",
+            )
 
 
 def _is_int(value: Any) -> bool:
@@ -62,50 +83,78 @@ def _bounded(key: str, param: Param, value: int, article: str) -> None:
             if low is not None and high is not None
             else (f">= {low}" if low is not None else f"<= {high}")
         )
-        raise Refused(article, f"{key} must be {bound}, got {value}")
+        raise Refused(
+            article,
+            f"{key} must be {bound}, got {value}",
+            zh=f"{_zh(key, param)}須為 {bound}，收到 {value}",
+        )
 
 
 def _sized(key: str, param: Param, size: int, what: str, article: str) -> None:
     if param.min_length is not None and size < param.min_length:
         if param.min_length == 1 and what == "characters":
-            raise Refused(article, f"{key} must be a non-empty string")
-        raise Refused(article, f"{key} must have at least {param.min_length} {what}")
+            raise Refused(
+                article, f"{key} must be a non-empty string", zh=f"{_zh(key, param)}不可留空"
+            )
+        raise Refused(
+            article,
+            f"{key} must have at least {param.min_length} {what}",
+            zh=f"{_zh(key, param)}至少要有 {param.min_length} {_ZH_UNITS.get(what, what)}",
+        )
     if param.max_length is not None and size > param.max_length:
-        raise Refused(article, f"{key} must have at most {param.max_length} {what}")
+        raise Refused(
+            article,
+            f"{key} must have at most {param.max_length} {what}",
+            zh=f"{_zh(key, param)}最多只可有 {param.max_length} {_ZH_UNITS.get(what, what)}",
+        )
 
 
 def check_value(key: str, param: Param, value: Any, article: str) -> None:
     """Refuse `value` for `param` (named `key`), citing `article`."""
     if param.kind == "int":
         if not _is_int(value):
-            raise Refused(article, f"{key} must be an integer")
+            raise Refused(article, f"{key} must be an integer", zh=f"{_zh(key, param)}須為整數")
         _bounded(key, param, value, article)
     elif param.kind == "bool":
         if not isinstance(value, bool):
-            raise Refused(article, f"{key} must be true or false")
+            raise Refused(
+                article, f"{key} must be true or false", zh=f"{_zh(key, param)}須為是或否"
+            )
     elif param.kind == "str":
         if not isinstance(value, str):
-            raise Refused(article, f"{key} must be a string")
+            raise Refused(article, f"{key} must be a string", zh=f"{_zh(key, param)}須為文字")
         _sized(key, param, len(value), "characters", article)
         if param.choices and value not in param.choices:
-            raise Refused(article, f"{key} must be one of {', '.join(map(repr, param.choices))}")
+            raise Refused(
+                article,
+                f"{key} must be one of {', '.join(map(repr, param.choices))}",
+                zh=f"{_zh(key, param)}須為以下之一：{', '.join(map(repr, param.choices))}",
+            )
     else:
         if not isinstance(value, list):
-            raise Refused(article, f"{key} must be a list")
+            raise Refused(article, f"{key} must be a list", zh=f"{_zh(key, param)}須為列表")
         _sized(key, param, len(value), "items", article)
         for item in value:
             if param.kind == "list[int]":
                 if not _is_int(item):
-                    raise Refused(article, f"{key} must list integers, not {item!r}")
+                    raise Refused(
+                        article,
+                        f"{key} must list integers, not {item!r}",
+                        zh=f"{_zh(key, param)}只可列出整數，不是 {item!r}",
+                    )
                 _bounded(key, param, item, article)
             elif not isinstance(item, str):
-                raise Refused(article, f"{key} must list strings, not {item!r}")
+                raise Refused(
+                    article,
+                    f"{key} must list strings, not {item!r}",
+                    zh=f"{_zh(key, param)}只可列出文字，不是 {item!r}",
+                )
 
 
 def text(payload: Mapping[str, Any], key: str, article: str) -> str:
     value = payload.get(key)
     if not isinstance(value, str) or not value:
-        raise Refused(article, f"{key} must be a non-empty string")
+        raise Refused(article, f"{key} must be a non-empty string", zh=f"{key} 須為非空字串")
     return value
 
 
@@ -114,17 +163,19 @@ def integer(
 ) -> int:
     value = payload.get(key)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise Refused(article, f"{key} must be an integer")
+        raise Refused(article, f"{key} must be an integer", zh=f"{key} 須為整數")
     if value < low or (high is not None and value > high):
         bound = f"{low}..{high}" if high is not None else f">= {low}"
-        raise Refused(article, f"{key} must be {bound}, got {value}")
+        raise Refused(
+            article, f"{key} must be {bound}, got {value}", zh=f"{key} 須為 {bound}，收到 {value}"
+        )
     return value
 
 
 def flag(payload: Mapping[str, Any], key: str, article: str, default: bool | None = None) -> bool:
     value = payload.get(key, default)
     if not isinstance(value, bool):
-        raise Refused(article, f"{key} must be true or false")
+        raise Refused(article, f"{key} must be true or false", zh=f"{key} 須為是或否")
     return value
 
 
@@ -142,14 +193,16 @@ def dice_reading(payload: Mapping[str, Any], article: str, valid_article: str) -
     dice = payload.get("dice")
     if dice is not None or valid:
         if not isinstance(dice, list) or len(dice) != 4:
-            raise Refused(article, "dice must be a list of four")
+            raise Refused(article, "dice must be a list of four", zh="骰子須為四粒的列表")
         for die in dice:
             if not _is_int(die) or not 1 <= die <= 6:
-                raise Refused(article, f"a die reads 1..6, not {die!r}")
+                raise Refused(
+                    article, f"a die reads 1..6, not {die!r}", zh=f"骰子點數為 1 至 6，不是 {die!r}"
+                )
     if not valid:
         reason = payload.get("reason")
         if reason is not None and not isinstance(reason, str):
-            raise Refused(valid_article, "reason must be a string")
+            raise Refused(valid_article, "reason must be a string", zh="原因須為文字")
         if "die" in payload:
             integer(payload, "die", valid_article, 0, 4)
     return valid

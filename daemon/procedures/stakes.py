@@ -50,12 +50,15 @@ class Stakes:
         units, given = payload.get("units"), payload.get("amount")
         if units is None:
             if given is None:
-                raise Refused(article, "a bet names its units (or its amount)")
+                raise Refused(
+                    article, "a bet names its units (or its amount)", zh="投注須註明注數（或金額）"
+                )
             amount = int(given)
             if amount % self.unit:
                 raise Refused(
                     article,
                     f"a bet is a whole number of units of {self.money(self.unit)}: {amount} is not",
+                    zh=f"投注須為 {self.money(self.unit)} 的整數倍：{amount} 不是",
                 )
         else:
             amount = int(units) * self.unit
@@ -65,14 +68,19 @@ class Stakes:
                     f"a bet of {units} unit{'s' if units != 1 else ''} is "
                     f"{self.money(amount)} (one unit is {self.money(self.unit)}), "
                     f"not {given}",
+                    zh=f"{units}注是 {self.money(amount)}"
+                    f"（每注 {self.money(self.unit)}），不是 {given}",
                 )
         if amount < self.floor:
             raise Refused(
-                article, f"{self.money(amount)} is below the table minimum {self.money(self.floor)}"
+                article,
+                f"{self.money(amount)} is below the table minimum {self.money(self.floor)}",
+                zh=f"{self.money(amount)} 低於本枱最低投注 {self.money(self.floor)}",
             )
         if self.maximum is not None and amount > self.maximum:
             raise Refused(
                 article,
                 f"{self.money(amount)} is above the table maximum {self.money(self.maximum)}",
+                zh=f"{self.money(amount)} 高於本枱最高投注 {self.money(self.maximum)}",
             )
         return amount

@@ -17,6 +17,7 @@ import nats.errors
 import nats.js.errors
 from nats.js import api as js_api
 
+from daemon.journal.format import MAX_LINE_BYTES
 from daemon.shipper.config import (
     NATS_FILES,
     FeedConfig,
@@ -396,6 +397,7 @@ async def _create_stream(js: JetStreamContext, feed: FeedConfig) -> None:
             duplicate_window=feed.duplicate_window_seconds,
             max_age=feed.max_age_days * 86400.0,
             max_bytes=feed.max_bytes,
+            max_msg_size=MAX_LINE_BYTES,
             num_replicas=feed.replicas,
         )
     )

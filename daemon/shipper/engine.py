@@ -186,6 +186,7 @@ class Shipper:
         self._resend: deque[Line] = deque()
         # Acknowledgements as they came off the wire (subject, body, raw headers), unread.
         self._acks: list[tuple[bytes, bytes, bytes | None]] = []
+        self._subjects: dict[str, bytes] = {}  # each event's subject, encoded once
         self._oldest_of = -1  # the seq `oldest_unacked_wall` was last read from
         self._last_ack_subject = b"."  # the end of the last line's ack subject: `.SEQ`
         self._flowing = False  # lines keep coming: the journal watcher paces the batches
@@ -568,23 +569,28 @@ class Shipper:
         # the client's per-message publish (header checks, one buffer append each) cost more
         # CPU than everything else the shipper does per line.
         frames: list[bytes] = []
-        prefix = self._prefix.encode()
+        append = frames.append
         reply = inbox.encode()
+        inflight, sent_at, subjects = self._inflight, self._sent_at, self._subjects
+        table, tail = self._table_bytes, self._header_tail
+        # The header's length less its seq's digits: NATS/1.0, the id, the other headers.
+        fixed = len(b"NATS/1.0\r\nNats-Msg-Id: :\r\n\r\n") + len(table) + len(tail)
+        max_payload = nc.max_payload
         for line in lines:
-            self._inflight[line.seq] = line
-            self._sent_at[line.seq] = now
-            if len(line.data) > nc.max_payload:
-                self._refuse(line, f"larger than the server's max_payload ({nc.max_payload} B)")
+            seq, event, data = line
+            inflight[seq] = line
+            sent_at[seq] = now
+            if len(data) > max_payload:
+                self._refuse(line, f"larger than the server's max_payload ({max_payload} B)")
                 continue
-            header = b"NATS/1.0\r\nNats-Msg-Id: %s:%d\r\n%s\r\n" % (
-                self._table_bytes,
-                line.seq,
-                self._header_tail,
-            )
-            frames.append(
-                b"HPUB %s%s %s.%d %d %d\r\n%s%s\r\n" % (
-                    prefix, line.event.encode(), reply, line.seq, len(header),
-                    len(header) + len(line.data), header, line.data,
+            subject = subjects.get(event)
+            if subject is None:
+                subject = subjects[event] = (self._prefix + event).encode()
+            size = fixed + len(str(seq))
+            # One frame, one formatting: HPUB subject reply hdr_len total_len, headers, body.
+            append(
+                b"HPUB %s %s.%d %d %d\r\nNATS/1.0\r\nNats-Msg-Id: %s:%d\r\n%s\r\n%s\r\n" % (
+                    subject, reply, seq, size, size + len(data), table, seq, tail, data,
                 )
             )  # fmt: skip
         self._last_sent = lines[-1]

@@ -106,6 +106,7 @@ class OperatorFacade:
                 "article": violation.article,
                 "phase": violation.phase,
                 "reason": violation.reason,
+                "reason_zh": violation.reason_zh,
                 "action": violation.action,
                 "seq": fed.seq,
             },

@@ -144,6 +144,7 @@ class Table(OperatorFacade):
         self._deferred: list[Staged] = []
         self._group_timer: asyncio.TimerHandle | None = None
         self._deferred_first = self._deferred_last = 0.0  # the loop's time
+        self._loop: asyncio.AbstractEventLoop  # the running loop, set by `start`
         # Who waits for the table to change (`wait_for`): each waiter's predicate and future.
         self._waiters: dict[asyncio.Future[None], Callable[[], bool]] | None = None
         self._closing = False
@@ -168,6 +169,7 @@ class Table(OperatorFacade):
     async def start(self, *, connect: bool = True) -> None:
         """Open the journal, replay it, then connect the devices."""
         self._waiters = {}
+        self._loop = asyncio.get_running_loop()
         self.failed = asyncio.Event()
         self.journal = Journal.open(
             self.journal_config,
@@ -462,7 +464,7 @@ class Table(OperatorFacade):
         for one in staged:
             self._after(one.fed, one.before, one.after)
         self._deferred.extend(staged)
-        loop = asyncio.get_running_loop()
+        loop = self._loop  # kept: asking asyncio for the running loop is a system call
         self._deferred_last = now = loop.time()
         if self._group_timer is None:
             self._deferred_first = now
@@ -475,13 +477,23 @@ class Table(OperatorFacade):
             return
         # The device still sending (a deal): its stream shares one commit, which its last input
         # (the disarm's) usually brings; else the timer's, once it falls quiet or at the cap.
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         due = min(
             self._deferred_last + self.GROUP_COMMIT_SECONDS,
             self._deferred_first + self.GROUP_COMMIT_MAX_SECONDS,
         )
         if due > loop.time():
             self._group_timer = loop.call_at(due, self._group_due)
+            return
+        if self.journal_config.durability == "none" or self.commit_on_loop:
+            # No disk wait to take off the loop: the commit here, without a task.
+            journal = self._journal()
+            try:
+                journal.commit(self._deferred[-1].fed.seq)
+            except JournalError as exc:
+                self.fail(f"journal: {exc}")
+                return
+            self._durable()
             return
         self.spawn(self._commit_deferred())
 
@@ -517,6 +529,7 @@ class Table(OperatorFacade):
                         "actor": event.payload.get("actor"),
                         "phase": event.payload.get("phase"),
                         "reason": event.payload.get("reason"),
+                        "reason_zh": event.payload.get("reason_zh"),
                     }
                 )
                 self.log.warning(

@@ -1,6 +1,6 @@
 """`tabled status --watch` on a real pseudo-terminal against a running table, `tabled journal`
-on a journal folder with no daemon, and `tabled completion bash` sourced in bash: each as the
-person at the shell uses it."""
+on a journal folder with no daemon, `tabled completion bash` sourced in bash and `tabled
+completion zsh` in an interactive zsh: each as the person at the shell uses it."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ import json
 import os
 import pty
 import select
+import shutil
 import subprocess
 import termios
 import time
 from pathlib import Path
+
+import pytest
 
 from daemon.cli_watch import ENTER, LEAVE
 from tests.daemon.cli_support import TABLED, environment, serving, tabled
@@ -28,10 +31,12 @@ def _own_terminal() -> None:
 class Terminal:
     """`tabled ARGS` with a pseudo-terminal as its stdin, stdout and stderr."""
 
-    def __init__(self, args: list[str], cwd: Path, **env: str) -> None:
+    def __init__(
+        self, args: list[str], cwd: Path, program: list[str] | None = None, **env: str
+    ) -> None:
         self.master, slave = pty.openpty()
         self.proc = subprocess.Popen(
-            [*TABLED, *args], stdin=slave, stdout=slave, stderr=slave, cwd=cwd,
+            [*(program or TABLED), *args], stdin=slave, stdout=slave, stderr=slave, cwd=cwd,
             env=environment(**env),
             preexec_fn=_own_terminal,  # noqa: PLW1509 - the test's one thread spawns it
         )  # fmt: skip
@@ -196,3 +201,54 @@ c tabled completion ''
     assert got["tabled completion "] == "bash zsh"
     zsh = tabled("completion", "zsh")
     assert zsh.stdout.startswith("#compdef tabled\n") and "bashcompinit" in zsh.stdout
+
+
+ZSH = shutil.which("zsh", path=os.environ.get("PATH", "") + ":/usr/bin:/bin")
+
+
+@pytest.mark.skipif(ZSH is None, reason="needs zsh (apt-get install -y zsh)")
+def test_zsh_completion_on_a_real_tab_in_an_interactive_zsh(tmp_path: Path) -> None:
+    """`tabled completion zsh > "${fpath[1]}/_tabled"` as the docs say, then TAB pressed in an
+    interactive zsh on a terminal: the line each TAB leaves (issue 23; zsh once completed
+    nothing: it reads `${map["$key"]}` with the quotes in the key, and `path` is its PATH)."""
+    script = tabled("completion", "zsh")
+    assert script.returncode == 0, script.stderr
+    functions = tmp_path / "functions"
+    functions.mkdir()
+    (functions / "_tabled").write_text(script.stdout)
+    lines = tmp_path / "lines"
+    lines.write_text("")
+    # The completion system as a user's .zshrc starts it; Ctrl-X writes the line and clears it.
+    (tmp_path / ".zshrc").write_text(
+        f"fpath=({functions} $fpath)\n"
+        "autoload -U compinit && compinit -u -D\n"
+        f'said() {{ print -r -- "$BUFFER" >> {lines}; BUFFER=; }}\n'
+        "zle -N said; bindkey '^X' said\nPS1='> '\n"
+    )
+    typed = {
+        "tabled fl": "tabled floor ",  # the first TAB: the function is autoloaded, then completes
+        "tabled run --pa": "tabled run --pace ",
+        "tabled run --log-level w": "tabled run --log-level warning ",
+        "tabled diagram pa": "tabled diagram paigow ",
+        "tabled feed st": "tabled feed status ",
+        "tabled completion z": "tabled completion zsh ",
+    }
+    assert ZSH is not None
+    shell = Terminal(
+        ["-i"], tmp_path, [ZSH], ZDOTDIR=str(tmp_path), HOME=str(tmp_path), TERM="xterm"
+    )
+    try:
+        shell.read_until("> ")  # the prompt: compinit has run
+        for number, line in enumerate(typed, start=1):
+            # TAB, then Ctrl-X: zle reads keys in order, so the TAB completes first.
+            os.write(shell.master, f"{line}\t\x18".encode())
+            deadline = time.monotonic() + 60  # a hang guard: the shell answers as it reads
+            while len(lines.read_text().splitlines()) < number:
+                assert time.monotonic() < deadline, shell.seen[-2000:]
+                if select.select([shell.master], [], [], 0.2)[0]:
+                    shell.seen += os.read(shell.master, 65536)  # so zsh never blocks on it
+        assert lines.read_text().splitlines() == list(typed.values())
+    finally:
+        shell.proc.kill()
+        shell.proc.wait(timeout=10)
+        os.close(shell.master)

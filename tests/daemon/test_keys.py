@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import signal
 import stat
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from daemon.journal.format import journal_files
 from daemon.journal.provenance import KEY_ROTATED, parse_public, verify_rotation
-from tests.shipper.support import tabled
+from daemon.shipper.cursor import journal_writer_running
+from tests.shipper.support import ENV, TABLED, tabled
 
 
 def config(tmp_path: Path, feed: bool = True) -> Path:
@@ -63,12 +67,17 @@ def test_init_show_and_the_refusals(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     key.chmod(0o600)
 
 
-def test_rotation_is_a_line_signed_by_the_old_key(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def keyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A table without a feed, its key made; run from its folder (relative paths)."""
     cfg = config(tmp_path, feed=False)
     monkeypatch.chdir(tmp_path)
     assert tabled("keys", "init", "--config", str(cfg)).returncode == 0
+    return cfg
+
+
+def test_rotation_is_a_line_signed_by_the_old_key(tmp_path: Path, keyed: Path) -> None:
+    cfg = keyed
     old = tabled("keys", "show", "--config", str(cfg)).stdout.strip().splitlines()[-1]
     assert tabled("run", "--config", str(cfg), "--autoplay", "1").returncode == 0
     rotated = tabled("keys", "rotate", "--config", str(cfg))
@@ -85,3 +94,38 @@ def test_rotation_is_a_line_signed_by_the_old_key(
     assert len(retired) == 1 and stat.S_IMODE(retired[0].stat().st_mode) == 0o600
     verify = tabled("verify-log", str(tmp_path / "j"))
     assert verify.returncode == 0, verify.stdout
+
+
+def test_a_rotation_while_the_table_runs_is_refused_and_changes_nothing(
+    tmp_path: Path, keyed: Path
+) -> None:
+    cfg = keyed
+    key = tmp_path / "secret" / "table.key"
+    before = key.read_bytes()
+    running = subprocess.Popen(
+        [*TABLED, "run", "--config", str(cfg)], env=ENV, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "j").is_dir() or not journal_writer_running(tmp_path / "j"):
+            assert running.poll() is None and time.monotonic() < deadline, "the table ran"
+            time.sleep(0.2)
+        refused = tabled("keys", "rotate", "--config", str(cfg))
+        assert refused.returncode == 3, refused.stderr
+        assert refused.stdout == "" and refused.stderr.count("\n") == 1, refused.stderr
+        assert "table T07 is running" in refused.stderr
+        assert (
+            "stop it (`systemctl stop tabled`, or Ctrl-C on `tabled run`), run `tabled keys "
+            f"rotate --config {cfg}` again, then start it; nothing was changed"
+        ) in refused.stderr
+    finally:
+        running.send_signal(signal.SIGTERM)
+        running.wait(timeout=60)
+    assert key.read_bytes() == before
+    assert sorted(p.name for p in key.parent.iterdir()) == ["table.key"]  # no .next, no retired
+    files = journal_files(tmp_path / "j")
+    lines = [json.loads(x) for f in files for x in f.read_bytes().splitlines()]
+    assert lines and not [x for x in lines if x["event"] == KEY_ROTATED]
+    # Stopped, the same command rotates.
+    assert tabled("keys", "rotate", "--config", str(cfg)).returncode == 0

@@ -11,7 +11,8 @@ approved list does not name is reported and refused every device command (approv
 casino's, never a plug-in's to give); line noise on the wire leaves the next exchange answered;
 the table's command for the device's role goes through the kind's adapter and what the device
 then reports comes back as the procedure's input; a cable pulled and put back is a link down,
-then up. What a protocol promises byte by byte is its own suite (the tabled protocol's:
+then up (a simulated device, switched off with its port, reports its restart). What a
+protocol promises byte by byte is its own suite (the tabled protocol's:
 tests/drivers/test_contract.py)."""
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from drivers.base import DeviceDriver, driver_class
 from drivers.events import (
     DeviceError,
     DeviceFault,
+    DeviceRestarted,
     DeviceStatus,
     DriverEvent,
     LinkDown,
@@ -301,6 +303,9 @@ def test_a_cable_pulled_and_put_back_is_a_link_down_then_up(
         assert isinstance(down, LinkDown)
         target.world.plug(target.role)
         assert isinstance(await next_of(driver, LinkUp), LinkUp)
+        if target.port.startswith("sim://"):
+            # a simulated device whose port closed was switched off: it comes back restarted
+            assert isinstance(await next_of(driver, DeviceRestarted), DeviceRestarted)
         assert driver.link_up
         await driver.close()
 

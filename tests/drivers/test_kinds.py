@@ -5,6 +5,8 @@ a kind for a device's role and checking what that kind takes."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +20,9 @@ from drivers.shoe_reader.adapter import ShoeReaderAdapter
 from drivers.shoe_reader.driver import ShoeReaderDriver
 from simulators.base import DeviceModel
 from simulators.spec import model_class
+from simulators.world import forget_world
 from tests.device_plugins import EXAMPLE_KIND, ROW, plugin, plugin_site
+from tests.scenarios.scenario_support import make_table, new_world, table_config
 
 
 def test_every_kind_names_a_driver_an_adapter_and_a_simulator_of_its_role() -> None:
@@ -207,6 +211,19 @@ def test_a_plugin_the_config_does_not_name_never_runs(site: Path, tmp_path: Path
     load_config(config_of(tmp_path, 'port = "sim://shoe_reader"'), partial=True)
     assert find("shoe_reader").package == "tabled"
     assert not marker.exists()
+    # A whole table of built-in kinds, its devices built and started: nothing of the plug-in.
+    key, _ = new_world()
+    try:
+        table, _ = make_table(table_config(tmp_path / "journal", world=key, durability="none"))
+
+        async def start_and_stop() -> None:
+            await table.start(connect=False)
+            await table.stop()
+
+        asyncio.run(start_and_stop())
+    finally:
+        forget_world(key)
+    assert not marker.exists()
     assert "idle_bell" in kinds()  # the listing reads them all
     assert marker.exists()
 
@@ -218,3 +235,27 @@ def test_a_kind_two_packages_declare_is_neithers(site: Path) -> None:
     with pytest.raises(LookupError, match=r"declared by acme-one 1.0, acme-two 1.0; none is used"):
         find("twin")
     assert "twin" not in kinds() and "twin" in broken()
+
+
+@pytest.mark.parametrize(
+    ("package", "entry", "said"),
+    [
+        ("acme-lookalike", "\u0455hoe_reader", "is not a name (ASCII letters, digits, _)"),
+        ("tabled", "tabled_shoe", "only tabled's own kinds are tabled's"),
+    ],
+    ids=["cyrillic-name", "calls-itself-tabled"],
+)
+def test_a_plugin_that_would_read_as_a_built_in_is_kept_out(
+    site: Path, package: str, entry: str, said: str
+) -> None:
+    """The journal and `tabled devices` name a device's kind and package: a plug-in may not
+    borrow either so that its device reads as tabled's own shoe reader."""
+    module = ROW + f"KIND = DeviceKind({entry!r}, 'shoe_reader', 'acme_look:Driver')"
+    if package == "tabled":
+        # importlib.metadata reads one distribution a name, the first on sys.path: a package
+        # calling itself tabled is seen only ahead of the real one.
+        sys.path.remove(str(site))
+        sys.path.insert(0, str(site))
+    plugin(site, package, entry, "acme_look:KIND", module)
+    assert said in broken()[entry]
+    assert entry not in kinds()

@@ -63,7 +63,8 @@ def floor(
 
 async def _pushed(env: FloorEnv, process: FloorProcess, lines: list[bytes]) -> list[Any]:
     """Publish `lines` while an auditor's push feed is open; what it was sent, to the last."""
-    async with websockets.connect(process.url.replace("http://", "ws://") + "/api/feed") as ws:
+    feed = process.url.replace("http://", "ws://") + "/api/feed"
+    async with websockets.connect(feed, open_timeout=60) as ws:  # a loaded machine
         await ws.send(json.dumps({"token": env.tokens["audit"]}))
         assert json.loads(await ws.recv())["type"] == "hello"
         await env.publish(lines)

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import nats
+import nats.js.errors
+import pytest
 
 from daemon.floor.synthetic import SyntheticTable, ensure_stream
 from daemon.journal.format import encode_line, journal_files, line_hash
@@ -108,7 +110,15 @@ def test_unknown_tables_bad_ids_and_oversized_lines_are_quarantined(env: FloorEn
         for n, line in enumerate(rogue, start=1):
             await send(js, "tabled.T62.card.dealt", line, f"T62:{n}")
         await send(js, "tabled.X';DROP.card.dealt", injected[0], "x:1")
-        await send(js, "tabled.T01.card.dealt", b"{" + b" " * 900_000 + b"}\n", "T01:21")
+        oversized = b"{" + b" " * 900_000 + b"}\n"
+        # The stream the floor made refuses it (max_msg_size, tests/floor/test_stream_bound.py);
+        # on a stream without that bound (one the floor could not update) the floor quarantines it.
+        with pytest.raises(nats.js.errors.BadRequestError, match="10054"):
+            await send(js, "tabled.T01.card.dealt", oversized, "T01:21")
+        info = await js.stream_info("TABLED")
+        info.config.max_msg_size = -1
+        await js.update_stream(info.config)
+        await send(js, "tabled.T01.card.dealt", oversized, "T01:21")
         await nc.close()
 
     asyncio.run(attack())

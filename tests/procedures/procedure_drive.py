@@ -8,14 +8,29 @@ are exactly what a journal would hold for replay.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.procedures.base import Input, Outcome, Procedure
 from daemon.procedures.paigow import PaiGowProcedure
+from daemon.procedures.paigow.visibility import TILE_PATTERN
 from daemon.procedures.thirteen import ThirteenProcedure
+from daemon.procedures.thirteen.visibility import CARD_PATTERN
 from daemon.rules import paigow
 from daemon.rules.cards import DECK
+
+# A card or tile as the redaction finds it in free text (daemon/procedures/visibility.py).
+NAMED = re.compile(f"{CARD_PATTERN}|{TILE_PATTERN}")
+CJK = re.compile("[\u3400-\u9fff]")
+
+
+def said_in_both(reason: str, zh: str) -> None:
+    """Issue 23: a refusal is said in Chinese too, and names no card or tile the English does
+    not, each where the redaction finds it (so a hidden one is blotted out in both)."""
+    assert CJK.search(zh), (reason, zh)
+    assert sorted(NAMED.findall(zh)) == sorted(NAMED.findall(reason)), (reason, zh)
+
 
 DEALER = "dealer:D1"
 SUPERVISOR = "supervisor:S1"
@@ -56,6 +71,7 @@ class Table:
         assert outcome.violation.article
         assert [e.name for e in outcome.events] == ["table.violation"]
         assert self.proc.snapshot() == before
+        said_in_both(outcome.violation.reason, outcome.violation.reason_zh)
         return outcome
 
 

@@ -704,7 +704,7 @@ function violationText(v) {
   const [zh, en] = actionNames(v.action);
   const [pzh, pen] = phaseNames(v.phase);
   const words = articleWords(v.article);
-  const why = [words ? words.zh : "", v.reason || ""].filter(Boolean).join(" · ");
+  const why = [v.reason_zh || (words ? words.zh : ""), v.reason || ""].filter(Boolean).join(" · ");
   return `#${v.seq} 拒絕 ${zh} ${en} · ${pzh} ${pen} · ${v.article || ""}` +
     `${why ? " · " + why : ""} · ${v.actor || ""}`;
 }
@@ -751,7 +751,7 @@ function eventSentence(event) {
   } else if (event.event === "table.violation") {
     const [zh, en] = actionNames(p.action);
     const words = articleWords(p.article);
-    return [`違規拒絕：${zh}${words ? "（" + words.zh + "）" : ""}`,
+    return [`違規拒絕：${zh}${p.reason_zh ? "：" + p.reason_zh : words ? "（" + words.zh + "）" : ""}`,
       `refused: ${en} (${p.article || ""})${p.reason ? ": " + p.reason : ""}`];
   } else if (event.event === "training.control") {
     const [zh, en] = labelOf("training_ops", p.op);
@@ -790,7 +790,7 @@ function addEvent(event) {
     const p = event.payload || {};
     state.pushedViolations.push({
       seq: event.seq, article: p.article, action: p.action, phase: p.phase,
-      actor: p.actor || event.actor, reason: p.reason,
+      actor: p.actor || event.actor, reason: p.reason, reason_zh: p.reason_zh,
     });
     state.pushedViolations = state.pushedViolations.slice(-10);
     if (state.snapshot) {
@@ -1323,12 +1323,15 @@ function showRefusal(spec, payload, body, status) {
   } else if (status === 429) {
     why.append(bilingual("拒絕太多次，請稍候", body.message || "too many refusals: wait a minute"));
   } else {
-    why.append(bilingual(words ? words.zh : "輸入不符規則",
+    // The table's reason in both languages (the procedure says each refusal in both).
+    why.append(bilingual(v.reason_zh || (words ? words.zh : "輸入不符規則"),
       v.reason || (status === 422 ? body.message || "" : "not legal now")));
   }
   box.append(why);
   if (v.article) {
-    const art = el("div", "article muted", v.article + (words ? " — " + words.en : ""));
+    // The article it keeps, in its own words.
+    const art = el("div", "article muted");
+    art.append(v.article, words ? ` 「${words.zh}」 — ${words.en}` : "");
     box.append(art);
   }
   const shown = entered(payload);

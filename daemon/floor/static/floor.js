@@ -4,7 +4,12 @@
 
 const STATES = { playing: "進行中", held: "暫停", tilted: "故障", stopped: "停止" };
 const GAMES = { thirteen: "十三張", paigow: "牌九" };
-const KINDS = { gap: "缺行 gap", fork: "分叉 fork", broken_link: "斷鏈 broken link", malformed: "格式錯 malformed" };
+const KINDS = {
+  gap: "缺行 gap", fork: "分叉 fork", broken_link: "斷鏈 broken link", malformed: "格式錯 malformed",
+  // The integrity update's (docs/integrity.md): one open alert per table, kind and subject.
+  dice_bias: "骰子偏差 dice bias", shuffle_bias: "洗牌偏差 shuffle bias",
+  reader_misreads: "讀牌錯誤 reader misreads", hold_outlier: "贏率異常 hold outlier",
+};
 const PALETTE = ["#e0b84f", "#d9342b", "#7ee2a8", "#6cb4ee", "#c38de0", "#f0a020", "#9fd3c7", "#ff8fa3"];
 const MAX_ALERTS = 200;
 
@@ -213,6 +218,12 @@ function alertItem(kind, row) {
     li.dataset.alert = row.id;
     if (row.resolved_at) li.classList.add("resolved");
     li.append(el("span", null, `${row.table} seq ${row.seq}${row.gap_to && row.gap_to !== row.seq ? "–" + row.gap_to : ""} · ${KINDS[row.kind] || row.kind}`));
+    const found = row.details || {};
+    if (found.verdict) {
+      li.classList.add("integrity");
+      li.append(el("span", "what", found.subject || ""), el("span", "said en", found.verdict));
+      if (found.power) li.append(el("span", "muted", found.power));
+    }
     if (row.expected_hash) li.append(el("span", "hash mono", "expected " + row.expected_hash));
     if (row.actual_hash) li.append(el("span", "hash mono", "received " + row.actual_hash));
   } else if (kind === "violation" || kind === "fault") {

@@ -220,7 +220,7 @@ class PaiGowProcedure(Procedure):
     def _seat(self, payload: Mapping[str, Any], key: str, article: str) -> int:
         seat = integer(payload, key, article, 0, self.hands - 1)
         if seat == self.banker_seat:
-            raise Refused(article, f"door {seat} is the banker's")
+            raise Refused(article, f"door {seat} is the banker's", zh=f"第{seat}門是莊家的")
         return seat
 
     # ---- equipment and the bank -------------------------------------------------------------
@@ -238,19 +238,31 @@ class PaiGowProcedure(Procedure):
         player = payload["player"]
         seat = integer(payload, "seat", ART_5_1, 0, self.hands - 1)  # four hands: doors 0-3
         if player == self.last_banker:
-            raise Refused(ART_5_1, f"{player} has just held the bank its rounds; it passes on")
+            raise Refused(
+                ART_5_1,
+                f"{player} has just held the bank its rounds; it passes on",
+                zh=f"{player} 剛做完莊的局數；莊家輪替",
+            )
         if seat == self.last_bank_seat:
             raise Refused(
-                ART_5_1, f"door {seat} has just held the bank; it passes on, under any name"
+                ART_5_1,
+                f"door {seat} has just held the bank; it passes on, under any name",
+                zh=f"第{seat}門剛做完莊；莊家輪替，換名亦然",
             )
         rules = paigow.ruleset(self.ruleset)
         free = self.declined and rules.declined_bank_to == "any-door"
         if self.bank_door is not None and seat != self.bank_door and not free:
             turn = f"the bank passes {rules.bank_order} to door {self.bank_door}, not door {seat}"
-            raise Refused(ART_5_2 if self.declined else ART_5_1, turn)
+            raise Refused(
+                ART_5_2 if self.declined else ART_5_1,
+                turn,
+                zh=f"做莊依序（{rules.bank_order}）輪到第{self.bank_door}門，不是第{seat}門",
+            )
         if self.declined and player not in self.bettors_seen:
             raise Refused(
-                ART_5_2, f"the bank passes only to a player who has bet; {player} has not"
+                ART_5_2,
+                f"the bank passes only to a player who has bet; {player} has not",
+                zh=f"莊家只傳給已下注的玩家；{player} 沒有下注",
             )
 
     def _apply_take_bank(self, payload: Mapping[str, Any], now: float) -> None:
@@ -264,7 +276,11 @@ class PaiGowProcedure(Procedure):
 
     def _check_decline_bank(self, payload: Mapping[str, Any], now: float) -> None:
         if payload["player"] == self.last_banker:
-            raise Refused(ART_5_2, f"{payload['player']} has just held the bank: none to decline")
+            raise Refused(
+                ART_5_2,
+                f"{payload['player']} has just held the bank: none to decline",
+                zh=f"{payload['player']} 剛做完莊：無莊可讓",
+            )
 
     def _apply_decline_bank(self, payload: Mapping[str, Any], now: float) -> None:
         self.declined.append(payload["player"])
@@ -285,21 +301,35 @@ class PaiGowProcedure(Procedure):
     def _check_move_stacks(self, payload: Mapping[str, Any], now: float) -> None:
         by, player = payload["by"], payload["player"]
         if not payload["one_hand"]:
-            raise Refused(ART_2_6, "the stacks are moved with one hand only")
+            raise Refused(ART_2_6, "the stacks are moved with one hand only", zh="只可單手移動牌墩")
         if self.head_out:
-            raise Refused(ART_5_3, "the head tiles are out: the stacks are not moved again")
+            raise Refused(
+                ART_5_3,
+                "the head tiles are out: the stacks are not moved again",
+                zh="頭牌已出：牌墩不再移動",
+            )
         banker_moved = any(m["by"] == "banker" for m in self.stack_moves)
         if by == "banker":
             if player != self.banker:
-                raise Refused(ART_2_6, f"{player} is not the banker")
+                raise Refused(ART_2_6, f"{player} is not the banker", zh=f"{player} 不是莊家")
         else:
             if player == self.banker:
-                raise Refused(ART_2_6, "the banker moves as the banker, after the players")
+                raise Refused(
+                    ART_2_6,
+                    "the banker moves as the banker, after the players",
+                    zh="莊家以莊家身分在玩家之後移動",
+                )
             if banker_moved:
-                raise Refused(ART_2_6, "the banker has moved the stacks; players may not now")
+                raise Refused(
+                    ART_2_6,
+                    "the banker has moved the stacks; players may not now",
+                    zh="莊家已移動牌墩；玩家現在不可再移",
+                )
             movers = {m["player"] for m in self.stack_moves if m["by"] == "player"}
             if player not in movers and len(movers) >= MAX_STACK_MOVERS:
-                raise Refused(ART_2_6, "only two players may move the stacks")
+                raise Refused(
+                    ART_2_6, "only two players may move the stacks", zh="只有兩名玩家可移動牌墩"
+                )
 
     def _apply_move_stacks(self, payload: Mapping[str, Any], now: float) -> None:
         move: StackMove = {"by": payload["by"], "player": payload["player"]}
@@ -308,9 +338,13 @@ class PaiGowProcedure(Procedure):
 
     def _check_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
         if payload["player"] == self.banker:
-            raise Refused(ART_3_2, "the banker does not bet on a door")
+            raise Refused(ART_3_2, "the banker does not bet on a door", zh="莊家不在門上下注")
         if any(c["player"] == payload["player"] for c in self.co_bankers):
-            raise Refused(ART_5_5, f"{payload['player']} co-banks this round: no bet on a door")
+            raise Refused(
+                ART_5_5,
+                f"{payload['player']} co-banks this round: no bet on a door",
+                zh=f"{payload['player']} 本局幫莊：不可在門上下注",
+            )
         self._seat(payload, "seat", ART_3_2)
 
     def _apply_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
@@ -334,6 +368,7 @@ class PaiGowProcedure(Procedure):
             raise Refused(
                 ART_5_4,
                 f"the stake carries the first round's winnings: at least {self.min_stake}",
+                zh=f"莊本須包括首局贏得的款項：至少 {self.min_stake}",
             )
 
     def _apply_place_stake(self, payload: Mapping[str, Any], now: float) -> None:
@@ -343,13 +378,27 @@ class PaiGowProcedure(Procedure):
     def _check_co_bank(self, payload: Mapping[str, Any], now: float) -> None:
         player, house = payload["player"], payload.get("house", False)
         if player == self.banker:
-            raise Refused(ART_5_5, "the banker holds the bank; co-banking is for others")
+            raise Refused(
+                ART_5_5,
+                "the banker holds the bank; co-banking is for others",
+                zh="莊家自己做莊；幫莊是他人的事",
+            )
         if house and not paigow.ruleset(self.ruleset).house_co_banks:
-            raise Refused(ART_5_5, f"the house does not co-bank under {self.ruleset}")
+            raise Refused(
+                ART_5_5,
+                f"the house does not co-bank under {self.ruleset}",
+                zh=f"{self.ruleset} 規則下賭場不幫莊",
+            )
         if not house and any(b["player"] == player for b in self.bets):
-            raise Refused(ART_5_5, f"{player} bets on a door this round and cannot co-bank")
+            raise Refused(
+                ART_5_5,
+                f"{player} bets on a door this round and cannot co-bank",
+                zh=f"{player} 本局在門上下注，不可幫莊",
+            )
         if any(c["player"] == player for c in self.co_bankers):
-            raise Refused(ART_5_5, f"{player} already co-banks this round")
+            raise Refused(
+                ART_5_5, f"{player} already co-banks this round", zh=f"{player} 本局已幫莊"
+            )
 
     def _apply_co_bank(self, payload: Mapping[str, Any], now: float) -> None:
         share = {
@@ -362,9 +411,13 @@ class PaiGowProcedure(Procedure):
 
     def _check_head_tiles_out(self, payload: Mapping[str, Any], now: float) -> None:
         if self.head_out:
-            raise Refused(ART_5_3, "the head tiles are already out")
+            raise Refused(ART_5_3, "the head tiles are already out", zh="頭牌已經出了")
         if self.stake is None:
-            raise Refused(ART_5_3, "the banker's stake goes on the layout before the head tiles")
+            raise Refused(
+                ART_5_3,
+                "the banker's stake goes on the layout before the head tiles",
+                zh="莊本須在頭牌之前放上枱面",
+            )
 
     def _apply_head_tiles_out(self, payload: Mapping[str, Any], now: float) -> None:
         self.head_out = True
@@ -372,13 +425,27 @@ class PaiGowProcedure(Procedure):
 
     def _check_shake_dice(self, payload: Mapping[str, Any], now: float) -> None:
         if payload["player"] != self.banker:
-            raise Refused(ART_2_2, f"the banker ({self.banker}) shakes; nobody for him")
+            raise Refused(
+                ART_2_2,
+                f"the banker ({self.banker}) shakes; nobody for him",
+                zh=f"由莊家（{self.banker}）搖骰，他人不可代搖",
+            )
         if self.stake is None:
-            raise Refused(ART_5_3, "the banker's stake is placed before the shake")
+            raise Refused(
+                ART_5_3, "the banker's stake is placed before the shake", zh="莊本須在搖骰之前放好"
+            )
         if not self.head_out:
-            raise Refused(ART_5_3, "the banker puts out the head tiles first, then shakes")
+            raise Refused(
+                ART_5_3,
+                "the banker puts out the head tiles first, then shakes",
+                zh="莊家先出頭牌，然後搖骰",
+            )
         if not self.bets:
-            raise Refused(ART_2_7, "the players' bets are placed before the shake; there is none")
+            raise Refused(
+                ART_2_7,
+                "the players' bets are placed before the shake; there is none",
+                zh="玩家須在搖骰前下注；現時沒有投注",
+            )
 
     def _apply_shake_dice(self, payload: Mapping[str, Any], now: float) -> None:
         self.bets_closed = True
@@ -406,15 +473,23 @@ class PaiGowProcedure(Procedure):
         try:
             tiles = parse_tiles(payload["tile"])
         except TileParseError as exc:
-            raise Refused(ART_4, str(exc)) from None
+            raise Refused(ART_4, str(exc), zh=f"無法辨認的牌：{exc}") from None
         if len(tiles) != 1:
-            raise Refused(ART_4, "name one tile")
+            raise Refused(ART_4, "name one tile", zh="請只報一張牌")
         # The tile turned while a door was dealt: the door being dealt, or one dealt before.
         being_dealt = self.deal_order()[len(self.dealt)]
         if seat != being_dealt and seat not in self.dealt:
-            raise Refused(ART_4, f"door {seat} is not dealt yet (door {being_dealt} is next)")
+            raise Refused(
+                ART_4,
+                f"door {seat} is not dealt yet (door {being_dealt} is next)",
+                zh=f"第{seat}門尚未派牌（下一門是第{being_dealt}門）",
+            )
         if sum(1 for f in self.face_up if f["seat"] == seat) >= 4:
-            raise Refused(ART_4, f"door {seat} has four tiles; all four are reported face up")
+            raise Refused(
+                ART_4,
+                f"door {seat} has four tiles; all four are reported face up",
+                zh=f"第{seat}門已有四張牌，四張都已報為翻開",
+            )
 
     def _apply_tile_face_up(self, payload: Mapping[str, Any], now: float) -> None:
         tile = str(parse_tiles(payload["tile"])[0])
@@ -430,6 +505,7 @@ class PaiGowProcedure(Procedure):
                 ART_2_3,
                 f"the deal runs counter-clockwise from door {self.first_hand}: "
                 f"door {turn} is dealt next, not door {seat}",
+                zh=f"由第{self.first_hand}門起逆時針派牌：下一門是第{turn}門，不是第{seat}門",
             )
 
     def _apply_deal_hand(self, payload: Mapping[str, Any], now: float) -> None:
@@ -447,10 +523,14 @@ class PaiGowProcedure(Procedure):
             # resolve to both faces when it stands once in front and once behind.
             pairs = parse_deal([str(raw) for raw in raws])
         except TileParseError as exc:
-            raise Refused(article, str(exc)) from None
+            raise Refused(article, str(exc), zh=f"無法辨認的牌：{exc}") from None
         for key, tiles in zip(("front", "back"), pairs, strict=True):
             if len(tiles) != 2:
-                raise Refused(article, f"{key} must be two tiles, not {len(tiles)}")
+                raise Refused(
+                    article,
+                    f"{key} must be two tiles, not {len(tiles)}",
+                    zh=f"{'前手' if key == 'front' else '後手'}須為兩張牌，不是 {len(tiles)} 張",
+                )
         front, back = (format_tiles(tiles).split() for tiles in pairs)
         setting: Setting = {"front": front, "back": back}
         others = [t for s, h in self.settings.items() if s != seat for t in h["front"] + h["back"]]
@@ -460,9 +540,13 @@ class PaiGowProcedure(Procedure):
     def _check_set_hand(self, payload: Mapping[str, Any], now: float) -> None:
         seat = self._seat(payload, "seat", ART_6_1)
         if seat not in self.played_seats():
-            raise Refused(ART_6_1, f"no bet on door {seat}: its tiles are not played")
+            raise Refused(
+                ART_6_1,
+                f"no bet on door {seat}: its tiles are not played",
+                zh=f"第{seat}門沒有投注：其牌不參與",
+            )
         if seat in self.set_seats:
-            raise Refused(ART_6_1, f"door {seat} has set its hand")
+            raise Refused(ART_6_1, f"door {seat} has set its hand", zh=f"第{seat}門已配好牌")
 
     def _apply_set_hand(self, payload: Mapping[str, Any], now: float) -> None:
         # Set face down (Art. 6(1)): the system records that the door has set, not its tiles,
@@ -483,7 +567,11 @@ class PaiGowProcedure(Procedure):
         seat = integer(payload, "seat", ART_6_2, 0, self.hands - 1)
         turn = next(s for s in self.opening_order() if s not in self.settings)
         if seat != turn:
-            raise Refused(ART_6_2, f"door {turn} is opened next, not door {seat}")
+            raise Refused(
+                ART_6_2,
+                f"door {turn} is opened next, not door {seat}",
+                zh=f"下一門開牌的是第{turn}門，不是第{seat}門",
+            )
         setting = self._setting(payload, seat, ART_6_2)
         _check_face_up(self.face_up, seat, [*setting["front"], *setting["back"]])
 
@@ -505,14 +593,22 @@ class PaiGowProcedure(Procedure):
         # The banker's door too, when the rule set corrects the banker (it is then in the list).
         seat = integer(payload, "seat", ART_6_2, 0, self.hands - 1)
         if seat not in self.wrongly_set:
-            raise Refused(ART_6_2, f"door {seat} is set as the rule asks; it is not re-set")
+            raise Refused(
+                ART_6_2,
+                f"door {seat} is set as the rule asks; it is not re-set",
+                zh=f"第{seat}門已按規則配牌，不須重配",
+            )
         setting = self._setting(payload, seat, ART_6_2)
         if sorted(setting["front"] + setting["back"]) != sorted(
             self.settings[seat]["front"] + self.settings[seat]["back"]
         ):
-            raise Refused(ART_6_2, "a re-set uses the same four tiles")
+            raise Refused(ART_6_2, "a re-set uses the same four tiles", zh="重新配牌須用同樣四張牌")
         if wrongly_set(setting, self.ruleset, banker=seat == self.banker_seat):
-            raise Refused(ART_6_2, "the re-set hand must put the largest pair behind")
+            raise Refused(
+                ART_6_2,
+                "the re-set hand must put the largest pair behind",
+                zh="重新配牌須把大對放在後手",
+            )
 
     def _apply_reset_hand(self, payload: Mapping[str, Any], now: float) -> None:
         seat = payload["seat"]
@@ -525,7 +621,11 @@ class PaiGowProcedure(Procedure):
 
     def _check_settle_round(self, payload: Mapping[str, Any], now: float) -> None:
         if self.wrongly_set:
-            raise Refused(ART_6_2, f"doors {self.wrongly_set} must be re-set by the croupier")
+            raise Refused(
+                ART_6_2,
+                f"doors {self.wrongly_set} must be re-set by the croupier",
+                zh=f"第 {self.wrongly_set} 門須由荷官重新配牌",
+            )
 
     def _apply_settle_round(self, payload: Mapping[str, Any], now: float) -> None:
         stake = need(self.stake)
@@ -554,11 +654,19 @@ class PaiGowProcedure(Procedure):
     def _check_extend_bank(self, payload: Mapping[str, Any], now: float) -> None:
         consents = payload["consents"]
         if self.bank_rounds < self.bank_limit:
-            raise Refused(ART_5_1, "the bank has rounds left; there is nothing to extend")
+            raise Refused(
+                ART_5_1,
+                "the bank has rounds left; there is nothing to extend",
+                zh="做莊局數未滿：無須續莊",
+            )
         # 「除取得各门客人同意外」: every guest of every door, not one voice a door.
         missing = sorted({str(b["player"]) for b in self.bets} - set(consents))
         if missing:
-            raise Refused(ART_5_1, f"every door's guests must agree; {missing} have not")
+            raise Refused(
+                ART_5_1,
+                f"every door's guests must agree; {missing} have not",
+                zh=f"各門客人須全部同意；{missing} 尚未同意",
+            )
 
     def _apply_extend_bank(self, payload: Mapping[str, Any], now: float) -> None:
         self.bank_limit += 1
@@ -691,7 +799,11 @@ def _check_face_up(face_up: Sequence[FaceUp], seat: int, hand: Sequence[str]) ->
             left.remove(shown["tile"])
         else:
             what = _name(shown["tile"]) if shown.get("by_name") else shown["tile"]
-            raise Refused(ART_4, f"door {seat} was dealt {what} face up; the hand opened lacks it")
+            raise Refused(
+                ART_4,
+                f"door {seat} was dealt {what} face up; the hand opened lacks it",
+                zh=f"第{seat}門派牌時翻開了 {what}；開出的牌中沒有它",
+            )
 
 
 def _name(tile: str) -> str:
@@ -705,4 +817,8 @@ def _check_in_set(tiles: Sequence[str], article: str) -> None:
     named = Counter(tiles)
     over = sorted(t for t, n in named.items() if n > available[t])
     if over:
-        raise Refused(article, f"one set holds fewer of {', '.join(over)} than were named")
+        raise Refused(
+            article,
+            f"one set holds fewer of {', '.join(over)} than were named",
+            zh=f"一副牌九中 {', '.join(over)} 的數目少於所列",
+        )

@@ -265,7 +265,7 @@ class ThirteenProcedure(Procedure):
         integer(payload, "count", ART_2A, 0)
         mode = payload.get("mode", "random")
         if not isinstance(mode, str):
-            raise Refused(ART_2A, "mode must be a string")
+            raise Refused(ART_2A, "mode must be a string", zh="模式須為文字")
         for kind in ("foreign", "unreadable"):
             if kind in payload:
                 integer(payload, kind, ART_2A, 0)
@@ -286,11 +286,15 @@ class ThirteenProcedure(Procedure):
         # Kinds and bounds (by, cards 10..42) are the declared parameters' (game.py).
         if payload["by"] == "player":
             if "player" not in payload:
-                raise Refused(ART_2A, "player must be a non-empty string")
+                raise Refused(ART_2A, "player must be a non-empty string", zh="玩家名稱不可留空")
         elif not payload.get("players_declined", False):
-            raise Refused(ART_2A, "the dealer cuts only when no player will")
+            raise Refused(
+                ART_2A,
+                "the dealer cuts only when no player will",
+                zh="只有在無玩家願意割牌時才由荷官割牌",
+            )
         if not payload["one_hand"]:
-            raise Refused(ART_2A, "the cut is made with one hand only")
+            raise Refused(ART_2A, "the cut is made with one hand only", zh="割牌只可用一隻手")
 
     def _apply_confirm_cut(self, payload: Mapping[str, Any], now: float) -> None:
         self.cut = {
@@ -311,20 +315,29 @@ class ThirteenProcedure(Procedure):
         # one (Art. 3: the four seats include the banker's, players bet on the other three).
         seat = int(payload[key])
         if seat == BANKER_SEAT and self.banker_game:
-            raise Refused(ART_3, "seat 0 is the banker's: players bet on seats 1-3")
+            raise Refused(
+                ART_3,
+                "seat 0 is the banker's: players bet on seats 1-3",
+                zh="第0門是莊家的：閒家在第 1-3 門下注",
+            )
         return seat
 
     def _check_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
         seat = self._seat(payload, "seat", ART_3)
         units = payload["units"]
         if self.units is not None and units not in self.units:
-            raise Refused(ART_11, f"a bet is {', '.join(map(str, self.units))} units, not {units}")
+            raise Refused(
+                ART_11,
+                f"a bet is {', '.join(map(str, self.units))} units, not {units}",
+                zh=f"每次投注為 {'、'.join(map(str, self.units))} 注，不是 {units} 注",
+            )
         if not self.banker_game:
             self._one_player_a_seat(payload["player"], seat)
             if self._rules.stakes == "per-point" and units != 1:
                 raise Refused(
                     HK_STAKES,
                     "money per point (1分×元): a seat is taken with one unit, the points pay",
+                    zh="每分×元：每門以一注入座，按分數賠付",
                 )
 
     def _one_player_a_seat(self, player: str, seat: int) -> None:
@@ -332,9 +345,17 @@ class ThirteenProcedure(Procedure):
         (003 way 3, 4人分別比牌)."""
         for bet in self.bets:
             if bet["seat"] == seat and bet["player"] != player:
-                raise Refused(HK_SCORING, f"seat {seat} is {bet['player']}'s: one player a seat")
+                raise Refused(
+                    HK_SCORING,
+                    f"seat {seat} is {bet['player']}'s: one player a seat",
+                    zh=f"第{seat}門屬於 {bet['player']}：每門一名玩家",
+                )
             if bet["seat"] != seat and bet["player"] == player:
-                raise Refused(HK_SCORING, f"{player} plays seat {bet['seat']}: one seat a player")
+                raise Refused(
+                    HK_SCORING,
+                    f"{player} plays seat {bet['seat']}: one seat a player",
+                    zh=f"{player} 已玩第{bet['seat']}門：每名玩家一門",
+                )
 
     def _check_move_bet(self, payload: Mapping[str, Any], now: float) -> None:
         super()._check_move_bet(payload, now)
@@ -342,7 +363,11 @@ class ThirteenProcedure(Procedure):
             target = self._seat(payload, "to_seat", ART_2C)
             taken = next((b["player"] for b in self.bets if b["seat"] == target), None)
             if taken is not None:
-                raise Refused(HK_SCORING, f"seat {target} is {taken}'s: one player a seat")
+                raise Refused(
+                    HK_SCORING,
+                    f"seat {target} is {taken}'s: one player a seat",
+                    zh=f"第{target}門屬於 {taken}：每門一名玩家",
+                )
 
     def _apply_place_bet(self, payload: Mapping[str, Any], now: float) -> None:
         old = self._find_bet(payload["player"], payload["seat"])
@@ -367,11 +392,23 @@ class ThirteenProcedure(Procedure):
         player = payload["player"]
         highest = self.highest_bettor()
         if highest is None:
-            raise Refused(ART_2B, "no bets: the highest bettor shakes, and there is none")
+            raise Refused(
+                ART_2B,
+                "no bets: the highest bettor shakes, and there is none",
+                zh="沒有投注：由投注最高者搖骰，現時沒有",
+            )
         if player != highest:
-            raise Refused(ART_2B, f"{highest} is the highest bettor and shakes, not {player}")
+            raise Refused(
+                ART_2B,
+                f"{highest} is the highest bettor and shakes, not {player}",
+                zh=f"投注最高的是 {highest}，由他搖骰，不是 {player}",
+            )
         if not self.banker_game and len(self.played_seats()) < 2:
-            raise Refused(HK_SCORING, "each against each: at least two seats play")
+            raise Refused(
+                HK_SCORING,
+                "each against each: at least two seats play",
+                zh="四人對比：至少兩門參與",
+            )
 
     def _apply_shake_dice(self, payload: Mapping[str, Any], now: float) -> None:
         self.bets_closed = True
@@ -401,12 +438,14 @@ class ThirteenProcedure(Procedure):
         # A misread: a card went past the reader unread (the wire names none).
         if flag(payload, "misread", ART_2B, False):
             if payload.get("card") is not None:
-                raise Refused(ART_2B, "a misread names no card")
+                raise Refused(ART_2B, "a misread names no card", zh="誤讀不註明牌")
         elif not isinstance(payload.get("card"), str):
-            raise Refused(ART_2B, "card must be a string")
+            raise Refused(ART_2B, "card must be a string", zh="牌須為文字")
         if self.override is not None:
             raise Refused(
-                ART_4, f"card #{self.override['index']} waits for a supervisor's decision"
+                ART_4,
+                f"card #{self.override['index']} waits for a supervisor's decision",
+                zh=f"第{self.override['index']}張牌待主任決定",
             )
         flag(payload, "face_up", ART_4, False)
         if "index" in payload:
@@ -444,7 +483,7 @@ class ThirteenProcedure(Procedure):
         for raw in payload["cards"]:
             card = _card_name(raw)
             if card not in dealt:
-                raise Refused(ART_4, f"{raw!r} has not been dealt")
+                raise Refused(ART_4, f"{raw!r} has not been dealt", zh=f"{raw!r} 尚未派出")
 
     def _apply_correct_misdeal(self, payload: Mapping[str, Any], now: float) -> None:
         fixed = [d for d in self.dealt if d["card"] in {_card_name(c) for c in payload["cards"]}]
@@ -458,14 +497,22 @@ class ThirteenProcedure(Procedure):
         raw = payload["card"]
         if self.misread is None:
             # Only what the reader could not name is entered by hand: a card it read stands.
-            raise Refused(ART_4, "no misread card is waiting: the reader's reads are not edited")
+            raise Refused(
+                ART_4,
+                "no misread card is waiting: the reader's reads are not edited",
+                zh="沒有誤讀待輸入的牌：讀牌器讀出的牌不可修改",
+            )
         if self.override is not None:
-            raise Refused(ART_4, "a proposal is already pending a supervisor's decision")
+            raise Refused(
+                ART_4,
+                "a proposal is already pending a supervisor's decision",
+                zh="已有提議待主任決定",
+            )
         card = _card_name(raw)
         if card is None:
-            raise Refused(ART_4, f"{raw!r} is not one card")
+            raise Refused(ART_4, f"{raw!r} is not one card", zh=f"{raw!r} 不是一張牌")
         if self.is_dealt(card):
-            raise Refused(ART_4, f"{card} has already been dealt")
+            raise Refused(ART_4, f"{card} has already been dealt", zh=f"「{card}」已經派出")
 
     def _apply_propose_card(self, payload: Mapping[str, Any], now: float) -> None:
         misread = need(self.misread)
@@ -483,12 +530,24 @@ class ThirteenProcedure(Procedure):
     def _check_override(self, pending: Mapping[str, Any], now: float) -> None:
         if pending["kind"] == "correct_arrangement":
             if self.arrangements.get(pending["seat"]) != pending["placed"]:
-                raise Refused(ART_8, f"seat {pending['seat']}'s placement changed since")
+                raise Refused(
+                    ART_8,
+                    f"seat {pending['seat']}'s placement changed since",
+                    zh=f"第{pending['seat']}門的排牌在提議後已改變",
+                )
             return
         if len(self.dealt) + 1 != pending["index"]:
-            raise Refused(ART_4, f"card #{pending['index']} is no longer the one due")
+            raise Refused(
+                ART_4,
+                f"card #{pending['index']} is no longer the one due",
+                zh=f"第{pending['index']}張已不是應派的牌",
+            )
         if self.is_dealt(pending["card"]):
-            raise Refused(ART_4, f"{pending['card']} has already been dealt")
+            raise Refused(
+                ART_4,
+                f"{pending['card']} has already been dealt",
+                zh=f"「{pending['card']}」已經派出",
+            )
 
     def _apply_override(self, pending: Mapping[str, Any], now: float) -> None:
         if pending["kind"] == "correct_arrangement":
@@ -527,12 +586,20 @@ class ThirteenProcedure(Procedure):
 
     def _check_void_deal_now(self, now: float) -> None:
         if self._misdeal_on_record() is None:
-            raise Refused(ART_4, "no misdeal on record: dealt cards are corrected, not voided")
+            raise Refused(
+                ART_4,
+                "no misdeal on record: dealt cards are corrected, not voided",
+                zh="沒有記錄在案的派牌失誤：已派的牌應更正，不應作廢",
+            )
 
     def _check_void_deal(self, payload: Mapping[str, Any], now: float) -> None:
         text(payload, "reason", ART_4)
         if self.override is not None:
-            raise Refused(ART_4, f"a {self.override['kind']} proposal is pending: decide it first")
+            raise Refused(
+                ART_4,
+                f"a {self.override['kind']} proposal is pending: decide it first",
+                zh=f"有待決定的提議（{self.override['kind']}）：請先作決定",
+            )
         self._check_void_deal_now(now)
 
     def _apply_void_deal(self, payload: Mapping[str, Any], now: float) -> None:
@@ -566,19 +633,33 @@ class ThirteenProcedure(Procedure):
             names = [_card_name(c) for c in payload[row]]
             bad = [str(c) for c, n in zip(payload[row], names, strict=True) if n is None]
             if bad:
-                raise Refused(ART_7, f"{row}: {', '.join(bad)} is not a card (e.g. As, Td, 9h)")
+                raise Refused(
+                    ART_7,
+                    f"{row}: {', '.join(bad)} is not a card (e.g. As, Td, 9h)",
+                    zh=f"{_ROW_ZH[row]}：「{', '.join(bad)}」不是牌（例如 As、Td、9h）",
+                )
             if len(names) != ROW_SIZES[row]:
-                raise Refused(ART_7, f"{row} must be {ROW_SIZES[row]} cards, not {len(names)}")
+                raise Refused(
+                    ART_7,
+                    f"{row} must be {ROW_SIZES[row]} cards, not {len(names)}",
+                    zh=f"{_ROW_ZH[row]}須為 {ROW_SIZES[row]} 張牌，不是 {len(names)} 張",
+                )
             rows[row] = names  # type: ignore[assignment]  # no None in it: refused above
         placed = [*rows["head"], *rows["middle"], *rows["tail"]]
         hand = self.seat_cards(seat)
         # The hand is open: naming its cards (or one not in it) tells nobody anything new.
         strangers = [c for c in placed if c not in hand]
         if strangers:
-            raise Refused(ART_7, f"{', '.join(strangers)} is not in seat {seat}'s open hand")
+            raise Refused(
+                ART_7,
+                f"{', '.join(strangers)} is not in seat {seat}'s open hand",
+                zh=f"「{', '.join(strangers)}」不在第{seat}門已開的牌中",
+            )
         twice = sorted({c for c in placed if placed.count(c) > 1})
         if twice:
-            raise Refused(ART_7, f"{', '.join(twice)} is placed twice")
+            raise Refused(
+                ART_7, f"{', '.join(twice)} is placed twice", zh=f"「{', '.join(twice)}」放了兩次"
+            )
         return rows
 
     def is_open(self, seat: int) -> bool:
@@ -613,11 +694,21 @@ class ThirteenProcedure(Procedure):
     def _check_player_arranged(self, payload: Mapping[str, Any], now: float) -> None:
         seat = self._seat(payload, "seat", ART_3)
         if seat not in self.played_seats():
-            raise Refused(ART_3, f"no bet on seat {seat}: its cards are not played")
+            raise Refused(
+                ART_3,
+                f"no bet on seat {seat}: its cards are not played",
+                zh=f"第{seat}門沒有投注：其牌不參與",
+            )
         if seat in self.arranged:
-            raise Refused(ART_2D, f"seat {seat} has already said it is arranged")
+            raise Refused(
+                ART_2D, f"seat {seat} has already said it is arranged", zh=f"第{seat}門已表示排好牌"
+            )
         if now >= need(self.deadline):
-            raise Refused(ART_2D, "the five minutes are over: a player not done loses")
+            raise Refused(
+                ART_2D,
+                "the five minutes are over: a player not done loses",
+                zh="五分鐘已過：未排好牌者作輸",
+            )
 
     def _apply_player_arranged(self, payload: Mapping[str, Any], now: float) -> None:
         seat = payload["seat"]
@@ -627,11 +718,21 @@ class ThirteenProcedure(Procedure):
     def _check_open_hand(self, payload: Mapping[str, Any], now: float) -> None:
         seat = self._seat(payload, "seat", ART_8)
         if seat not in self.played_seats():
-            raise Refused(ART_8, f"no bet on seat {seat}: its cards are not played")
+            raise Refused(
+                ART_8,
+                f"no bet on seat {seat}: its cards are not played",
+                zh=f"第{seat}門沒有投注：其牌不參與",
+            )
         if seat in self.late:
-            raise Refused(ART_2D, f"seat {seat} was not done at the bell: it loses unopened")
+            raise Refused(
+                ART_2D,
+                f"seat {seat} was not done at the bell: it loses unopened",
+                zh=f"第{seat}門鈴響時未排好：不開牌作輸",
+            )
         if seat in self.opened_hands:
-            raise Refused(ART_8, f"seat {seat}'s hand is already open")
+            raise Refused(
+                ART_8, f"seat {seat}'s hand is already open", zh=f"第{seat}門的牌已經打開"
+            )
 
     def _apply_open_hand(self, payload: Mapping[str, Any], now: float) -> None:
         seat = payload["seat"]
@@ -643,13 +744,22 @@ class ThirteenProcedure(Procedure):
         if seat != BANKER_SEAT or not self.banker_game:
             seat = self._seat(payload, "seat", ART_3)
             if seat not in self.played_seats():
-                raise Refused(ART_3, f"no bet on seat {seat}: its cards are not played")
+                raise Refused(
+                    ART_3,
+                    f"no bet on seat {seat}: its cards are not played",
+                    zh=f"第{seat}門沒有投注：其牌不參與",
+                )
             if seat in self.late:
-                raise Refused(ART_2D, f"seat {seat} was not done at the bell: it loses unopened")
+                raise Refused(
+                    ART_2D,
+                    f"seat {seat} was not done at the bell: it loses unopened",
+                    zh=f"第{seat}門鈴響時未排好：不開牌作輸",
+                )
         if not self.is_open(seat):
             raise Refused(
                 ART_2D,
                 f"{self._whose(seat)} hand is not open yet: its cards are placed once it is opened",
+                zh=f"{self._whose_zh(seat)}的牌尚未打開：打開後才可排入三道",
             )
         if seat in self.arrangements:
             # Art. 2(d): the banker arranges again only until the players take their cards;
@@ -658,11 +768,15 @@ class ThirteenProcedure(Procedure):
                 ART_2D if seat == BANKER_SEAT and self.banker_game else ART_8,
                 f"{self._whose(seat)} open hand is placed and final: a correction is a "
                 "supervisor's, approved by a second supervisor",
+                zh=f"{self._whose_zh(seat)}已開的牌已排入三道，不可再改：更正須由一位主任提出、另一位主任批准",
             )
         self._rows(payload, seat)
 
     def _whose(self, seat: int) -> str:
         return "the banker's" if seat == BANKER_SEAT and self.banker_game else f"seat {seat}'s"
+
+    def _whose_zh(self, seat: int) -> str:
+        return "莊家" if seat == BANKER_SEAT and self.banker_game else f"第{seat}門"
 
     def _apply_enter_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
         seat = payload["seat"]
@@ -683,15 +797,25 @@ class ThirteenProcedure(Procedure):
     def _check_correct_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
         text(payload, "reason", ART_8)
         if self.override is not None:
-            raise Refused(ART_8, f"a {self.override['kind']} proposal is pending: decide it first")
+            raise Refused(
+                ART_8,
+                f"a {self.override['kind']} proposal is pending: decide it first",
+                zh=f"有待決定的提議（{self.override['kind']}）：請先作決定",
+            )
         seat = int(payload["seat"])
         if seat not in self.arrangements:
             raise Refused(
-                ART_8, f"{self._whose(seat)} hand is not placed: the dealer places it once open"
+                ART_8,
+                f"{self._whose(seat)} hand is not placed: the dealer places it once open",
+                zh=f"{self._whose_zh(seat)}的牌尚未排入三道：由荷官在開牌後排入",
             )
         rows = self._rows(payload, seat)
         if rows == self.arrangements[seat]:
-            raise Refused(ART_8, f"{self._whose(seat)} hand is placed so already")
+            raise Refused(
+                ART_8,
+                f"{self._whose(seat)} hand is placed so already",
+                zh=f"{self._whose_zh(seat)}的牌已是這樣排的",
+            )
 
     def _apply_correct_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
         seat = payload["seat"]
@@ -711,11 +835,19 @@ class ThirteenProcedure(Procedure):
         seat = self._seat(payload, "seat", ART_5)
         adviser = payload["player"]
         if self._find_bet(adviser, seat) is None:
-            raise Refused(ART_5, f"{adviser} has no bet on seat {seat}: only its bettors advise")
+            raise Refused(
+                ART_5,
+                f"{adviser} has no bet on seat {seat}: only its bettors advise",
+                zh=f"{adviser} 沒有在第{seat}門下注：只有該門的投注者可提建議",
+            )
         if self.holder(seat) == adviser:
-            raise Refused(ART_5, f"{adviser} holds seat {seat}'s cards: the others advise")
+            raise Refused(
+                ART_5,
+                f"{adviser} holds seat {seat}'s cards: the others advise",
+                zh=f"{adviser} 持有第{seat}門的牌：由其他人提建議",
+            )
         if seat in self.arranged:
-            raise Refused(ART_5, f"seat {seat} has already arranged")
+            raise Refused(ART_5, f"seat {seat} has already arranged", zh=f"第{seat}門已排好牌")
 
     def _apply_advise_holder(self, payload: Mapping[str, Any], now: float) -> None:
         seat = payload["seat"]
@@ -726,7 +858,11 @@ class ThirteenProcedure(Procedure):
     def _check_cards_away(self, payload: Mapping[str, Any], now: float) -> None:
         seat = int(payload["seat"])
         if payload["what"] == "other_seat" and self.holder(seat) == payload["player"]:
-            raise Refused(ART_3, f"{payload['player']} holds seat {seat}: those are their cards")
+            raise Refused(
+                ART_3,
+                f"{payload['player']} holds seat {seat}: those are their cards",
+                zh=f"{payload['player']} 持有第{seat}門：那是他自己的牌",
+            )
 
     def _apply_cards_away(self, payload: Mapping[str, Any], now: float) -> None:
         # Recorded for the pit: the table cannot see a hand leave; a supervisor may void.
@@ -741,7 +877,11 @@ class ThirteenProcedure(Procedure):
 
     def _check_timer_expired(self, payload: Mapping[str, Any], now: float) -> None:
         if now < need(self.deadline):
-            raise Refused(ART_2D, f"the five minutes end at {self.deadline}, not yet at {now}")
+            raise Refused(
+                ART_2D,
+                f"the five minutes end at {self.deadline}, not yet at {now}",
+                zh=f"五分鐘於 {self.deadline} 結束，現在（{now}）未到",
+            )
 
     def _apply_timer_expired(self, payload: Mapping[str, Any], now: float) -> None:
         self.late = [s for s in self.played_seats() if s not in self.arranged]
@@ -757,14 +897,24 @@ class ThirteenProcedure(Procedure):
     def _check_settle_round(self, payload: Mapping[str, Any], now: float) -> None:
         if self.override is not None:
             raise Refused(
-                ART_8, f"a {self.override['kind']} proposal is pending: a supervisor decides first"
+                ART_8,
+                f"a {self.override['kind']} proposal is pending: a supervisor decides first",
+                zh=f"有待決定的提議（{self.override['kind']}）：須先由主任決定",
             )
         waiting = self._to_place()
         if waiting:
             unopened = [s for s in waiting if not self.is_open(s)]
             if unopened:
-                raise Refused(ART_8, f"open seat {unopened[0]}'s hand first, then place its cards")
-            raise Refused(ART_7, f"seat {waiting[0]}'s open cards are not yet placed in rows")
+                raise Refused(
+                    ART_8,
+                    f"open seat {unopened[0]}'s hand first, then place its cards",
+                    zh=f"請先打開第{unopened[0]}門的牌，然後排入三道",
+                )
+            raise Refused(
+                ART_7,
+                f"seat {waiting[0]}'s open cards are not yet placed in rows",
+                zh=f"第{waiting[0]}門已開的牌尚未排入三道",
+            )
 
     def _apply_settle_round(self, payload: Mapping[str, Any], now: float) -> None:
         if self.banker_game:
@@ -927,6 +1077,10 @@ class ThirteenProcedure(Procedure):
 
 def _odd_cards(payload: Mapping[str, Any]) -> dict[str, int]:
     return {k: payload[k] for k in ("foreign", "unreadable") if payload.get(k)}
+
+
+# A row's name in a Chinese refusal.
+_ROW_ZH = {"head": "頭道", "middle": "中道", "tail": "尾道"}
 
 
 # The rules engine's name of one card, or None when the text is not exactly one card: the
