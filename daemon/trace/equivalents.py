@@ -23,4 +23,12 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     "can deal a card while the proposal waits: the reader's cards are refused then (Art. 4, "
     "`_check_card_read`), a void of the deal is refused until the proposal is decided, and a "
     "void of the round clears the proposal with the round.",
+    (
+        "Portaria 51/89/M Art. 8",
+        "daemon.procedures.thirteen.procedure:ThirteenProcedure._check_override",
+    ): "It re-checks, at the approval, that the placed hand a supervisor proposed to correct "
+    "is still placed as it was. Nothing can place it otherwise while the proposal waits: a "
+    "placed hand is final (`_check_enter_arrangement` refuses it), one proposal waits at a "
+    "time (`_check_correct_arrangement` refuses a second), and a void of the round clears the "
+    "proposal with the round.",
 }

@@ -20,6 +20,7 @@ from procedure_drive import (
     tile_groups,
 )
 
+from daemon.api.views import console_snapshot
 from daemon.procedures.visibility import Seen, redact_state
 
 ART = "Portaria 15/90/M Art."
@@ -251,6 +252,12 @@ def test_four_hands_keep_the_other_half_for_the_next_round() -> None:
     refused = table.refused("open_hand", DEALER, {"seat": 0, **good_setting(reused)})
     assert refused.violation is not None
     paigow_open(table, {0: groups[6], 1: groups[4], 2: groups[5]})
+    # The console's table, as a dealer is served it: each hand of the second half is open
+    # from its opening, by Pai Gow's rule.
+    view = console_snapshot(table.proc.snapshot(), now=table.now, wall_now=1_796_000_000.0)
+    served = redact_state("paigow", view, "dealer")
+    for seat, group in ((0, groups[6]), (1, groups[4]), (2, groups[5])):
+        assert sorted(served["seats"][seat]["cards"]) == sorted(group), seat
     table.ok("settle_round", DEALER)
     table.ok("next_round", DEALER)
     assert table.proc.phase == "BANK_OFFER"

@@ -158,14 +158,20 @@ def test_a_bet_moves_only_from_its_seat_to_another_before_the_shake() -> None:
 
 @pytest.mark.article("51/89/M", "2(b)")
 def test_the_shoe_readers_report_is_a_card_or_a_misread() -> None:
-    """Art. 2(b): the deal is the reader's cards in order; a report that is neither one card
-    (a string) nor a misread naming none, or whose index is not a number, is refused."""
+    """Art. 2(b): the deal is the reader's cards in order, after the dice; a report that is
+    neither one card (a string) nor a misread naming none, or whose index is not a number, is
+    refused, and so is a card read before the dice name the first seat."""
     table = thirteen_table()
     thirteen_to_betting(table)
     thirteen_bets(table)
+    shoe = device("shoe_reader")
+    early = table.refused("card_read", shoe, {"card": "As"}).violation
+    assert early is not None and (early.article, early.reason) == (
+        "Portaria 51/89/M Art. 2(b)",
+        "card_read is not allowed in phase BETTING",
+    )
     table.ok("shake_dice", DEALER, {"player": "P1"})
     table.ok("dice_landed", device("dice_shaker"), {"dice": [2, 2, 2, 2]})
-    shoe = device("shoe_reader")
     for wrong in (
         {"card": 5},
         {"misread": True, "card": "As"},
@@ -390,3 +396,20 @@ def test_a_restart_during_a_redeal_is_held_for_a_supervisor() -> None:
     held = table.ok("recovered", "system", {"stopped": "clean"})
     assert held.events[0].payload["held"] is True
     assert table.proc.phase == "HOLD"
+
+
+@pytest.mark.article("003", "way 3 stakes")
+def test_a_points_table_whose_minimum_is_above_one_unit_does_not_start() -> None:
+    """「1分×元」: with money per point a seat is taken with one unit, so a table of the points
+    way whose minimum bet is above one unit would refuse every seat: its config is refused."""
+    devices = {
+        name: {"port": f"sim://{name}"} for name in ("shuffler", "shoe_reader", "dice_shaker")
+    }
+    table = {"ruleset": "hk-points", "unit": 100}
+    with pytest.raises(ConfigError) as refused:
+        parse_config({"table": {**table, "min_bet": 200}, "devices": devices})
+    assert str(refused.value).endswith(
+        "table.min_bet: 200 is above one unit (100); with money per point a seat is taken "
+        "with one unit"
+    )
+    assert parse_config({"table": {**table, "min_bet": 100}, "devices": devices}).min_bet == 100
