@@ -87,6 +87,15 @@ def test_floor_page(floor: tuple[FloorEnv, FloorProcess, Any]) -> None:
                 expect(page.locator(f"#chart-{chart} svg rect").nth(1)).to_be_attached()
             page.screenshot(path=str(ARTIFACTS / "floor-1920x1080.png"))
 
+            # The charts' range: beyond a day each bar names its day too.
+            bar = page.locator("#chart-rounds svg rect title").first
+            expect(bar).to_have_text(re.compile(r" · \d\dh: \d+$"))
+            page.select_option("#f-hours", "168")
+            expect(bar).to_have_text(re.compile(r" · \d\d-\d\d \d\dh: \d+$"))
+            page.select_option("#f-hours", "1")
+            expect(bar).to_have_text(re.compile(r" · \d\dh: \d+$"))
+            page.select_option("#f-hours", "24")
+
             # Filters: pit B is T03 only (tests' config); the chain filter is T05 alone.
             page.select_option("#f-pit", "Pit B")
             expect(page.locator(".tile")).to_have_count(1)

@@ -128,6 +128,10 @@ function renderFilters() {
 }
 
 for (const id of ["f-pit", "f-game", "f-state"]) $(id).addEventListener("change", renderTiles);
+$("f-hours").addEventListener("change", () => {
+  clearTimeout(state.chartsTimer);
+  loadCharts();
+});
 
 function shown(t) {
   const pit = $("f-pit").value, game = $("f-game").value, st = $("f-state").value;
@@ -476,12 +480,19 @@ function stackedBars(container, rows, xKey, seriesKey, xLabel) {
   container.replaceChildren(svg);
 }
 
-const hourLabel = (iso) => new Date(iso).toISOString().slice(11, 13) + "h";
+// An hour's bar: its hour within a day's range, its day and hour beyond (UTC, as the lines).
+const hourLabel = (iso) => {
+  const when = new Date(iso).toISOString();
+  const hour = when.slice(11, 13) + "h";
+  return Number($("f-hours").value) > 24 ? `${when.slice(5, 10)} ${hour}` : hour;
+};
 
+// The charts cover the range the pit chose (the last N hours before the newest line).
 async function loadCharts() {
   state.chartsTimer = null;
-  const { status, body } = await api("/api/charts?hours=24");
-  if (status !== 200) return;
+  const hours = $("f-hours").value;
+  const { status, body } = await api(`/api/charts?hours=${encodeURIComponent(hours)}`);
+  if (status !== 200 || $("f-hours").value !== hours) return;  // a newer choice is on its way
   stackedBars($("chart-violations"), body.violations_per_article_hour, "hour", "article", hourLabel);
   stackedBars($("chart-faults"), body.faults_per_model, "model", "kind", (m) => m);
   stackedBars($("chart-rounds"), body.rounds_per_table_hour, "hour", "table", hourLabel);
