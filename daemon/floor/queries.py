@@ -10,7 +10,13 @@ from typing import Any
 
 from daemon.api.tokens import Principal
 from daemon.floor.integrity import INTEGRITY_KINDS
-from daemon.floor.redact import sees_raw_lines, visible_alert, visible_payload, visible_row
+from daemon.floor.redact import (
+    blotted,
+    sees_raw_lines,
+    visible_alert,
+    visible_payload,
+    visible_row,
+)
 from daemon.floor.sentences import phase_said
 from daemon.floor.store import Store, dumps
 
@@ -111,11 +117,17 @@ async def report(store: Store, since: datetime, until: datetime) -> dict[str, li
             "ORDER BY started_at, table_id",
             span,
         ),
-        "floor_actions": await store.query(
-            "SELECT id, at, actor, role, action, target, outcome, note FROM floor_actions "
-            "WHERE at >= %s AND at < %s ORDER BY id",
-            span,
-        ),
+        # A person's acknowledgement note may name a card; of no known round: as in play.
+        "floor_actions": [
+            {**row, "note": blotted(row["note"])}
+            if row["action"] == "acknowledge" and isinstance(row["note"], str)
+            else row
+            for row in await store.query(
+                "SELECT id, at, actor, role, action, target, outcome, note FROM floor_actions "
+                "WHERE at >= %s AND at < %s ORDER BY id",
+                span,
+            )
+        ],
         # The report's readers (audit, admin, and whoever reads the database) see closed
         # rounds whole: an alert's digests are in it once the round of its line is closed.
         "chain_alerts": [

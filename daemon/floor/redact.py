@@ -21,7 +21,7 @@ from typing import Any
 
 from daemon.procedures.visibility import HIDDEN, REVIEW, audience, redact_record
 
-__all__ = ["HIDDEN", "sees_raw_lines", "visible_alert", "visible_payload", "visible_row"]
+__all__ = ["HIDDEN", "blotted", "sees_raw_lines", "visible_alert", "visible_payload", "visible_row"]
 
 
 def sees_raw_lines(role: str, round_closed: bool = False) -> bool:
@@ -47,8 +47,9 @@ def visible_payload(
 
 # A row's free text, written by the table or a person, that may name a card or tile: a
 # violation's or an override's reason ("Qh has already been dealt", "3d seen on camera 3"), a
-# device's fault, a held table's reason.
-TEXTS = ("reason", "fault")
+# device's fault, a held table's reason, the note a person typed acknowledging it ("confirmed
+# on camera: Qh to seat 3").
+TEXTS = ("reason", "fault", "ack_note")
 # The columns a query adds for `visible_row` (queries.judged), taken off the row it serves.
 ROUND_CLOSED, TABLE_GAME = "round_closed", "table_game"
 
@@ -69,6 +70,13 @@ def visible_row(row: dict[str, Any], role: str | None) -> dict[str, Any]:
     return row
 
 
+def blotted(text: str) -> str:
+    """Free text of no known round or game (a note on a chain alert, a floor action's note)
+    with every card or tile it names blotted out, as for a round in play."""
+    shown, _ = visible_payload("", "", {"text": text}, False)
+    return str(shown["text"])
+
+
 # The keys of an alert's details that carry a line's SHA-256 (the line's own or its `prev`).
 DIGEST_DETAILS = frozenset(
     {"next_prev", "stored_hash", "received_hash", "expected_prev", "prev", "hash"}
@@ -85,6 +93,8 @@ def visible_alert(alert: dict[str, Any], role: str | None) -> dict[str, Any]:
     closed = bool(shown.pop("line_closed", False))
     if role is not None and sees_raw_lines(role, closed):
         return shown
+    if isinstance(shown.get("ack_note"), str):  # a person's note may name a card: as in play
+        shown["ack_note"] = blotted(shown["ack_note"])
     details = shown.get("details")
     if (
         shown.get("expected_hash")

@@ -12,10 +12,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 import websockets
 
 from daemon.floor.localservers import NatsServer, PostgresCluster
+from daemon.floor.redact import blotted, visible_alert, visible_row
 from daemon.floor.synthetic import SyntheticTable
 from daemon.procedures.thirteen.visibility import CARD_PATTERN
 from daemon.procedures.visibility import HIDDEN
@@ -123,3 +125,46 @@ def test_a_card_named_in_free_text_is_served_as_the_tables_rule_says(
         assert all(CARD.search(t) for t in closed) and all(HIDDEN in t for t in in_play)
         closed, in_play = _texts(report["device_faults"], "fault", second)
         assert all(CARD.search(t) for t in closed) and all(HIDDEN in t for t in in_play)
+
+
+NOTE = "confirmed on camera: qh to seat 3, then Q♥ and 10♠ as ad-hoc check"
+
+
+def test_a_persons_note_is_blotted_as_the_reason_it_answers() -> None:
+    row = {"reason": "Qh has already been dealt", "ack_note": "confirmed on camera: Qh to seat 3"}
+    shown = visible_row(row, "pit")
+    assert shown["reason"] == f"{HIDDEN} has already been dealt"
+    assert shown["ack_note"] == f"confirmed on camera: {HIDDEN} to seat 3"
+    # Typed in lower case or with suit symbols, a card is a card; ordinary words stay.
+    assert blotted(NOTE) == (
+        f"confirmed on camera: {HIDDEN} to seat 3, then {HIDDEN} and {HIDDEN} as ad-hoc check"
+    )
+    for words in ("as ad ah the 5th at 4th is", "10th", "kc1", "Ah, the dealer"):
+        assert blotted(words) == words.replace("Ah", HIDDEN), words  # "Ah" as today
+    alert = visible_alert({"ack_note": "Kd seen", "line_closed": True}, "pit")
+    assert alert["ack_note"] == f"{HIDDEN} seen"
+
+
+def test_an_acknowledgement_note_names_no_card_of_a_round_in_play(
+    floor: tuple[FloorEnv, FloorProcess, int, list[dict[str, Any]]],
+) -> None:
+    env, process, second, _ = floor
+    [row, *_] = [r for r in env.get(process, "/api/violations", role="pit") if r["seq"] >= second]
+    done = httpx.post(
+        f"{process.url}/api/violations/T01/{row['seq']}/acknowledge",
+        json={"note": NOTE},
+        headers={"Authorization": f"Bearer {env.tokens['pit']}"},
+        timeout=30,
+    )
+    assert done.status_code == 200, done.text
+    assert not CARD.search(done.json()["ack_note"]), done.json()
+    for role in ("pit", "surveillance", "audit", "admin"):
+        [served] = [
+            r for r in env.get(process, "/api/violations", role=role) if r["seq"] == row["seq"]
+        ]
+        assert HIDDEN in served["ack_note"] and not CARD.search(served["ack_note"]), (role, served)
+    report = env.get(
+        process, "/api/report", role="audit", since="2000-01-01T00:00", until="2100-01-01T00:00"
+    )
+    [action] = [a for a in report["floor_actions"] if a["action"] == "acknowledge"]
+    assert HIDDEN in action["note"] and not CARD.search(action["note"]), action

@@ -19,8 +19,9 @@ from typing import Any
 
 from daemon.procedures.spec import BANKER, Opens, Revealed, Seat, Visibility
 
-# A card as the rules engine names it (`daemon.rules.cards`: "As", "Td"), or as typed ("10H").
-CARD_PATTERN = r"\b(?:10|[2-9TJQKA])[cdhsCDHS]\b"
+# A card as the rules engine names it (`daemon.rules.cards`: "As", "Td"), or as a person types it
+# ("10H", "qh", "Q♥", "10♠"). A lower case ace is left out: "as", "ad", "ah" are words.
+CARD_PATTERN = r"\b(?:10|[2-9TJQKAtjqk])[cdhsCDHS♣♦♥♠♧♢♡♤](?!\w)"
 
 
 def declare(*, banker_seat: int, rows: Sequence[str]) -> Visibility:
