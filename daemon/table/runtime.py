@@ -532,9 +532,16 @@ class Table(OperatorFacade):
                         "reason_zh": event.payload.get("reason_zh"),
                     }
                 )
+                # The system log is read by whoever reads journald: the reason ("Qh has
+                # already been dealt") may name a face-down card, so it stays in the journal
+                # (and the API, which serves it by the visibility rule); docs/operations.md.
                 self.log.warning(
                     "table.violation",
-                    **{k: v for k, v in event.payload.items() if k not in ("event", "level")},
+                    seq=fed.seq,
+                    article=article,
+                    action=event.payload.get("action"),
+                    actor=event.payload.get("actor"),
+                    phase=event.payload.get("phase"),
                 )
             elif event.name in ("table.tilted", "table.held"):
                 self.stats.faults_by_device[str(event.payload.get("device"))] += 1

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -12,6 +13,10 @@ import pytest
 import structlog
 
 from daemon.logging import configure_logging, get_logger
+from simulators.world import forget_world
+from tests.daemon.cli_support import journal_lines
+from tests.scenarios.scenario_support import make_table, new_world, table_config, until
+from tests.scenarios.test_rounds import draw, play_until, quiet_autoplay, thirteen_of
 
 
 @pytest.fixture(autouse=True)
@@ -131,3 +136,52 @@ def test_the_state_machine_library_does_not_narrate_each_callback_at_info() -> N
     )
     assert "transitions.core" in out.getvalue().split("a real problem", 1)[1]
     logging.getLogger("transitions").setLevel(logging.NOTSET)
+
+
+def test_a_refusal_naming_a_face_down_card_does_not_name_it_in_the_system_log(
+    tmp_path: Path,
+) -> None:
+    """Whoever reads journald is no role the table serves cards to: a refused entry of a card
+    already dealt ("Qh has already been dealt", a face-down card) is logged by its seq,
+    article, action and phase; its reason stays in the journal (docs/operations.md)."""
+    out = io.StringIO()
+    configure_logging("info", json=True, stream=out, cache=False)
+    key, world = new_world()
+    table, _ = make_table(table_config(tmp_path / "j", world=key))
+
+    async def main() -> str:
+        await table.start()
+        try:
+            player = quiet_autoplay(table, key, entered_share=1.0)
+            await play_until(player, "DEALING")
+            proc = thirteen_of(table)
+            await draw(player, 3)
+            world.inject("shoe_reader", "misread")
+            await player._thirteen_step("DEALING")  # the reader misses card #4: a TILT
+            await until(table, lambda: proc.phase == "TILT", "the TILT")
+            await player.supervise()
+            assert proc.misread is not None and proc.phase == "DEALING"
+            card = str(proc.dealt[0]["card"])  # face down, in play
+            result = await table.act("propose_card", "dealer:D1", "dealer", {"card": card})
+            assert not result["accepted"]
+            return card
+        finally:
+            await table.stop()
+
+    try:
+        card = asyncio.run(main())
+    finally:
+        forget_world(key)
+    refused = [
+        r["payload"] for r in journal_lines(tmp_path / "j") if r["event"] == "table.violation"
+    ]
+    assert refused[-1]["reason"] == f"{card} has already been dealt"  # the journal has it
+    assert card not in out.getvalue() and "already been dealt" not in out.getvalue()
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    [logged] = [r for r in records if r["event"] == "table.violation"]
+    assert (logged["action"], logged["article"], logged["phase"]) == (
+        "propose_card",
+        refused[-1]["article"],
+        "DEALING",
+    )
+    assert logged["seq"] > 0
