@@ -51,7 +51,7 @@ API_USER = "tabled-api"  # `[api] user`'s default (daemon.config.ApiConfig)
 def ensure_api_user() -> None:
     """As root, `tabled run --http` runs its API process as `tabled-api` and refuses to start
     without it (daemon.api.user): the tests, which run as root in CI, make it once, as an
-    operator would (a system user, no home, no shell)."""
+    operator would (a system user with a group of its own, no home, no shell)."""
     if os.geteuid() != 0:
         return
     try:
@@ -63,7 +63,15 @@ def ensure_api_user() -> None:
     if useradd is None:
         raise pytest.UsageError(f"running as root, the tests need the user {API_USER}: no useradd")
     subprocess.run(
-        [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", API_USER],
+        [
+            useradd,
+            "--system",
+            "--user-group",
+            "--no-create-home",
+            "--shell",
+            "/usr/sbin/nologin",
+            API_USER,
+        ],  # its own group, no one else in it: the journal's lines are shared with it
         check=False,
         capture_output=True,
     )

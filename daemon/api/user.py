@@ -16,13 +16,17 @@ The signing key file, beside the tokens file, is held by the table's process alo
 readable by that user either. What the user may reach is judged from each file's owner, group and
 mode as the kernel does for that uid and its one group (the API process has no other group).
 
-A user that does not exist, or is root's (uid or gid 0), stops `tabled run` before the table
-starts, in one line that says how to make one. When `tabled run` is not root it cannot change
-user: the API process runs as the daemon's own user, as before, and `[api] user` is not used.
+The journal's lines are shared with that user's group, so the user and its group must be its
+own: a user that does not exist, is root's (uid or gid 0), is nobody/nogroup (65534, shared by
+many services), or whose group has any other member (named in the group, or another user's
+primary group) stops `tabled run` before the table starts, in one line that says how to make
+one. When `tabled run` is not root it cannot change user: the API process runs as the daemon's
+own user, as before, and `[api] user` is not used.
 """
 
 from __future__ import annotations
 
+import grp
 import os
 import pwd
 import shutil
@@ -32,6 +36,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from daemon.config import ApiConfig, TableConfig
+
+NOBODY = 65534  # nobody and nogroup: shared by many services
+DEDICATED = (
+    "the API process's user needs a dedicated user and group, which no one else is in; create "
+    "one with `useradd --system --user-group --no-create-home --shell /usr/sbin/nologin {user}`"
+)
 
 
 @dataclass(frozen=True)
@@ -65,12 +75,37 @@ def api_user(api: ApiConfig) -> ApiUser | None:
             f"[api] user {api.user!r} has uid {entry.pw_uid} and gid {entry.pw_gid}: the API "
             "process would keep root's rights; name an unprivileged user"
         )
+    if NOBODY in (entry.pw_uid, entry.pw_gid):
+        raise ApiUserError(
+            f"[api] user {api.user!r} has uid {entry.pw_uid} and gid {entry.pw_gid} (nobody/"
+            "nogroup, shared by many services), and the journal's lines are shared with its "
+            f"group: {DEDICATED.format(user=api.user)}"
+        )
+    others = group_members(entry)
+    if others:
+        raise ApiUserError(
+            f"[api] user {api.user!r}: its group {entry.pw_gid} has other members "
+            f"({', '.join(others)}), and the journal's lines are shared with it: "
+            f"{DEDICATED.format(user=api.user)}"
+        )
     if setpriv() is None:
         raise ApiUserError(
             "setpriv (util-linux) is not installed: tabled runs its API process as [api] user "
             f"{api.user!r} with it when it runs as root"
         )
     return ApiUser(api.user, entry.pw_uid, entry.pw_gid)
+
+
+def group_members(entry: pwd.struct_passwd) -> list[str]:
+    """The users other than `entry` in its primary group: named in the group's entry, or
+    another user's own group."""
+    try:
+        named = set(grp.getgrgid(entry.pw_gid).gr_mem)
+    except KeyError:
+        named = set()
+    named |= {other.pw_name for other in pwd.getpwall() if other.pw_gid == entry.pw_gid}
+    named.discard(entry.pw_name)
+    return sorted(named)
 
 
 def setpriv() -> str | None:

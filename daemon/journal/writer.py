@@ -234,7 +234,14 @@ class Journal:
         point = resume(self.dir, files, self.table_id, durable=self._durable)
         self.torn = point.torn
         self._next_seq, self._prev = point.last_seq + 1, point.head
-        if files:
+        # A line file that was open to others (0644) may be held open by one of them: its
+        # descriptor reads whatever is appended after the tightening. So new lines then go to a
+        # fresh segment (the first append rotates), made private when created.
+        loosened = {change.split(": ", 1)[0] for change in tightened}
+        if files and files[-1].name in loosened and files[-1].stat().st_size > 0:
+            last_file = files[-1]
+            self._path, self._day = last_file, (parse_file_name(last_file.name) or (0, ""))[1]
+        elif files:
             last_file = files[-1]
             flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
             self._fd = os.open(last_file, flags)

@@ -47,6 +47,40 @@ def tmp_path() -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+PEERED = "tabled-t-peered"  # made by `peered_user` with a group of its own
+PEER = "tabled-t-peer"  # put in PEERED's group by the test
+
+
+def _useradd(*args: str) -> None:
+    tool = shutil.which(args[0], path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
+    assert tool is not None, args[0]
+    subprocess.run([tool, *args[1:]], check=True, capture_output=True)
+
+
+def add_user(name: str, *options: str) -> str:
+    _useradd("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+             *options, name)  # fmt: skip
+    return name
+
+
+@pytest.fixture(autouse=True)
+def peered_user(request: pytest.FixtureRequest) -> Iterator[None]:
+    """PEERED (with its own group) for the tests of a group with other members; removed after
+    with PEER, whom the test adds."""
+    if "peer_" not in request.node.name:
+        yield
+        return
+    for name in (PEER, PEERED):
+        subprocess.run([shutil.which("userdel", path="/usr/sbin:/sbin") or "userdel", name],
+                       capture_output=True, check=False)  # fmt: skip
+    add_user(PEERED, "--user-group")
+    try:
+        yield
+    finally:
+        for name in (PEER, PEERED):
+            _useradd("userdel", name)
+
+
 def _setup(tmp_path: Path, **api: Any) -> Path:
     data = table_config(tmp_path / "journal")
     tokens = write_tokens(tmp_path / "tokens.toml")
@@ -171,6 +205,15 @@ def test_the_api_process_runs_as_its_own_user_and_cannot_touch_the_journal_or_se
             "--no-create-home --shell /usr/sbin/nologin no-such-api-user`",
         ),
         ({"user": "root"}, None, "[api] user 'root' has uid 0 and gid 0"),
+        (
+            {"user": "nobody"},
+            None,
+            "[api] user 'nobody' has uid 65534 and gid 65534 (nobody/nogroup, shared by many "
+            "services), and the journal's lines are shared with its group: the API process's "
+            "user needs a dedicated user and group",
+        ),
+        ({"user": PEERED}, "peer_by_primary_group", f"[api] user '{PEERED}': its group "),
+        ({"user": PEERED}, "peer_listed_in_group", f"[api] user '{PEERED}': its group "),
         ({}, "own_tokens", "tokens.toml is readable by [api] user 'tabled-api'"),
         ({}, "open_journal", "is writable by [api] user 'tabled-api' (the API process)"),
     ],
@@ -179,6 +222,15 @@ def test_an_api_user_that_could_not_or_should_not_be_used_stops_the_start(
     tmp_path: Path, api: dict[str, str], change: str | None, message: str
 ) -> None:
     config = _setup(tmp_path, **api)
+    if change is not None and change.startswith("peer_"):
+        # A user whose group is not its own: another user has it as its group, or is listed in
+        # it. Other members would read the journal's lines shared with that group.
+        if change == "peer_by_primary_group":
+            add_user(PEER, "--gid", PEERED)
+        else:
+            add_user(PEER, "--user-group", "--groups", PEERED)
+        gid = pwd.getpwnam(PEERED).pw_gid
+        message += f"{gid} has other members ({PEER}), and the journal's lines are shared with it"
     if change == "own_tokens":
         user = pwd.getpwnam(API_USER)
         os.chown(tmp_path / "tokens.toml", user.pw_uid, user.pw_gid)

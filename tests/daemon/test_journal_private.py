@@ -11,6 +11,7 @@ import os
 import pwd
 import stat
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,3 +120,48 @@ def test_served_the_folder_is_shared_with_the_api_user_alone(place: Path) -> Non
         assert events and {e["seq"] for e in events} <= {e["seq"] for e in journal_lines(folder)}
         direct = as_nobody("journal", "--dir", str(folder), cwd=place)
         assert direct.returncode == 2 and direct.stdout == ""
+
+
+def test_a_file_held_open_before_the_tightening_reads_no_line_written_after(place: Path) -> None:
+    """Another user opened the last line file while it was 0644 and keeps its descriptor: the
+    tightening cannot take that back, so the reopened table writes its new lines to a new file
+    (the chain unbroken), and the descriptor reads nothing after what it could read before."""
+    folder = place / "journal"
+    played = tabled("run", "--autoplay", "1", "--seed", "3", "--journal", str(folder), cwd=place)
+    assert played.returncode == 0, played.stderr
+    folder.chmod(0o755)
+    segments = sorted(folder.glob("journal-*.jsonl"))
+    for path in segments:
+        path.chmod(0o644)
+    before = segments[-1].stat().st_size
+    user = pwd.getpwnam("nobody")
+    path = setpriv()
+    assert path is not None
+    reader = (
+        "import sys; f = open(sys.argv[1], 'rb'); f.seek(0, 2); print('open', flush=True); "
+        "sys.stdin.readline(); print(len(f.read()), flush=True)"
+    )
+    with subprocess.Popen(
+        [path, f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", "--",
+         sys.executable, "-c", reader, str(segments[-1])],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    ) as holder:  # fmt: skip
+        assert holder.stdin is not None and holder.stdout is not None
+        assert holder.stdout.readline().strip() == "open"
+        again = tabled("run", "--autoplay", "0", "--journal", str(folder), cwd=place)
+        assert again.returncode == 0, again.stderr
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        seen = holder.stdout.readline().strip()
+    assert seen == "0"  # nothing written after the reopen reached the held descriptor
+    assert segments[-1].stat().st_size == before
+    now = sorted(folder.glob("journal-*.jsonl"))
+    assert len(now) == len(segments) + 1
+    assert all(modes(folder)[p.name] == 0o600 for p in now)
+    events = journal_lines(folder)
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    first = json.loads(now[-1].read_text().splitlines()[0])  # the reopening's first line
+    assert first["event"] == "journal.opened" and "tightened" in first["payload"]
+    check = tabled("verify-log", "--json", str(folder))
+    assert check.returncode == 0, check.stdout
+    assert json.loads(check.stdout)["last_seq"] == events[-1]["seq"]
