@@ -121,8 +121,10 @@ def floor_permissions(stream: str, prefix: str, durable: str) -> dict[str, list[
     return {
         "publish": [
             f"{api}.STREAM.INFO.{stream}",
+            # Not STREAM.UPDATE, PURGE or DELETE: the stream is the tables' evidence, and a
+            # floor host taken over must not shorten its retention. A stream made before the
+            # line bound gets it from an admin (`nats stream edit`, the floor logs the command).
             f"{api}.STREAM.CREATE.{stream}",
-            f"{api}.STREAM.UPDATE.{stream}",  # its max_msg_size, on a stream made before it
             f"{api}.CONSUMER.INFO.{stream}.{durable}",
             f"{api}.CONSUMER.DELETE.{stream}.{durable}",
             f"{api}.CONSUMER.CREATE.{stream}.{durable}",

@@ -360,8 +360,9 @@ class Consumer:
 
 async def _bound_messages(js: Any, stream: str) -> None:
     """The stream's `max_msg_size` the floor's line bound (MAX_LINE_BYTES): a stream made
-    before it had it, or made by another, is updated (the floor may: daemon/floor/brokerconf.py);
-    one the floor may not update is logged with the command that sets it."""
+    before it had it, or made by another, is updated where the floor may (a broker without
+    per-user permissions); under the floor's own permissions (daemon/floor/brokerconf.py: no
+    STREAM.UPDATE) it is logged with the command an admin runs to set it."""
     info = await js.stream_info(stream)
     if info.config.max_msg_size == MAX_LINE_BYTES:
         return

@@ -10,6 +10,7 @@ a table configured with another table's key is refused and says so in its journa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import socket
@@ -301,6 +302,41 @@ def test_the_floor_reads_through_its_consumer_and_cannot_publish_a_line(
     assert got == lines
     assert any("permissions violation for publish to" in e for e in errors), errors
     assert asyncio.run(_stream_count(broker)) == len(lines)
+
+
+def test_the_floor_cannot_change_the_streams_retention_nor_delete_it(
+    broker: Broker, tmp_path: Path
+) -> None:
+    """The stream is the tables' evidence: a floor host taken over may read it, never shorten
+    its retention, purge or delete it (no standing STREAM.UPDATE, PURGE or DELETE)."""
+    journal = make_journal(tmp_path / "T41", "T41", 5)
+    ship(broker, journal).stop()
+    journal.close()
+
+    before = asyncio.run(_stream_count(broker))  # the lines and the table's signed heads
+
+    async def tamper() -> tuple[list[str], float, int]:
+        errors: list[str] = []
+        nc = await _floor_connection(broker, errors)
+        try:
+            js = nc.jetstream(timeout=1.0)
+            config = (await js.stream_info("TABLED")).config
+            config.max_age = 3600.0  # an hour: the evidence gone after it
+            for attempt in (
+                js.update_stream(config),
+                js.purge_stream("TABLED"),
+                js.delete_stream("TABLED"),
+            ):
+                with contextlib.suppress(nats.errors.TimeoutError):
+                    await attempt
+            info = await js.stream_info("TABLED")
+            return errors, float(info.config.max_age or 0), int(info.state.messages)
+        finally:
+            await nc.close()
+
+    errors, max_age, messages = asyncio.run(tamper())
+    assert sum("permissions violation for publish to" in e for e in errors) == 3, errors
+    assert max_age != 3600.0 and messages == before >= 5
 
 
 def test_plain_tcp_no_credentials_and_an_unknown_key_are_refused(
