@@ -119,6 +119,10 @@ class _Redactor:
         self.tokens = re.compile("|".join(f"(?:{r.pattern})" for r in rules))
         self.face_up = {value for _seat, value in revealed.face_up}
         self.hid = False
+        # An input's payload is what someone sent, not what the table made of it: its `seat`
+        # (or `banker`) is a claim, never what opens a card (a device adding "seat": 1 to a
+        # card read would have its card shown with seat 1's opened hand).
+        self.claims = False
 
     def visible(self, seats: frozenset[Seat], value: str) -> bool:
         revealed = self.revealed
@@ -144,9 +148,11 @@ class _Redactor:
     def walk(self, value: Any, seats: frozenset[Seat], in_hand: bool) -> Any:
         if isinstance(value, Mapping):
             seat = value.get("seat")
-            if isinstance(seat, int) and not isinstance(seat, bool):
+            if self.claims:
+                pass
+            elif isinstance(seat, int) and not isinstance(seat, bool):
                 seats = frozenset({seat})
-            if value.get("banker") is True:
+            if value.get("banker") is True and not self.claims:
                 seats |= {BANKER}
             out: dict[Any, Any] = {}
             for key, item in value.items():
@@ -222,6 +228,8 @@ def _redact_record(
     of = (_visibility(game).seat_of(event, payload) for game in rules)
     seats = frozenset(s for s in of if s is not None)
     redactor = _Redactor(rules, own)
+    if event == INPUT_EVENT:
+        redactor.claims, seats = True, frozenset()
     shown = redactor.walk(payload, seats, False)
     return without_digests(record, shown), redactor.hid
 

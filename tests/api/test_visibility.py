@@ -18,6 +18,7 @@ from daemon.client import format_status
 from daemon.floor.redact import sees_raw_lines, visible_payload
 from daemon.procedures.base import Procedure
 from daemon.procedures.paigow import PaiGowProcedure
+from daemon.procedures.spec import Revealed
 from daemon.procedures.thirteen import ThirteenProcedure
 from daemon.procedures.visibility import (
     HIDDEN,
@@ -384,3 +385,26 @@ def test_a_stream_of_a_thirteen_round_opens_each_card_as_its_record_passes() -> 
     assert shown(json.dumps(redact_records("thirteen", t.records, "supervisor")), deck) == dealt
     table_page = json.dumps(redact_records("thirteen", t.records, "dealer"))
     assert shown(table_page, deck) == dealt - seat_cards[3] | ({face_up} & seat_cards[3])
+
+
+@pytest.mark.parametrize("role", ["dealer", "supervisor", "surveillance"])
+def test_an_inputs_own_seat_never_shows_a_card(role: str) -> None:
+    """A card read whose sender added `"seat": 1` (a device fact's fields are its own) went to
+    seat 3: once seat 1's hand is open, the input line must not show the card as seat 1's
+    (found by test_visibility_rule's walk in CI: Td served to the dealer)."""
+    record = {
+        "seq": 169, "round": 1, "event": "table.input",
+        "payload": {"action": "card_read", "actor": "device:shoe_reader",
+                    "payload": {"seat": 1, "card": "Td"}, "now": 1090.0},
+    }  # fmt: skip
+    opened = Revealed(seats={1})
+    shown = redact_record("thirteen", record, role, round_closed=False, revealed=opened)
+    assert "Td" not in json.dumps(shown)
+    # The table's own event says where the card went: shown with seat 1 open only if seat 1's.
+    dealt = {
+        "seq": 170, "round": 1, "event": "card.dealt",
+        "payload": {"round": 1, "actor": "device:shoe_reader", "card": "Td", "seat": 1,
+                    "index": 35, "face_up": False},
+    }  # fmt: skip
+    assert "Td" in json.dumps(redact_record("thirteen", dealt, role, round_closed=False,
+                                            revealed=opened))  # fmt: skip
