@@ -30,6 +30,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from daemon.floor.facts import card_id
 from daemon.journal import scan
 
 # What each audit reads (a kind that needs fewer events skips the others' lines unparsed: the
@@ -42,6 +43,7 @@ EVENTS_BY_KIND = {
 }
 EVENTS = tuple(sorted({event for events in EVENTS_BY_KIND.values() for event in events}))
 UNKNOWN = "unknown"
+NOT_A_CARD = 255  # the id of a card name that is none of the 52: its deck is not audited
 
 # card.dealt's payload as the procedure writes it (anything else is decoded as JSON).
 _CARDS = re.compile(
@@ -119,7 +121,7 @@ class _Reading:
         self.data = data
         self.only = serial
         self.serials: dict[str, str] = {}
-        self.card_ids: dict[bytes, int] = {}
+        self.card_ids: dict[bytes, int] = {}  # a name's id (`facts.card_id`), as met
         self.deck: list[int] | None = None  # card ids by index-1, -1 for not dealt
         self.deck_serial = UNKNOWN
         self.deck_good = False
@@ -136,7 +138,7 @@ class _Reading:
         deck, self.deck = self.deck, None
         if deck is None:
             return
-        whole = self.deck_good and -1 not in deck and len(set(deck)) == 52
+        whole = self.deck_good and min(deck) >= 0 and max(deck) < 52 and len(set(deck)) == 52
         if not whole:
             self.previous = None
             if self.wanted(self.deck_serial):
@@ -151,16 +153,17 @@ class _Reading:
         self.previous = order
 
     def card_id(self, name: bytes) -> int:
+        """0-51 (`facts.card_id`), NOT_A_CARD for a name that is none of the 52."""
         found = self.card_ids.get(name)
         if found is None:
-            found = self.card_ids[name] = len(self.card_ids) % 256
+            known = card_id(name.decode(errors="replace"))
+            found = self.card_ids[name] = NOT_A_CARD if known is None else known
         return found
 
     def json(self) -> dict[str, Any]:
         """Where the pass is, to go on from there later (the floor's next pass)."""
         return {
             "serials": self.serials,
-            "card_ids": {name.decode(): i for name, i in self.card_ids.items()},
             "deck": self.deck,
             "deck_serial": self.deck_serial,
             "deck_good": self.deck_good,
@@ -170,7 +173,6 @@ class _Reading:
 
     def resume(self, saved: dict[str, Any]) -> None:
         self.serials = dict(saved["serials"])
-        self.card_ids = {name.encode(): int(i) for name, i in saved["card_ids"].items()}
         self.deck = saved["deck"]
         self.deck_serial = saved["deck_serial"]
         self.deck_good = saved["deck_good"]
@@ -262,6 +264,39 @@ class Pass:
         data.lines = len(lines)
         return data
 
+    def read_facts(self, rows: Iterable[tuple[Any, ...]]) -> AuditData:
+        """`read` of the floor's facts of the lines (daemon/floor/facts.py), in seq order:
+        (kind, device, value, cards, idx, entered, dice, lines) each, `lines` the audited
+        lines a row stands for. The same data as the lines give, without their JSON."""
+        state = self.state
+        data = state.data = AuditData()
+        for kind, device, value, cards, idx, entered, dice, lines in rows:
+            data.lines += lines
+            if kind == "cards":
+                _place(state, list(cards), list(idx), entered)
+            elif kind == "dice":
+                shaker = state.serial("dice_shaker")
+                if state.wanted(shaker):
+                    data.dice[shaker] += dice
+                    data.dice_count[shaker] += 1
+            elif kind == "shuffle":
+                state.finish_deck()
+                state.deck = [-1] * 52
+                state.deck_serial = state.serial("shuffler")
+                state.deck_good = value == "random"
+            elif kind == "shoe":
+                state.dealer = value
+            elif kind == "device":
+                state.serials[device] = value
+            elif kind == "void":
+                state.deck_good = False
+            elif kind == "misread":
+                reader = state.serial("shoe_reader")
+                if state.wanted(reader):
+                    data.reader[reader].misreads += 1
+                    data.reader_by_dealer[(reader, state.dealer)].misreads += 1
+        return data
+
     def pending(self) -> AuditData:
         ghost = _Reading(AuditData(), None)
         ghost.resume(self.json())
@@ -304,20 +339,25 @@ def _cards_dealt(state: _Reading, lines: list[bytes]) -> None:
         return
     names, index_texts, marks = zip(*found, strict=True)
     entered = len(marks) - marks.count(b"")
+    known = list(map(state.card_ids.get, names))
+    ids: list[int] = list(map(state.card_id, names)) if None in known else cast(list[int], known)
+    _place(state, ids, list(map(int, index_texts)), entered)
+
+
+def _place(state: _Reading, ids: list[int], indexes: list[int], entered: int) -> None:
+    """A run of cards dealt: the reader's reads and manual entries, each card at its index
+    (1-52; another index counts as a read, not as a place in the deck)."""
     reader = state.serial("shoe_reader")
     if state.wanted(reader):
         for counts in (
             state.data.reader[reader],
             state.data.reader_by_dealer[(reader, state.dealer)],
         ):
-            counts.reads += len(found) - entered
+            counts.reads += len(ids) - entered
             counts.entered += entered
     deck = state.deck
     if deck is None:
         return
-    known = list(map(state.card_ids.get, names))
-    ids: list[int] = list(map(state.card_id, names)) if None in known else cast(list[int], known)
-    indexes = list(map(int, index_texts))
     first, count = indexes[0], len(indexes)
     if first > 0 and first + count - 1 <= 52 and indexes == list(range(first, first + count)):
         # The usual run: the next cards of the deck, in order (no Python step per card).

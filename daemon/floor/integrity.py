@@ -3,8 +3,11 @@ over each table's journal lines since the last pass, the same audit `tabled audi
 journal folder (docs/integrity.md), and the `dice_bias`, `shuffle_bias`, `reader_misreads` and
 `hold_outlier` alerts in the floor's alert stream.
 
-A pass never reads a table's history again: each table's sufficient statistics are kept in
-floor tables (migration 0020) and each pass adds to them.
+A pass reads no journal line: the ingest writes the few fields the audit needs of each line
+(daemon/floor/facts.py, migration 0022: dice faces, shuffles, runs of cards, the reader's
+misreads and manual entries, each round's hold sums), and a pass reads those narrow rows since
+the last pass. Nor does it read a table's history again: each table's sufficient statistics are
+kept in floor tables (migration 0020) and each pass adds to them.
 
 - `integrity_cursor`: the last seq read (never beyond `contiguous_seq`: the lines are read in
   seq order with none missing) and the reading's state (each device's serial, the dealer at the
@@ -16,7 +19,7 @@ floor tables (migration 0020) and each pass adds to them.
   sequences and the guessing game follow the order of the lines: numpy, on the new lines.
 - `integrity_reader`: reads, misreads and manual entries per table, serial and dealer.
 - `integrity_hold`: the hold's sums per table, group (the table, each shift, each dealer) and
-  rule set, summed by PostgreSQL from `settlements` in one statement (GROUPING SETS).
+  rule set, summed by PostgreSQL from `integrity_rounds` in one statement (GROUPING SETS).
 
 Verdicts come from the very functions `tabled audit` calls (`dice.audit`, `shuffle.audit`,
 `reader.audit`, `hold.judge`) given those sums: the same data gives the same verdicts.
@@ -38,6 +41,8 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -58,62 +63,24 @@ ALERT_OF = {
     "hold": "hold_outlier",
 }
 INTEGRITY_KINDS = tuple(ALERT_OF.values())
-# What the pass reads of journal_lines (the hold is summed from `settlements` in SQL).
-LINE_EVENTS = (
-    "device.identified",
-    "dice.landed",
-    "deck.machine_shuffled",
-    "card.dealt",
-    "deal.voided",
-    "shoe.loaded",
-    "table.tilted",
-)
 FETCH = 20_000
 
-# The hold's new rounds, summed per table, group and rule set: one statement over the
-# settlements of the lines in each table's window (after, upto]. A round's rule set is its last
-# bet's that names one (as daemon.analytics.source reads round.settled); its dealer the
-# actor of its round.settled line; its shift Macau time (UTC+8): night 00-08, day 08-16,
-# swing 16-24 (daemon.analytics.hold.shift_of).
+# The hold's new rounds, summed per table, group and rule set: one statement over the rounds
+# of each table's window (after, upto] (`integrity_rounds`, written at ingest: a round's rule
+# set, dealer and sums). Its shift is Macau time (UTC+8): night 00-08, day 08-16, swing 16-24
+# (daemon.analytics.hold.shift_of).
 HOLD_SUMS = """
-WITH todo AS (
-    SELECT * FROM unnest(%(tables)s::text[], %(after)s::bigint[], %(upto)s::bigint[])
-        AS w(table_id, after, upto)
-), items AS (
-    SELECT s.table_id, s.seq, s.item, s.ts, coalesce(s.seat, 0) AS seat,
-           coalesce(s.amount, 0) AS amount, coalesce(s.net, 0) AS net,
-           s.detail->'rules'->>'ruleset' AS ruleset,
-           coalesce(nullif(s.detail->'rules'->>'commission', '')::numeric, 0) AS rate,
-           nullif(coalesce(nullif(s.detail->'rules'->>'bet', '')::numeric, 0), 0) AS units
-    FROM todo w
-    JOIN settlements s ON s.table_id = w.table_id AND s.seq > w.after AND s.seq <= w.upto
-), seats AS (
-    SELECT table_id, seq, seat, min(ts) AS ts,
-           sum(amount) AS amount, sum(net) AS net,
-           sum(coalesce(rate * amount / units, 0)) AS commission,
-           max(item) FILTER (WHERE ruleset IS NOT NULL) AS ruled_item,
-           (array_agg(ruleset ORDER BY item DESC) FILTER (WHERE ruleset IS NOT NULL))[1]
-               AS ruleset
-    FROM items GROUP BY table_id, seq, seat
-), bets AS (
-    SELECT table_id, seq, min(ts) AS ts,
-           coalesce((array_agg(ruleset ORDER BY ruled_item DESC)
-                     FILTER (WHERE ruleset IS NOT NULL))[1], '') AS ruleset,
-           sum(amount) AS drop, -sum(net) AS win, sum(commission) AS commission,
-           sum(amount * amount) AS squares,
-           sum(amount) * sum(amount) - sum(amount * amount) AS cross_sum
-    FROM seats GROUP BY table_id, seq
-), rounds AS (
-    -- the dealer: the actor of the round.settled line (one look-up a round)
-    SELECT b.table_id, b.seq, l.actor AS dealer,
-           to_char(b.ts AT TIME ZONE 'UTC' + interval '8 hours', 'YYYY-MM-DD') || ' ' ||
-           CASE WHEN extract(hour FROM b.ts AT TIME ZONE 'UTC' + interval '8 hours') < 8
+WITH rounds AS (
+    SELECT r.table_id, r.dealer,
+           to_char(r.ts AT TIME ZONE 'UTC' + interval '8 hours', 'YYYY-MM-DD') || ' ' ||
+           CASE WHEN extract(hour FROM r.ts AT TIME ZONE 'UTC' + interval '8 hours') < 8
                 THEN 'night'
-                WHEN extract(hour FROM b.ts AT TIME ZONE 'UTC' + interval '8 hours') < 16
+                WHEN extract(hour FROM r.ts AT TIME ZONE 'UTC' + interval '8 hours') < 16
                 THEN 'day' ELSE 'swing' END AS shift,
-           b.ruleset, b.drop, b.win, b.commission, b.squares, b.cross_sum
-    FROM bets b
-    JOIN journal_lines l ON l.table_id = b.table_id AND l.seq = b.seq AND l.ts = b.ts
+           r.ruleset, r.drop, r.win, r.commission, r.squares, r.cross_sum
+    FROM unnest(%(tables)s::text[], %(after)s::bigint[], %(upto)s::bigint[])
+        AS w(table_id, after, upto)
+    JOIN integrity_rounds r ON r.table_id = w.table_id AND r.seq > w.after AND r.seq <= w.upto
 ), sums AS (
     SELECT r.table_id,
            CASE WHEN GROUPING(r.shift) = 0 THEN 'shift'
@@ -167,52 +134,28 @@ def _windows(conn: psycopg.Connection[Any]) -> list[tuple[str, int, int, dict[st
     return [(r[0], int(r[1]), int(r[2]), r[3] or None) for r in rows]
 
 
-# Each table's audited lines of its window, in seq order, as one value (PostgreSQL joins them:
-# no row, no Python step per line on the way). A card.dealt line is cut to its event and
-# payload, `{"event":"card.dealt","payload":{...}}` (the seq, time, table, round, actor and
-# prev are not read of a card; a line's last 76 bytes are always `,"prev":"<64 hex>"}\n`):
-# a third of its bytes.
-LINES = """
-SELECT w.table_id, x.lines, x.others
+# Each table's facts of its window (daemon/floor/facts.py), in seq order, table after table.
+FACTS = """
+SELECT f.table_id, f.kind, f.device, f.value, f.cards, f.idx, f.entered, f.dice,
+       CASE WHEN f.kind = 'cards' THEN length(f.cards) ELSE 1 END
 FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) WITH ORDINALITY AS w(table_id, after, upto, n)
-CROSS JOIN LATERAL (
-    SELECT string_agg(
-               CASE WHEN j.event = 'card.dealt' THEN
-                   '{'::bytea || substring(j.line FROM position('"event":'::bytea IN j.line)
-                       FOR length(j.line) - 75 - position('"event":'::bytea IN j.line))
-                   || E'}\\012'::bytea
-               ELSE j.line END, ''::bytea ORDER BY j.seq) AS lines,
-           -- where the lines other than cards are among them (0-based)
-           array_agg(j.n ORDER BY j.seq) FILTER (WHERE j.event <> 'card.dealt') AS others
-    FROM (SELECT seq, event, line, row_number() OVER (ORDER BY seq) - 1 AS n
-          FROM journal_lines
-          WHERE table_id = w.table_id AND seq > w.after AND seq <= w.upto
-            AND event = ANY(%s)) j
-) x
-ORDER BY w.n
+JOIN integrity_facts f ON f.table_id = w.table_id AND f.seq > w.after AND f.seq <= w.upto
+ORDER BY w.n, f.seq
 """
 
 
-def _lines(
+def _facts(
     conn: psycopg.Connection[Any], windows: list[tuple[str, int, int, Any]]
-) -> Iterator[tuple[str, list[bytes], list[int]]]:
-    """(table, its audited lines since the last pass, where those not cards are), table by
-    table, a few at a time through a server-side cursor."""
-    with conn.cursor(name="integrity_lines") as cursor:
-        cursor.itersize = 16
+) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
+    """(table, its facts since the last pass), table by table, through a server-side cursor."""
+    with conn.cursor(name="integrity_facts") as cursor:
+        cursor.itersize = FETCH
         cursor.execute(
-            LINES,
-            (
-                [w[0] for w in windows],
-                [w[1] for w in windows],
-                [w[2] for w in windows],
-                list(LINE_EVENTS),
-            ),
+            FACTS,
+            ([w[0] for w in windows], [w[1] for w in windows], [w[2] for w in windows]),
         )
-        for table, blob, others in cursor:
-            lines = bytes(blob or b"").split(b"\n")
-            lines.pop()  # after the last newline
-            yield table, lines, others or []
+        for table, rows in groupby(cursor, key=itemgetter(0)):
+            yield table, [row[1:] for row in rows]
 
 
 def _details(finding: Finding) -> dict[str, Any]:
@@ -526,9 +469,9 @@ def run_pass(  # noqa: PLR0915 - the pass's steps in the order they commit
         saved = {w[0]: w[3] for w in windows}
         batch, open_batch = _Decks(), _Decks()
         open_skipped: dict[str, dict[str, int]] = {}
-        for table, lines, others in _lines(conn, windows):
+        for table, facts in _facts(conn, windows):
             reading = Pass(saved[table])
-            data = reading.read_lines(lines, others)
+            data = reading.read_facts(facts)
             result.lines += data.lines
             read[table] = data.lines
             _fold(sums, table, data, batch, reader_rows)

@@ -3,9 +3,10 @@
 `ingest` takes a batch of stream messages and, in ONE transaction: locks the rows of the tables
 it touches (so two floors on one database cannot interleave a table), judges every line with
 `Custody`, copies the new lines into `journal_lines`, writes the derived rows (violations,
-overrides, device faults, settlements, rounds, each table's current state), the chain alerts and
-the stream cursor. The consumer acks the messages only after that commit. A message delivered
-again is judged a duplicate (same seq, same bytes) and writes nothing, so redelivery is harmless.
+overrides, device faults, settlements, rounds, each table's current state), the audited fields
+the integrity pass reads (daemon/floor/facts.py), the chain alerts and the stream cursor. The
+consumer acks the messages only after that commit. A message delivered again is judged a
+duplicate (same seq, same bytes) and writes nothing, so redelivery is harmless.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from psycopg.types.json import Jsonb
 
 from daemon.floor.custody import Alert, Custody
 from daemon.floor.derived import _Derived, _round_text, _TableState
+from daemon.floor.facts import Facts
 from daemon.floor.proof import Candidate, Verdicts, prove
 from daemon.journal.format import MAX_LINE_BYTES, Record, decode_line
 from daemon.journal.provenance import (
@@ -886,6 +888,7 @@ class Store:
             heads = {row[0]: row for row in await cur.fetchall()}
         copy_rows: list[str] = []
         derived = _Derived()
+        facts = Facts()
         table_updates: list[tuple[Any, ...]] = []
         filled_tables: list[str] = []
         for table in tables:
@@ -924,6 +927,7 @@ class Store:
                     f"\\\\x{rec.line.hex()}\n"
                 )
                 derived.add(rec, ts, self._devices)
+                facts.add(rec, ts)
                 if verdict == "new":
                     now_state.apply(rec)
                     last_ts, last_event = ts, rec.event
@@ -964,6 +968,7 @@ class Store:
             ) as copy:
                 await copy.write("".join(copy_rows).encode())
         await derived.write(conn, self._devices)
+        await facts.write(conn)
         result.violations, result.overrides, result.faults = (
             derived.violation_dicts(),
             derived.override_dicts(),
