@@ -47,6 +47,23 @@ GUESS_VARIANCE = sum(1 / k - 1 / k**2 for k in range(1, CARDS + 1))
 Permutations = npt.NDArray[np.int16]  # (decks, 52): input position of each output position
 
 
+def random_rising_distribution(
+    cards: int = CARDS,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """P(R = r) for a random deck: the Eulerian numbers A(n, r - 1) / n!."""
+    eulerian = [1]
+    for n in range(2, cards + 1):
+        previous = eulerian
+        eulerian = [
+            (d + 1) * (previous[d] if d < len(previous) else 0)
+            + (n - d) * (previous[d - 1] if d >= 1 else 0)
+            for d in range(n)
+        ]
+    total = math.factorial(cards)
+    r = np.arange(1, cards + 1)
+    return r, np.array([count / total for count in eulerian])
+
+
 def permutations(inputs: npt.NDArray[np.int16], outputs: npt.NDArray[np.int16]) -> Permutations:
     """Decks as permutations: `inputs` and `outputs` hold card ids (0-51) in order, a row a
     deck; the result holds, for each output position, the input position of its card."""
