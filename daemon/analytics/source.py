@@ -14,7 +14,10 @@ proportion to the throws and decks, never to the journal.
   voided between them.
 - `card.dealt` (read or `entered` by hand), `table.tilted` (shoe reader, misread): the reader's
   reads, misreads and manual entries, by the dealer who loaded the shoe (`shoe.loaded`).
-- `round.settled`: each bet's amount, its net to the player and the commission, for the hold.
+- `round.settled`: each bet's amount, its net to the player and the commission, for the hold
+  (Thirteen: the bets, each naming its rule set; Pai Gow: the doors' bets, and what the house
+  takes: the commission and its own co-bank share's net); `table.started`: the table's rule
+  set, for a round whose bets do not name one (Pai Gow's).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ EVENTS_BY_KIND = {
     "dice": ("device.identified", "dice.landed"),
     "shuffle": ("device.identified", "deck.machine_shuffled", "card.dealt", "deal.voided"),
     "reader": ("device.identified", "card.dealt", "shoe.loaded", "table.tilted"),
-    "hold": ("round.settled",),
+    "hold": ("table.started", "round.settled"),
 }
 EVENTS = tuple(sorted({event for events in EVENTS_BY_KIND.values() for event in events}))
 UNKNOWN = "unknown"
@@ -127,6 +130,7 @@ class _Reading:
         self.deck_good = False
         self.previous: bytes | None = None  # the last whole deck as dealt
         self.dealer = UNKNOWN
+        self.ruleset = ""  # the table's, as its last table.started says
 
     def serial(self, device: str) -> str:
         return self.serials.get(device, UNKNOWN)
@@ -169,6 +173,7 @@ class _Reading:
             "deck_good": self.deck_good,
             "previous": None if self.previous is None else list(self.previous),
             "dealer": self.dealer,
+            "ruleset": self.ruleset,
         }
 
     def resume(self, saved: dict[str, Any]) -> None:
@@ -178,6 +183,7 @@ class _Reading:
         self.deck_good = saved["deck_good"]
         self.previous = None if saved["previous"] is None else bytes(saved["previous"])
         self.dealer = saved["dealer"]
+        self.ruleset = str(saved.get("ruleset", ""))
 
 
 def _payload(line: bytes) -> dict[str, Any]:
@@ -394,15 +400,31 @@ def _other(state: _Reading, event: str, line: bytes) -> None:
         state.deck_good = False
     elif event == "shoe.loaded":
         state.dealer = json.loads(line)["actor"]
+    elif event == "table.started":
+        state.ruleset = str(_payload(line).get("ruleset") or "")
     elif event == "round.settled":
-        _round(data, line)
+        _round(data, line, state.ruleset)
 
 
-def _round(data: AuditData, line: bytes) -> None:
-    record = json.loads(line)
+def settlement_bets(settlement: Any) -> tuple[str, list[Bet]]:
+    """A round.settled's settlement as the hold reads it: (the rule set its bets name, or "";
+    the bets). Thirteen's is a list of bets, each with its net to the player. Pai Gow's (a
+    dict) is the doors' bets, the house being no party to them (the bank is a guest's), and
+    what the house takes as one bet of nothing: the commission, and its own co-bank share's
+    net (docs/integrity.md, "Game math and hold")."""
+    if isinstance(settlement, dict):
+        doors = [d for d in settlement.get("doors") or [] if isinstance(d, dict)]
+        placed = [Bet(int(d.get("seat", 0)), float(d.get("bet", 0)), 0.0, 0.0) for d in doors]
+        commission = float(settlement.get("commission") or 0)
+        house = sum(
+            float(c.get("net", 0))
+            for c in settlement.get("co_bankers") or []
+            if isinstance(c, dict) and c.get("house")
+        )
+        return "", [*placed, Bet(-1, 0.0, -(commission + house), commission)]
     bets: list[Bet] = []
     ruleset = ""
-    for entry in record["payload"].get("settlement") or []:
+    for entry in settlement or []:
         rules = entry.get("rules") or {}
         amount = float(entry.get("amount", 0))
         units = float(rules.get("bet") or 0)
@@ -416,4 +438,12 @@ def _round(data: AuditData, line: bytes) -> None:
                 float(rules.get("commission") or 0) * unit,
             )
         )
-    data.rounds.append(Round(record["table"], record["ts"], record["actor"], ruleset, bets))
+    return ruleset, bets
+
+
+def _round(data: AuditData, line: bytes, table_ruleset: str) -> None:
+    record = json.loads(line)
+    ruleset, bets = settlement_bets(record["payload"].get("settlement"))
+    data.rounds.append(
+        Round(record["table"], record["ts"], record["actor"], ruleset or table_ruleset, bets)
+    )

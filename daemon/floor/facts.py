@@ -11,14 +11,17 @@ fifty narrow rows a round instead of parsing 140 journal lines a round again.
   - `shuffle` (deck.machine_shuffled): `value` `random` for a machine shuffle of 52 in random
     mode (a deck the audit takes), `other` otherwise;
   - `void` (deal.voided); `misread` (table.tilted by the shoe reader for a misread);
+  - `started` (table.started): the table's rule set in `value`, the hold's for a round whose
+    bets do not name one (Pai Gow's);
   - `dice` (dice.landed): the faces in the order the shaker reports them, a byte each;
   - `cards`: a run of card.dealt lines with no other line of the table missing between them
     (seq .. last_seq, all in one batch, none a fill across a gap): each card's id (0-51,
-    `card_id`; 255 for a name that is not one of the 52), its index
-    (1-52; 0 for one outside), and how many were entered by hand.
+    `card_id`; 255 for a name that is not one of the 52), its index (1-52; 0 for one
+    outside), and how many were entered by hand.
 - `integrity_rounds`, one row per round.settled: its dealer (the line's actor), rule set (the
-  last bet's that names one), and the sums the hold adds (drop, win, commission, the seat
-  totals' squares and cross terms), as `daemon.analytics.hold.HoldSums.add` makes them.
+  last bet's that names one; "" when none does: the pass takes the table's, `started`), and
+  the sums the hold adds (drop, win, commission, the seat totals' squares and cross terms), as
+  `daemon.analytics.hold.HoldSums.add` makes them.
 
 A run of cards never spans a line the floor has not stored: it breaks where the batch skips a
 seq (a gap, a duplicate), so a line that fills a gap later is its own row in seq order, and a
@@ -50,6 +53,7 @@ FACT_EVENTS = frozenset(
         "dice.landed",
         "card.dealt",
         "round.settled",
+        "table.started",
     )
 )
 NOT_A_CARD = 255
@@ -90,14 +94,32 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def round_sums(items: Any) -> tuple[str, Decimal, Decimal, Decimal, Decimal, Decimal]:
-    """A round.settled's settlement as the hold sums it: (rule set, drop, win, commission,
-    squares, cross terms). The commission of a bet is its rate per unit times its units'
-    value (amount / units), as daemon.analytics.source reads it."""
+def round_sums(settlement: Any) -> tuple[str, Decimal, Decimal, Decimal, Decimal, Decimal]:
+    """A round.settled's settlement as the hold sums it (daemon.analytics.source.
+    settlement_bets, then HoldSums.add): (the rule set its bets name or "", drop, win,
+    commission, squares, cross terms). Thirteen's: each bet's commission is its rate per unit
+    times its units' value (amount / units); the house wins what the players' nets lose. Pai
+    Gow's (a dict): the doors' bets; the house wins the commission and its own co-bank share's
+    net."""
     seats: dict[int, Decimal] = defaultdict(Decimal)
     ruleset = ""
     drop = win = commission = Decimal(0)
-    for item in items if isinstance(items, list) else []:
+    if isinstance(settlement, Mapping):
+        for door in settlement.get("doors") or []:
+            if isinstance(door, Mapping):
+                amount = _num(door.get("bet")) or Decimal(0)
+                drop += amount
+                seats[_int(door.get("seat")) or 0] += amount
+        commission = _num(settlement.get("commission")) or Decimal(0)
+        win = commission + sum(
+            (
+                _num(c.get("net")) or Decimal(0)
+                for c in settlement.get("co_bankers") or []
+                if isinstance(c, Mapping) and c.get("house")
+            ),
+            Decimal(0),
+        )
+    for item in settlement if isinstance(settlement, list) else []:
         if not isinstance(item, Mapping):
             continue
         rules = item.get("rules")
@@ -162,6 +184,8 @@ class Facts:
             kind, value = "shuffle", "random" if good else "other"
         elif event == "deal.voided":
             kind = "void"
+        elif event == "table.started":
+            kind, value = "started", str(p.get("ruleset") or "")
         elif event == "table.tilted":
             if p.get("device") != "shoe_reader" or not str(p.get("fault", "")).startswith(
                 "misread"

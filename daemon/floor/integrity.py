@@ -67,7 +67,8 @@ FETCH = 20_000
 
 # The hold's new rounds, summed per table, group and rule set: one statement over the rounds
 # of each table's window (after, upto] (`integrity_rounds`, written at ingest: a round's rule
-# set, dealer and sums). Its shift is Macau time (UTC+8): night 00-08, day 08-16, swing 16-24
+# set, dealer and sums; a round whose bets name no rule set, Pai Gow's, is the table's last
+# table.started's). Its shift is Macau time (UTC+8): night 00-08, day 08-16, swing 16-24
 # (daemon.analytics.hold.shift_of).
 HOLD_SUMS = """
 WITH rounds AS (
@@ -77,7 +78,11 @@ WITH rounds AS (
                 THEN 'night'
                 WHEN extract(hour FROM r.ts AT TIME ZONE 'UTC' + interval '8 hours') < 16
                 THEN 'day' ELSE 'swing' END AS shift,
-           r.ruleset, r.drop, r.win, r.commission, r.squares, r.cross_sum
+           CASE WHEN r.ruleset <> '' THEN r.ruleset ELSE coalesce((
+               SELECT f.value FROM integrity_facts f WHERE f.table_id = r.table_id
+                   AND f.kind = 'started' AND f.seq < r.seq ORDER BY f.seq DESC LIMIT 1), '')
+           END AS ruleset,
+           r.drop, r.win, r.commission, r.squares, r.cross_sum
     FROM unnest(%(tables)s::text[], %(after)s::bigint[], %(upto)s::bigint[])
         AS w(table_id, after, upto)
     JOIN integrity_rounds r ON r.table_id = w.table_id AND r.seq > w.after AND r.seq <= w.upto

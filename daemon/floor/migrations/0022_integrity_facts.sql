@@ -4,13 +4,15 @@
 -- One row per audited line, or per run of card.dealt lines (seq .. last_seq, no stored line
 -- of the table missing between them). kind: device (device, serial in value) | shoe (the dealer
 -- in value) | shuffle (value random | other) | void | misread | dice (faces, a byte each) |
--- cards (ids 0-51, 255 not a card; indexes 1-52, 0 outside; entered: how many by hand).
+-- cards (ids 0-51, 255 not a card; indexes 1-52, 0 outside; entered: how many by hand) |
+-- started (table.started: the table's rule set in value).
 CREATE TABLE integrity_facts (
     table_id text     NOT NULL,
     seq      bigint   NOT NULL,
     last_seq bigint   NOT NULL,
     kind     text     NOT NULL
-        CHECK (kind IN ('device', 'shoe', 'shuffle', 'void', 'misread', 'dice', 'cards')),
+        CHECK (kind IN ('device', 'shoe', 'shuffle', 'void', 'misread', 'dice', 'cards',
+                        'started')),
     device   text,
     value    text,
     cards    bytea,
@@ -21,8 +23,11 @@ CREATE TABLE integrity_facts (
 );
 -- A pass starts a table's window at the deck it left open: the last shuffles before it.
 CREATE INDEX integrity_facts_shuffles ON integrity_facts (table_id, seq) WHERE kind = 'shuffle';
+-- A round whose bets name no rule set (Pai Gow's) is the table's last table.started's.
+CREATE INDEX integrity_facts_started ON integrity_facts (table_id, seq) WHERE kind = 'started';
 
--- One row per round.settled: what the hold sums (daemon.analytics.hold.HoldSums.add).
+-- One row per round.settled: what the hold sums (daemon.analytics.hold.HoldSums.add); ruleset
+-- '' when its bets name none (the table's, from its `started` fact, at the pass).
 CREATE TABLE integrity_rounds (
     table_id   text        NOT NULL,
     seq        bigint      NOT NULL,
@@ -45,6 +50,7 @@ INSERT INTO integrity_facts (table_id, seq, last_seq, kind, device, value, cards
 SELECT table_id, seq, seq, kind, device, value, cards, idx, entered, dice FROM (
     SELECT l.table_id, l.seq,
            CASE l.event WHEN 'device.identified' THEN 'device' WHEN 'shoe.loaded' THEN 'shoe'
+                WHEN 'table.started' THEN 'started'
                 WHEN 'deck.machine_shuffled' THEN 'shuffle' WHEN 'deal.voided' THEN 'void'
                 WHEN 'table.tilted' THEN
                     CASE WHEN j.p->>'device' = 'shoe_reader' AND j.p->>'fault' LIKE 'misread%'
@@ -59,6 +65,7 @@ SELECT table_id, seq, seq, kind, device, value, cards, idx, entered, dice FROM (
            CASE l.event
                 WHEN 'device.identified' THEN coalesce(nullif(j.p->>'serial', ''), 'unknown')
                 WHEN 'shoe.loaded' THEN l.actor
+                WHEN 'table.started' THEN coalesce(j.p->>'ruleset', '')
                 WHEN 'deck.machine_shuffled' THEN
                     CASE WHEN j.p->'count' = '52' AND j.p->>'mode' = 'random'
                          THEN 'random' ELSE 'other' END
@@ -85,7 +92,8 @@ SELECT table_id, seq, seq, kind, device, value, cards, idx, entered, dice FROM (
     FROM journal_lines l
     CROSS JOIN LATERAL (SELECT convert_from(l.line, 'UTF8')::jsonb->'payload' AS p) j
     WHERE l.event IN ('device.identified', 'shoe.loaded', 'deck.machine_shuffled',
-                      'deal.voided', 'table.tilted', 'dice.landed', 'card.dealt')
+                      'deal.voided', 'table.tilted', 'dice.landed', 'card.dealt',
+                      'table.started')
 ) f
 WHERE kind IS NOT NULL;
 
@@ -115,6 +123,28 @@ FROM (
     GROUP BY table_id, seq
 ) b
 JOIN journal_lines l ON l.table_id = b.table_id AND l.seq = b.seq AND l.ts = b.ts;
+
+-- Pai Gow's rounds (a settlement object: the doors' bets; the house wins the commission and its
+-- own co-bank share's net), which `settlements` does not hold.
+INSERT INTO integrity_rounds (table_id, seq, ts, dealer, ruleset, drop, win, commission,
+                              squares, cross_sum)
+SELECT l.table_id, l.seq, l.ts, l.actor, '', d.drop, c.commission + h.house, c.commission,
+       d.squares, d.drop * d.drop - d.squares
+FROM journal_lines l
+CROSS JOIN LATERAL (SELECT convert_from(l.line, 'UTF8')::jsonb->'payload'->'settlement' AS s) j
+CROSS JOIN LATERAL (
+    SELECT coalesce(sum(b), 0) AS drop, coalesce(sum(b * b), 0) AS squares
+    FROM (SELECT sum(coalesce((e->>'bet')::numeric, 0)) AS b
+          FROM jsonb_array_elements(coalesce(j.s->'doors', '[]')) e
+          GROUP BY coalesce((e->>'seat')::int, 0)) seat
+) d
+CROSS JOIN LATERAL (SELECT coalesce((j.s->>'commission')::numeric, 0) AS commission) c
+CROSS JOIN LATERAL (
+    SELECT coalesce(sum((e->>'net')::numeric), 0) AS house
+    FROM jsonb_array_elements(coalesce(j.s->'co_bankers', '[]')) e
+    WHERE (e->>'house')::boolean
+) h
+WHERE l.event = 'round.settled' AND jsonb_typeof(j.s) = 'object';
 
 DELETE FROM integrity_cursor;
 DELETE FROM integrity_devices;
