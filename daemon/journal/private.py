@@ -22,7 +22,9 @@ daemon/api/user.py) and reads older lines through a descriptor of the folder: th
 (02751), and the line files (`journal-*.jsonl`) group-readable (0640, new ones too: the setgid
 folder gives them its group). The anchor key, the lock and the feed's cursor stay 0600. Opening
 keeps a sharing as it is (setgid, group `r-x` and nothing more), so a table restarted with and
-without `--http` does not flip modes.
+without `--http` does not flip modes. Shared with another group than before, the newest line file
+changes group while a member of the old one may hold it open: the writer's `Journal.share` then
+starts a new file for the next line.
 """
 
 from __future__ import annotations
