@@ -52,8 +52,8 @@ from bench_slow_disk import run_queue_wait  # noqa: E402
 from bench_table import DEVICES, percentile  # noqa: E402
 
 import daemon.api.process as api_process  # noqa: E402
-from daemon.api.channel import HEADER, MAX_FROM_API, json_frame  # noqa: E402
 from daemon.config import parse_config  # noqa: E402
+from daemon.contract.channel import HEADER, MAX_FROM_API, json_frame  # noqa: E402
 from daemon.eventloop import run as run_loop  # noqa: E402
 from daemon.logging import configure_logging  # noqa: E402
 from daemon.table import Table  # noqa: E402

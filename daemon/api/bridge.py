@@ -30,9 +30,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from daemon.api import journal_feed
-from daemon.api.facade import ActionSpec, Subscription, TableMetrics
-from daemon.api.snapshots import Published
+from daemon.contract import journal_feed
+from daemon.contract.facade import ActionSpec, Subscription, TableMetrics
+from daemon.contract.published import Published
 
 if TYPE_CHECKING:
     from daemon.table.runtime import Table

@@ -32,8 +32,8 @@ from typing import Any
 
 import structlog
 
-from daemon.api.facade import Subscription, TableFacade
-from daemon.api.journal_feed import FeedRecord
+from daemon.contract.facade import Subscription, TableFacade
+from daemon.contract.journal_feed import FeedRecord
 from daemon.procedures import visibility
 
 log = structlog.get_logger("tabled.api")

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 from pydantic import create_model as _create_model
 
-from daemon.api.facade import ActionSpec, ParamSpec
+from daemon.contract.facade import ActionSpec, ParamSpec
 
 _MODELS: dict[tuple[str, tuple[tuple[str, ParamSpec], ...]], type[BaseModel]] = {}
 

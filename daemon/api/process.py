@@ -10,7 +10,7 @@ The table's process keeps the devices, the procedure and the journal; it never r
 and no API work competes with the table's loop for the interpreter (an API on a thread of the
 same process did: at 200 state reads a second and fifty consoles the table lost a quarter of
 its rounds on a quiet machine, bench/bench_api_load.py). Across the channel
-(`daemon.api.channel`, an anonymous socket pair):
+(`daemon.contract.channel`, an anonymous socket pair):
 
 - to the API process: the start-up facts (config, actions, the journal's folder and durable
   seq), each publication of the table's state (`SnapshotPublisher`, as for the thread), and the
@@ -55,18 +55,6 @@ import structlog
 from daemon.api.acts import REQUEST_ID, Answered, NotThePerson, People
 from daemon.api.app import create_app
 from daemon.api.bridge import SnapshotPublisher, TableBridge, training_args, training_call
-from daemon.api.channel import (
-    JSON,
-    LINES,
-    MAX_FROM_API,
-    ChannelError,
-    FrameRefused,
-    frame,
-    json_body,
-    pickle_frame,
-    read_frame,
-)
-from daemon.api.facade import ROLES as TABLE_ROLES
 from daemon.api.gate import (
     AUTH_REFUSED,
     FACTS_OVER_BUDGET,
@@ -80,9 +68,21 @@ from daemon.api.gate import (
 from daemon.api.server import ApiServer
 from daemon.api.tokens import Principal, TokenStore
 from daemon.api.user import ApiUser, api_user, as_user, journal_problem
+from daemon.contract.channel import (
+    JSON,
+    LINES,
+    MAX_FROM_API,
+    ChannelError,
+    FrameRefused,
+    frame,
+    json_body,
+    pickle_frame,
+    read_frame,
+)
+from daemon.contract.facade import OPERATOR_ROLES
+from daemon.contract.facade import ROLES as TABLE_ROLES
 from daemon.journal import JournalClosed, SubscriberLagged
 from daemon.journal.private import share
-from daemon.table.facade import OPERATOR_ROLES
 from daemon.tomltext import nested_deeper_than
 
 if TYPE_CHECKING:

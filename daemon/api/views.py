@@ -16,7 +16,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from daemon.api import explain
-from daemon.api.facade import ActionSpec
+from daemon.contract.facade import ActionSpec
 from daemon.procedures.common import OVERRIDES
 from daemon.procedures.games import GAMES
 from daemon.procedures.spec import OPERATOR_ROLES, Action, PhaseText

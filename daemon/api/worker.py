@@ -3,7 +3,7 @@
     python -m daemon.api.worker --channel FD --listen FD
 
 It serves the same app (`daemon.api.app.create_app`) over `RemoteTable`, a `TableFacade` made
-of what the table's process sends over the channel (`daemon.api.channel`): the latest
+of what the table's process sends over the channel (`daemon.contract.channel`): the latest
 publication of the table's state, the journal's durable lines (kept in memory for a while, the
 older ones read from the journal's files, read-only), and requests for what only the table may
 do (an action, a security fact, a training control, its metrics).
@@ -39,9 +39,16 @@ from typing import Any
 
 import structlog
 
-from daemon.api import journal_feed
 from daemon.api.app import create_app
-from daemon.api.channel import (
+from daemon.api.context import AppContext
+from daemon.api.errors import ApiError
+from daemon.api.gate import CALLER, NAMED, SHORT, RefusalLog
+from daemon.api.server import ApiServer
+from daemon.api.snapshots import StateCache
+from daemon.api.tokens import Principal, SentTokens
+from daemon.config import TableConfig
+from daemon.contract import journal_feed
+from daemon.contract.channel import (
     HEADER,
     LINES,
     MAX_FROM_API,
@@ -51,15 +58,9 @@ from daemon.api.channel import (
     json_frame,
     read_frame,
 )
-from daemon.api.context import AppContext
-from daemon.api.errors import ApiError
-from daemon.api.facade import ActionSpec, TableMetrics
-from daemon.api.gate import CALLER, NAMED, SHORT, RefusalLog
-from daemon.api.journal_feed import FeedRecord
-from daemon.api.server import ApiServer
-from daemon.api.snapshots import Published, StateCache
-from daemon.api.tokens import Principal, SentTokens
-from daemon.config import TableConfig
+from daemon.contract.facade import ActionSpec, TableMetrics
+from daemon.contract.journal_feed import FeedRecord
+from daemon.contract.published import Published
 from daemon.journal import Record
 from daemon.journal.format import decode_line
 from daemon.journal.reader import replay

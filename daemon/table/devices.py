@@ -21,7 +21,7 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from daemon.api.metrics import LatencyHistogram
+from daemon.contract.metrics import LatencyHistogram
 from daemon.journal import JournalError
 from daemon.procedures.base import DeviceCommand
 from daemon.table.common import Fed, TableError

@@ -1,4 +1,4 @@
-"""The operator facade (`daemon.api.facade.TableFacade`): what the API, the CLI and the console
+"""The operator facade (`daemon.contract.facade.TableFacade`): what the API, the CLI and the console
 ask of a running table. Reads only; the one way in is `act`, which feeds an input."""
 
 from __future__ import annotations
@@ -8,8 +8,10 @@ from collections import deque
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from daemon.api.facade import ActionSpec, TableMetrics
-from daemon.api.metrics import LatencyHistogram
+from daemon.contract import journal_feed
+from daemon.contract.facade import OPERATOR_ROLES, ActionSpec, TableMetrics
+from daemon.contract.metrics import LatencyHistogram
+from daemon.contract.published import Published
 from daemon.procedures.base import role_of
 from daemon.table.common import TableError, TableStats
 from daemon.table.devices import DeviceHost
@@ -17,14 +19,12 @@ from daemon.table.devices import DeviceHost
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from daemon.api.snapshots import Published
     from daemon.config import TableConfig
     from daemon.journal import Journal
     from daemon.procedures.base import Procedure
     from daemon.table.common import Fed
     from daemon.table.feed import JournalFeed
 
-OPERATOR_ROLES = ("dealer", "supervisor")
 SUPERVISOR_CLEARS = ("clear_hold", "clear_tilt", "void_round")
 
 
@@ -64,8 +64,6 @@ class OperatorFacade:
         devices = self.device_status()
         legal = {role: self.legal_actions(role) for role in OPERATOR_ROLES}
         seq = self._journal().durable_seq
-        from daemon.api.snapshots import Published  # noqa: PLC0415 - the API's, not the table's
-
         return Published.build(seq, self._snapshot(devices), legal, devices)
 
     def _snapshot(self, devices: list[dict[str, Any]]) -> dict[str, Any]:
@@ -143,8 +141,6 @@ class OperatorFacade:
         until: datetime | None = None,
         limit: int = 100,
     ) -> list[dict[str, Any]]:
-        from daemon.api import journal_feed  # noqa: PLC0415 - the API's, not the table's
-
         return journal_feed.query(
             self._journal(), round=round, event=event, since=since, until=until, limit=limit
         )

@@ -32,8 +32,8 @@ from typing import Any
 
 import structlog
 
-from daemon.api.metrics import LatencyHistogram
 from daemon.config import JournalConfig, TableConfig
+from daemon.contract.metrics import LatencyHistogram
 from daemon.journal import Journal, JournalError, Record, last_event
 from daemon.procedures.base import Input
 from daemon.procedures.events import CHECKPOINT_EVENT, INPUT_EVENT
@@ -68,7 +68,7 @@ class Staged:
 
 
 class Table(OperatorFacade):
-    """One running table; implements `daemon.api.facade.TableFacade`."""
+    """One running table; implements `daemon.contract.facade.TableFacade`."""
 
     # Where a commit point's fdatasync runs. Off the loop (the default): the journal's commit
     # thread makes the group durable while the loop goes on with the other devices' frames

@@ -21,7 +21,13 @@ from api_support import TOKENS, auth, write_tokens
 from websockets.sync.client import connect
 
 from daemon.api.acts import PER_PERSON, Answered
-from daemon.api.channel import (
+from daemon.api.errors import ApiError
+from daemon.api.gate import BUDGET_WINDOW, FACTS_OVER_BUDGET, FACTS_PER_WINDOW
+from daemon.api.process import MAX_IN_FLIGHT, ApiProcess
+from daemon.api.tokens import token_entry
+from daemon.api.worker import RemoteTable
+from daemon.config import load_config
+from daemon.contract.channel import (
     MAX_ACT_BODY,
     MAX_FROM_API,
     MAX_TO_API,
@@ -32,12 +38,6 @@ from daemon.api.channel import (
     json_frame,
     read_frame,
 )
-from daemon.api.errors import ApiError
-from daemon.api.gate import BUDGET_WINDOW, FACTS_OVER_BUDGET, FACTS_PER_WINDOW
-from daemon.api.process import MAX_IN_FLIGHT, ApiProcess
-from daemon.api.tokens import token_entry
-from daemon.api.worker import RemoteTable
-from daemon.config import load_config
 from daemon.table import Table
 from drivers.clock import MonotonicClock
 from tests.daemon.cli_support import serving

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from daemon.api.facade import ActionSpec, TableFacade
 from daemon.api.models import check_payload
 from daemon.api.views import action_specs, console_snapshot
 from daemon.config import load_config
+from daemon.contract.facade import ActionSpec, TableFacade
 from daemon.procedures.base import Procedure
 from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import ThirteenProcedure

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from daemon.api.facade import TableFacade
 from daemon.autoplay import Autoplay, InProcessControl
 from daemon.config import parse_config
+from daemon.contract.facade import TableFacade
 from daemon.table import JournalMismatch, Table, TableError
 from drivers.clock import ManualClock, MonotonicClock
 from drivers.link import LinkTiming

@@ -22,6 +22,8 @@ from daemon.procedures.spec import Param
 # trainer: handles the simulated devices of a table in training mode (daemon/training.py)
 ROLES = ("dealer", "supervisor", "surveillance", "admin", "trainer")
 Role = Literal["dealer", "supervisor", "surveillance", "admin", "trainer"]
+# The roles a person acts in (devices and the system feed the table themselves).
+OPERATOR_ROLES = ("dealer", "supervisor")
 
 # One field of an action's payload, as the game declares it (daemon/procedures/spec.py): the
 # API builds its request models from these (daemon/api/models.py), the console its forms.
@@ -180,7 +182,7 @@ class TableFacade(Protocol):
         `limit` of the matches). `round` is compared with the event's round id as text.
         `event` matches the event name exactly or, ending in ".", as a prefix (`"shoe."`).
         Times are timezone-aware. Called from a worker thread (it may read files), so it must
-        read only the journal, never the procedure (`daemon.api.journal_feed.query` does)."""
+        read only the journal, never the procedure (`daemon.contract.journal_feed.query` does)."""
         ...
 
     def subscribe(self, after_seq: int | None = None) -> Subscription:
