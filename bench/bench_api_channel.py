@@ -57,6 +57,7 @@ from daemon.contract.channel import HEADER, MAX_FROM_API, json_frame  # noqa: E4
 from daemon.eventloop import run as run_loop  # noqa: E402
 from daemon.logging import configure_logging  # noqa: E402
 from daemon.table import Table  # noqa: E402
+from daemon.table.publish import served  # noqa: E402
 from drivers.clock import MonotonicClock  # noqa: E402
 
 LAG_GOAL_MS = 5.0
@@ -125,7 +126,7 @@ async def lag_run(folder: Path, size: int | None, seconds: float) -> tuple[list[
     stop = asyncio.Event()
     halt = threading.Event()
     try:
-        api = api_process.ApiProcess.build(table, cfg, "127.0.0.1:0")  # type: ignore[arg-type]
+        api = api_process.ApiProcess.build(served(table), cfg, "127.0.0.1:0")  # type: ignore[arg-type]
         ours, theirs = socket.socketpair()
         reader, writer = await asyncio.open_unix_connection(sock=ours)
         api._writer = writer
@@ -181,7 +182,7 @@ async def checks_run(folder: Path, actions: int, checked: bool) -> float:
     table = Table(cfg, driver_clock=MonotonicClock())  # type: ignore[arg-type]
     await table.start()
     try:
-        api = api_process.ApiProcess.build(table, cfg, "127.0.0.1:0")  # type: ignore[arg-type]
+        api = api_process.ApiProcess.build(served(table), cfg, "127.0.0.1:0")  # type: ignore[arg-type]
         if not checked:
             api._who = lambda *args: None  # type: ignore[method-assign]
             api._answered.once = lambda a, r, n, p, act: act()  # type: ignore[method-assign]

@@ -40,6 +40,7 @@ from daemon.journal import JournalError, JournalLocked
 from daemon.logging import LEVELS, configure_logging, get_logger
 from daemon.shipper.runtime import start_feed, stop_feed
 from daemon.table import Fed, Table, TableError
+from daemon.table.publish import served
 from drivers.clock import MonotonicClock
 
 if TYPE_CHECKING:
@@ -217,7 +218,8 @@ async def _run(
         from daemon.api.process import ApiProcess  # noqa: PLC0415 - FastAPI only when serving
 
         try:
-            api = ApiProcess.build(table, config, args.http or config.api.listen, feed=feed)
+            listen = args.http or config.api.listen
+            api = ApiProcess.build(served(table), config, listen, feed=feed)
             url = api.url()
         except (ValueError, OSError) as exc:
             print(f"tabled run: --http {args.http}: {exc}", file=sys.stderr)

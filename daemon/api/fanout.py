@@ -302,13 +302,6 @@ class PushHub:
             client.state_due = True
             client.wake.set()
 
-    def state_changed_threadsafe(self) -> None:
-        """`state_changed`, from the table's thread: one call handed to the API's loop."""
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self.state_changed)
-
 
 def withheld(record: Mapping[str, Any], error: BaseException) -> dict[str, Any]:
     """What a reader is shown of a record its redaction could not be made for (a payload nested

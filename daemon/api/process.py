@@ -1,6 +1,6 @@
 """`tabled run --http`: the operator API in a process of its own (`daemon.api.worker`).
 
-    api = ApiProcess.build(table, config, listen, feed=shipper)  # on the table's loop
+    api = ApiProcess.build(served(table), config, listen, feed=shipper)  # on the table's loop
     url = api.url()          # bound now: a taken port fails the start
     api.start()              # the API process starts; the table goes on meanwhile
     ...
@@ -13,7 +13,7 @@ its rounds on a quiet machine, bench/bench_api_load.py). Across the channel
 (`daemon.contract.channel`, an anonymous socket pair):
 
 - to the API process: the start-up facts (config, actions, the journal's folder and durable
-  seq), each publication of the table's state (`SnapshotPublisher`, as for the thread), and the
+  seq), each publication of the table's state (`daemon.table.publish.publisher`), and the
   journal's durable lines as they are on disk (one subscription, forwarded as they come);
 - from it: requests (an action, a security fact, a training control, a metrics scrape), JSON
   only, small (`MAX_FROM_API`) and checked field by field, each answered once the table's loop
@@ -54,7 +54,6 @@ import structlog
 
 from daemon.api.acts import REQUEST_ID, Answered, NotThePerson, People
 from daemon.api.app import create_app
-from daemon.api.bridge import SnapshotPublisher, TableBridge, training_args, training_call
 from daemon.api.gate import (
     AUTH_REFUSED,
     FACTS_OVER_BUDGET,
@@ -79,7 +78,7 @@ from daemon.contract.channel import (
     pickle_frame,
     read_frame,
 )
-from daemon.contract.facade import OPERATOR_ROLES
+from daemon.contract.facade import OPERATOR_ROLES, Served, training_args
 from daemon.contract.facade import ROLES as TABLE_ROLES
 from daemon.journal import JournalClosed, SubscriberLagged
 from daemon.journal.private import share
@@ -87,7 +86,6 @@ from daemon.tomltext import nested_deeper_than
 
 if TYPE_CHECKING:
     from daemon.config import TableConfig
-    from daemon.table.runtime import Table
 
 log = structlog.get_logger("tabled.api")
 
@@ -127,24 +125,25 @@ class ApiProcess:
 
     def __init__(
         self,
-        table: Table,
+        served: Served,
         config: TableConfig,
         listen: str,
         server: ApiServer,
-        publisher: SnapshotPublisher,
         *,
         feed: Any = None,
         app_options: dict[str, Any] | None = None,
         user: ApiUser | None = None,
     ) -> None:
-        self._table, self._config, self._listen = table, config, listen
+        # The table, as its facade, its journal and its clock (daemon.contract.facade.Served).
+        self._table, self._journal, self._wall = served.facade, served.journal, served.wall
+        self._config, self._listen = config, listen
         # Who the API process runs as (daemon.api.user): None, the daemon's own user.
         self.user = user
         # The tokens file as the table's process reads it for the API process, which may not:
         # its people are sent at the start and again whenever the file changes.
         self._tokens = TokenStore(config.api.tokens_file)
         self._sent_tokens: dict[str, Principal] = {}
-        self.server, self.publisher, self._feed = server, publisher, feed
+        self.server, self.publisher, self._feed = server, served.publisher, feed
         self._app_options = app_options or {}
         self._writer: asyncio.StreamWriter | None = None
         self._process: asyncio.subprocess.Process | None = None
@@ -162,7 +161,7 @@ class ApiProcess:
         self._answered = Answered()
         # The refusals at the API's doors, sent here as they happen (daemon.api.worker): counted
         # and journaled by the table's process, so an API process that dies loses none of them.
-        self.refusals = RefusalLog(table.journal_security, time.monotonic)
+        self.refusals = RefusalLog(served.facade.journal_security, time.monotonic)
         # Set once the first API process serves (it said "ready"), or ended before it did.
         self.settled = asyncio.Event()
         # Refused actions (each a durable `table.violation`) a person may cause, counted here
@@ -175,7 +174,7 @@ class ApiProcess:
     @classmethod
     def build(
         cls,
-        table: Table,
+        served: Served,
         config: TableConfig,
         listen: str,
         *,
@@ -186,7 +185,7 @@ class ApiProcess:
         it, so what it refuses (a tokens file others may read, plain HTTP beyond loopback, a
         TLS key without its certificate) stops `tabled run` now, before anything is served."""
         user = api_user(config.api)  # as root: its own user, or a ValueError that says why
-        journal = table.journal
+        journal = served.journal
         problem = journal_problem(user, journal.dir) if journal is not None else None
         if problem:
             raise ValueError(problem)
@@ -194,13 +193,9 @@ class ApiProcess:
         shared = share(journal.dir, user.gid) if user is not None and journal is not None else []
         if shared:
             log.warning("journal.shared", group=user.gid if user else None, changed=shared)
-        publisher = SnapshotPublisher(table)
-        publisher.publish_first()
-        bridge = TableBridge(table, asyncio.get_running_loop(), publisher)
-        server = ApiServer(create_app(bridge, config, **app_options), listen)
-        return cls(
-            table, config, listen, server, publisher, feed=feed, app_options=app_options, user=user
-        )
+        served.publisher.publish_first()
+        server = ApiServer(create_app(served.facade, config, **app_options), listen)
+        return cls(served, config, listen, server, feed=feed, app_options=app_options, user=user)
 
     def url(self) -> str:
         return self.server.url()
@@ -287,7 +282,7 @@ class ApiProcess:
         self._why = None
         ours, theirs = socket.socketpair()
         listening = self.server.listening()
-        journal = self._table.journal
+        journal = self._journal
         # The journal's folder, read-only: the API process reads older lines through it
         # (/proc/self/fd/N), whatever the folders above it let its user reach.
         folder = (
@@ -359,7 +354,7 @@ class ApiProcess:
     def _init(self, folder: int | None) -> dict[str, Any]:
         """The start-up facts a new API process is sent first; `folder`, the descriptor of the
         journal's folder it was handed."""
-        journal = self._table.journal
+        journal = self._journal
         level = logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower()
         self._tokens.reload()
         self._sent_tokens = self._tokens.entries()
@@ -369,7 +364,7 @@ class ApiProcess:
             "listen": self._listen,
             "actions": self._table.actions(),
             "published": self.publisher.latest,
-            "wall_offset": self._table._wall() - time.time(),
+            "wall_offset": self._wall() - time.time(),
             "journal_dir": None if folder is None else f"/proc/self/fd/{folder}",
             "durable_seq": journal.durable_seq if journal is not None else 0,
             "feed": self._feed is not None,
@@ -417,7 +412,7 @@ class ApiProcess:
                 {
                     "t": "state",
                     "published": self.publisher.latest,
-                    "wall_offset": self._table._wall() - time.time(),
+                    "wall_offset": self._wall() - time.time(),
                 }
             )
         )
@@ -425,7 +420,7 @@ class ApiProcess:
     async def _forward_journal(self) -> None:
         """The journal's durable lines, as they come, to whichever API process runs. One that
         missed some (started since, or this forwarder fell behind) reads them from the files."""
-        journal = self._table.journal
+        journal = self._journal
         if journal is None:
             return
         subscription = journal.subscribe(FORWARD_QUEUE)
@@ -619,7 +614,7 @@ class ApiProcess:
             # (describe) for whoever may train.
             actor, role = (call_args[1], call_args[2]) if name == "control" else (None, None)
             self._who("training", args.get("token"), TRAINING_ROLES, actor, role)
-            return await training_call(table, str(name), list(call_args))
+            return await table.training(str(name), list(call_args), "")
         raise RequestRefused(f"no such request: {op[:64]}")
 
     async def _fact(self, event: str, payload: dict[str, Any]) -> None:
@@ -643,7 +638,8 @@ class ApiProcess:
         answer = await self._table.act(action, actor, role, payload)
         if not answer.get("accepted"):
             self.budget.spend(actor)
-        self.publisher.publish()  # the state it leads to goes before the answer
+        # The state it leads to goes before the answer, once all it shows is durable.
+        await self.publisher.publish_durable()
         return answer
 
     def _who(

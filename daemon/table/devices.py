@@ -45,7 +45,7 @@ from drivers.kinds import DeviceKind, find
 from drivers.mailbox import Mailbox
 
 if TYPE_CHECKING:
-    from daemon.table.runtime import Table
+    from daemon.table.common import TableHost as Table
 
 IDENTITY_FIELDS = ("make", "model", "serial", "firmware", "firmware_hash")
 

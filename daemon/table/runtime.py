@@ -25,7 +25,6 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from typing import Any
 import structlog
 
 from daemon.config import JournalConfig, TableConfig
+from daemon.contract.facade import TableMetrics
 from daemon.contract.metrics import LatencyHistogram
 from daemon.journal import Journal, JournalError, Record, last_event
 from daemon.procedures.base import Input
@@ -41,12 +41,13 @@ from daemon.table.builder import build_procedure
 from daemon.table.common import (
     Fed,
     RuntimePhases,
+    Staged,
     TableError,
     TableStats,
     bet_outcomes,
 )
 from daemon.table.devices import DeviceHost
-from daemon.table.facade import OperatorFacade
+from daemon.table.publish.facade import LocalFacade
 from daemon.table.recovery import checkpoint_payload, recover
 from drivers.base import DeviceDriver
 from drivers.clock import Clock, MonotonicClock, TimerHandle
@@ -57,18 +58,9 @@ log = structlog.get_logger("tabled.table")
 RECENT_VIOLATIONS = 50
 
 
-@dataclass(slots=True)  # not frozen: a frozen dataclass costs 1.3 us to make, this 0.3
-class Staged:
-    """An input the procedure took and the journal staged, not yet durable (`Table.stage`)."""
-
-    fed: Fed
-    before: Enum  # the procedure's state before the input
-    after: Enum  # and after it
-    received: float | None  # when its device frame arrived (perf_counter), if it had one
-
-
-class Table(OperatorFacade):
-    """One running table; implements `daemon.contract.facade.TableFacade`."""
+class Table:
+    """One running table. What the API asks of it is its facade's (`facade`, a `TableFacade`
+    of `daemon.contract.facade`): the table holds it, and answers it."""
 
     # Where a commit point's fdatasync runs. Off the loop (the default): the journal's commit
     # thread makes the group durable while the loop goes on with the other devices' frames
@@ -116,7 +108,7 @@ class Table(OperatorFacade):
             self.journal_config = config.journal
         self.clock: Clock = clock or MonotonicClock()
         self.driver_clock: Clock = driver_clock or self.clock
-        self._wall = wall or self.clock.wall
+        self.wall = wall or self.clock.wall
         self.procedure = build_procedure(config)
         self.phases = RuntimePhases.of(self.procedure)
         self.journal: Journal | None = None
@@ -158,6 +150,8 @@ class Table(OperatorFacade):
         # so that its supervisor (systemd) restarts it into recovery.
         self.failed: asyncio.Event | None = None
         self.log = log.bind(table=config.table_id, game=config.game)
+        # What the operator API reads of the table, and its one way in (`act`).
+        self.facade = LocalFacade(self)
 
     @property
     def running(self) -> bool:
@@ -174,7 +168,7 @@ class Table(OperatorFacade):
         self.journal = Journal.open(
             self.journal_config,
             self.config.table_id,
-            wall=self._wall,
+            wall=self.wall,
             monotonic=self.clock.now,
             on_sync=self.fsync.observe,
         )
@@ -204,7 +198,7 @@ class Table(OperatorFacade):
         self._last_now = max(self._last_now, recovered.last_now)
         self.checkpoint_seq = recovered.checkpoint_seq
         self.stats.replayed += recovered.replayed
-        self._offset = self._wall() - self.clock.now()
+        self._offset = self.wall() - self.clock.now()
         if self.now() < self._last_now:
             self._offset += self._last_now - self.now()
         self._append_sync(
@@ -259,6 +253,41 @@ class Table(OperatorFacade):
         if self.journal is None:
             raise TableError("the table has not started")
         return self.journal
+
+    async def act(
+        self, action: str, actor: str, role: str, payload: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A person's action, answered as the API answers it (`TableFacade.act`)."""
+        return await self.facade.act(action, actor, role, payload)
+
+    async def journal_security(self, event: str, payload: dict[str, Any]) -> None:
+        """An API security fact, journaled with the table's actor "api"."""
+        await self._journal().append_async(
+            event, actor="api", round_id=self.procedure.round_id, payload=payload, commit=True
+        )
+
+    def procedure_snapshot(self) -> dict[str, Any]:
+        return self.procedure.snapshot()
+
+    def metrics(self) -> TableMetrics:
+        drivers = self.devices.drivers
+        frame_errors = {
+            name: int(driver.link.counters.as_dict().get("protocol_errors", 0))
+            for name, driver in drivers.items()
+        }
+        return TableMetrics(
+            rounds_total=self.stats.rounds_settled,
+            violations_by_article=dict(self.stats.violations_by_article),
+            faults_by_device=dict(self.stats.faults_by_device),
+            frame_errors_by_device=frame_errors,
+            link_round_trip_seconds={n: h.snapshot() for n, h in self.devices.round_trips.items()},
+            journal_fsync_seconds=self.fsync.snapshot(),
+            link_up_by_device={n: d.link_up for n, d in drivers.items()},
+        )
+
+    def healthy(self) -> bool:
+        """For the systemd watchdog: the journal works and the table takes inputs."""
+        return self.failure is None and not self._closing
 
     def spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)

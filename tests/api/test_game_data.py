@@ -16,7 +16,6 @@ from server_process import table_server
 
 from daemon.api.app import create_app
 from daemon.api.models import check_payload, payload_model
-from daemon.api.views import action_specs, console_snapshot
 from daemon.config import ApiConfig
 from daemon.contract.facade import ActionSpec, ParamSpec
 from daemon.procedures.games import GAMES
@@ -24,6 +23,7 @@ from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.payload import Refused, check_params
 from daemon.procedures.spec import Action, Game
 from daemon.procedures.thirteen import ThirteenProcedure
+from daemon.table.publish.views import action_specs, console_snapshot
 from tests.loopback_http import http
 
 PROCEDURES = {"thirteen": ThirteenProcedure, "paigow": PaiGowProcedure}

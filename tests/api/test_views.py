@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from daemon.api.models import check_payload
-from daemon.api.views import action_specs, console_snapshot
 from daemon.config import load_config
 from daemon.contract.facade import ActionSpec, TableFacade
 from daemon.procedures.base import Procedure
@@ -20,6 +19,7 @@ from daemon.procedures.thirteen import ThirteenProcedure
 from daemon.rules import paigow
 from daemon.rules.cards import DECK
 from daemon.table import Table
+from daemon.table.publish.views import action_specs, console_snapshot
 
 WALL = 1_796_000_000.0
 
