@@ -4,7 +4,7 @@ daemon/procedures/events.py)."""
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -65,6 +65,13 @@ class RuntimePhases:
     hold: Enum
     tilt: Enum
 
+    def in_play(self, procedure: Procedure) -> bool:
+        """A round is under way (suspended in HOLD or TILT counts as the phase it left)."""
+        name = procedure.phase
+        if procedure.state in self.suspended and procedure.suspended is not None:
+            name = procedure.suspended
+        return name not in {phase.name for phase in self.idle}
+
     @classmethod
     def of(cls, procedure: Procedure) -> RuntimePhases:
         phase = type(procedure).Phase
@@ -113,6 +120,44 @@ class Staged:
     before: Enum  # the procedure's state before the input
     after: Enum  # and after it
     received: float | None  # when its device frame arrived (perf_counter), if it had one
+
+
+def tally(stats: TableStats, violations: deque[dict[str, Any]], fed: Fed, log: Any) -> None:
+    """Count a durable input's outcome: its violations (kept, the recent ones, for the
+    console), faults and settled rounds."""
+    stats.inputs += 1
+    for event in fed.outcome.events:
+        if event.name == "table.violation":
+            article = str(event.payload.get("article", ""))
+            stats.violations_by_article[article] += 1
+            violations.append(
+                {
+                    "seq": fed.seq,
+                    "article": article,
+                    "action": event.payload.get("action"),
+                    "actor": event.payload.get("actor"),
+                    "phase": event.payload.get("phase"),
+                    "reason": event.payload.get("reason"),
+                    "reason_zh": event.payload.get("reason_zh"),
+                }
+            )
+            # The system log is read by whoever reads journald: the reason ("Qh has
+            # already been dealt") may name a face-down card, so it stays in the journal
+            # (and the API, which serves it by the visibility rule); docs/operations.md.
+            log.warning(
+                "table.violation",
+                seq=fed.seq,
+                article=article,
+                action=event.payload.get("action"),
+                actor=event.payload.get("actor"),
+                phase=event.payload.get("phase"),
+            )
+        elif event.name in ("table.tilted", "table.held"):
+            stats.faults_by_device[str(event.payload.get("device"))] += 1
+        elif event.name == "round.settled":
+            # Counted, not kept: the journal holds every settlement (memory stays flat).
+            stats.rounds_settled += 1
+            stats.outcomes_per_bet.update(bet_outcomes(event.payload))
 
 
 class TableHost(Protocol):

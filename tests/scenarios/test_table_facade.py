@@ -75,7 +75,7 @@ def test_queries_violations_metrics_and_devices(tmp_path: Path) -> None:
         await table.start()
         try:
             await table.wait_for(lambda: "open_table" in table.facade.legal_actions("dealer"))
-            assert isinstance(table, TableFacade)
+            assert isinstance(table.facade, TableFacade)
             assert table.facade.legal_actions("surveillance") == []
             refused = await table.act("settle_round", "D1", "dealer", {})
             assert refused["accepted"] is False
@@ -83,7 +83,7 @@ def test_queries_violations_metrics_and_devices(tmp_path: Path) -> None:
             assert violation["phase"] == "EQUIPMENT_CHECK" and violation["seq"] > 0
             opened = await table.act("open_table", "D1", "dealer", {})
             assert opened == {"accepted": True, "seq": opened["seq"], "phase": "HAND_SHUFFLE"}
-            metrics = table.metrics()
+            metrics = table.facade.metrics()
             assert metrics.violations_by_article == {violation["article"]: 1}
             assert set(metrics.link_up_by_device) == {
                 "shuffler", "dice_shaker", "shoe_reader", "timer_bell",
@@ -105,7 +105,7 @@ def test_queries_violations_metrics_and_devices(tmp_path: Path) -> None:
             await table.act("confirm_hand_shuffle", "D1", "dealer", {})
             await until(table, table.quiet, "the shuffle started")
             # Every exchange is sampled: IDENTIFY, GET_STATUS at the connect, the shuffle.
-            assert table.metrics().link_round_trip_seconds["shuffler"].count >= 3
+            assert table.facade.metrics().link_round_trip_seconds["shuffler"].count >= 3
             await table.journal_security("api.auth_failed", {"client": "127.0.0.1"})
             assert table.facade.journal_query(event="api.")[-1]["actor"] == "api"
         finally:
@@ -189,9 +189,9 @@ def test_status_polls_feed_the_link_round_trip_histogram(tmp_path: Path) -> None
         try:
             await table.wait_for(lambda: "open_table" in table.facade.legal_actions("dealer"))
             assert table.quiet()  # no command is sent to the bell before the players arrange
-            before = table.metrics().link_round_trip_seconds["timer_bell"].count
+            before = table.facade.metrics().link_round_trip_seconds["timer_bell"].count
             await asyncio.sleep(0.5)
-            after = table.metrics().link_round_trip_seconds["timer_bell"].count
+            after = table.facade.metrics().link_round_trip_seconds["timer_bell"].count
             assert after >= before + 3
         finally:
             await table.stop()

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from daemon.contract import journal_feed
 from daemon.contract.facade import OPERATOR_ROLES, ActionSpec, TableMetrics
+from daemon.contract.metrics import LatencyHistogram
 from daemon.contract.published import Published
 from daemon.procedures.base import role_of
-from daemon.table.common import Fed, TableError
+from daemon.table.common import Fed, TableError, TableStats
 from daemon.table.devices import DeviceHost
 from daemon.table.publish.training import training_call
 from daemon.table.publish.views import action_specs, console_snapshot
@@ -35,6 +36,8 @@ class Operated(Protocol):
     procedure: Procedure
     devices: DeviceHost
     violations: deque[dict[str, Any]]
+    stats: TableStats
+    fsync: LatencyHistogram
     journal: Journal | None
     wall: Callable[[], float]
 
@@ -43,8 +46,6 @@ class Operated(Protocol):
     async def feed(self, action: str, actor: str, payload: Mapping[str, Any]) -> Fed: ...
 
     async def journal_security(self, event: str, payload: dict[str, Any]) -> None: ...
-
-    def metrics(self) -> TableMetrics: ...
 
 
 class LocalFacade:
@@ -160,7 +161,21 @@ class LocalFacade:
         await self.table.journal_security(event, payload)
 
     def metrics(self) -> TableMetrics:
-        return self.table.metrics()
+        table = self.table
+        drivers, stats = table.devices.drivers, table.stats
+        frame_errors = {
+            name: int(driver.link.counters.as_dict().get("protocol_errors", 0))
+            for name, driver in drivers.items()
+        }
+        return TableMetrics(
+            rounds_total=stats.rounds_settled,
+            violations_by_article=dict(stats.violations_by_article),
+            faults_by_device=dict(stats.faults_by_device),
+            frame_errors_by_device=frame_errors,
+            link_round_trip_seconds={n: h.snapshot() for n, h in table.devices.round_trips.items()},
+            journal_fsync_seconds=table.fsync.snapshot(),
+            link_up_by_device={n: d.link_up for n, d in drivers.items()},
+        )
 
     async def training(self, name: str, args: list[Any], token: str = "") -> Any:
         """A training control on the table's simulated devices (`daemon.training`); the caller
