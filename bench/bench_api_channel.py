@@ -52,6 +52,7 @@ from bench_slow_disk import run_queue_wait  # noqa: E402
 from bench_table import DEVICES, percentile  # noqa: E402
 
 import daemon.api.process as api_process  # noqa: E402
+import daemon.api.requests as api_requests  # noqa: E402
 from daemon.config import parse_config  # noqa: E402
 from daemon.contract.channel import HEADER, MAX_FROM_API, json_frame  # noqa: E402
 from daemon.eventloop import run as run_loop  # noqa: E402
@@ -235,11 +236,11 @@ def main() -> int:
     for name, size in rows:
         with tempfile.TemporaryDirectory() as folder:
             if size is not None and size > MAX_FROM_API:
-                api_process.MAX_FROM_API = size  # the bound before, for the peer's run
+                api_requests.MAX_FROM_API = size  # the bound before, for the peer's run
             try:
                 raw, net = run_loop(lag_run(Path(folder), size, args.seconds))
             finally:
-                api_process.MAX_FROM_API = MAX_FROM_API
+                api_requests.MAX_FROM_API = MAX_FROM_API
         p99_net = percentile(net, 0.99) * 1000
         goal = size == MAX_FROM_API
         verdict = ("met" if p99_net <= LAG_GOAL_MS else "MISSED") if goal else "peer"

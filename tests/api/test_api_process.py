@@ -23,7 +23,8 @@ from websockets.sync.client import connect
 from daemon.api.acts import PER_PERSON, Answered
 from daemon.api.errors import ApiError
 from daemon.api.gate import BUDGET_WINDOW, FACTS_OVER_BUDGET, FACTS_PER_WINDOW
-from daemon.api.process import MAX_IN_FLIGHT, ApiProcess
+from daemon.api.process import ApiProcess
+from daemon.api.requests import MAX_IN_FLIGHT
 from daemon.api.tokens import token_entry
 from daemon.api.worker import RemoteTable
 from daemon.config import load_config
