@@ -65,7 +65,6 @@ from daemon.contract.channel import (
 )
 from daemon.contract.facade import Served
 from daemon.journal import JournalClosed, SubscriberLagged
-from daemon.journal.private import share
 
 if TYPE_CHECKING:
     from daemon.config import TableConfig
@@ -153,7 +152,7 @@ class ApiProcess(Requests):
         if problem:
             raise ValueError(problem)
         # It reads older lines through the folder: shared with its group alone, read-only.
-        shared = share(journal.dir, user.gid) if user is not None and journal is not None else []
+        shared = journal.share(user.gid) if user is not None and journal is not None else []
         if shared:
             log.warning("journal.shared", group=user.gid if user else None, changed=shared)
         served.publisher.publish_first()

@@ -72,7 +72,7 @@ class LocalFacade:
 
     def published_snapshot(self) -> Published:
         """The state, each operator role's legal actions and the devices, as immutable text
-        for an API on another thread (`daemon.api.bridge`), keyed by the durable seq."""
+        for the API process (`daemon.table.publish.publisher`), keyed by the durable seq."""
         devices = self.device_status()
         legal = {role: self.legal_actions(role) for role in OPERATOR_ROLES}
         seq = self._journal().durable_seq
