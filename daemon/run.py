@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from daemon import eventloop, sdnotify
+from daemon.api.user import user_problem
+from daemon.autoplay import Autoplay, AutoplayError, SimulationClock, control_for
 from daemon.cli.address import publish, withdraw
 from daemon.cli.progress import Progress
 from daemon.config import ConfigError, TableConfig, load_config
@@ -130,18 +132,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if config.feed is not None:
         # The broker secrets ([feed] creds, tls_key) private, like the tokens file: before the
         # table starts or journals anything.
-        from daemon.shipper.config import secrets_problem  # noqa: PLC0415 - with a [feed] only
+        # With a [feed] only: 26 ms of a 3.0 s start under load (python -X importtime).
+        from daemon.shipper.config import secrets_problem  # noqa: PLC0415
 
         if problem := secrets_problem(config.feed, "feed"):
             print(f"tabled run: {problem}", file=sys.stderr)
             return 2
     if args.http is not None:
         # The address and the API's doors: before the table starts or journals anything.
-        from daemon.cli.http import http_problem, http_warning  # noqa: PLC0415 - only when serving
+        # The web stack only when serving: its doors add 2.9 s to a 3.0 s start under load
+        # (python -X importtime), and a plain run loads none of it (tests/daemon/test_startup.py).
+        from daemon.cli.http import http_problem, http_warning  # noqa: PLC0415
 
         listen = args.http or config.api.listen
-        from daemon.api.user import user_problem  # noqa: PLC0415 - only when serving
-
         problem = http_problem(config.api, listen) or user_problem(config, args.journal)
         if problem:
             print(f"tabled run: --http {listen}: {problem}", file=sys.stderr)
@@ -151,6 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signing_key = None
     if config.feed is not None:
         # A table that ships its journal signs its chain (docs/security.md): no key, no start.
+        # Its crypto with a [feed] only: 127 ms of a 3.0 s start under load (-X importtime).
         from daemon.journal.provenance import KeyFileError, load_key  # noqa: PLC0415
 
         try:
@@ -192,8 +196,6 @@ def _exit_now(status: int) -> None:
 async def _run(
     config: TableConfig, args: argparse.Namespace, signing_key: TableKey | None = None
 ) -> int:
-    from drivers.clock import SimulationClock  # noqa: PLC0415 - only for autoplay
-
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -215,7 +217,9 @@ async def _run(
     address: Path | None = None
     if args.http is not None:
         # The API in a process of its own: its clients cannot slow the table (daemon.api.process).
-        from daemon.api.process import ApiProcess  # noqa: PLC0415 - FastAPI only when serving
+        # FastAPI, pydantic and uvicorn only when serving: 2.1 s more than a 3.0 s start under
+        # load (python -X importtime), and a plain run loads none (tests/daemon/test_startup.py).
+        from daemon.api.process import ApiProcess  # noqa: PLC0415
 
         try:
             listen = args.http or config.api.listen
@@ -304,8 +308,6 @@ async def _until_stopped(table: Table, stop: asyncio.Event) -> int:
 async def _autoplay(
     table: Table, args: argparse.Namespace, clock: object, stop: asyncio.Event
 ) -> tuple[int, Summary | None]:
-    from daemon.autoplay import Autoplay, AutoplayError, SimulationClock, control_for  # noqa: PLC0415
-
     try:
         control = control_for(table, args.control)
     except AutoplayError as exc:

@@ -170,23 +170,52 @@ def test_the_reader_sees_every_kind_of_import() -> None:
     assert found == {"daemon.api.gate", "daemon.table.feed", "daemon.contract.facade", "typing"}
 
 
+def floors_below() -> dict[str, set[str]]:
+    """Module of the three rooms -> the packages outside them it imports (`daemon.journal`,
+    `drivers`, ...: a package of the project a node, the standard library and others left
+    out)."""
+    known = modules()
+    found: dict[str, set[str]] = {}
+    for name, path in known.items():
+        for target, _ in imported(path, known):
+            top = target.split(".")
+            if top[0] not in ("daemon", "drivers", "simulators") or room_of_any(target):
+                continue
+            below = ".".join(top[:2]) if top[0] == "daemon" and len(top) > 1 else top[0]
+            found.setdefault(name, set()).add(below)
+    return found
+
+
+def room_of_any(module: str) -> str | None:
+    return next((r for r in ROOMS if module == r or module.startswith(r + ".")), None)
+
+
 def dot() -> str:
-    """The three rooms' import graph in graphviz's dot language: a cluster a room."""
-    edges = graph()
+    """The three rooms' import graph in graphviz's dot language: a cluster a room, and the
+    floors below them (each package one node) that they import."""
+    edges, below = graph(), floors_below()
+    colours = {"daemon.table": "#dbe8f5", "daemon.api": "#f5e3d6", "daemon.contract": "#e0f0dc"}
     lines = [
         "digraph rooms {",
-        '  graph [rankdir=LR, fontname="Helvetica", fontsize=12, compound=true];',
-        '  node [shape=box, fontname="Helvetica", fontsize=10];',
+        '  graph [rankdir=LR, fontname="Helvetica", fontsize=14, ranksep=1.2, nodesep=0.15];',
+        '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
+        '  edge [color="#00000055", arrowsize=0.5];',
     ]
     for room in ROOMS:
-        lines.append(f'  subgraph "cluster_{room}" {{ label="{room}";')
+        lines.append(f'  subgraph "cluster_{room}" {{ label="{room}"; style=rounded;')
         for name in sorted(edges):
             if room_of(name) == room:
-                lines.append(f'    "{name}" [label="{name.removeprefix(room + ".")}"];')
+                short = name.removeprefix(room).removeprefix(".") or "__init__"
+                lines.append(f'    "{name}" [label="{short}", fillcolor="{colours[room]}"];')
         lines.append("  }")
+    for package in sorted(set().union(*below.values())):
+        lines.append(f'  "{package}" [shape=ellipse, fillcolor="#eeeeee"];')
     for name, targets in sorted(edges.items()):
         for target in sorted(targets):
             lines.append(f'  "{name}" -> "{target}";')
+    for name, packages in sorted(below.items()):
+        for package in sorted(packages):
+            lines.append(f'  "{name}" -> "{package}" [color="#00000022"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 

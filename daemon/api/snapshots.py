@@ -22,6 +22,7 @@ from typing import Any
 
 from daemon.contract.facade import ROLES
 from daemon.contract.published import Published
+from daemon.procedures.visibility import audience, redact_state
 
 # (state as the table built it, role) -> the state that role may see; must not change its input.
 Redact = Callable[[Mapping[str, Any], str], dict[str, Any]]
@@ -30,15 +31,11 @@ Audience = Callable[[str], Hashable]
 
 def role_audience(role: str) -> Hashable:
     """The roles that are served the same state (daemon.procedures.visibility.audience)."""
-    from daemon.procedures.visibility import audience  # noqa: PLC0415
-
     return audience(role)
 
 
 def redact_for(state: Mapping[str, Any], role: str) -> dict[str, Any]:
     """The state as `role` may see it: no face-down card or tile (issue 9)."""
-    from daemon.procedures.visibility import redact_state  # noqa: PLC0415
-
     return redact_state(None, state, role)
 
 
