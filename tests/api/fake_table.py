@@ -341,6 +341,10 @@ class FakeTable:
     async def journal_security(self, event: str, payload: dict[str, Any]) -> None:
         self._append(event, "api", payload)
 
+    async def training(self, name: str, args: list[Any], token: str) -> Any:
+        """No simulated devices: no training mode."""
+        return None
+
     def metrics(self) -> TableMetrics:
         return TableMetrics(
             rounds_total=self.rounds_total,
