@@ -11,13 +11,17 @@ import pytest
 
 from daemon.api.process import config_for_api
 from daemon.config import REQUIRED_DEVICES, ConfigError, parse_config
-from daemon.config import _feed as read_feed
+from daemon.shipper.config import FeedConfig
 from daemon.shipper.nkey import make_seed
 from tests.shipper.support import tabled, write_table_config
 
 
-def _feed(section: dict[str, object], base: Path | None = None) -> object:
-    data = {"table": {"id": "T41"}, "feed": {"servers": ["tls://10.0.0.1:4222"], **section}}
+def _feed(section: dict[str, object], base: Path | None = None) -> FeedConfig | None:
+    data = {
+        "table": {"id": "T41"},
+        "feed": {"servers": ["tls://10.0.0.1:4222"], **section},
+        "devices": {"dice_shaker": {"port": "sim://dice_shaker"}},
+    }
     return parse_config(data, source="T41.toml", base=base, partial=True).feed
 
 
@@ -47,7 +51,8 @@ def test_the_files_are_the_config_folders(tmp_path: Path) -> None:
         "servers": ["tls://10.0.0.1:4222"], "creds": "keys/t.nk", "tls_ca": "/etc/nats/ca.pem",
         "tls_cert": "c.pem", "tls_key": "c.key",
     }  # fmt: skip
-    feed = read_feed(section, {"base": tmp_path})  # as `load_config` reads [feed]
+    feed = _feed(section, base=tmp_path)  # as `load_config` reads [feed] from a file there
+    assert feed is not None
     assert feed.creds == tmp_path / "keys" / "t.nk"
     assert feed.tls_ca == Path("/etc/nats/ca.pem")
     assert feed.tls_key == tmp_path / "c.key"
