@@ -40,6 +40,7 @@ from daemon.cli.progress import Progress
 from daemon.config import ConfigError, TableConfig, load_config
 from daemon.journal import JournalError, JournalLocked
 from daemon.logging import LEVELS, configure_logging, get_logger
+from daemon.shipper.config import secrets_problem
 from daemon.shipper.runtime import start_feed, stop_feed
 from daemon.table import Fed, Table, TableError
 from daemon.table.publish import served
@@ -129,19 +130,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"tabled run: {exc}", file=sys.stderr)
         return 2
-    if config.feed is not None:
-        # The broker secrets ([feed] creds, tls_key) private, like the tokens file: before the
-        # table starts or journals anything.
-        # With a [feed] only: 26 ms of a 3.0 s start under load (python -X importtime).
-        from daemon.shipper.config import secrets_problem  # noqa: PLC0415
-
-        if problem := secrets_problem(config.feed, "feed"):
-            print(f"tabled run: {problem}", file=sys.stderr)
-            return 2
+    # The broker secrets ([feed] creds, tls_key) private, like the tokens file: before the
+    # table starts or journals anything.
+    if config.feed is not None and (problem := secrets_problem(config.feed, "feed")):
+        print(f"tabled run: {problem}", file=sys.stderr)
+        return 2
     if args.http is not None:
         # The address and the API's doors: before the table starts or journals anything.
-        # The web stack only when serving: its doors add 2.9 s to a 3.0 s start under load
-        # (python -X importtime), and a plain run loads none of it (tests/daemon/test_startup.py).
+        # The web stack only when serving: its doors added 1.9-2.9 s to a 3.0-6.7 s
+        # `import daemon.run` (python -X importtime, best of 3 on a loaded machine); a plain run
+        # loads none of it (tests/daemon/test_startup.py).
         from daemon.cli.http import http_problem, http_warning  # noqa: PLC0415
 
         listen = args.http or config.api.listen
@@ -154,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signing_key = None
     if config.feed is not None:
         # A table that ships its journal signs its chain (docs/security.md): no key, no start.
-        # Its crypto with a [feed] only: 127 ms of a 3.0 s start under load (-X importtime).
+        # Its crypto with a [feed] only: +4-5 % on `import daemon.run` (-X importtime).
         from daemon.journal.provenance import KeyFileError, load_key  # noqa: PLC0415
 
         try:
@@ -217,8 +215,8 @@ async def _run(
     address: Path | None = None
     if args.http is not None:
         # The API in a process of its own: its clients cannot slow the table (daemon.api.process).
-        # FastAPI, pydantic and uvicorn only when serving: 2.1 s more than a 3.0 s start under
-        # load (python -X importtime), and a plain run loads none (tests/daemon/test_startup.py).
+        # FastAPI and uvicorn only when serving: +2.1-2.9 s on a 3.0-6.7 s `import daemon.run`
+        # (python -X importtime, best of 3 on a loaded machine); a plain run loads none.
         from daemon.api.process import ApiProcess  # noqa: PLC0415
 
         try:
