@@ -34,7 +34,6 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from daemon import eventloop, sdnotify
 from daemon.api.user import user_problem
-from daemon.autoplay import Autoplay, AutoplayError, SimulationClock, control_for
 from daemon.cli.address import publish, withdraw
 from daemon.cli.progress import Progress
 from daemon.config import ConfigError, TableConfig, load_config
@@ -44,7 +43,7 @@ from daemon.shipper.config import secrets_problem
 from daemon.shipper.runtime import start_feed, stop_feed
 from daemon.table import Fed, Table, TableError
 from daemon.table.publish import served
-from drivers.clock import MonotonicClock
+from drivers.clock import MonotonicClock, SimulationClock
 
 if TYPE_CHECKING:
     from daemon.api.process import ApiProcess
@@ -306,6 +305,10 @@ async def _until_stopped(table: Table, stop: asyncio.Event) -> int:
 async def _autoplay(
     table: Table, args: argparse.Namespace, clock: object, stop: asyncio.Event
 ) -> tuple[int, Summary | None]:
+    # Not for a cost: the production daemon does not load the scripted players at all
+    # (tests/scenarios/test_run_process.py holds it).
+    from daemon.autoplay import Autoplay, AutoplayError, control_for  # noqa: PLC0415
+
     try:
         control = control_for(table, args.control)
     except AutoplayError as exc:
