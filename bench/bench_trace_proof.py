@@ -1,7 +1,7 @@
 """The whole proof of the trace (issue 26): every guard of every enforced article disabled, the
 article's tests run against it, with its time, beside the goals.
 
-    .venv/bin/python bench/bench_trace_proof.py [--jobs 2] [--write]
+    .venv/bin/python bench/bench_trace_proof.py [--jobs 2] [--write] [--json FILE]
 
 Runs `daemon.trace.prove.prove` over every enforced article and prints the mutants killed,
 survived and in error, the wall time and the CPU time of the children (what the machine's
@@ -16,6 +16,7 @@ docs/traceability.md with it (`tabled trace -o docs/traceability.md` reads that 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import sys
@@ -39,6 +40,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--write", action="store_true", help="keep the run in docs/")
+    parser.add_argument("--json", type=Path, help="write every mutant's outcome to this file")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -88,6 +90,8 @@ def main() -> int:
         for o in p.outcomes:
             if o.result == "error":
                 print(f"  error: {p.article}: {o.guard}: {o.by}")
+    if args.json:
+        args.json.write_text(json.dumps([p.as_json() for p in proofs], indent=1), "utf-8")
     if args.write:
         when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         figures = {
