@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from daemon import eventloop, sdnotify
-from daemon.cli_address import publish, withdraw
-from daemon.cli_progress import Progress
+from daemon.cli.address import publish, withdraw
+from daemon.cli.progress import Progress
 from daemon.config import ConfigError, TableConfig, load_config
 from daemon.journal import JournalError, JournalLocked
 from daemon.logging import LEVELS, configure_logging, get_logger
@@ -136,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     if args.http is not None:
         # The address and the API's doors: before the table starts or journals anything.
-        from daemon.cli_http import http_problem, http_warning  # noqa: PLC0415 - only when serving
+        from daemon.cli.http import http_problem, http_warning  # noqa: PLC0415 - only when serving
 
         listen = args.http or config.api.listen
         from daemon.api.user import user_problem  # noqa: PLC0415 - only when serving

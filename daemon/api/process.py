@@ -81,7 +81,6 @@ from daemon.api.server import ApiServer
 from daemon.api.tokens import Principal, TokenStore
 from daemon.api.user import ApiUser, api_user, as_user, journal_problem
 from daemon.journal import JournalClosed, SubscriberLagged
-from daemon.journal.private import share
 from daemon.table.facade import OPERATOR_ROLES
 from daemon.tomltext import nested_deeper_than
 
@@ -191,7 +190,7 @@ class ApiProcess:
         if problem:
             raise ValueError(problem)
         # It reads older lines through the folder: shared with its group alone, read-only.
-        shared = share(journal.dir, user.gid) if user is not None and journal is not None else []
+        shared = journal.share(user.gid) if user is not None and journal is not None else []
         if shared:
             log.warning("journal.shared", group=user.gid if user else None, changed=shared)
         publisher = SnapshotPublisher(table)

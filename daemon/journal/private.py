@@ -22,7 +22,9 @@ daemon/api/user.py) and reads older lines through a descriptor of the folder: th
 (02751), and the line files (`journal-*.jsonl`) group-readable (0640, new ones too: the setgid
 folder gives them its group). The anchor key, the lock and the feed's cursor stay 0600. Opening
 keeps a sharing as it is (setgid, group `r-x` and nothing more), so a table restarted with and
-without `--http` does not flip modes.
+without `--http` does not flip modes. Shared with another group than before, the newest line file
+changes group while a member of the old one may hold it open: the writer's `Journal.share` then
+starts a new file for the next line.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ SHARED_FOLDER_MODE = 0o2751
 FILE_MODE = 0o600
 SHARED_LINES_MODE = 0o640
 LEFT_TO_THEIR_CHECK = frozenset({
-    "api.json",  # daemon.cli_address.ADDRESS_FILE: an address, no secret
+    "api.json",  # daemon.cli.address.ADDRESS_FILE: an address, no secret
     ".journal.key",  # anchor.KEY_NAME: one others could read is refused, never quietly mended
 })  # fmt: skip
 

@@ -60,7 +60,7 @@ from daemon.journal.format import (
     make_record,
     parse_file_name,
 )
-from daemon.journal.private import FOLDER_MODE, line_file_mode, make_private
+from daemon.journal.private import FOLDER_MODE, line_file_mode, make_private, share
 from daemon.journal.reader import TornTail, replay
 from daemon.journal.recovery import check_chain, resume
 from daemon.journal.subscription import JournalClosed, Subscription
@@ -165,6 +165,7 @@ class Journal:
         self._day = ""
         self._size = 0
         self._retired: list[int] = []
+        self._fresh_file = False  # the next line starts a new file (`share`)
         self._pending: list[bytes] = []
         self._pending_bytes = 0
         self._next_seq = 1
@@ -238,7 +239,14 @@ class Journal:
         # descriptor reads whatever is appended after the tightening. So new lines then go to a
         # fresh segment (the first append rotates), made private when created.
         loosened = {change.split(": ", 1)[0] for change in tightened}
-        if files and files[-1].name in loosened and files[-1].stat().st_size > 0:
+        fresh = bool(files) and files[-1].name in loosened
+        if fresh and files[-1].stat().st_size == 0:
+            # An empty one holds no line, but its name is the one the fresh segment takes: it
+            # is replaced (a new file, so a descriptor held on the old one reads nothing).
+            files.pop().unlink()
+            if self._durable:
+                fsync_dir(self.dir)
+        if fresh and files:
             last_file = files[-1]
             self._path, self._day = last_file, (parse_file_name(last_file.name) or (0, ""))[1]
         elif files:
@@ -269,6 +277,19 @@ class Journal:
             commit=True,
         )
         self.anchor()
+
+    def share(self, gid: int) -> list[str]:
+        """Share the journal's lines with group `gid`, read-only (`private.share`); what
+        changed. When the file being appended to changes group, a member of its old group
+        may hold it open: what is staged is written first, and the next line goes to a new
+        file, so that descriptor reads nothing written after the change."""
+        with self._lock:
+            self._write_pending()
+            changed = share(self.dir, gid)
+            held = f"{self._path.name}: group " if self._path is not None else None
+            if held is not None and any(change.startswith(held) for change in changed):
+                self._fresh_file = True
+        return changed
 
     def anchor(self) -> None:
         """Make the chain durable and anchor it: the next open checks only what changed since.
@@ -432,6 +453,7 @@ class Journal:
         day = ts[:10]
         if (
             self._fd < 0
+            or self._fresh_file
             or (self.config.rotate_daily and day != self._day)
             or (self._size > 0 and self._size + len(line) > self.config.rotate_bytes)
         ):
@@ -486,6 +508,7 @@ class Journal:
             raise JournalFailed(f"journal rotation to {path.name} failed: {exc}") from exc
         old = self._path
         self._path, self._day, self._size = path, day, 0
+        self._fresh_file = False
         self._anchor_locked()  # the old file is complete: stamped once and for all
         if old is not None:
             get_logger("daemon.journal").info(

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from daemon.api.views import console_snapshot
-from daemon.client import format_status
+from daemon.cli.status import format_status
 from daemon.floor.redact import sees_raw_lines, visible_payload
 from daemon.procedures.base import Procedure
 from daemon.procedures.paigow import PaiGowProcedure

@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 
 from daemon.api.user import setpriv
+from daemon.config import JournalConfig
+from daemon.journal import Journal
+from daemon.journal.format import file_name, journal_files
 from tests.daemon.cli_support import TABLED, environment, journal_lines, serving, tabled
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="runs another user: needs root")
@@ -165,3 +168,83 @@ def test_a_file_held_open_before_the_tightening_reads_no_line_written_after(plac
     check = tabled("verify-log", "--json", str(folder))
     assert check.returncode == 0, check.stdout
     assert json.loads(check.stdout)["last_seq"] == events[-1]["seq"]
+
+
+def hold_open(target: Path, gid: int) -> subprocess.Popen[str]:
+    """`nobody`, in group `gid`, opens `target` at its end and waits: a line on its stdin makes
+    it print how many bytes it then reads from that descriptor."""
+    user = pwd.getpwnam("nobody")
+    path = setpriv()
+    assert path is not None
+    reader = (
+        "import sys; f = open(sys.argv[1], 'rb'); f.seek(0, 2); print('open', flush=True); "
+        "sys.stdin.readline(); print(len(f.read()), flush=True)"
+    )
+    holder = subprocess.Popen(
+        [path, f"--reuid={user.pw_uid}", f"--regid={gid}", "--clear-groups", "--",
+         sys.executable, "-c", reader, str(target)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdout is not None
+    assert holder.stdout.readline().strip() == "open"
+    return holder
+
+
+def bytes_read_after(holder: subprocess.Popen[str]) -> int:
+    assert holder.stdin is not None and holder.stdout is not None
+    holder.stdin.write("\n")
+    holder.stdin.flush()
+    seen = int(holder.stdout.readline().strip())
+    holder.wait(timeout=30)
+    return seen
+
+
+def test_an_empty_last_file_open_to_others_is_replaced_not_reused(place: Path) -> None:
+    """A crash right after a rotation leaves the newest file empty; left 0644 (a copy, an old
+    version), another user may open it. Its name is the one the next line's file takes, so the
+    reopened table replaces it with a new file: the held descriptor reads no line of it."""
+    folder = place / "journal"
+    played = tabled("run", "--autoplay", "1", "--seed", "3", "--journal", str(folder), cwd=place)
+    assert played.returncode == 0, played.stderr
+    last = journal_lines(folder)[-1]
+    empty = folder / file_name(last["seq"] + 1, last["ts"][:10])
+    empty.touch(mode=0o644)
+    empty.chmod(0o644)
+    folder.chmod(0o755)
+    holder = hold_open(empty, pwd.getpwnam("nobody").pw_gid)
+    again = tabled("run", "--autoplay", "0", "--journal", str(folder), cwd=place)
+    assert again.returncode == 0, again.stderr
+    assert bytes_read_after(holder) == 0
+    events = journal_lines(folder)
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert events[last["seq"]]["event"] == "journal.opened"  # the first line after the crash
+    assert all(mode == 0o600 for name, mode in modes(folder).items() if name != "journal")
+    check = tabled("verify-log", "--json", str(folder))
+    assert check.returncode == 0, check.stdout
+
+
+def test_sharing_with_another_group_starts_a_new_file(place: Path, tmp_path: Path) -> None:
+    """The folder was shared with one group (an earlier `[api] user`) whose member holds the
+    newest file open; shared now with another, what the table writes next goes to a new file,
+    which the old group's descriptor cannot read."""
+    old_group = pwd.getpwnam("nobody").pw_gid
+    new_group = pwd.getpwnam("tabled-api").pw_gid
+    config = JournalConfig(dir=place / "journal", durability="none")
+    journal = Journal.open(config, "T01")
+    try:
+        journal.share(old_group)
+        journal.append("table.started", actor="table", payload={}, commit=True)
+        current = journal_files(config.dir)[-1]
+        assert current.stat().st_gid == old_group
+        holder = hold_open(current, old_group)
+        changed = journal.share(new_group)
+        moved = f"{current.name}: group {old_group} -> {new_group}"
+        assert any(change.startswith(moved) for change in changed)
+        journal.append("table.stopped", actor="table", payload={"hidden": "AS"}, commit=True)
+        assert bytes_read_after(holder) == 0
+        newest = journal_files(config.dir)[-1]
+        assert newest != current and newest.stat().st_gid == new_group
+        assert stat.S_IMODE(newest.stat().st_mode) == 0o640
+    finally:
+        journal.close()
+    assert [e["seq"] for e in journal_lines(config.dir)] == [1, 2, 3]

@@ -127,7 +127,7 @@ def test_a_card_named_in_free_text_is_served_as_the_tables_rule_says(
         assert all(CARD.search(t) for t in closed) and all(HIDDEN in t for t in in_play)
 
 
-NOTE = "confirmed on camera: qh to seat 3, then Q♥ and 10♠ as ad-hoc check"
+NOTE = "confirmed on camera: qh to seat 3, then Q♥ and 10♠, a♥ and aS as ad-hoc check"
 
 
 def test_a_persons_note_is_blotted_as_the_reason_it_answers() -> None:
@@ -137,7 +137,8 @@ def test_a_persons_note_is_blotted_as_the_reason_it_answers() -> None:
     assert shown["ack_note"] == f"confirmed on camera: {HIDDEN} to seat 3"
     # Typed in lower case or with suit symbols, a card is a card; ordinary words stay.
     assert blotted(NOTE) == (
-        f"confirmed on camera: {HIDDEN} to seat 3, then {HIDDEN} and {HIDDEN} as ad-hoc check"
+        f"confirmed on camera: {HIDDEN} to seat 3, then {HIDDEN} and {HIDDEN}, {HIDDEN} and "
+        f"{HIDDEN} as ad-hoc check"
     )
     for words in ("as ad ah the 5th at 4th is", "10th", "kc1", "Ah, the dealer"):
         assert blotted(words) == words.replace("Ah", HIDDEN), words  # "Ah" as today

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.cli_devices import probe
+from daemon.cli.devices import probe
 from daemon.procedures.base import DeviceCommand
 from simulators.base import SIM_MAKE, firmware_digest
 from simulators.shoe_reader import ShoeReaderModel

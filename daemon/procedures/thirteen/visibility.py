@@ -20,8 +20,9 @@ from typing import Any
 from daemon.procedures.spec import BANKER, Opens, Revealed, Seat, Visibility
 
 # A card as the rules engine names it (`daemon.rules.cards`: "As", "Td"), or as a person types it
-# ("10H", "qh", "Q♥", "10♠"). A lower case ace is left out: "as", "ad", "ah" are words.
-CARD_PATTERN = r"\b(?:10|[2-9TJQKAtjqk])[cdhsCDHS♣♦♥♠♧♢♡♤](?!\w)"
+# ("10H", "qh", "Q♥", "10♠", "a♥", "aS"). A lower case ace before a lower case suit letter is
+# left out: "as", "ad", "ah", "ac" are words, and blotting them would garble every reason.
+CARD_PATTERN = r"\b(?:(?:10|[2-9TJQKAtjqk])[cdhsCDHS♣♦♥♠♧♢♡♤]|a[CDHS♣♦♥♠♧♢♡♤])(?!\w)"
 
 
 def declare(*, banker_seat: int, rows: Sequence[str]) -> Visibility:
