@@ -3,8 +3,10 @@
 For every enforced article, each guard the trace names gets its mutant (`daemon.trace.mutants`)
 and the tests the trace names for the article run against it, fastest first, until one fails:
 the mutant is **killed** (the guard is shown necessary) or, when all pass, it **survived** (the
-tests would not notice the guard gone: a test is missing). A mutant whose module cannot even be
-imported, or that collects no test, is an **error**. A mutant `daemon.trace.equivalents`
+tests would not notice the guard gone: a test is missing). A mutant with which a module refuses
+to load (a table it builds at import no longer holds together: a ValueError or LookupError of
+its own checks) is killed at import, before any test; one whose edit does not even run (a
+TypeError), or that collects no test, is an **error**. A mutant `daemon.trace.equivalents`
 shows no input can tell from the guard in place is not run: its guard is listed unmutated with
 that reason.
 
@@ -262,7 +264,7 @@ def prove(
 def _verify(proofs: Sequence[ArticleProof], root: Path, work: Path, timeout: float) -> None:
     """Run every test that killed a mutant, unmutated: its kills stand only if it passes."""
     killed = {o.by for p in proofs for o in p.outcomes if o.result == "killed" and o.by}
-    killers = sorted(killed - {"timeout"})
+    killers = sorted(k for k in killed if k.startswith("tests/"))  # not a timeout, an import
     if not killers:
         return
     key = -2

@@ -113,13 +113,28 @@ class Modules:
         return order
 
     def run_again(self, mutant: Mutant) -> int:
-        """Run the mutant's module from its text, then its dependents, in place; how many."""
+        """Run the mutant's module from its text, then its dependents, in place; how many.
+        `RefusesToLoad` when one of them refuses to load with the mutant in place."""
         if mutant.module not in self.code:
             raise LookupError(f"{mutant.module} is not imported by the session")
-        self.code[mutant.module] = compile(
-            mutant.source, str(mutant.file), "exec", dont_inherit=True
-        )
+        code = compile(mutant.source, str(mutant.file), "exec", dont_inherit=True)
+        self.code[mutant.module] = code
         order = self.dependents(mutant.module)
         for name in order:
-            exec(self.code[name], sys.modules[name].__dict__)  # noqa: S102 - the project's code
+            try:
+                exec(self.code[name], sys.modules[name].__dict__)  # noqa: S102 - the project's
+            except _REFUSALS as exc:
+                why = f"{type(exc).__name__}: {exc}"
+                raise RefusesToLoad(f"import of {name} refused: {why}"[:300]) from exc
         return len(order)
+
+
+# What a module's own checks raise when a table it builds at import does not hold together (a
+# hand parsed against an emptied tile set, a name missing from an emptied table). Anything else
+# (a TypeError, a NameError) is the edit's defect: an error, not a kill.
+_REFUSALS = (ValueError, LookupError, AssertionError)
+
+
+class RefusesToLoad(Exception):
+    """A module refuses to load with the mutant in place: the guard is shown necessary at
+    import, before any test runs (every test of the article fails to load)."""

@@ -24,7 +24,7 @@ from typing import Any
 from _pytest.runner import runtestprotocol
 
 from daemon.trace.mutants import Mutant
-from daemon.trace.reexec import Modules
+from daemon.trace.reexec import Modules, RefusesToLoad
 from daemon.trace.runner import reap, use_mutant
 
 
@@ -121,6 +121,8 @@ class Session:
                     record["failed"] = item.nodeid
                     session._setupstate.teardown_exact(None)
                     break
+        except RefusesToLoad as exc:
+            record["failed"] = str(exc)[:300]  # killed at import: no test could even load
         except BaseException as exc:  # the child reports, never returns
             record["error"] = f"{type(exc).__name__}: {exc}"
         finally:
