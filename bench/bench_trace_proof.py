@@ -99,6 +99,7 @@ def main() -> int:
             "command": f".venv/bin/python bench/bench_trace_proof.py --jobs {args.jobs} --write",
             "wall": f"{wall:.0f} s (goal <= {GOAL_WALL:.0f} s: {verdict(wall <= GOAL_WALL)})",
             "cpu": f"{cpu:.0f} s of the children's CPU",
+            "jobs": args.jobs,
             "load": f"load average {load_before:.1f} before, {load_after:.1f} after, "
             f"{os.cpu_count()} cores, jobs {args.jobs}",
             "verdict": "each day's share "
