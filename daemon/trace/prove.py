@@ -30,7 +30,6 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +38,11 @@ from daemon.trace.guards import constants, scan
 from daemon.trace.hook import SITECUSTOMIZE, VARIABLE
 from daemon.trace.marks import marked_tests, tests_dir
 from daemon.trace.mutants import Mutant, Unmutated, mutant
+from daemon.trace.proofdoc import DAYS, day_sample
 from daemon.trace.report import Trace, trace
 from daemon.trace.runner import Done, Task, read, run, warm
 from daemon.trace.swap import Session
 
-DAYS = 7  # the suite proves one day's share of the articles; all of them over a week
 # Cheaper tests first when no timings are known: a unit test fails faster than a process run.
 _FOLDER_ORDER = ("rules", "procedures", "trace", "drivers", "daemon", "journal", "simulators")
 
@@ -88,12 +87,6 @@ class ArticleProof:
 
 def enforced(traces: Iterable[Trace]) -> list[Trace]:
     return [t for t in traces if t.article.status == "enforced"]
-
-
-def day_sample(citations: Sequence[str], day: date) -> list[str]:
-    """The articles the suite proves on `day`: every seventh, starting from the day's place in
-    the week, so each is proven once a week whatever day the suite runs."""
-    return [c for i, c in enumerate(citations) if i % DAYS == day.toordinal() % DAYS]
 
 
 def plan(
@@ -308,3 +301,6 @@ def _quick(
         else:
             fresh.append(task)  # the swap did not apply: run it as a new process
     return fresh
+
+
+__all__ = ["DAYS", "ArticleProof", "Outcome", "day_sample", "enforced", "plan", "prove"]

@@ -75,14 +75,9 @@ class Modules:
                 except ImportError:
                     continue
                 targets = [base, *(f"{base}.{alias.name}" for alias in node.names)]
-            for target in targets:
-                parts = target.split(".")
-                # `import a.b.c` runs a, a.b and a.b.c: each is imported.
-                yield from (
-                    ".".join(parts[:n])
-                    for n in range(1, len(parts) + 1)
-                    if ".".join(parts[:n]) in self.code
-                )
+            # Not the parent packages the import runs first: a package imports its modules, so
+            # counting it as theirs would make every package a cycle.
+            yield from (target for target in targets if target in self.code)
 
     def dependents(self, module: str) -> list[str]:
         """`module` and every project module importing it, directly or not, each after the

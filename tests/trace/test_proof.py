@@ -1,9 +1,10 @@
 """The proof of the trace: each guard of an enforced article, disabled, fails a test of it.
 
-Today's seventh of the articles is proven here (all of them over a week); the whole proof is
-`bench/bench_trace_proof.py`. A survived guard fails this test. The mutants, the hook that
-puts one in place in a process the tests start, the CLI and the journal's evidence are tested
-as they are used: through `tabled` as a process, on a journal a table wrote."""
+Today's share of the articles is proven here (every DAYS-th, `daemon.trace.proofdoc`: all of
+them in DAYS days); the whole proof is `bench/bench_trace_proof.py`. A survived guard fails
+this test. The mutants, the hook that puts one in place in a process the tests start, the CLI
+and the journal's evidence are tested as they are used: through `tabled` as a process, on a
+journal a table wrote."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from daemon.trace.hook import SITECUSTOMIZE, VARIABLE
 from daemon.trace.mutants import Mutant, mutant
 from daemon.trace.proofdoc import survivors
 from daemon.trace.prove import DAYS, day_sample, enforced, plan, prove
+from daemon.trace.reexec import Modules
 from daemon.trace.report import trace
 from daemon.trace.runner import Done, Task, read, run, use_mutant
 from daemon.trace.values import ALREADY_EMPTY
@@ -59,7 +61,6 @@ def the_mutant(guard: str, article: str) -> Mutant:
     return made
 
 
-@pytest.mark.proof
 def test_todays_share_of_the_enforced_articles_is_proven() -> None:
     today = datetime.now(UTC).date()
     sample = day_sample(citations(), today)
@@ -73,7 +74,7 @@ def test_todays_share_of_the_enforced_articles_is_proven() -> None:
     assert all(p.outcomes for p in proofs)
 
 
-def test_every_enforced_article_is_proven_once_a_week() -> None:
+def test_every_enforced_article_is_proven_once_in_the_rotation() -> None:
     every = citations()
     monday = date(2026, 1, 5)
     week = [day_sample(every, monday + timedelta(days=n)) for n in range(DAYS)]
@@ -249,3 +250,20 @@ def test_a_function_the_modules_call_at_import_runs_fresh() -> None:
         "Portaria 15/90/M Art. 6(1)",
     )
     assert check.swap == "PaiGowProcedure._check_set_hand"
+
+
+def test_a_data_mutant_runs_its_module_again_then_each_module_importing_it() -> None:
+    """The session puts a mutant of data in place by running its module again, then every
+    project module that imports it, each after the modules it imports (daemon/trace/reexec)."""
+    import daemon.procedures.paigow  # noqa: F401, PLC0415 - imports the tiles' dependents
+
+    order = Modules(ROOT).dependents("daemon.rules.paigow.tiles")
+    assert order[0] == "daemon.rules.paigow.tiles"
+    for before, after in (
+        ("daemon.rules.paigow.tiles", "daemon.rules.paigow.classes"),
+        ("daemon.rules.paigow.classes", "daemon.rules.paigow"),
+        ("daemon.rules.paigow", "daemon.procedures.paigow.procedure"),
+    ):
+        assert order.index(before) < order.index(after)
+    assert "daemon.rules.thirteen.rulesets" not in order  # imports nothing of the tiles
+    assert not any(name.startswith("daemon.trace.") for name in order)
