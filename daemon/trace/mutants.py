@@ -35,6 +35,7 @@ from daemon.trace.guards import (
     _children,
     _default_regulation,
     _string_value,
+    parsed,
 )
 from daemon.trace.values import empty_return, value_edit
 
@@ -81,7 +82,7 @@ def called_at_import(base: Path) -> frozenset[str]:
     names: set[str] = set()
     for root in GUARD_ROOTS:
         for file in sorted((base / root).rglob("*.py")):
-            for node in _import_time(ast.parse(file.read_text(encoding="utf-8"))):
+            for node in _import_time(parsed(file)[1]):
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                     names.add(node.func.id)
                 elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -233,8 +234,7 @@ def mutant(
     """The mutant of `unit` for `article` (or why it has none)."""
     if unit.file.suffix != ".py":
         return Unmutated(article, unit.path, "a table of data")
-    source = unit.file.read_text(encoding="utf-8")
-    tree = ast.parse(source)
+    source, tree = parsed(unit.file)
     lines = source.splitlines()
     qualname = unit.path.split(":", 1)[1]
     entry = None
