@@ -8,6 +8,7 @@
     database = "postgresql://floor@127.0.0.1:5432/floor"
     batch = 500                           # messages fetched and committed together
     catchup_batch = 5000                  # the same while a backlog is unread (catching up)
+    replicas = 1                          # the stream's, if the floor creates it (3: cluster)
     creds = "floor.nk"                    # the floor's nkey seed (`tabled floor nkey`) or a
                                           #   NATS .creds file; or user + password, or token
     tls_ca = "nats-ca.pem"                # TLS: the broker's CA; tls_cert + tls_key for a
@@ -76,6 +77,8 @@ class FloorSection:
     database: StrictStr = "postgresql:///floor"
     batch: StrictInt = Field(default=500, ge=1, le=10_000)
     catchup_batch: StrictInt = Field(default=5000, ge=1, le=10_000)
+    # The replicas of the stream when the floor creates it (3 on a three-node cluster).
+    replicas: StrictInt = Field(default=1, ge=1, le=5)
     # The floor's identity on the broker and its TLS: the [feed]'s keys, the same checks.
     user: StrictStr | None = None
     password: StrictStr | None = None

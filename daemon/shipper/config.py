@@ -42,7 +42,11 @@ STREAM_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_\-]+$")
 
 def nats_servers(cls: Any, value: Any) -> Any:
     """A config's NATS servers (the feed's, the floor's): a non-empty list of nats:// or tls://
-    URLs, as a tuple."""
+    URLs, as a tuple; one URL alone (`servers = "nats://..."`) is a list of one. Several are
+    the nodes of a cluster: the client connects to one that answers and, when it is lost,
+    to another (docs/floor.md, "A three-node cluster")."""
+    if isinstance(value, str):
+        value = (value,)
     if isinstance(value, list):
         value = tuple(value)
     if not isinstance(value, tuple) or not value:
