@@ -22,6 +22,7 @@ whose module cannot be imported proves nothing):
 from __future__ import annotations
 
 import ast
+from copy import deepcopy as copy_of
 
 _EMPTY_LITERALS: dict[type[ast.expr], str] = {
     ast.Tuple: "()",
@@ -121,7 +122,7 @@ def value_edit(
         if isinstance(value, kind):
             return value, text, f"value -> {text}"
     if isinstance(value, ast.Name):
-        return "an alias of a constant: the constant it names is the unit"
+        return _alias_edit(value, tree)
     if isinstance(value, ast.Call) and value.args:
         # A container built from a literal: the literal empties, the call stays (its type and
         # what it checks are kept, so the module still imports).
@@ -152,6 +153,42 @@ def value_edit(
             number = ast.literal_eval(numbers[0])
             return numbers[0], repr(number + 1), f"its {number!r} -> {number + 1!r}"
     return value, f"type({ast.unparse(value)})()", "value -> an empty one of its type"
+
+
+def _alias_edit(alias: ast.Name, tree: ast.Module) -> tuple[ast.expr, str, str] | str:
+    """An alias (``HK_UNITS = MACAU_UNITS``) names a copy of the value it names, edited: the
+    alias's rule changes, the other constant's stays."""
+    named = next(
+        (
+            node
+            for node in tree.body
+            if isinstance(node, ast.Assign | ast.AnnAssign)
+            and node.value is not None
+            and any(
+                isinstance(t, ast.Name) and t.id == alias.id
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            )
+        ),
+        None,
+    )
+    if named is None or named.value is None or isinstance(named.value, ast.Name):
+        return "an alias of a constant defined elsewhere: the constant it names is the unit"
+    edit = value_edit(named.value, tree, getattr(named, "annotation", None), alias.id)
+    if isinstance(edit, str):
+        return edit
+    part, text, description = edit
+    where = list(ast.walk(named.value)).index(part)
+    copy = copy_of(named.value)
+    replaced = _Replace(list(ast.walk(copy))[where], ast.parse(text, mode="eval").body)
+    return alias, ast.unparse(replaced.visit(copy)), f"-> a copy of {alias.id}, {description}"
+
+
+class _Replace(ast.NodeTransformer):
+    def __init__(self, old: ast.AST, new: ast.expr) -> None:
+        self.old, self.new = old, new
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        return self.new if node is self.old else super().visit(node)
 
 
 def empty_return(returns: ast.expr | None) -> str:

@@ -101,8 +101,8 @@ def test_the_mutant_disables_only_the_checks_citing_its_article() -> None:
 def test_a_value_is_changed_by_the_smallest_edit_that_still_imports() -> None:
     """A setting becomes its next declared choice (an empty text would read as the default);
     a container built by a call keeps its call; a record built by a call changes a number; a
-    function's body returns the empty value of its container; nothing already empty, and no
-    type, is mutated."""
+    function's body returns the empty value of its container; an alias names an edited copy;
+    nothing already empty, and no type, is mutated."""
     order = the_mutant(
         "daemon.rules.paigow.rulesets:PaiGowRules.settlement_order", "Portaria 15/90/M Art. 2(3)"
     )
@@ -115,7 +115,10 @@ def test_a_value_is_changed_by_the_smallest_edit_that_still_imports() -> None:
     assert seat.operator == "its 0 -> 1" and '_SEAT = seat(1, 3, "Seat", "門")' in seat.source
     events = the_mutant("daemon.procedures.thirteen.game:EVENTS", "Portaria 51/89/M Art. 8")
     assert "EVENTS: dict[str, Event] = {}" in events.source
-    for made in (order, tie, table, seat, events):
+    alias = the_mutant("daemon.rules.thirteen.rulesets:HK_UNITS", "003 way 1 odds")
+    assert "HK_UNITS = _units({})" in alias.source  # Macau's table, aliased, stays whole
+    assert "MACAU_UNITS=_units({" in "".join(alias.source.split())
+    for made in (order, tie, table, seat, events, alias):
         compile(made.source, str(made.file), "exec")
     left = {
         u.guard: u.reason
