@@ -38,6 +38,10 @@ from daemon.shipper.broker import auth_options, floor_inbox_prefix
 log = structlog.get_logger("tabled.floor")
 
 DUPLICATE_WINDOW = 120.0  # seconds; the stream's if the floor has to create it
+# A pull request unanswered this long (beyond its own wait) is given up and asked again: in a
+# cluster, the consumer's leader may have died with the request, and its successor never saw it
+# (the floor would otherwise sit out the rest of a 10 s wait after every failover).
+ANSWER_SECONDS = 2.0
 
 
 @dataclass
@@ -143,15 +147,15 @@ class _Puller:
         return self._msgs
 
     async def fetch(self, batch: int, wait: float) -> list[_Raw]:
-        msgs = await self._request({"batch": batch, "no_wait": True}, 10.0)
+        msgs = await self._request({"batch": batch, "no_wait": True}, ANSWER_SECONDS)
         if msgs:
             return msgs
-        first = await self._request({"batch": 1, "expires": int(wait * 1e9)}, wait + 10.0)
+        first = await self._request({"batch": 1, "expires": int(wait * 1e9)}, wait + ANSWER_SECONDS)
         if not first:
             raise TimeoutError
         if batch == 1:
             return first
-        return first + await self._request({"batch": batch - 1, "no_wait": True}, 10.0)
+        return first + await self._request({"batch": batch - 1, "no_wait": True}, ANSWER_SECONDS)
 
 
 class Consumer:
@@ -216,6 +220,7 @@ class Consumer:
                 storage=js_api.StorageType.FILE,
                 duplicate_window=DUPLICATE_WINDOW,
                 max_msg_size=MAX_LINE_BYTES,
+                num_replicas=cfg.replicas,
             )
             log.info("floor.stream_created", stream=cfg.stream, subjects=subjects)
         await _bound_messages(js, cfg.stream)

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from daemon.cli_progress import Progress
+from daemon.cli.progress import Progress
 from daemon.journal.anchor import AnchorRefused, anchored_head
 from daemon.journal.format import journal_files
 from daemon.journal.verifier import TORN, VerifyResult, verify

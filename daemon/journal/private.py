@@ -40,7 +40,7 @@ SHARED_FOLDER_MODE = 0o2751
 FILE_MODE = 0o600
 SHARED_LINES_MODE = 0o640
 LEFT_TO_THEIR_CHECK = frozenset({
-    "api.json",  # daemon.cli_address.ADDRESS_FILE: an address, no secret
+    "api.json",  # daemon.cli.address.ADDRESS_FILE: an address, no secret
     ".journal.key",  # anchor.KEY_NAME: one others could read is refused, never quietly mended
 })  # fmt: skip
 

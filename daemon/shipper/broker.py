@@ -230,6 +230,34 @@ async def connect(feed: FeedConfig, table_id: str, **callbacks: Any) -> Client:
         raise FeedError(describe(exc)) from None
 
 
+# In a cluster, a stream whose leader was just lost answers nothing until its replicas have
+# elected another (4-6 s measured with nats-server 2.9 after a SIGKILL, bench/bench_cluster.py).
+STREAM_ASK_SECONDS = 0.25
+
+
+async def stream_answers(nc: Client, feed: FeedConfig) -> None:
+    """Until the stream answers STREAM.INFO, asking every quarter second for at most
+    `ack_timeout_seconds`: a (re)connection during a cluster's election starts shipping within
+    a quarter second of the new leader, not up to a whole ack timeout later. No answer by then
+    is a FeedError (the back-off, then another connection); any other answer, a refusal
+    included, is `ensure_stream`'s to ask again and say what it means."""
+    quick = nc.jetstream(timeout=STREAM_ASK_SECONDS)
+    deadline = time.monotonic() + feed.ack_timeout_seconds
+    while True:
+        try:
+            await quick.stream_info(feed.stream)
+        except (TimeoutError, nats.errors.TimeoutError):
+            if time.monotonic() < deadline:
+                continue
+            raise FeedError(
+                f"stream {feed.stream} did not answer within {feed.ack_timeout_seconds:g} s "
+                "(a cluster electing its leader, or JetStream unavailable)"
+            ) from None
+        except Exception:  # noqa: S110 - not ours to judge: ensure_stream says it
+            pass
+        return
+
+
 async def ensure_stream(js: JetStreamContext, feed: FeedConfig, table_id: str) -> list[str]:
     """Create the stream if missing, else check it takes our subjects; returns notes."""
     notes: list[str] = []

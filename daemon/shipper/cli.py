@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from daemon.cli_progress import Progress
+from daemon.cli.progress import Progress
 from daemon.config import ConfigError, TableConfig, load_config
 from daemon.journal.format import (
     JournalCorrupt,

@@ -66,6 +66,7 @@ from daemon.shipper.broker import (
     own_messages,
     stored_message,
     stored_seq,
+    stream_answers,
 )
 from daemon.shipper.config import FeedConfig
 from daemon.shipper.cursor import ShipperLock, ShipperLocked, read_cursor, write_cursor
@@ -87,6 +88,7 @@ REFUSED_FOR_GOOD = {
 CURSOR_WRITE_SECONDS = 1.0
 JOURNAL_EVENT_SECONDS = 30.0  # feed.degraded / feed.refused at most this often
 POLL_SECONDS = 0.05  # without a journal to wake it (shipping files of a stopped table)
+BACKOFF_FIRST = 0.1  # seconds before the first reconnection; doubles to backoff_max_seconds
 # A durable line waits up to this long for the lines that usually follow it (a round journals
 # in bursts), unless this many are waiting: fewer, larger batches cost less CPU per line, for a
 # little latency.
@@ -155,10 +157,11 @@ class Shipper:
     ) -> None:
         self.feed = feed
         self.key = key
-        # The last line sent (its seq and bytes) and the seq of the last head published.
+        # The last line sent (its seq and bytes).
         self._last_sent: Line | None = None
-        self._head_seq = 0
-        self._head_at = 0.0
+        # The seq of the last head published and when; the highest seq this shipper has sent
+        # (on any connection).
+        self._head_seq, self._head_at, self._sent_max = 0, 0.0, 0
         self.table_id = table_id
         self.dir = Path(journal_dir)
         self.journal = journal
@@ -207,6 +210,9 @@ class Shipper:
         self._last_journaled: dict[str, float] = {}
         self._refused_unjournaled = 0
         self._probing = True
+        # The wait before the next reconnection: doubles while they fail, back to the first
+        # once a connection has stored a line (a cluster's next failover starts afresh).
+        self._backoff = BACKOFF_FIRST
         self._unsent_since: float | None = None
         # A line the broker answered with an error since the last (re)connection: the stream may
         # hold later lines without it, so the next reconnect must not move the cursor over it.
@@ -321,7 +327,6 @@ class Shipper:
         return self._drain_deadline is not None and time.monotonic() >= self._drain_deadline
 
     async def _loop_connections(self) -> None:
-        delay = 0.1
         while True:
             if self._stopping() and (not self._status.connected or self._past_deadline()):
                 return
@@ -337,6 +342,7 @@ class Shipper:
                 self._status.connected = True
                 self._status.server = str(nc.connected_url.geturl()) if nc.connected_url else None
                 js = nc.jetstream(timeout=self.feed.ack_timeout_seconds)
+                await stream_answers(nc, self.feed)
                 self._status.notes = await ensure_stream(js, self.feed, self.table_id)
                 await self._reconcile(js)
                 finished = await self._pump(nc)
@@ -362,8 +368,8 @@ class Shipper:
                 return  # the broker does not answer: the drain ends here, the cursor is kept
             self._status.reconnects_total += 1
             self._update_oldest()
-            await self._sleep(delay * (0.5 + random.random()))
-            delay = min(delay * 2, self.feed.backoff_max_seconds)
+            await self._sleep(self._backoff * (0.5 + random.random()))
+            self._backoff = min(self._backoff * 2, self.feed.backoff_max_seconds)
 
     async def _sleep(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -417,16 +423,25 @@ class Shipper:
     async def _reconcile(self, js: JetStreamContext) -> None:
         """Move the cursor up to the last line of this table the stream already holds."""
         refused, self._broker_refused = self._broker_refused, False
+        if refused or self._sent_max:
+            # Once this shipper has sent lines, whatever the stream holds past the cursor is
+            # its own unacknowledged lines, and the last of them does not vouch for the ones
+            # before it. One server stores a connection's lines in order, but not a cluster
+            # across a leader change: the dead leader takes the lines it had not replicated
+            # with it, and its successor stores the connection's later ones (bench_cluster.py
+            # lost a line when the cursor moved here). A line the broker answered with an error
+            # is not stored either. So every unacknowledged line is resent: JetStream's
+            # de-duplication drops those it holds, and a duplicate is checked against the
+            # stored message. Only a previous run's lines (acknowledged before its cursor was
+            # written) move the cursor, read once, before this run sends anything: so a
+            # reconnection asks nothing of the cluster's metadata leader (a consumer), which
+            # may be the node just lost.
+            return
         msg = await last_stored(js, self.feed, self.table_id)
         if msg is None:
             return
         seq = stored_seq(msg, self.table_id)
         if seq is None or seq <= self._acked:
-            return
-        if refused:
-            # The broker stores one connection's lines in order, so its last line of this table
-            # vouches for every line before it, unless it answered one of them with an error:
-            # then every unacknowledged line is resent (de-duplication drops what it holds).
             return
         head = self._head()
         line = None if head is not None and seq > head else JournalTail(self.dir).line_at(seq)
@@ -594,6 +609,7 @@ class Shipper:
                 )
             )  # fmt: skip
         self._last_sent = lines[-1]
+        self._sent_max = max(self._sent_max, lines[-1].seq)
         self._last_ack_subject = b".%d" % lines[-1].seq
         self._batch_at = now
         if frames:
@@ -638,6 +654,8 @@ class Shipper:
         last = self._last_sent
         if self.key is None or last is None or last.seq <= self._head_seq:
             return None
+        if self._probing and not final:
+            return None  # the first line after a (re)connection: its head follows the window's
         wait = self._head_at + HEAD_SECONDS - time.monotonic()
         if wait > 0 and not final and last.seq - self._head_seq < HEAD_LINES:
             return wait
@@ -657,6 +675,9 @@ class Shipper:
         if data is not None:
             self._last_sent = Line(self._acked, "", data)
             await self._publish_head(nc, self._acked, data)
+            # The next head, for the lines resent once the first is acknowledged, is due at
+            # once: the floor proves a backlog as soon as it is stored, not a second later.
+            self._head_at = 0.0
 
     def _take_acks_of(self, nc: Client, sid: int) -> None:
         """The acknowledgements (on this connection's inbox subscription `sid`) are taken from
@@ -776,6 +797,7 @@ class Shipper:
         if seq > self._acked:
             if self._probing:
                 self._probing = False
+                self._backoff = BACKOFF_FIRST
             self._advance_to(seq)
 
     # -- a duplicate: the stream's message under this line's id must be this line ---------

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from daemon.cli_progress import Progress
+from daemon.cli.progress import Progress
 from daemon.trace.catalogue import BY_CITATION
 from daemon.trace.cites import find_citations
 from daemon.trace.evidence import print_evidence as _evidence

@@ -26,4 +26,4 @@ def test_the_documented_wheel_build_works(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("tabled-*-py3-none-any.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"daemon/_config/table.toml", "daemon/_config/paigow.toml"} <= names
-    assert {"daemon/cli.py", "drivers/__init__.py", "simulators/__init__.py"} <= names
+    assert {"daemon/cli/__init__.py", "drivers/__init__.py", "simulators/__init__.py"} <= names

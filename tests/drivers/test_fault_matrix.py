@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from daemon.cli_sim import _specs
+from daemon.cli.sim import _specs
 from daemon.config import ApprovedFirmware
 from drivers.base import (
     DeviceDriver,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.cli_devices import probe
+from daemon.cli.devices import probe
 from daemon.procedures.base import DeviceCommand
 from simulators.base import SIM_MAKE, firmware_digest
 from simulators.shoe_reader import ShoeReaderModel
@@ -80,7 +80,7 @@ def test_a_plugins_driver_cannot_approve_a_build(tmp_path: Path, lax_shoe: None)
             assert type(driver).__name__ == "LaxShoeDriver"
             assert await table.wait_for(lambda: driver.identity is not None, 10.0)
             assert driver.approved is True  # what the driver claims
-            (status,) = (d for d in table.device_status() if d["name"] == "shoe_reader")
+            (status,) = (d for d in table.facade.device_status() if d["name"] == "shoe_reader")
             assert status["approved"] is False and status["identity"]["approval"] == "not listed"
             # a command the procedure would send it is not sent
             sent: list[bytes] = []

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.cli_watch import ENTER, LEAVE
+from daemon.cli.watch import ENTER, LEAVE
 from tests.daemon.cli_support import TABLED, environment, serving, tabled
 
 

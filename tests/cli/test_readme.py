@@ -113,7 +113,7 @@ def test_the_readme_using_it_section_runs_as_written(tmp_path: Path) -> None:
         for line in lines:
             command = line
             # The README's fixed ports become free ones: another test or program may hold them,
-            # or expect nothing on them (test_cli_http.py: "cannot reach ... 8700").
+            # or expect nothing on them (test_http.py: "cannot reach ... 8700").
             for port in (8700, 8800):
                 command = command.replace(f":{port}", f":{free_port()}")
             if command == "tabled floor demo":

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from daemon.api.tokens import new_token, token_entry
-from daemon.cli_address import ADDRESS_FILE
+from daemon.cli.address import ADDRESS_FILE
 from daemon.config import load_config
 from tests.daemon.cli_support import REPO, TABLED, environment, serving, tabled
 

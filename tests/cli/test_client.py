@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from api_support import TOKENS, auth, write_tokens
-from server_process import fake_server
 
+from tests.api.api_support import TOKENS, auth, write_tokens
+from tests.api.server_process import fake_server
 from tests.loopback_http import http
 
 
@@ -33,7 +33,7 @@ def tabled(
         env["TABLED_TOKEN"] = TOKENS[role][1]
     env.update(kw)
     return subprocess.run(
-        [sys.executable, "-m", "daemon.client", *args],
+        [sys.executable, "-m", "daemon", *args],
         capture_output=True,
         text=True,
         env=env,
@@ -136,7 +136,7 @@ def test_journal_lists_filters_and_follows_new_events(server: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TABLED_")}
     env.update(TABLED_URL=server, TABLED_TOKEN=TOKENS["surveillance"][1])
     follow = subprocess.Popen(
-        [sys.executable, "-m", "daemon.client", "journal", "--follow", "--event", "table."],
+        [sys.executable, "-m", "daemon", "journal", "--follow", "--event", "table."],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -170,7 +170,7 @@ def test_journal_lists_filters_and_follows_new_events(server: str) -> None:
 
 
 def test_status_names_the_seats_and_the_device_held_as_the_table_does() -> None:
-    from daemon.client import format_status  # noqa: PLC0415
+    from daemon.cli.status import format_status  # noqa: PLC0415
 
     seats = [
         {"seat": 0, "name": "Banker", "name_zh": "莊家", "bets": [], "cards": []},
@@ -202,13 +202,13 @@ def test_the_act_example_is_one_the_real_table_accepts() -> None:
     import re  # noqa: PLC0415
 
     from daemon.api.models import check_payload  # noqa: PLC0415
-    from daemon.api.views import action_specs  # noqa: PLC0415
-    from daemon.client import parse_assignment  # noqa: PLC0415
+    from daemon.cli.act import parse_assignment  # noqa: PLC0415
     from daemon.procedures import thirteen  # noqa: PLC0415
+    from daemon.table.publish.views import action_specs  # noqa: PLC0415
 
     specs = {s.name: s for s in action_specs(thirteen.ACTIONS, "thirteen")}
     help_text = subprocess.run(
-        [sys.executable, "-m", "daemon.client", "act", "--help"],
+        [sys.executable, "-m", "daemon", "act", "--help"],
         capture_output=True,
         text=True,
         timeout=30,
@@ -222,14 +222,15 @@ def test_the_act_example_is_one_the_real_table_accepts() -> None:
 
 
 def test_a_refused_follow_exits_as_not_allowed_whatever_the_refusal() -> None:
-    from daemon.client import EXIT_AUTH, WS_ERROR_STATUS, _exit_code  # noqa: PLC0415
+    from daemon.cli.client import EXIT_AUTH, exit_code  # noqa: PLC0415
+    from daemon.cli.journal import WS_ERROR_STATUS  # noqa: PLC0415
 
     for error in ("unauthorized", "rate_limited", "forbidden_origin"):
-        assert _exit_code(WS_ERROR_STATUS[error]) == EXIT_AUTH, error
+        assert exit_code(WS_ERROR_STATUS[error]) == EXIT_AUTH, error
 
 
 def test_status_shows_a_proposal_awaiting_a_supervisor() -> None:
-    from daemon.client import format_status  # noqa: PLC0415
+    from daemon.cli.status import format_status  # noqa: PLC0415
 
     state = {
         "phase": "DEALING",
@@ -250,7 +251,7 @@ def test_act_help_lists_every_operator_action_of_each_game_with_its_parameters()
     from daemon.procedures.games import GAMES  # noqa: PLC0415
 
     help_text = subprocess.run(
-        [sys.executable, "-m", "daemon.client", "act", "--help"],
+        [sys.executable, "-m", "daemon", "act", "--help"],
         capture_output=True,
         text=True,
         timeout=30,

@@ -15,6 +15,8 @@ import json
 import os
 from pathlib import Path
 
+from daemon.config import load_config, parse_listen
+
 ADDRESS_FILE = "api.json"
 
 
@@ -66,8 +68,6 @@ def find_url(config: Path | None, journal: Path | None = None) -> tuple[str, str
     """(URL, where it came from) of the table the client commands talk to, when no `--url` or
     `$TABLED_URL` says: the running daemon's published address, else the config's `[api] listen`.
     ConfigError when the config cannot be read."""
-    from daemon.config import load_config, parse_listen  # noqa: PLC0415 - only without --url
-
     loaded = load_config(config)
     folder = journal if journal is not None else loaded.journal.dir
     url = running_url(folder)

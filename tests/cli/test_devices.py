@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import structlog
 
-from daemon.cli_devices import main
+from daemon.cli.devices import main
 from simulators.base import firmware_digest
 from simulators.timer_bell import TimerBellModel
 

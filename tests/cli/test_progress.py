@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from daemon.cli_progress import DELAY, Progress
+from daemon.cli.progress import DELAY, Progress
 from daemon.journal.format import journal_files
 from daemon.journal.verifier import verify
 from tests.daemon.cli_support import TABLED, environment, tabled

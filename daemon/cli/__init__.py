@@ -1,8 +1,11 @@
 """`tabled`: one entry point, one subcommand per module.
 
-Each subcommand lives in the module that owns the work and exposes ``main(argv) -> int``;
-the dispatcher imports only the module of the subcommand asked for, so `tabled rules` does not
-load pyserial and `tabled sim` does not load the rules engine.
+Each subcommand lives in the module that owns the work and exposes ``main(argv) -> int``: the
+table's own tools here (daemon/cli/: sim, devices, keys, status, act, journal, completion),
+the others in their package (daemon.journal.cli, daemon.floor.cli...). The dispatcher imports
+only the module of the subcommand asked for, not for speed: `tabled audit` needs numpy and scipy
+(the analytics extra), which the table's approved build (requirements.lock) does not carry, and
+every other command must run without them.
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ from daemon import __version__
 # name -> ("module" or "module:function", one-line help); the function defaults to `main`.
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("daemon.run", "run one table: devices, procedure, journal, operator API"),
-    "sim": ("daemon.cli_sim", "start simulated devices on pseudo-terminals"),
+    "sim": ("daemon.cli.sim", "start simulated devices on pseudo-terminals"),
     "devices": (
-        "daemon.cli_devices",
+        "daemon.cli.devices",
         "connect to each configured device and show its identity and link",
     ),
     "verify-log": ("daemon.journal.cli", "check a journal's hash chain"),
@@ -28,17 +31,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rules": ("daemon.rules.cli", "the rules engine for labs: JSON lines in, JSON lines out"),
     "trace": ("daemon.trace.cli", "each article: its text, guards, tests and status"),
     "status": (
-        "daemon.client:status_main",
+        "daemon.cli.status",
         "the table now: phase, seats, dice, timer, legal actions",
     ),
-    "act": ("daemon.client:act_main", "ask the table to take a step, as the token's holder"),
-    "journal": ("daemon.client:journal_main", "journal events by round, event or time; --follow"),
+    "act": ("daemon.cli.act", "ask the table to take a step, as the token's holder"),
+    "journal": ("daemon.cli.journal", "journal events by round, event or time; --follow"),
     "feed": ("daemon.shipper.cli", "the journal shipped to NATS JetStream: status, ship, replay"),
     "floor": (
         "daemon.floor.cli",
         "the casino floor: every table's journal from JetStream into PostgreSQL, checked",
     ),
-    "keys": ("daemon.cli_keys", "the table's signing key: init, show (fingerprint, key), rotate"),
+    "keys": ("daemon.cli.keys", "the table's signing key: init, show (fingerprint, key), rotate"),
     "audit": (
         "daemon.analytics.cli",
         "integrity audit of a journal: dice, shuffles, shoe reader, hold (needs numpy, scipy)",
@@ -48,7 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "make an API token for a person: prints it once, stores its hash",
     ),
     "completion": (
-        "daemon.cli_completion",
+        "daemon.cli.completion",
         "a bash or zsh completion script: source <(tabled completion bash)",
     ),
 }

@@ -24,6 +24,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from daemon.cli import COMMANDS
+from daemon.floor.cli import SUBCOMMANDS as FLOOR
+from daemon.rules.cli import GAMES as RULES
+
 
 @dataclass
 class Node:
@@ -93,10 +97,6 @@ def _add(tree: dict[str, Node], path: str, parser: argparse.ArgumentParser | Non
 
 def tree() -> dict[str, Node]:
     """Every command's node, keyed `tabled`, `tabled feed`, `tabled feed status`..."""
-    from daemon.cli import COMMANDS  # noqa: PLC0415 - the command table imports us lazily
-    from daemon.floor.cli import SUBCOMMANDS as FLOOR  # noqa: PLC0415
-    from daemon.rules.cli import GAMES as RULES  # noqa: PLC0415
-
     nodes: dict[str, Node] = {"tabled": Node(options=["--help", "--version"])}
     # Commands that dispatch on their first word before any parser: their words, their parsers.
     dispatched = {"floor": FLOOR, "rules": {g: f"{m}:main" for g, m in RULES.items()}}
