@@ -32,8 +32,8 @@ from typing import Any
 
 import structlog
 
-from daemon.api.facade import Subscription, TableFacade
-from daemon.api.journal_feed import FeedRecord
+from daemon.contract.facade import Subscription, TableFacade
+from daemon.contract.journal_feed import FeedRecord
 from daemon.procedures import visibility
 
 log = structlog.get_logger("tabled.api")
@@ -301,13 +301,6 @@ class PushHub:
         for client in self.clients:
             client.state_due = True
             client.wake.set()
-
-    def state_changed_threadsafe(self) -> None:
-        """`state_changed`, from the table's thread: one call handed to the API's loop."""
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self.state_changed)
 
 
 def withheld(record: Mapping[str, Any], error: BaseException) -> dict[str, Any]:
