@@ -51,7 +51,6 @@ from daemon.journal import Journal
 from daemon.journal.format import journal_files, read_lines
 from daemon.journal.provenance import TableKey, write_key
 from daemon.logging import configure_logging
-from daemon.sections import build
 from daemon.shipper.config import FeedConfig
 from daemon.shipper.engine import Shipper
 from daemon.shipper.tail import line_event, line_seq
@@ -94,9 +93,7 @@ class Server:
 
 
 def feed(url: str, stream: str) -> FeedConfig:
-    return build(
-        FeedConfig, {"servers": (url,), "stream": stream, "subject_prefix": stream.lower()}
-    )
+    return FeedConfig(servers=(url,), stream=stream, subject_prefix=stream.lower())
 
 
 def backlog(directory: Path, lines: int) -> list[bytes]:

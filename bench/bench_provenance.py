@@ -69,7 +69,6 @@ from daemon.floor.synthetic import (  # noqa: E402
 from daemon.journal import Journal  # noqa: E402
 from daemon.journal.format import encode_line, line_hash  # noqa: E402
 from daemon.journal.provenance import TableKey  # noqa: E402
-from daemon.sections import build  # noqa: E402
 from daemon.shipper.config import FeedConfig  # noqa: E402
 from daemon.shipper.engine import HEAD_SECONDS, Shipper  # noqa: E402
 
@@ -337,7 +336,7 @@ def live(  # noqa: PLR0915, PLR0917 - the paced tables, the outage and the liste
 
     listener = threading.Thread(target=lambda: asyncio.run(listen()), daemon=True)
     listener.start()
-    feed = build(FeedConfig, {"servers": (broker.url,), "backoff_max_seconds": 0.5})
+    feed = FeedConfig(servers=(broker.url,), backoff_max_seconds=0.5)
     journals, shippers = [], []
     for name in names:
         journal = Journal.open(JournalConfig(dir=root / name, durability="none"), name)

@@ -1,54 +1,58 @@
 """The table's configuration: one TOML file, `config/table.toml` by default.
 
 `load_config(None)` reads the embedded default (every device simulated); a path reads that file.
-The file is checked against the classes below (daemon.sections: each field's check, then the
-checks across fields): a wrong type, an unknown key, a value out of range, a rule set the game
-does not have or a missing device the game's regulation names is a `ConfigError` of one line
-naming the key (``table.ruleset: ...``), so a typo in a table PC's config stops the daemon at
-start-up instead of running with a default, and `load_config` refuses everything `tabled run`
+The file is checked by pydantic against the dataclasses below (daemon/configfile.py: one
+validator for every config file): a wrong type, an unknown key, a value out of range, a rule set
+the game does not have or a missing device the game's regulation names is a `ConfigError` of one
+line naming the key (``table.ruleset: ...``), so a typo in a table PC's config stops the daemon
+at start-up instead of running with a default, and `load_config` refuses everything `tabled run`
 would refuse.
 
 Each section of the file is a field of `TableConfig` of the same name, except ``[table]``, whose
 keys are `TableConfig`'s own (``id`` is `table_id`). A new section is one new field, e.g.
-``feed: FeedConfig | None = None`` with `FeedConfig` a `Section`, and its check in `CHECKS`:
-`[feed]` is then read, checked and refused like the others. Built in code, a section checks what
-it is given too (a relative path stays as given there).
+``feed: FeedConfig | None = None`` with `FeedConfig` a pydantic dataclass: `[feed]` is then
+read, checked and refused like the others. Built in code, a section checks what it is given too
+(a relative path stays as given there).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
-from daemon.sections import (
-    Check,
-    Context,
-    Section,
-    SectionError,
-    anything,
-    build,
-    describe,
-    flag,
-    one_of,
-    optional,
-    path,
-    section,
-    table_of,
-    text,
-    tuple_of,
-    unknown_key,
-    whole,
+from pydantic import (
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
 )
-from daemon.tomltext import TomlRefused, read_toml
+from pydantic.dataclasses import dataclass
+
+from daemon.configfile import (
+    SECTION,
+    ConfigError,
+    Name,
+    Where,
+    read,
+    refused,
+    relative_to_base,
+    unknown_key,
+    unknown_sections,
+)
+from daemon.rules.paigow import RULESETS as PAIGOW_RULESETS
+from daemon.rules.thirteen import RULESETS as THIRTEEN_RULESETS
+from daemon.rules.thirteen import RulesError, ruleset
+from daemon.shipper.config import TOKEN_PATTERN, FeedConfig
 from drivers import kinds as device_kinds
 
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
-
-    from daemon.shipper.config import FeedConfig
+__all__ = ["ConfigError"]  # raised by load_config; defined with the other files' (configfile)
 
 DEVICE_NAMES = device_kinds.ROLES  # a device's name is its role at the table
 BAUDRATES = device_kinds.BAUDRATES  # the range the devices' RS-232 links use
@@ -67,13 +71,6 @@ REQUIRED_DEVICES = {
 }
 DEFAULT_RULESETS = {"thirteen": "macau-1989", "paigow": "macau-1990"}
 
-# Unknown keys are refused; strict scalar types refuse "5" for 5 and 1 for true.
-_NAME = text(min_length=1)
-
-
-class ConfigError(ValueError):
-    """The configuration file is missing, malformed or names something unknown."""
-
 
 def parse_listen(listen: str) -> tuple[str, int]:
     """`HOST:PORT` (`[::1]:8700` for IPv6) -> (host, port); ValueError naming what is wrong."""
@@ -87,62 +84,41 @@ def parse_listen(listen: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
-def _then(first: Check, then: Any) -> Check:
-    """`first`, then `then(value)` on what it gave (a value check of one field)."""
-    return lambda value, context: then(first(value, context))
-
-
-@dataclass(frozen=True)
-class ApprovedFirmware(Section):
+@dataclass(frozen=True, config=SECTION)
+class ApprovedFirmware:
     """One device build the casino has approved: the identity a device must report to be used."""
 
-    make: str
-    model: str
-    firmware: str
+    make: Name
+    model: Name
+    firmware: Name
     # The hex SHA-256 the device reports, as the drivers compare it ("sha256:..." never matches).
-    firmware_hash: str
-
-    CHECKS: ClassVar[dict[str, Check]] = {
-        "make": _NAME,
-        "model": _NAME,
-        "firmware": _NAME,
-        "firmware_hash": text(pattern=r"^[0-9a-f]{64}$"),
-    }
+    firmware_hash: Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
-def _address(value: int) -> int:
-    if not 1 <= value <= 127:
-        raise ValueError(f"{value} is outside 1..127 (the frame's ADDR)")
-    return value
-
-
-@dataclass(frozen=True)
-class DeviceConfig(Section):
+@dataclass(frozen=True, config=SECTION)
+class DeviceConfig:
     """`[devices.NAME]`: the table's device NAME (its role: the shuffler, the shoe reader...),
     the kind of device that fills it (drivers.kinds: a built-in kind is named after its role;
     a plug-in's kind is named by `kind = "..."`), its port and the builds approved for it."""
 
     name: Literal["shuffler", "dice_shaker", "shoe_reader", "timer_bell"]
-    port: str  # a pyserial URL or a device path
+    port: Name  # a pyserial URL or a device path
     baudrate: Literal[9600, 19200, 38400, 57600, 115200] = 115200
-    address: int = 1
-    enabled: bool = True
+    address: StrictInt = 1
+    enabled: StrictBool = True
     approved: tuple[ApprovedFirmware, ...] = ()
-    kind: str = ""  # "": the built-in kind of the device's name
-    options: dict[str, Any] = dataclasses.field(default_factory=dict)  # the kind's own keys
+    kind: StrictStr = ""  # "": the built-in kind of the device's name
+    options: dict[StrictStr, Any] = dataclasses.field(default_factory=dict)  # the kind's own
 
-    CHECKS: ClassVar[dict[str, Check]] = {
-        "name": one_of(*DEVICE_NAMES),
-        "port": _NAME,
-        "baudrate": one_of(*BAUDRATES),
-        "address": _then(whole(), _address),
-        "enabled": flag,
-        "approved": tuple_of(section(ApprovedFirmware)),
-        "kind": text(),
-        "options": table_of(anything),
-    }
+    @field_validator("address")
+    @classmethod
+    def _address(cls, value: int) -> int:
+        if not 1 <= value <= 127:
+            raise ValueError(f"{value} is outside 1..127 (the frame's ADDR)")
+        return value
 
-    def after(self, context: Context) -> None:
+    @model_validator(mode="after")
+    def _a_kind_that_fills_this_role(self) -> Self:
         if not self.kind:
             object.__setattr__(self, "kind", self.name)
         try:
@@ -162,90 +138,83 @@ class DeviceConfig(Section):
             simulated = self.port.removeprefix("sim://").partition("?")[0]
             if simulated != self.kind:
                 raise ValueError(f"port {self.port!r} simulates a {simulated}, not a {self.kind}")
+        return self
 
 
-@dataclass(frozen=True)
-class JournalConfig(Section):
+@dataclass(frozen=True, config=SECTION)
+class JournalConfig:
     dir: Path = Path("var/journal")
     # "fsync": every commit point is on disk before it is acknowledged (the only setting for a
     # live table). "none": no fsync, for simulation and benchmarks only.
     durability: Literal["fsync", "none"] = "fsync"
-    rotate_bytes: int = 64 * 1024 * 1024
-    rotate_daily: bool = True
+    rotate_bytes: Annotated[StrictInt, Field(gt=0)] = 64 * 1024 * 1024
+    rotate_daily: StrictBool = True
 
-    CHECKS: ClassVar[dict[str, Check]] = {
-        "dir": path(),  # a relative path in a file resolves against the working directory
-        "durability": one_of("fsync", "none"),
-        "rotate_bytes": whole(gt=0),
-        "rotate_daily": flag,
-    }
+    # A relative path in a file resolves against the working directory.
+    _dir = field_validator("dir")(relative_to_base)
 
 
-def _origins(value: tuple[str, ...]) -> tuple[str, ...]:
-    for origin in value:
-        if not origin.startswith(("http://", "https://")):
-            raise ValueError(f"{origin!r} is not an http(s):// origin")
-    return tuple(origin.rstrip("/") for origin in value)
-
-
-def _hosts(value: tuple[str, ...]) -> tuple[str, ...]:
-    for host in value:
-        if not _HOST_NAME.match(host):
-            raise ValueError(f"{host!r} is not a host name or IP address (no scheme, no port)")
-    return tuple(host.lower().strip("[]") for host in value)
-
-
-def _idle(value: int) -> int:
-    if not 1 <= value <= 86400:
-        raise ValueError(f"{value} is outside 1..86400")
-    return value
-
-
-def _listen(value: str) -> str:
-    parse_listen(value)
-    return value
-
-
-@dataclass(frozen=True)
-class ApiConfig(Section):
-    listen: str = "127.0.0.1:8700"
+@dataclass(frozen=True, config=SECTION)
+class ApiConfig:
+    listen: StrictStr = "127.0.0.1:8700"
     tokens_file: Path | None = None
     # Browser origins besides the console's own that may open the push feed, e.g. a
     # surveillance page on another host: "https://surveillance.example".
-    allowed_origins: tuple[str, ...] = ()
+    allowed_origins: tuple[StrictStr, ...] = ()
     # Names besides the loopback ones and `listen`'s host that the API answers to (its Host
     # header), e.g. "table07.pit.casino.example"; any other name is refused (DNS rebinding).
     # Lower case, an IPv6 address without its brackets; no scheme, no port.
-    allowed_hosts: tuple[str, ...] = ()
+    allowed_hosts: tuple[StrictStr, ...] = ()
     # TLS served by the daemon itself (PEM files, both or neither); required to listen beyond
     # loopback unless `plain_http_behind_proxy` says a TLS-terminating proxy on the PC is in front.
     tls_cert: Path | None = None
     tls_key: Path | None = None
-    plain_http_behind_proxy: bool = False
+    plain_http_behind_proxy: StrictBool = False
     # The console signs its person out after this long without a touch or a key: longer than
     # the five-minute arrangement, so a dealer waiting on the players is not signed out at the bell.
-    console_idle_seconds: int = 600
+    console_idle_seconds: StrictInt = 600
     # The user `tabled run` starts its API process as when it runs as root (daemon.api.user):
     # unprivileged, and with no access to the journal's folder for writing nor to the tokens or
-    # key files for reading. Not root's; it must exist (`useradd --system tabled-api`).
-    user: str = "tabled-api"
+    # key files for reading. Not root's; it must exist (`useradd --system tabled-api`). A POSIX
+    # user name (useradd's): lower case, digits, '_' and '-'.
+    user: Annotated[StrictStr, Field(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")] = "tabled-api"
 
-    CHECKS: ClassVar[dict[str, Check]] = {
-        "listen": _then(text(), _listen),
-        "tokens_file": optional(path()),
-        "allowed_origins": _then(tuple_of(text()), _origins),
-        "allowed_hosts": _then(tuple_of(text()), _hosts),
-        "tls_cert": optional(path()),
-        "tls_key": optional(path()),
-        "plain_http_behind_proxy": flag,
-        "console_idle_seconds": _then(whole(), _idle),
-        # A POSIX user name (useradd's): lower case, digits, '_' and '-'.
-        "user": text(pattern=r"^[a-z_][a-z0-9_-]{0,31}$"),
-    }
+    _files = field_validator("tokens_file", "tls_cert", "tls_key")(relative_to_base)
 
-    def after(self, context: Context) -> None:
+    @field_validator("listen")
+    @classmethod
+    def _listen(cls, value: str) -> str:
+        parse_listen(value)
+        return value
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for origin in value:
+            if not origin.startswith(("http://", "https://")):
+                raise ValueError(f"{origin!r} is not an http(s):// origin")
+        return tuple(origin.rstrip("/") for origin in value)
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for host in value:
+            if not _HOST_NAME.match(host):
+                raise ValueError(f"{host!r} is not a host name or IP address (no scheme, no port)")
+        return tuple(host.lower().strip("[]") for host in value)
+
+    @field_validator("console_idle_seconds")
+    @classmethod
+    def _idle(cls, value: int) -> int:
+        if not 1 <= value <= 86400:
+            raise ValueError(f"{value} is outside 1..86400")
+        return value
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> Self:
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ValueError("tls_cert: set both tls_cert and tls_key, or neither")
+        return self
 
     def resolved(self, base: Path) -> Self:
         """The same section with its relative file paths made absolute against `base`."""
@@ -258,84 +227,31 @@ class ApiConfig(Section):
 
 
 def _rulesets(game: str) -> dict[str, str]:
-    """The rule sets a table of `game` can play, by name, with how each scores."""
+    """The rule sets a table of `game` can play, by name, with how each scores: every Thirteen
+    one is played at the table, against the banker or each seat against each (hk-points,
+    hk-four)."""
     if game == "thirteen":
-        from daemon.rules.thirteen import RULESETS  # noqa: PLC0415 - only when validating
-
-        # Every one is played at the table: against the banker, or each seat against each
-        # (hk-points, hk-four).
-        return {name: rules.scoring for name, rules in RULESETS.items()}
-    from daemon.rules.paigow import RULESETS as PAIGOW  # noqa: PLC0415
-
-    return {name: "banker" for name in PAIGOW}
+        return {name: rules.scoring for name, rules in THIRTEEN_RULESETS.items()}
+    return {name: "banker" for name in PAIGOW_RULESETS}
 
 
-def _table_id(value: str) -> str:
-    # It names the journal's lines and the files an auditor reads: no spaces, no slashes.
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value):
-        raise ValueError(
-            f"{value!r}: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
-        )
-    return value
-
-
-def _currency(value: str) -> str:
-    if not re.fullmatch(r"[A-Z]{3}", value):
-        raise ValueError(f"{value!r} is not an ISO 4217 code (three capital letters: MOP)")
-    return value
-
-
-_DEVICE = section(DeviceConfig)
-
-
-def _devices(value: Any, context: Context) -> dict[str, DeviceConfig]:
-    """`[devices.NAME]` tables: a device's name is its key (`[devices.shuffler]` is the
-    shuffler)."""
-    if not isinstance(value, dict):
-        raise ValueError(f"input should be a valid dictionary, got {value!r}")
-    for key in value:
-        if key not in DEVICE_NAMES:
-            said = unknown_key(key, DEVICE_NAMES, "device")
-            raise ValueError(f"{key}: {said} (known: {', '.join(DEVICE_NAMES)})")
-    named: dict[str, Any] = {}
-    for key, device in value.items():
-        if isinstance(device, dict):
-            if "name" in device:
-                raise ValueError(f"{key}.name: unknown key (the name is the section's)")
-            named[key] = {"name": key, **device}
-        else:
-            named[key] = device
-    checked: dict[str, DeviceConfig] = table_of(_DEVICE)(named, context)
-    return checked
-
-
-def _feed(value: Any, context: Context) -> FeedConfig:
-    # Read only for a table that ships its journal: the shipper's modules wait for a [feed].
-    from daemon.shipper.config import FeedConfig  # noqa: PLC0415
-
-    # The credentials and TLS files are relative to the folder the config is read from.
-    feed = build(FeedConfig, value, context)
-    base = context.get("base") if context is not None else None
-    return feed.resolved(Path(base)) if base is not None else feed
-
-
-@dataclass(frozen=True)
-class TableConfig(Section):
-    table_id: str = "T01"
+@dataclass(frozen=True, config=SECTION)
+class TableConfig:
+    table_id: StrictStr = "T01"
     game: Literal["thirteen", "paigow"] = "thirteen"
-    ruleset: str = "macau-1989"
-    paigow_hands: int = 8
+    ruleset: StrictStr = "macau-1989"
+    paigow_hands: StrictInt = 8
     # Bets in table units (Thirteen Art. 11 「一注、二注或三注」; docs/rules.md): the money of one
     # unit, its currency (ISO 4217, shown by the console), and the table's minimum and maximum
     # bet in that money (the house's; none set: one unit, and no maximum but the rule set's).
-    unit: int = 100
-    currency: str = "MOP"
-    min_bet: int | None = None
-    max_bet: int | None = None
+    unit: StrictInt = 100
+    currency: StrictStr = "MOP"
+    min_bet: StrictInt | None = None
+    max_bet: StrictInt | None = None
     # Thirteen, where houses could differ (docs/procedures.md): who shakes when the highest
-    # bettor is standing (Art. 2(b) 「投注额最高的闲家」), and whether the five minutes of
-    # Art. 2(d) run on while the table is held.
+    # bettor is standing (Art. 2(b) 「投注额最高的闲家」).
     shaker: Literal["seated-first", "highest"] = "seated-first"
+    # Thirteen: whether the five minutes of Art. 2(d) run on while the table is held.
     timer_in_hold: Literal["paused", "running"] = "paused"
     devices: dict[str, DeviceConfig] = dataclasses.field(default_factory=dict)
     journal: JournalConfig = dataclasses.field(default_factory=JournalConfig)
@@ -346,41 +262,56 @@ class TableConfig(Section):
     key_file: Path | None = None
     # [rules]: the rule set's settings changed, e.g. `equal_rows_foul = false`, `stakes = "pot"`
     # (Thirteen; the fields of daemon.rules.thirteen.RuleSet, docs/rules.md).
-    rules: dict[str, Any] = dataclasses.field(default_factory=dict)
+    rules: dict[StrictStr, Any] = dataclasses.field(default_factory=dict)
     source: str = "<defaults>"
 
-    CHECKS: ClassVar[dict[str, Check]] = {
-        "table_id": _then(text(), _table_id),
-        "game": one_of(*GAMES),
-        "ruleset": text(),
-        "paigow_hands": whole(),
-        "unit": whole(),
-        "currency": _then(text(), _currency),
-        "min_bet": optional(whole()),
-        "max_bet": optional(whole()),
-        "shaker": one_of("seated-first", "highest"),
-        "timer_in_hold": one_of("paused", "running"),
-        "devices": _devices,
-        "journal": section(JournalConfig),
-        "api": section(ApiConfig),
-        "feed": optional(_feed),
-        "key_file": optional(path()),
-        "rules": table_of(anything),
-        "source": anything,
-    }
+    _key_file = field_validator("key_file")(relative_to_base)
 
-    def after(self, context: Context) -> None:
-        self._a_table_this_game_can_run(context)
+    @field_validator("feed")
+    @classmethod
+    def _feed_paths(cls, value: FeedConfig | None, info: ValidationInfo) -> FeedConfig | None:
+        # The credentials and TLS files are relative to the folder the config is read from.
+        base = info.context.get("base") if isinstance(info.context, dict) else None
+        return value.resolved(Path(base)) if value is not None and base is not None else value
 
-    def signing_key_path(self) -> Path:
-        """Where the table's signing key is: `[table] key_file`, else `table.key` beside the
-        tokens file (`var/table.key` without one)."""
-        if self.key_file is not None:
-            return self.key_file
-        tokens = self.api.tokens_file
-        return (tokens.parent if tokens is not None else Path("var")) / "table.key"
+    @field_validator("table_id")
+    @classmethod
+    def _table_id(cls, value: str) -> str:
+        # It names the journal's lines and the files an auditor reads: no spaces, no slashes.
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value):
+            raise ValueError(
+                f"{value!r}: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+            )
+        return value
 
-    def _a_table_this_game_can_run(self, context: Context) -> None:
+    @field_validator("currency")
+    @classmethod
+    def _currency(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Z]{3}", value):
+            raise ValueError(f"{value!r} is not an ISO 4217 code (three capital letters: MOP)")
+        return value
+
+    @field_validator("devices", mode="before")
+    @classmethod
+    def _device_names(cls, value: Any) -> Any:
+        # A device's name is its key: `[devices.shuffler]` is the shuffler.
+        if not isinstance(value, dict):
+            return value
+        named: dict[Any, Any] = {}
+        for key, device in value.items():
+            if key not in DEVICE_NAMES:
+                said = unknown_key(key, DEVICE_NAMES, "device")
+                raise ValueError(f"{key}: {said} (known: {', '.join(DEVICE_NAMES)})")
+            if isinstance(device, dict):
+                if "name" in device:
+                    raise ValueError(f"{key}.name: unknown key (the name is the section's)")
+                named[key] = {"name": key, **device}
+            else:
+                named[key] = device
+        return named
+
+    @model_validator(mode="after")
+    def _a_table_this_game_can_run(self, info: ValidationInfo) -> Self:
         if self.paigow_hands not in (4, 8):
             raise ValueError(f"table.paigow_hands: {self.paigow_hands} (Art. 2(4) allows 8 or 4)")
         known = _rulesets(self.game)
@@ -392,24 +323,27 @@ class TableConfig(Section):
         _check_stakes(self)
         _check_rules(self)
         enabled = {name for name, device in self.devices.items() if device.enabled}
-        partial = context is not None and context.get("partial", False)
+        partial = isinstance(info.context, dict) and info.context.get("partial", False)
         if partial and not enabled:
             raise ValueError("devices: no [devices.NAME] section is enabled")
         missing = [name for name in REQUIRED_DEVICES[self.game] if name not in enabled]
         if missing and not partial:
             sections = ", ".join(f"[devices.{name}]" for name in missing)
             raise ValueError(f"devices: a {self.game} table needs {sections}, enabled")
-        if self.feed is not None and not _subject_token(self.table_id):
+        if self.feed is not None and not TOKEN_PATTERN.match(self.table_id):
             raise ValueError(
                 f"table.id: {self.table_id!r} cannot be a NATS subject token "
                 "(letters, digits, - and _), and [feed] names the subjects after it"
             )
+        return self
 
-
-def _subject_token(text: str) -> bool:
-    from daemon.shipper.config import TOKEN_PATTERN  # noqa: PLC0415 - only with a [feed]
-
-    return TOKEN_PATTERN.match(text) is not None
+    def signing_key_path(self) -> Path:
+        """Where the table's signing key is: `[table] key_file`, else `table.key` beside the
+        tokens file (`var/table.key` without one)."""
+        if self.key_file is not None:
+            return self.key_file
+        tokens = self.api.tokens_file
+        return (tokens.parent if tokens is not None else Path("var")) / "table.key"
 
 
 def _check_stakes(config: TableConfig) -> None:
@@ -430,17 +364,13 @@ def _check_stakes(config: TableConfig) -> None:
 def _check_rules(config: TableConfig) -> None:
     """[rules]: settings of the Thirteen rule set, each checked by the rules engine."""
     if config.game == "thirteen" and not config.rules:
-        from daemon.rules.thirteen import RULESETS  # noqa: PLC0415 - only when validating
-
-        named = RULESETS[config.ruleset]
+        named = THIRTEEN_RULESETS[config.ruleset]
         _check_points_stakes(config, named.scoring, named.stakes)
         return
     if not config.rules:
         return
     if config.game != "thirteen":
         raise ValueError("rules: a paigow table takes its rule set by name only")
-    from daemon.rules.thirteen import RulesError, ruleset  # noqa: PLC0415 - only when validating
-
     try:
         rules = ruleset(config.ruleset, **config.rules)
     except RulesError as exc:
@@ -477,27 +407,25 @@ SECTIONS = tuple(
     for f in dataclasses.fields(TableConfig)
     if f.name not in {*TABLE_KEYS.values(), "source"}
 )
+_TABLE = TypeAdapter(TableConfig)
+# The keys each place of the file takes, for an unknown key's "did you mean".
+_KNOWN: dict[str, type[Any]] = {
+    "journal": JournalConfig,
+    "api": ApiConfig,
+    "feed": FeedConfig,
+    "approved": ApprovedFirmware,
+}
 
 
-def _describe(error: Any, known: Callable[[tuple[Any, ...]], Iterable[str]] | None = None) -> str:
-    """One pydantic error as `key: what is wrong`, in the words of these sections' own (for
-    the floor's config, which pydantic checks). `known(place)`: the keys a place takes, for an
-    unknown key's "did you mean"."""
-    loc = tuple(error["loc"])
-    kind = error["type"]
-    if kind == "value_error":
-        return describe(loc, str(error["ctx"]["error"]))
-    if kind in {"unexpected_keyword_argument", "extra_forbidden"}:
-        return describe(loc, unknown_key(loc[-1], known(loc[:-1]) if known else ()))
-    if kind == "missing":
-        return describe(loc, "required")
-    if kind == "dataclass_type":
-        return describe(loc, lambda place: f"expected a table ([{place}]), got {error['input']!r}")
-    text = error["msg"].replace("a valid tuple", "a list")
-    return describe(loc, f"{text[0].lower()}{text[1:]}, got {error['input']!r}")
+def _known(place: Where) -> list[str]:
+    if place[:1] == ("devices",):
+        device: type[Any] = ApprovedFirmware if "approved" in place else DeviceConfig
+        return [f.name for f in dataclasses.fields(device) if f.name != "name"]
+    section = _KNOWN.get(str(place[0])) if place else None
+    return [f.name for f in dataclasses.fields(section)] if section is not None else []
 
 
-def _in_the_file(where: tuple[str | int, ...]) -> tuple[str | int, ...]:
+def _in_the_file(where: Where) -> Where:
     """TableConfig's own fields are the file's `[table]` keys (`table_id` is `table.id`)."""
     if where and where[0] in TABLE_KEYS.values():
         return ("table", next(k for k, v in TABLE_KEYS.items() if v == where[0]), *where[1:])
@@ -522,28 +450,20 @@ def parse_config(
     problems = [
         f"table.{key}: {unknown_key(key, TABLE_KEYS)}" for key in table if key not in TABLE_KEYS
     ]
-    problems += [
-        f"{key}: {unknown_key(key, ('table', *SECTIONS))} (the file's sections: table, "
-        f"{', '.join(SECTIONS)})"
-        for key in data
-        if key != "table" and key not in SECTIONS
-    ]
+    problems += unknown_sections(
+        {k: v for k, v in data.items() if k != "table"}, ("table", *SECTIONS)
+    )
     if problems:
         raise ConfigError(f"{source}: {'; '.join(problems)}")
     fields = {TABLE_KEYS[key]: value for key, value in table.items()}
     if "ruleset" not in fields and isinstance(fields.get("game"), str):
         fields["ruleset"] = DEFAULT_RULESETS.get(fields["game"], "")
     fields.update((key, value) for key, value in data.items() if key != "table")
+    context = {"base": base or Path.cwd(), "partial": partial}
     try:
-        return build(
-            TableConfig,
-            {**fields, "source": source},
-            {"base": base or Path.cwd(), "partial": partial},
-        )
-    except SectionError as exc:
-        # Every mistake at once, on one line: an operator fixes them in one go.
-        said = "; ".join(describe(_in_the_file(where), what) for where, what in exc.problems)
-        raise ConfigError(f"{source}: {said}") from None
+        return _TABLE.validate_python({**fields, "source": source}, context=context)
+    except ValidationError as exc:
+        raise refused(source, exc, _known, _in_the_file) from None
 
 
 def default_config_path() -> Path:
@@ -557,12 +477,4 @@ def default_config_path() -> Path:
 def load_config(path: Path | str | None = None, *, partial: bool = False) -> TableConfig:
     """Read a config file; None reads the embedded default. `partial`: see `parse_config`."""
     file = default_config_path() if path is None else Path(path)
-    try:
-        data = read_toml(file)
-    except FileNotFoundError:
-        raise ConfigError(f"{file}: no such config file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{file}: cannot read it: {exc}") from None
-    except TomlRefused as exc:
-        raise ConfigError(f"{file}: {exc}") from None
-    return parse_config(data, source=str(file), partial=partial)
+    return parse_config(read(file), source=str(file), partial=partial)

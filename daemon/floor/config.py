@@ -30,7 +30,8 @@
     misread_limit = 1000                  # the shoe reader's accepted misreads: 1 card in N
 
 Unknown keys and wrong types are refused with the key named, like the table's config: the
-whole file is one pydantic model, and every mistake is said at once on one line.
+whole file is one pydantic dataclass (daemon/configfile.py, the validator of every config file),
+and every mistake is said at once on one line.
 
 `[api]` is the table's `ApiConfig` (daemon.config) with the floor's port: the same keys, checks
 and error wording, and the same doors (daemon.api.doors) serve it. Only the console's
@@ -46,9 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import (
-    ConfigDict,
     Field,
-    StrictFloat,
     StrictInt,
     StrictStr,
     TypeAdapter,
@@ -59,16 +58,14 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass as config_dataclass
 
-from daemon.config import ApiConfig, ConfigError, _describe
-from daemon.sections import unknown_key
+from daemon.config import ApiConfig
+from daemon.configfile import SECTION, ConfigError, Number, Where, read, refused, unknown_sections
 from daemon.shipper.config import NATS_FILES, auth_problem, nats_servers
-from daemon.tomltext import TomlRefused, read_toml
 
 SUBJECT_TOKEN = re.compile(r"^[A-Za-z0-9_-]+$")
-_STRICT = ConfigDict(extra="forbid")  # strict types per field (StrictInt, StrictStr)
 
 
-@config_dataclass(frozen=True, config=_STRICT)
+@config_dataclass(frozen=True, config=SECTION)
 class FloorSection:
     servers: tuple[StrictStr, ...] = ("nats://127.0.0.1:4222",)
     stream: StrictStr = "TABLED"
@@ -128,7 +125,7 @@ class FloorSection:
         return value
 
 
-@config_dataclass(frozen=True, config=ConfigDict(extra="forbid"))
+@config_dataclass(frozen=True, config=SECTION)
 class FloorApi(ApiConfig):
     """The table's `[api]` (listen, tokens_file, allowed_origins, allowed_hosts, tls_cert,
     tls_key, plain_http_behind_proxy), listening on the floor's port by default. Its checks are
@@ -137,13 +134,13 @@ class FloorApi(ApiConfig):
     listen: StrictStr = "127.0.0.1:8800"
 
 
-@config_dataclass(frozen=True, config=_STRICT)
+@config_dataclass(frozen=True, config=SECTION)
 class IntegritySection:
     """The floor's integrity update: every `period_seconds` a pass over each table's lines
     since the last (daemon/floor/integrity.py); it raises the dice_bias, shuffle_bias,
     reader_misreads and hold_outlier alerts. 0 turns it off."""
 
-    period_seconds: StrictInt | StrictFloat = Field(default=3600, ge=0, le=86_400)
+    period_seconds: Number = Field(default=3600.0, ge=0, le=86_400)
     misread_limit: StrictInt = Field(default=1000, ge=1)
 
 
@@ -158,7 +155,7 @@ class FloorConfig:
     source: str = "<defaults>"
 
 
-@config_dataclass(frozen=True, config=_STRICT)
+@config_dataclass(frozen=True, config=SECTION)
 class _FloorFile:
     """The file's shape, validated in one pass: every mistake is reported at once."""
 
@@ -200,12 +197,9 @@ def parse_floor_config(
     data: dict[str, Any], source: str = "<memory>", base: Path | None = None
 ) -> FloorConfig:
     """Validate a parsed floor file. Relative paths resolve against `base` (the file's folder)."""
-    sections = ("floor", "api", "pits", "integrity")
-    unknown = [f"{key}: {unknown_key(key, sections)}" for key in data if key not in sections]
+    unknown = unknown_sections(data, ("floor", "api", "pits", "integrity"))
     if unknown:
-        raise ConfigError(
-            f"{source}: {'; '.join(unknown)} (the file's sections: floor, api, pits, integrity)"
-        )
+        raise ConfigError(f"{source}: {'; '.join(unknown)}")
     if "console_idle_seconds" in (data.get("api") or {}):
         raise ConfigError(
             f"{source}: api.console_idle_seconds: unknown key (the console's, not the floor's)"
@@ -213,15 +207,14 @@ def parse_floor_config(
     try:
         file = _FLOOR.validate_python(data, context={"base": base or Path.cwd()})
     except ValidationError as exc:
-        said = "; ".join(_describe(e, _keys) for e in exc.errors())
-        raise ConfigError(f"{source}: {said}") from None
+        raise refused(source, exc, _keys) from None
     pits = {table: pit for pit, tables in file.pits.items() for table in tables}
     return FloorConfig(
         floor=file.floor, api=file.api, pits=pits, integrity=file.integrity, source=source
     )
 
 
-def _keys(place: tuple[Any, ...]) -> list[str]:
+def _keys(place: Where) -> list[str]:
     """The keys a section of the floor's file takes (for an unknown key's "did you mean")."""
     section = {"floor": FloorSection, "api": FloorApi, "integrity": IntegritySection}.get(
         str(place[0]) if place else ""
@@ -237,14 +230,5 @@ def load_floor_config(path: Path | str | None) -> FloorConfig:
     if path is None:
         return FloorConfig()
     file = Path(path)
-    try:
-        data = read_toml(file)
-    except FileNotFoundError:
-        raise ConfigError(f"{file}: no such config file") from None
-    except OSError as exc:
-        raise ConfigError(f"{file}: cannot read it: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{file}: cannot read it: {exc}") from None
-    except TomlRefused as exc:
-        raise ConfigError(f"{file}: {exc}") from None
+    data = read(file)
     return parse_floor_config(data, source=str(file), base=file.resolve().parent)

@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Annotated, Any, Protocol, Self
 
-from daemon.sections import Check, Context, Section, number, optional, path, text, whole
+from pydantic import Field, StrictStr, field_validator, model_validator
+from pydantic.dataclasses import dataclass
+
+from daemon.configfile import SECTION, Number, Whole
 
 # A NATS subject token: no dots, wildcards, whitespace or control characters.
 TOKEN_PATTERN = re.compile(r"^[A-Za-z0-9_\-]+$")
@@ -125,9 +127,16 @@ def secrets_problem(section: NatsClient, where: str) -> str | None:
     return None
 
 
-def _matching(pattern: re.Pattern[str], words: str) -> Check:
-    def check(value: Any, context: Context) -> Any:
-        value = text()(value, context)
+def nats_file(cls: Any, value: Any) -> Any:
+    """A NATS client's credentials or TLS file (text in the file, a Path in code); made
+    absolute against the config's folder by `resolved`."""
+    if value == "":
+        raise ValueError("an empty path")
+    return value
+
+
+def _token(pattern: re.Pattern[str], words: str) -> Any:
+    def check(cls: Any, value: str) -> str:
         if not pattern.match(value):
             raise ValueError(f"{value!r}: {words}")
         return value
@@ -135,73 +144,46 @@ def _matching(pattern: re.Pattern[str], words: str) -> Check:
     return check
 
 
-def _file(value: Any, context: Context) -> Any:
-    """A file's path; made absolute against the config's folder by `FeedConfig.resolved`."""
-    if value == "":
-        raise ValueError("an empty path")
-    return path(from_base=False)(value, context)
-
-
-_OPTIONAL_TEXT = optional(text())
-_OPTIONAL_FILE = optional(_file)
-
-
-@dataclass(frozen=True)
-class FeedConfig(Section):
+@dataclass(frozen=True, config=SECTION)
+class FeedConfig:
     """The checked `[feed]` section (immutable; unknown keys are refused)."""
 
-    servers: tuple[str, ...] = ("nats://127.0.0.1:4222",)
-    stream: str = "TABLED"
-    subject_prefix: str = "tabled"
-    site: str | None = None
-    user: str | None = None
-    password: str | None = None
-    token: str | None = None
+    servers: tuple[StrictStr, ...] = ("nats://127.0.0.1:4222",)
+    stream: StrictStr = "TABLED"
+    subject_prefix: StrictStr = "tabled"
+    site: StrictStr | None = None
+    user: StrictStr | None = None
+    password: StrictStr | None = None
+    token: StrictStr | None = None
     creds: Path | None = None
     tls_ca: Path | None = None
     tls_cert: Path | None = None
     tls_key: Path | None = None
-    window: int = 512
-    drain_seconds: float = 5.0
-    ack_timeout_seconds: float = 5.0
-    connect_timeout_seconds: float = 2.0
-    backoff_max_seconds: float = 10.0
-    duplicate_window_seconds: float = 300.0
-    max_age_days: float = 0.0
-    max_bytes: int = -1
-    replicas: int = 1
+    window: Annotated[Whole, Field(ge=1, le=65536)] = 512
+    drain_seconds: Annotated[Number, Field(ge=0, le=300)] = 5.0
+    ack_timeout_seconds: Annotated[Number, Field(gt=0, le=300)] = 5.0
+    connect_timeout_seconds: Annotated[Number, Field(gt=0, le=60)] = 2.0
+    backoff_max_seconds: Annotated[Number, Field(gt=0, le=3600)] = 10.0
+    duplicate_window_seconds: Annotated[Number, Field(gt=0, le=7 * 86400)] = 300.0
+    max_age_days: Annotated[Number, Field(ge=0)] = 0.0
+    max_bytes: Annotated[Whole, Field(ge=-1)] = -1
+    replicas: Annotated[Whole, Field(ge=1, le=5)] = 1
 
-    CHECKS: ClassVar[dict[str, Check]] = {
-        "servers": lambda value, _context: nats_servers(None, value),
-        "stream": _matching(STREAM_NAME_PATTERN, "letters, digits, - and _ only"),
-        "subject_prefix": _matching(
-            SUBJECT_PREFIX_PATTERN, "dot-separated tokens of letters, digits, - and _"
-        ),
-        "site": _OPTIONAL_TEXT,
-        "user": _OPTIONAL_TEXT,
-        "password": _OPTIONAL_TEXT,
-        "token": _OPTIONAL_TEXT,
-        "creds": _OPTIONAL_FILE,
-        "tls_ca": _OPTIONAL_FILE,
-        "tls_cert": _OPTIONAL_FILE,
-        "tls_key": _OPTIONAL_FILE,
-        "window": whole(ge=1, le=65536),
-        "drain_seconds": number(ge=0, le=300),
-        "ack_timeout_seconds": number(gt=0, le=300),
-        "connect_timeout_seconds": number(gt=0, le=60),
-        "backoff_max_seconds": number(gt=0, le=3600),
-        "duplicate_window_seconds": number(gt=0, le=7 * 86400),
-        "max_age_days": number(ge=0),
-        "max_bytes": whole(ge=-1),
-        "replicas": whole(ge=1, le=5),
-    }
+    _servers = field_validator("servers", mode="before")(nats_servers)
+    _files = field_validator(*NATS_FILES, mode="before")(nats_file)
+    _stream = field_validator("stream")(
+        _token(STREAM_NAME_PATTERN, "letters, digits, - and _ only")
+    )
+    _prefix = field_validator("subject_prefix")(
+        _token(SUBJECT_PREFIX_PATTERN, "dot-separated tokens of letters, digits, - and _")
+    )
 
-    def after(self, context: Context) -> None:
-        if (self.user is None) != (self.password is None):
-            raise ValueError("user and password go together")
+    @model_validator(mode="after")
+    def _auth(self) -> Self:
         auth_problem(self)
+        return self
 
-    def resolved(self, base: Path) -> FeedConfig:
+    def resolved(self, base: Path) -> Self:
         """The same section with its relative file paths made absolute against `base`."""
         changes = {}
         for key in NATS_FILES:

@@ -26,7 +26,6 @@ from daemon.config import JournalConfig
 from daemon.journal import Journal
 from daemon.journal.format import journal_files, read_lines
 from daemon.journal.provenance import TableKey, write_key
-from daemon.sections import build
 from daemon.shipper.config import FeedConfig
 from daemon.shipper.tail import line_event, line_seq
 
@@ -89,7 +88,7 @@ def feed_config(server: NatsServer, **overrides: object) -> FeedConfig:
         "drain_seconds": 5.0,
     }
     values.update(overrides)
-    return build(FeedConfig, values)
+    return FeedConfig(**values)
 
 
 def make_journal(

@@ -11,14 +11,18 @@ import pytest
 
 from daemon.api.process import config_for_api
 from daemon.config import REQUIRED_DEVICES, ConfigError, parse_config
-from daemon.config import _feed as read_feed
 from daemon.floor.config import parse_floor_config
+from daemon.shipper.config import FeedConfig
 from daemon.shipper.nkey import make_seed
 from tests.shipper.support import tabled, write_table_config
 
 
-def _feed(section: dict[str, object], base: Path | None = None) -> object:
-    data = {"table": {"id": "T41"}, "feed": {"servers": ["tls://10.0.0.1:4222"], **section}}
+def _feed(section: dict[str, object], base: Path | None = None) -> FeedConfig | None:
+    data = {
+        "table": {"id": "T41"},
+        "feed": {"servers": ["tls://10.0.0.1:4222"], **section},
+        "devices": {"dice_shaker": {"port": "sim://dice_shaker"}},
+    }
     return parse_config(data, source="T41.toml", base=base, partial=True).feed
 
 
@@ -48,7 +52,8 @@ def test_the_files_are_the_config_folders(tmp_path: Path) -> None:
         "servers": ["tls://10.0.0.1:4222"], "creds": "keys/t.nk", "tls_ca": "/etc/nats/ca.pem",
         "tls_cert": "c.pem", "tls_key": "c.key",
     }  # fmt: skip
-    feed = read_feed(section, {"base": tmp_path})  # as `load_config` reads [feed]
+    feed = _feed(section, base=tmp_path)  # as `load_config` reads [feed] from a file there
+    assert feed is not None
     assert feed.creds == tmp_path / "keys" / "t.nk"
     assert feed.tls_ca == Path("/etc/nats/ca.pem")
     assert feed.tls_key == tmp_path / "c.key"
@@ -95,9 +100,10 @@ def test_the_servers_of_a_cluster_or_one_written_alone(tmp_path: Path) -> None:
     (the single-server form); a list that is empty or holds anything but nats:// or tls:// URLs
     is one line naming the key."""
     nodes = ["nats://floor-1:4222", "nats://floor-2:4222", "nats://floor-3:4222"]
-    assert read_feed({"servers": nodes}, {"base": tmp_path}).servers == tuple(nodes)
-    alone = read_feed({"servers": "tls://pit-3:4222"}, {"base": tmp_path})
-    assert alone.servers == ("tls://pit-3:4222",)
+    cluster = _feed({"servers": nodes}, base=tmp_path)
+    assert cluster is not None and cluster.servers == tuple(nodes)
+    alone = _feed({"servers": "tls://pit-3:4222"}, base=tmp_path)
+    assert alone is not None and alone.servers == ("tls://pit-3:4222",)
     floor = parse_floor_config({"floor": {"servers": "nats://floor-1:4222", "replicas": 3}})
     assert (floor.floor.servers, floor.floor.replicas) == (("nats://floor-1:4222",), 3)
     for bad, words in (("http://x", "'http://x' is not a nats:// or tls:// URL"),
