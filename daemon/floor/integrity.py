@@ -313,7 +313,9 @@ async def run_every(
     until `stop`; each alert opened, updated or resolved is published (`publish(message)`)."""
     if period <= 0:
         return
-    missing = analytics_missing()
+    # numpy and scipy.stats take seconds to import on a loaded machine: not on the loop, which
+    # serves the API and the broker's pings from the floor's first second.
+    missing = await asyncio.to_thread(analytics_missing)
     if missing:
         log.warning("floor.integrity_off", reason=missing)
         return

@@ -46,13 +46,14 @@ def floor(
     env = FloorEnv(pg, broker, dsn, root, tokens, config)
     table = SyntheticTable("T01", seed=3, violation_share=1.0, tilt_share=0.0)
     lines = table.lines(OPEN_ROUND_LINES)
-    process = env.start_floor()
-    asyncio.run(env.publish(lines))
-    asyncio.run(env.wait_committed(process, {"T01": OPEN_ROUND_LINES}))
-    try:
+    try:  # a setup that fails leaves no floor or broker running
+        process = env.start_floor()
+        asyncio.run(env.publish(lines))
+        asyncio.run(env.wait_committed(process, {"T01": OPEN_ROUND_LINES}))
         yield env, process
     finally:
-        process.stop()
+        for started in env.floors:
+            started.stop()
         broker.destroy()
 
 

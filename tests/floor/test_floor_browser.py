@@ -49,15 +49,16 @@ def floor(pg: PostgresCluster, tmp_path: Path) -> Iterator[tuple[FloorEnv, Floor
     # Seq 101 of T05 withheld: a gap. Its shipper's head a second covers the lines before it.
     t05_after = lines["T05"][101:]
     lines["T05"] = lines["T05"][:100]
-    process = env.start_floor()
-    asyncio.run(env.publish(interleave(list(lines.values()))))
-    asyncio.run(env.publish(t05_after))
-    lines["T05"] += t05_after
-    asyncio.run(env.wait_committed(process, {t: len(x) for t, x in lines.items()}))
-    try:
+    try:  # a setup that fails leaves no floor or broker running
+        process = env.start_floor()
+        asyncio.run(env.publish(interleave(list(lines.values()))))
+        asyncio.run(env.publish(t05_after))
+        lines["T05"] += t05_after
+        asyncio.run(env.wait_committed(process, {t: len(x) for t, x in lines.items()}))
         yield env, process, tables
     finally:
-        process.stop()
+        for started in env.floors:
+            started.stop()
         broker.destroy()
 
 

@@ -54,12 +54,13 @@ def floor(
     config = floor_config(root / "floor.toml", dsn, broker.url, root / "tokens.toml")
     env = FloorEnv(pg, broker, dsn, root, tokens, config)
     lines, second = _played()
-    process = env.start_floor()
-    pushed = asyncio.run(_pushed(env, process, lines))
-    try:
+    try:  # a setup that fails leaves no floor or broker running
+        process = env.start_floor()
+        pushed = asyncio.run(_pushed(env, process, lines))
         yield env, process, second, pushed
     finally:
-        process.stop()
+        for started in env.floors:
+            started.stop()
         broker.destroy()
 
 
