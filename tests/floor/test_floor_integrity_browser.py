@@ -118,6 +118,10 @@ def test_the_integrity_view_flags_the_loaded_shaker(env: FloorEnv, tmp_path: Pat
             page.set_viewport_size({"width": 1280, "height": 800})
             assert page.evaluate("document.documentElement.scrollHeight") <= 800
             assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+            for picker in ("#i-dice", "#i-shuffle", "#i-hold"):  # each picker in its panel
+                box = page.locator(picker).bounding_box()
+                panel = page.locator(f"figure:has({picker})").bounding_box()
+                assert box and panel and box["x"] + box["width"] <= panel["x"] + panel["width"]
             page.screenshot(path=str(ARTIFACTS / "floor-integrity-1280x800.png"))
             page.click("#v-floor")
             expect(page.locator("#tiles")).to_be_visible()

@@ -231,7 +231,7 @@ function alertItem(kind, row) {
     const found = row.details || {};
     if (found.verdict) {
       li.classList.add("integrity");
-      li.append(el("span", "what", found.subject || ""), el("span", "said en", found.verdict));
+      li.append(" ", el("span", "what", found.subject || ""), el("span", "said en", found.verdict));
       if (found.power) li.append(el("span", "muted", found.power));
     }
     if (row.expected_hash) li.append(el("span", "hash mono", "expected " + row.expected_hash));
