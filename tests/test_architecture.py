@@ -154,6 +154,20 @@ def test_no_files_of_the_three_rooms_import_each_other_in_a_circle() -> None:
     assert circles() == []
 
 
+def test_the_contract_stands_on_the_game_declarations_and_the_journal_alone() -> None:
+    """The door imports the game's declarations and the journal's reading: nothing else of the
+    project (not a procedure, a driver, the config, the training)."""
+    known = modules()
+    beneath = {
+        target
+        for name, path in known.items()
+        if room_of(name) == "daemon.contract"
+        for target, _ in imported(path, known)
+        if target.split(".")[0] in ("daemon", "drivers", "simulators") and not room_of_any(target)
+    }
+    assert beneath <= {"daemon.procedures.spec", "daemon.journal", "daemon.journal.format"}
+
+
 def test_the_reader_sees_every_kind_of_import() -> None:
     """The graph's reader, on a text with each kind of import it must see (a reader that missed
     one would pass the two tests above whatever the code does)."""

@@ -152,7 +152,6 @@ class PushHub:
         self._flush_handle: asyncio.TimerHandle | None = None
         self._upstream: Subscription | None = None
         self._pump_task: asyncio.Task[None] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._seen = visibility.Seen()
         self._roles: dict[str, str] = {}  # audience -> a role of it (whom `Seen.show` asks for)
         self.last_seq: int | None = None
@@ -165,7 +164,6 @@ class PushHub:
     def join(self, client: PushClient) -> None:
         self._roles.setdefault(client.audience, client.role)
         if self._pump_task is None:
-            self._loop = asyncio.get_running_loop()
             # What the game has opened so far, then every event from here on, in order.
             self._seen = visibility.Seen(state=self._state())
             self._upstream = self._table.subscribe(None)
