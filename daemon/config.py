@@ -95,6 +95,38 @@ class ApprovedFirmware:
     firmware_hash: Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
+def real_line(port: str) -> bool:
+    """`port` is a device's line, not a simulator's: neither `sim://` nor pyserial's `loop://`,
+    nor a pseudo-terminal (`/dev/pts/N`, what `tabled sim` serves its simulators on)."""
+    return not port.startswith(("sim://", "loop://", "/dev/pts/"))
+
+
+def _approved_package(kind: str, approved: str) -> None:
+    """A plug-in's kind runs only from the package the casino approved, by its digest: checked
+    before its code is imported (a kind tabled does not know is `find`'s to name)."""
+    if not device_kinds.is_plugin(kind):
+        if approved:
+            raise ValueError(
+                f"package_sha256: the {kind} kind is not a plug-in's: only a plug-in's package "
+                "is approved by its digest"
+            )
+        return
+    try:
+        digest = device_kinds.package_digest(kind)
+    except LookupError as exc:
+        raise ValueError(f"kind: {exc}") from None
+    if not approved:
+        raise ValueError(
+            f"package_sha256: the {kind} kind is a plug-in's: give the digest of the package "
+            "the casino approved (`tabled devices --kinds` shows the installed one's, to compare)"
+        )
+    if approved != digest:
+        raise ValueError(
+            f"package_sha256: the installed package's digest is {digest}, not the approved "
+            f"{approved}: it is not the package the casino approved"
+        )
+
+
 @dataclass(frozen=True, config=SECTION)
 class DeviceConfig:
     """`[devices.NAME]`: the table's device NAME (its role: the shuffler, the shoe reader...),
@@ -109,6 +141,10 @@ class DeviceConfig:
     approved: tuple[ApprovedFirmware, ...] = ()
     kind: StrictStr = ""  # "": the built-in kind of the device's name
     options: dict[StrictStr, Any] = dataclasses.field(default_factory=dict)  # the kind's own
+    # A plug-in's kind: the digest of the package the casino approved (drivers.kinds.
+    # package_digest; `tabled devices --kinds` shows the installed one's). Checked before
+    # anything of the package is imported.
+    package_sha256: Annotated[StrictStr, Field(pattern=r"^([0-9a-f]{64})?$")] = ""
 
     @field_validator("address")
     @classmethod
@@ -121,6 +157,7 @@ class DeviceConfig:
     def _a_kind_that_fills_this_role(self) -> Self:
         if not self.kind:
             object.__setattr__(self, "kind", self.name)
+        _approved_package(self.kind, self.package_sha256)
         try:
             kind = device_kinds.find(self.kind)
         except LookupError as exc:
@@ -330,6 +367,20 @@ class TableConfig:
         if missing and not partial:
             sections = ", ".join(f"[devices.{name}]" for name in missing)
             raise ValueError(f"devices: a {self.game} table needs {sections}, enabled")
+        for name, device in sorted(self.devices.items()):
+            if (
+                not partial  # `tabled devices` probes the line to learn the build to approve
+                and self.journal.durability == "fsync"
+                and device.enabled
+                and not device.approved
+                and real_line(device.port)
+            ):
+                raise ValueError(
+                    f'devices.{name}.approved: a live table (journal durability "fsync") '
+                    f"takes a device on a real line ({device.port}) only if its build is "
+                    f"approved: list the approved builds ([[devices.{name}.approved]]; "
+                    "`tabled devices` shows what is on the line)"
+                )
         if self.feed is not None and not TOKEN_PATTERN.match(self.table_id):
             raise ValueError(
                 f"table.id: {self.table_id!r} cannot be a NATS subject token "
