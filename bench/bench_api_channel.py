@@ -52,11 +52,13 @@ from bench_slow_disk import run_queue_wait  # noqa: E402
 from bench_table import DEVICES, percentile  # noqa: E402
 
 import daemon.api.process as api_process  # noqa: E402
-from daemon.api.channel import HEADER, MAX_FROM_API, json_frame  # noqa: E402
+import daemon.api.requests as api_requests  # noqa: E402
 from daemon.config import parse_config  # noqa: E402
+from daemon.contract.channel import HEADER, MAX_FROM_API, json_frame  # noqa: E402
 from daemon.eventloop import run as run_loop  # noqa: E402
 from daemon.logging import configure_logging  # noqa: E402
 from daemon.table import Table  # noqa: E402
+from daemon.table.publish import served  # noqa: E402
 from drivers.clock import MonotonicClock  # noqa: E402
 
 LAG_GOAL_MS = 5.0
@@ -125,7 +127,7 @@ async def lag_run(folder: Path, size: int | None, seconds: float) -> tuple[list[
     stop = asyncio.Event()
     halt = threading.Event()
     try:
-        api = api_process.ApiProcess.build(table, cfg, "127.0.0.1:0")  # type: ignore[arg-type]
+        api = api_process.ApiProcess.build(served(table), cfg, "127.0.0.1:0")  # type: ignore[arg-type]
         ours, theirs = socket.socketpair()
         reader, writer = await asyncio.open_unix_connection(sock=ours)
         api._writer = writer
@@ -181,7 +183,7 @@ async def checks_run(folder: Path, actions: int, checked: bool) -> float:
     table = Table(cfg, driver_clock=MonotonicClock())  # type: ignore[arg-type]
     await table.start()
     try:
-        api = api_process.ApiProcess.build(table, cfg, "127.0.0.1:0")  # type: ignore[arg-type]
+        api = api_process.ApiProcess.build(served(table), cfg, "127.0.0.1:0")  # type: ignore[arg-type]
         if not checked:
             api._who = lambda *args: None  # type: ignore[method-assign]
             api._answered.once = lambda a, r, n, p, act: act()  # type: ignore[method-assign]
@@ -234,11 +236,11 @@ def main() -> int:
     for name, size in rows:
         with tempfile.TemporaryDirectory() as folder:
             if size is not None and size > MAX_FROM_API:
-                api_process.MAX_FROM_API = size  # the bound before, for the peer's run
+                api_requests.MAX_FROM_API = size  # the bound before, for the peer's run
             try:
                 raw, net = run_loop(lag_run(Path(folder), size, args.seconds))
             finally:
-                api_process.MAX_FROM_API = MAX_FROM_API
+                api_requests.MAX_FROM_API = MAX_FROM_API
         p99_net = percentile(net, 0.99) * 1000
         goal = size == MAX_FROM_API
         verdict = ("met" if p99_net <= LAG_GOAL_MS else "MISSED") if goal else "peer"

@@ -58,9 +58,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from daemon.api.metrics import LatencyHistogram  # noqa: E402
 from daemon.autoplay import InProcessControl, SimControl, SocketControl  # noqa: E402
 from daemon.config import JournalConfig, TableConfig, load_config, parse_config  # noqa: E402
+from daemon.contract.metrics import LatencyHistogram  # noqa: E402
 from daemon.logging import configure_logging  # noqa: E402
 from daemon.table import Fed, Table  # noqa: E402
 from drivers.base import (  # noqa: E402

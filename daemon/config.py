@@ -249,9 +249,9 @@ class TableConfig:
     min_bet: StrictInt | None = None
     max_bet: StrictInt | None = None
     # Thirteen, where houses could differ (docs/procedures.md): who shakes when the highest
-    # bettor is standing (Art. 2(b) 「投注额最高的闲家」), and whether the five minutes of
-    # Art. 2(d) run on while the table is held.
+    # bettor is standing (Art. 2(b) 「投注额最高的闲家」).
     shaker: Literal["seated-first", "highest"] = "seated-first"
+    # Thirteen: whether the five minutes of Art. 2(d) run on while the table is held.
     timer_in_hold: Literal["paused", "running"] = "paused"
     devices: dict[str, DeviceConfig] = dataclasses.field(default_factory=dict)
     journal: JournalConfig = dataclasses.field(default_factory=JournalConfig)

@@ -9,7 +9,7 @@ ports with `add_reader`, threads hand results over with `call_soon_threadsafe`, 
 through `add_signal_handler`, and `drivers.clock.MonotonicClock` converts a deadline into the
 running loop's own time (uvloop's `loop.time()` counts milliseconds from its own start).
 
-The API's thread (daemon/api/threaded.py) keeps asyncio's loop: `asyncio.run` there is not this
+The API process (daemon/api/worker.py) keeps asyncio's loop: `asyncio.run` there is not this
 function, and uvicorn's `Server.serve()` uses the loop it is given.
 """
 

@@ -33,14 +33,17 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from daemon import eventloop, sdnotify
+from daemon.api.user import user_problem
 from daemon.cli.address import publish, withdraw
 from daemon.cli.progress import Progress
 from daemon.config import ConfigError, TableConfig, load_config
 from daemon.journal import JournalError, JournalLocked
 from daemon.logging import LEVELS, configure_logging, get_logger
+from daemon.shipper.config import secrets_problem
 from daemon.shipper.runtime import start_feed, stop_feed
 from daemon.table import Fed, Table, TableError
-from drivers.clock import MonotonicClock
+from daemon.table.publish import served
+from drivers.clock import MonotonicClock, SimulationClock
 
 if TYPE_CHECKING:
     from daemon.api.process import ApiProcess
@@ -126,21 +129,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"tabled run: {exc}", file=sys.stderr)
         return 2
-    if config.feed is not None:
-        # The broker secrets ([feed] creds, tls_key) private, like the tokens file: before the
-        # table starts or journals anything.
-        from daemon.shipper.config import secrets_problem  # noqa: PLC0415 - with a [feed] only
-
-        if problem := secrets_problem(config.feed, "feed"):
-            print(f"tabled run: {problem}", file=sys.stderr)
-            return 2
+    # The broker secrets ([feed] creds, tls_key) private, like the tokens file: before the
+    # table starts or journals anything.
+    if config.feed is not None and (problem := secrets_problem(config.feed, "feed")):
+        print(f"tabled run: {problem}", file=sys.stderr)
+        return 2
     if args.http is not None:
         # The address and the API's doors: before the table starts or journals anything.
-        from daemon.cli.http import http_problem, http_warning  # noqa: PLC0415 - only when serving
+        # The web stack only when serving: its doors added 1.9-2.9 s to a 3.0-6.7 s
+        # `import daemon.run` (python -X importtime, best of 3 on a loaded machine); a plain run
+        # loads none of it (tests/daemon/test_startup.py).
+        from daemon.cli.http import http_problem, http_warning  # noqa: PLC0415
 
         listen = args.http or config.api.listen
-        from daemon.api.user import user_problem  # noqa: PLC0415 - only when serving
-
         problem = http_problem(config.api, listen) or user_problem(config, args.journal)
         if problem:
             print(f"tabled run: --http {listen}: {problem}", file=sys.stderr)
@@ -150,6 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signing_key = None
     if config.feed is not None:
         # A table that ships its journal signs its chain (docs/security.md): no key, no start.
+        # Its crypto with a [feed] only: +4-5 % on `import daemon.run` (-X importtime).
         from daemon.journal.provenance import KeyFileError, load_key  # noqa: PLC0415
 
         try:
@@ -191,8 +193,6 @@ def _exit_now(status: int) -> None:
 async def _run(
     config: TableConfig, args: argparse.Namespace, signing_key: TableKey | None = None
 ) -> int:
-    from drivers.clock import SimulationClock  # noqa: PLC0415 - only for autoplay
-
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -214,10 +214,13 @@ async def _run(
     address: Path | None = None
     if args.http is not None:
         # The API in a process of its own: its clients cannot slow the table (daemon.api.process).
-        from daemon.api.process import ApiProcess  # noqa: PLC0415 - FastAPI only when serving
+        # FastAPI and uvicorn only when serving: +2.1-2.9 s on a 3.0-6.7 s `import daemon.run`
+        # (python -X importtime, best of 3 on a loaded machine); a plain run loads none.
+        from daemon.api.process import ApiProcess  # noqa: PLC0415
 
         try:
-            api = ApiProcess.build(table, config, args.http or config.api.listen, feed=feed)
+            listen = args.http or config.api.listen
+            api = ApiProcess.build(served(table), config, listen, feed=feed)
             url = api.url()
         except (ValueError, OSError) as exc:
             print(f"tabled run: --http {args.http}: {exc}", file=sys.stderr)
@@ -302,7 +305,9 @@ async def _until_stopped(table: Table, stop: asyncio.Event) -> int:
 async def _autoplay(
     table: Table, args: argparse.Namespace, clock: object, stop: asyncio.Event
 ) -> tuple[int, Summary | None]:
-    from daemon.autoplay import Autoplay, AutoplayError, SimulationClock, control_for  # noqa: PLC0415
+    # Not for a cost: the production daemon does not load the scripted players at all
+    # (tests/scenarios/test_run_process.py holds it).
+    from daemon.autoplay import Autoplay, AutoplayError, control_for  # noqa: PLC0415
 
     try:
         control = control_for(table, args.control)

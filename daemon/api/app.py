@@ -25,12 +25,12 @@ from daemon import __version__
 from daemon.api.context import AppContext
 from daemon.api.doors import install as install_doors
 from daemon.api.errors import install_handlers
-from daemon.api.facade import TableFacade
 from daemon.api.middleware import BodyLimit, Revalidated
 from daemon.api.models import payload_schemas
 from daemon.api.routes import act, public, push, read, training
 from daemon.api.tokens import TokenStore
 from daemon.config import ApiConfig, TableConfig
+from daemon.contract.facade import TableFacade
 
 MAX_BODY_BYTES = 64 * 1024
 

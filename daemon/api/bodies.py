@@ -10,8 +10,8 @@ from typing import Any
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from daemon.api.channel import MAX_ACT_BODY, finite_float, no_constant
 from daemon.api.errors import ApiError
+from daemon.contract.channel import MAX_ACT_BODY, finite_float, no_constant
 
 
 class ActRequest(BaseModel):

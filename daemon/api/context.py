@@ -11,11 +11,11 @@ from typing import Any
 
 from starlette.requests import HTTPConnection
 
-from daemon.api.facade import TableFacade
 from daemon.api.fanout import PushHub
 from daemon.api.gate import Gate
 from daemon.api.snapshots import StateCache
 from daemon.api.tokens import TokenStore
+from daemon.contract.facade import TableFacade
 
 IDEMPOTENCY_CACHE = 512
 

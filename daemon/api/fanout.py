@@ -32,8 +32,8 @@ from typing import Any
 
 import structlog
 
-from daemon.api.facade import Subscription, TableFacade
-from daemon.api.journal_feed import FeedRecord
+from daemon.contract.facade import Subscription, TableFacade
+from daemon.contract.journal_feed import FeedRecord
 from daemon.procedures import visibility
 
 log = structlog.get_logger("tabled.api")
@@ -152,7 +152,6 @@ class PushHub:
         self._flush_handle: asyncio.TimerHandle | None = None
         self._upstream: Subscription | None = None
         self._pump_task: asyncio.Task[None] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._seen = visibility.Seen()
         self._roles: dict[str, str] = {}  # audience -> a role of it (whom `Seen.show` asks for)
         self.last_seq: int | None = None
@@ -165,7 +164,6 @@ class PushHub:
     def join(self, client: PushClient) -> None:
         self._roles.setdefault(client.audience, client.role)
         if self._pump_task is None:
-            self._loop = asyncio.get_running_loop()
             # What the game has opened so far, then every event from here on, in order.
             self._seen = visibility.Seen(state=self._state())
             self._upstream = self._table.subscribe(None)
@@ -301,13 +299,6 @@ class PushHub:
         for client in self.clients:
             client.state_due = True
             client.wake.set()
-
-    def state_changed_threadsafe(self) -> None:
-        """`state_changed`, from the table's thread: one call handed to the API's loop."""
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self.state_changed)
 
 
 def withheld(record: Mapping[str, Any], error: BaseException) -> dict[str, Any]:

@@ -1,11 +1,11 @@
 """The API's request models, built from each game's declaration.
 
 Each operator action's parameters (`daemon.procedures.spec.Param`, served as `ParamSpec` by the
-table's `ActionSpec`s) become one pydantic model (`payload_model`): strict kinds, bounds,
-lengths, choices, no unknown field. The API validates a request's payload with it
-(`check_payload`, whose words name the field and the problem), `/openapi.json` documents it
-(`payload_schemas`), and `/api/actions` serves the same declaration to the console
-(`catalog_entry`), so no layer keeps its own copy of an action's parameters.
+table's `ActionSpec`s) are checked by the procedure's own check (`check_payload`, through
+`daemon.procedures.payload.misfit`, in the API's words that name the field and the problem),
+documented in `/openapi.json` as one pydantic model each (`payload_model`, `payload_schemas`:
+strict kinds, bounds, lengths, choices, no unknown field), and served to the console by
+`/api/actions` (`catalog_entry`), so no layer keeps its own copy of an action's parameters.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic import create_model as _create_model
 
-from daemon.api.facade import ActionSpec, ParamSpec
+from daemon.contract.facade import ActionSpec, ParamSpec
+from daemon.procedures.payload import Misfit, misfit
 
 _MODELS: dict[tuple[str, tuple[tuple[str, ParamSpec], ...]], type[BaseModel]] = {}
 
@@ -66,67 +67,47 @@ def _shown(value: Any) -> str:
     return json.dumps(value)[:40]
 
 
-def _words(spec: ActionSpec, error: Mapping[str, Any], payload: Mapping[str, Any]) -> str:
-    """One pydantic error in the API's words: which field, what was wrong, what was given."""
-    loc = tuple(error.get("loc", ()))
-    kind = str(error.get("type", ""))
-    name = str(loc[0]) if loc else ""
-    param = spec.params.get(name)
-    where = f"payload.{name}"
-    if param is None:
-        return f"{where}: {error.get('msg', 'invalid')}"
-    if kind == "missing":
+def _words(spec: ActionSpec, found: Misfit) -> str:
+    """What the one check found (`daemon.procedures.payload.misfit`), in the API's words: which
+    field, what was wrong, what was given."""
+    if found.problem == "unknown":
+        known = ", ".join(spec.params) or "none"
+        return f"payload: unknown field(s) {', '.join(found.keys)} for {spec.name} (known: {known})"
+    param = spec.params[found.key]
+    where, value = f"payload.{found.key}", found.value
+    if found.index is not None:
+        where = f"{where}[{found.index}]"
+    if found.problem == "missing":
         return f"{where}: required for {spec.name} ({param.kind})"
-    value = payload.get(name)
-    if len(loc) > 1 and isinstance(loc[1], int) and isinstance(value, list):
-        where, value = f"{where}[{loc[1]}]", value[loc[1]]
-    if kind.startswith("int_"):
-        return f"{where}: expected an integer, got {_shown(value)}"
-    if kind == "greater_than_equal":
+    if found.problem == "below":
         return f"{where} must be at least {param.minimum}, got {value}"
-    if kind == "less_than_equal":
+    if found.problem == "above":
         return f"{where} must be at most {param.maximum}, got {value}"
-    if kind.startswith("bool_"):
-        return f"{where}: expected true or false"
-    if kind.startswith("string_type"):
-        return f"{where}: expected a string, got {_shown(value)}"
-    if kind == "string_too_long":
-        return f"{where}: longer than {param.max_length} characters"
-    if kind == "string_too_short":
+    if found.problem == "short" and param.kind == "str":
         return f"{where}: at least {param.min_length} characters"
-    if kind == "literal_error":
-        shown = value[:40] if isinstance(value, str) else value
-        if not isinstance(value, str):
-            return f"{where}: expected a string, got {_shown(value)}"
-        return f"{where}: one of {', '.join(param.choices)}, not {shown!r}"
-    if kind == "list_type":
-        return f"{where}: expected a list ({param.kind}), got {_shown(value)}"
-    if kind == "too_long":
+    if found.problem == "long" and param.kind == "str":
+        return f"{where}: longer than {param.max_length} characters"
+    if found.problem == "short":
+        return f"{where}: {len(value)} items, at least {param.min_length} needed"
+    if found.problem == "long":
         return f"{where}: more than {param.max_length} items"
-    if kind == "too_short":
-        size = len(value) if isinstance(value, list) else 0
-        return f"{where}: {size} items, at least {param.min_length} needed"
-    return f"{where}: {error.get('msg', 'invalid')}"
+    if found.problem == "choice":
+        return f"{where}: one of {', '.join(param.choices)}, not {value[:40]!r}"
+    if param.kind == "bool":
+        return f"{where}: expected true or false"
+    kind = param.kind.removeprefix("list[").rstrip("]") if found.index is not None else param.kind
+    expected = {"int": "an integer", "str": "a string"}.get(kind, f"a list ({param.kind})")
+    return f"{where}: expected {expected}, got {_shown(value)}"
 
 
 def check_payload(spec: ActionSpec, payload: Mapping[str, Any]) -> str | None:
-    """The first problem with `payload` for `spec`, in words; None when its model takes it."""
+    """The first problem with `payload` for `spec`, in words; None when it fits. The check is
+    the procedure's own (`daemon.procedures.payload.misfit`): what the API takes, the
+    procedure takes, from the one declaration."""
     if not spec.payload_checked:
         return None
-    unknown = sorted(set(payload) - set(spec.params))
-    if unknown:
-        known = ", ".join(spec.params) or "none"
-        return f"payload: unknown field(s) {', '.join(unknown)} for {spec.name} (known: {known})"
-    try:
-        payload_model(spec).model_validate(dict(payload))
-    except ValidationError as exc:
-        order = list(spec.params)
-        errors = sorted(
-            exc.errors(),
-            key=lambda e: order.index(e["loc"][0]) if e["loc"] and e["loc"][0] in order else -1,
-        )
-        return _words(spec, errors[0], payload)
-    return None
+    found = misfit(spec.params, payload)
+    return None if found is None else _words(spec, found)
 
 
 def payload_schemas(specs: Iterable[ActionSpec]) -> dict[str, dict[str, Any]]:

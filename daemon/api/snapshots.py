@@ -17,10 +17,12 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from daemon.api.facade import ROLES
+from daemon.contract.facade import ROLES
+from daemon.contract.published import Published
+from daemon.procedures.visibility import audience, redact_state
 
 # (state as the table built it, role) -> the state that role may see; must not change its input.
 Redact = Callable[[Mapping[str, Any], str], dict[str, Any]]
@@ -29,48 +31,12 @@ Audience = Callable[[str], Hashable]
 
 def role_audience(role: str) -> Hashable:
     """The roles that are served the same state (daemon.procedures.visibility.audience)."""
-    from daemon.procedures.visibility import audience  # noqa: PLC0415
-
     return audience(role)
 
 
 def redact_for(state: Mapping[str, Any], role: str) -> dict[str, Any]:
     """The state as `role` may see it: no face-down card or tile (issue 9)."""
-    from daemon.procedures.visibility import redact_state  # noqa: PLC0415
-
     return redact_state(None, state, role)
-
-
-@dataclass(frozen=True)
-class Published:
-    """One snapshot of the table, handed from its loop to the API as immutable text."""
-
-    seq: int  # the journal's durable seq when it was built (its cache key)
-    state: str  # JSON object of the state without `server_time` (added when served)
-    legal: Mapping[str, tuple[str, ...]]  # role -> actions legal now
-    devices: str = "[]"  # JSON list: `TableFacade.device_status()`
-    legal_text: Mapping[str, str] = field(default_factory=dict)
-    server_time: float | None = None  # the table's wall clock when it was built
-    version: int = 0  # which publication: the cache's key with the audience
-
-    @classmethod
-    def build(
-        cls,
-        seq: int,
-        state: Mapping[str, Any],
-        legal: Mapping[str, list[str] | tuple[str, ...]],
-        devices: list[dict[str, Any]] | None = None,
-    ) -> Published:
-        view = {k: v for k, v in state.items() if k != "server_time"}
-        legal_tuples = {role: tuple(actions) for role, actions in legal.items()}
-        return cls(
-            seq=seq,
-            state=json.dumps(view, default=str, separators=(",", ":")),
-            legal=legal_tuples,
-            devices=json.dumps(devices or [], default=str, separators=(",", ":")),
-            legal_text={r: json.dumps(list(a)) for r, a in legal_tuples.items()},
-            server_time=state.get("server_time"),
-        )
 
 
 class StateCache:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import structlog
 
-from daemon.api.facade import ROLES
+from daemon.contract.facade import ROLES
 from daemon.tomltext import TomlRefused, loads_toml
 
 log = structlog.get_logger("tabled.api")

@@ -35,6 +35,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+import daemon
 from daemon.config import ApiConfig, TableConfig
 
 NOBODY = 65534  # nobody and nogroup: shared by many services
@@ -207,8 +208,6 @@ def code_problem(user: ApiUser | None) -> str | None:
     """
     if user is None:
         return None
-    import daemon  # noqa: PLC0415 - where this tabled is installed
-
     for folder in (Path(daemon.__file__).parent, Path(sysconfig.get_paths()["purelib"])):
         for step in (*reversed(folder.parents), folder):
             if not can(user, step, 1) or (step == folder and not can(user, step, 4)):

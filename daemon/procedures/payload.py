@@ -6,7 +6,8 @@ Device facts, whose payload no person types, are read by the other readers here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from daemon.procedures.spec import Action, Param
@@ -39,6 +40,92 @@ def _zh(key: str, param: Param) -> str:
 _ZH_UNITS = {"characters": "個字", "items": "項"}
 
 
+@dataclass(frozen=True)
+class Misfit:
+    """What is wrong with a payload for its declared parameters: the one check's finding
+    (`misfit`), which the procedure words as a refusal (`check_params`) and the API as a 422
+    (`daemon.api.models.check_payload`).
+
+    `problem`: "unknown" (fields not declared: `keys`), "missing", "type" (not the kind
+    declared), "below" / "above" (an integer out of its bounds), "short" / "long" (a text's
+    characters or a list's items), "choice" (a text not among the choices). `index` names the
+    list item whose value is wrong (its kind or its bounds), None for the value as a whole."""
+
+    key: str
+    problem: str
+    value: Any = None
+    index: int | None = None
+    keys: tuple[str, ...] = ()
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _size_misfit(key: str, param: Param, value: Any) -> Misfit | None:
+    size = len(value)
+    if param.min_length is not None and size < param.min_length:
+        return Misfit(key, "short", value)
+    if param.max_length is not None and size > param.max_length:
+        return Misfit(key, "long", value)
+    return None
+
+
+def _bound_misfit(key: str, param: Param, value: int, index: int | None = None) -> Misfit | None:
+    if param.minimum is not None and value < param.minimum:
+        return Misfit(key, "below", value, index)
+    if param.maximum is not None and value > param.maximum:
+        return Misfit(key, "above", value, index)
+    return None
+
+
+def value_misfit(key: str, param: Param, value: Any) -> Misfit | None:
+    """What is wrong with `value` for `param` (named `key`); None when it fits."""
+    if param.kind == "int":
+        return _bound_misfit(key, param, value) if _is_int(value) else Misfit(key, "type", value)
+    if param.kind == "bool":
+        return None if isinstance(value, bool) else Misfit(key, "type", value)
+    if param.kind == "str":
+        if not isinstance(value, str):
+            return Misfit(key, "type", value)
+        found = _size_misfit(key, param, value)
+        if found is None and param.choices and value not in param.choices:
+            found = Misfit(key, "choice", value)
+        return found
+    if not isinstance(value, list):
+        return Misfit(key, "type", value)
+    found = _size_misfit(key, param, value)
+    for index, item in enumerate(value):
+        if found is not None:
+            break
+        if param.kind == "list[int]":
+            if not _is_int(item):
+                return Misfit(key, "type", item, index)
+            found = _bound_misfit(key, param, item, index)
+        elif not isinstance(item, str):
+            return Misfit(key, "type", item, index)
+    return found
+
+
+def misfit(
+    params: Mapping[str, Param], payload: Mapping[str, Any], also: Collection[str] = ()
+) -> Misfit | None:
+    """The first thing wrong with `payload` for `params` (fields beyond them, then each
+    parameter in its declared order); None when it fits. `also`: fields taken beside the
+    parameters (a supervisor's `reason`)."""
+    unknown = sorted(set(payload) - set(params) - set(also))
+    if unknown:
+        return Misfit(unknown[0], "unknown", keys=tuple(unknown))
+    for key, param in params.items():
+        if key in payload:
+            found = value_misfit(key, param, payload[key])
+            if found is not None:
+                return found
+        elif param.required:
+            return Misfit(key, "missing")
+    return None
+
+
 def check_params(action: Action, payload: Mapping[str, Any]) -> None:
     """Refuse a payload that does not fit `action.params`: an unknown field, a required one
     missing, a value of the wrong kind or out of its bounds. A supervisor's `reason` travels in
@@ -46,109 +133,82 @@ def check_params(action: Action, payload: Mapping[str, Any]) -> None:
     (device facts) are read by their own checks."""
     if action.params is None:
         return
-    allowed = set(action.params) | ({"reason"} if action.requires_reason else set())
-    unknown = sorted(set(payload) - allowed)
-    if unknown:
+    found = misfit(action.params, payload, ("reason",) if action.requires_reason else ())
+    if found is None:
+        return
+    if found.problem == "unknown":
         known = ", ".join(action.params) or "none"
+        unknown = ", ".join(found.keys)
         raise Refused(
             action.article,
-            f"unknown field(s) {', '.join(unknown)} for {action.name} (known: {known})",
-            zh=f"{action.name} 沒有欄位 {', '.join(unknown)}（可用：{known}）",
+            f"unknown field(s) {unknown} for {action.name} (known: {known})",
+            zh=f"{action.name} 沒有欄位 {unknown}（可用：{known}）",
         )
-    for key, param in action.params.items():
-        if key in payload:
-            try:
-                check_value(key, param, payload[key], param.article or action.article)
-            except Refused as refusal:
-                refusal.field = key
-                raise
-        elif param.required:
-            raise Refused(
-                param.article or action.article,
-                f"{key} is required",
-                key,
-                zh=f"須填寫{_zh(key, param)}",
-            )
+    param = action.params[found.key]
+    raise _refusal(found, param, param.article or action.article)
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _bounded(key: str, param: Param, value: int, article: str) -> None:
-    low, high = param.minimum, param.maximum
-    if (low is not None and value < low) or (high is not None and value > high):
+def _refusal(found: Misfit, param: Param, article: str) -> Refused:
+    """The procedure's refusal of `found`, in English and Chinese, citing `article`."""
+    key, value, name = found.key, found.value, _zh(found.key, param)
+    what = "characters" if param.kind == "str" else "items"
+    if found.problem == "missing":
+        return Refused(article, f"{key} is required", key, zh=f"須填寫{name}")
+    if found.problem in ("below", "above"):
+        low, high = param.minimum, param.maximum
         bound = (
             f"{low}..{high}"
             if low is not None and high is not None
             else (f">= {low}" if low is not None else f"<= {high}")
         )
-        raise Refused(
+        return Refused(
             article,
             f"{key} must be {bound}, got {value}",
-            zh=f"{_zh(key, param)}須為 {bound}，收到 {value}",
+            key,
+            zh=f"{name}須為 {bound}，收到 {value}",
         )
-
-
-def _sized(key: str, param: Param, size: int, what: str, article: str) -> None:
-    if param.min_length is not None and size < param.min_length:
-        if param.min_length == 1 and what == "characters":
-            raise Refused(
-                article, f"{key} must be a non-empty string", zh=f"{_zh(key, param)}不可留空"
-            )
-        raise Refused(
+    if found.problem == "short" and param.min_length == 1 and what == "characters":
+        return Refused(article, f"{key} must be a non-empty string", key, zh=f"{name}不可留空")
+    if found.problem == "short":
+        return Refused(
             article,
             f"{key} must have at least {param.min_length} {what}",
-            zh=f"{_zh(key, param)}至少要有 {param.min_length} {_ZH_UNITS.get(what, what)}",
+            key,
+            zh=f"{name}至少要有 {param.min_length} {_ZH_UNITS[what]}",
         )
-    if param.max_length is not None and size > param.max_length:
-        raise Refused(
+    if found.problem == "long":
+        return Refused(
             article,
             f"{key} must have at most {param.max_length} {what}",
-            zh=f"{_zh(key, param)}最多只可有 {param.max_length} {_ZH_UNITS.get(what, what)}",
+            key,
+            zh=f"{name}最多只可有 {param.max_length} {_ZH_UNITS[what]}",
         )
-
-
-def check_value(key: str, param: Param, value: Any, article: str) -> None:
-    """Refuse `value` for `param` (named `key`), citing `article`."""
+    if found.problem == "choice":
+        choices = ", ".join(map(repr, param.choices))
+        return Refused(
+            article, f"{key} must be one of {choices}", key, zh=f"{name}須為以下之一：{choices}"
+        )
+    if found.index is not None and param.kind == "list[int]":
+        return Refused(
+            article,
+            f"{key} must list integers, not {value!r}",
+            key,
+            zh=f"{name}只可列出整數，不是 {value!r}",
+        )
+    if found.index is not None:
+        return Refused(
+            article,
+            f"{key} must list strings, not {value!r}",
+            key,
+            zh=f"{name}只可列出文字，不是 {value!r}",
+        )
     if param.kind == "int":
-        if not _is_int(value):
-            raise Refused(article, f"{key} must be an integer", zh=f"{_zh(key, param)}須為整數")
-        _bounded(key, param, value, article)
-    elif param.kind == "bool":
-        if not isinstance(value, bool):
-            raise Refused(
-                article, f"{key} must be true or false", zh=f"{_zh(key, param)}須為是或否"
-            )
-    elif param.kind == "str":
-        if not isinstance(value, str):
-            raise Refused(article, f"{key} must be a string", zh=f"{_zh(key, param)}須為文字")
-        _sized(key, param, len(value), "characters", article)
-        if param.choices and value not in param.choices:
-            raise Refused(
-                article,
-                f"{key} must be one of {', '.join(map(repr, param.choices))}",
-                zh=f"{_zh(key, param)}須為以下之一：{', '.join(map(repr, param.choices))}",
-            )
-    else:
-        if not isinstance(value, list):
-            raise Refused(article, f"{key} must be a list", zh=f"{_zh(key, param)}須為列表")
-        _sized(key, param, len(value), "items", article)
-        for item in value:
-            if param.kind == "list[int]":
-                if not _is_int(item):
-                    raise Refused(
-                        article,
-                        f"{key} must list integers, not {item!r}",
-                        zh=f"{_zh(key, param)}只可列出整數，不是 {item!r}",
-                    )
-                _bounded(key, param, item, article)
-            elif not isinstance(item, str):
-                raise Refused(
-                    article,
-                    f"{key} must list strings, not {item!r}",
-                    zh=f"{_zh(key, param)}只可列出文字，不是 {item!r}",
-                )
+        return Refused(article, f"{key} must be an integer", key, zh=f"{name}須為整數")
+    if param.kind == "bool":
+        return Refused(article, f"{key} must be true or false", key, zh=f"{name}須為是或否")
+    if param.kind == "str":
+        return Refused(article, f"{key} must be a string", key, zh=f"{name}須為文字")
+    return Refused(article, f"{key} must be a list", key, zh=f"{name}須為列表")
 
 
 def text(payload: Mapping[str, Any], key: str, article: str) -> str:

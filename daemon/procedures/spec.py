@@ -5,9 +5,9 @@ Each game declares one `Game` (`daemon.procedures.thirteen.game.GAME`,
 `daemon.procedures.paigow.game.GAME`) and everything else reads it: the procedure engine (roles,
 articles, the payload's kinds and bounds: `daemon.procedures.payload.check_params`), the API's
 request models and OpenAPI schema (`daemon.api.models`), the console's forms and hints
-(`/api/actions`, `daemon.api.views`), `tabled act --help` and `tabled status`, and the tables of
-docs/procedures.md (`tabled diagram --update-doc`). Nothing here imports the procedure, the API
-or any I/O.
+(`/api/actions`, `daemon.table.publish.views`), `tabled act --help` and `tabled status`, and
+the tables of docs/procedures.md (`tabled diagram --update-doc`). Nothing here imports the
+procedure, the API or any I/O.
 
 What a person may see of the cards or tiles (game protection, issue 9) is declared beside the
 actions: `Game.visibility` (a `Visibility`, from `daemon/procedures/<game>/visibility.py`), read by

@@ -180,8 +180,8 @@ class _Redactor:
 
 def redact_state(game: Game | str | None, state: Mapping[str, Any], role: str) -> dict[str, Any]:
     """The table's state as `role` may see it. `state` is the console's view
-    (`daemon.api.views.console_snapshot`), which carries what the game has opened (`revealed`);
-    without it nothing counts as opened."""
+    (`daemon.table.publish.views.console_snapshot`), which carries what the game has opened
+    (`revealed`); without it nothing counts as opened."""
     return dict(redact_value(game, state, role, state))
 
 

@@ -15,10 +15,14 @@ and the procedure's device commands into driver calls, issued once the input tha
 is durable. docs/table.md tells the whole runtime. One job a module:
 
 - `runtime`: inputs -> procedure -> journal -> commands, and table time (`Table`);
-- `devices`: the drivers and their adapters, events in, commands out;
+- `commit`: the group commit of the inputs nothing outside waits for;
+- `deadline`: the procedure's deadline as a timer; `waiters`: who waits for the table to change;
+- `devices`: the drivers and their adapters, commands out; `intake`: their events in;
 - `recovery`: checkpoints, and the replay of the journal at start;
-- `facade`: what the operator API reads (`TableFacade`); `feed`: the journal as it streams;
+- `publish`: what the operator API reads of the table (`Table.facade`, the published state);
 - `builder`: the procedure of the configured game; `common`: what they share.
+
+Nothing here imports the API (`daemon.api`): what the two share is `daemon.contract`.
 """
 
 from __future__ import annotations

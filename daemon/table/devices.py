@@ -21,7 +21,7 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from daemon.api.metrics import LatencyHistogram
+from daemon.contract.metrics import LatencyHistogram
 from daemon.journal import JournalError
 from daemon.procedures.base import DeviceCommand
 from daemon.table.common import Fed, TableError
@@ -45,7 +45,7 @@ from drivers.kinds import DeviceKind, find
 from drivers.mailbox import Mailbox
 
 if TYPE_CHECKING:
-    from daemon.table.runtime import Table
+    from daemon.table.common import TableHost as Table
 
 IDENTITY_FIELDS = ("make", "model", "serial", "firmware", "firmware_hash")
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
-from daemon.table.common import TableError
+from daemon.table.common import Staged, TableError, TableHost
 from drivers.adapter import ProcedureInput
 from drivers.base import DeviceDriver
 from drivers.events import (
@@ -39,8 +39,21 @@ from drivers.events import (
 )
 
 if TYPE_CHECKING:
-    from daemon.table.devices import DeviceHost
-    from daemon.table.runtime import Staged
+    from drivers.adapter import DeviceAdapter
+
+
+class DeviceHost(Protocol):
+    """The devices' host as intake reaches it (`daemon.table.devices.DeviceHost`, which calls
+    `take_events`): typed here so that intake does not import it back."""
+
+    @property
+    def table(self) -> TableHost: ...
+
+    @property
+    def adapters(self) -> Mapping[str, DeviceAdapter]: ...
+
+    async def on_event(self, name: str, event: DriverEvent, received: float) -> None: ...
+
 
 # Events whose meaning needs the table's own handling (`DeviceHost.on_event`), never staged.
 OWN_HANDLING = (LinkUp, DoorChanged, FaultCleared, DeviceRestarted, LinkDegraded)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -20,6 +20,9 @@ from daemon.journal import Journal, last_event
 from daemon.procedures.base import Input, Procedure
 from daemon.procedures.events import CHECKPOINT_EVENT, INPUT_EVENT
 from daemon.table.common import JournalMismatch
+
+if TYPE_CHECKING:
+    from daemon.config import TableConfig
 
 
 @dataclass
@@ -91,3 +94,30 @@ def recover(
         state.inputs += 1
         state.replayed += 1
     return state
+
+
+def how_it_ended(folder: Path) -> str:
+    """How the last run ended: "clean" when its journal's last line is the table's own stop,
+    "unclean" otherwise (a crash, a kill, a power cut). The procedure decides what that means
+    (a clean stop between rounds plays on; anything else waits for a supervisor)."""
+    stopped = last_event(folder, "table.stopped")
+    started = last_event(folder, "table.started")
+    clean = stopped is not None and (started is None or stopped.seq > started.seq)
+    return "clean" if clean else "unclean"
+
+
+def started_payload(
+    config: TableConfig, recovered: Recovered, replayed: int, procedure: Procedure
+) -> dict[str, Any]:
+    """The `table.started` line: what runs, and what the start rebuilt from the journal."""
+    return {
+        "game": config.game,
+        "ruleset": config.ruleset,
+        "hands": config.paigow_hands if config.game == "paigow" else None,
+        "devices": {n: d.port for n, d in sorted(config.devices.items())},
+        "config": config.source,
+        "replayed_inputs": recovered.inputs,
+        "checkpoint_seq": recovered.checkpoint_seq,
+        "replayed_after_checkpoint": replayed,
+        "phase": procedure.phase,
+    }

@@ -25,31 +25,34 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import structlog
 
-from daemon.api.metrics import LatencyHistogram
 from daemon.config import JournalConfig, TableConfig
-from daemon.journal import Journal, JournalError, Record, last_event
+from daemon.contract.metrics import LatencyHistogram
+from daemon.journal import Journal, JournalError, Record
 from daemon.procedures.base import Input
 from daemon.procedures.events import CHECKPOINT_EVENT, INPUT_EVENT
 from daemon.table.builder import build_procedure
+from daemon.table.commit import GroupCommit
 from daemon.table.common import (
     Fed,
     RuntimePhases,
+    Staged,
     TableError,
     TableStats,
-    bet_outcomes,
+    tally,
 )
+from daemon.table.deadline import Deadline
 from daemon.table.devices import DeviceHost
-from daemon.table.facade import OperatorFacade
-from daemon.table.recovery import checkpoint_payload, recover
+from daemon.table.publish.facade import LocalFacade
+from daemon.table.recovery import checkpoint_payload, how_it_ended, recover, started_payload
+from daemon.table.waiters import Waiters
 from drivers.base import DeviceDriver
-from drivers.clock import Clock, MonotonicClock, TimerHandle
+from drivers.clock import Clock, MonotonicClock
 from drivers.events import DriverEvent
 
 log = structlog.get_logger("tabled.table")
@@ -57,18 +60,9 @@ log = structlog.get_logger("tabled.table")
 RECENT_VIOLATIONS = 50
 
 
-@dataclass(slots=True)  # not frozen: a frozen dataclass costs 1.3 us to make, this 0.3
-class Staged:
-    """An input the procedure took and the journal staged, not yet durable (`Table.stage`)."""
-
-    fed: Fed
-    before: Enum  # the procedure's state before the input
-    after: Enum  # and after it
-    received: float | None  # when its device frame arrived (perf_counter), if it had one
-
-
-class Table(OperatorFacade):
-    """One running table; implements `daemon.api.facade.TableFacade`."""
+class Table:
+    """One running table. What the API asks of it is its facade's (`facade`, a `TableFacade`
+    of `daemon.contract.facade`): the table holds it, and answers it."""
 
     # Where a commit point's fdatasync runs. Off the loop (the default): the journal's commit
     # thread makes the group durable while the loop goes on with the other devices' frames
@@ -116,7 +110,7 @@ class Table(OperatorFacade):
             self.journal_config = config.journal
         self.clock: Clock = clock or MonotonicClock()
         self.driver_clock: Clock = driver_clock or self.clock
-        self._wall = wall or self.clock.wall
+        self.wall = wall or self.clock.wall
         self.procedure = build_procedure(config)
         self.phases = RuntimePhases.of(self.procedure)
         self.journal: Journal | None = None
@@ -136,17 +130,14 @@ class Table(OperatorFacade):
         self.receive_time: Callable[[DriverEvent], float] | None = None
         self._offset = 0.0
         self._last_now = 0.0
-        self._timer: TimerHandle | None = None
-        self._timer_deadline: float | None = None
+        self.deadline = Deadline(self.clock, self._deadline_reached)
         self._tasks: set[asyncio.Task[Any]] = set()
         # Inputs taken, not yet durable, that nothing outside waits for (`settle`), and the
         # timer of the commit point that will cover them.
-        self._deferred: list[Staged] = []
-        self._group_timer: asyncio.TimerHandle | None = None
-        self._deferred_first = self._deferred_last = 0.0  # the loop's time
+        self.group = GroupCommit(self)
         self._loop: asyncio.AbstractEventLoop  # the running loop, set by `start`
         # Who waits for the table to change (`wait_for`): each waiter's predicate and future.
-        self._waiters: dict[asyncio.Future[None], Callable[[], bool]] | None = None
+        self.waiters = Waiters()
         self._closing = False
         # Accepted inputs in the journal (checkpoints record it), and the last checkpoint's seq.
         # `use_checkpoint` False replays every input (a cross-check, or a benchmark's baseline).
@@ -158,6 +149,8 @@ class Table(OperatorFacade):
         # so that its supervisor (systemd) restarts it into recovery.
         self.failed: asyncio.Event | None = None
         self.log = log.bind(table=config.table_id, game=config.game)
+        # What the operator API reads of the table, and its one way in (`act`).
+        self.facade = LocalFacade(self)
 
     @property
     def running(self) -> bool:
@@ -168,13 +161,13 @@ class Table(OperatorFacade):
 
     async def start(self, *, connect: bool = True) -> None:
         """Open the journal, replay it, then connect the devices."""
-        self._waiters = {}
+        self.waiters.start()
         self._loop = asyncio.get_running_loop()
         self.failed = asyncio.Event()
         self.journal = Journal.open(
             self.journal_config,
             self.config.table_id,
-            wall=self._wall,
+            wall=self.wall,
             monotonic=self.clock.now,
             on_sync=self.fsync.observe,
         )
@@ -194,34 +187,15 @@ class Table(OperatorFacade):
             raise
         self.procedure = recovered.procedure
         self._inputs = inputs = recovered.inputs
-        # How the last run ended: its journal's last line is the table's own stop, or not (a
-        # crash, a kill, a power cut). The procedure decides what that means (a clean stop
-        # between rounds plays on; anything else waits for a supervisor).
-        stopped = last_event(self.journal_config.dir, "table.stopped")
-        started = last_event(self.journal_config.dir, "table.started")
-        clean = stopped is not None and (started is None or stopped.seq > started.seq)
-        ended = "clean" if clean else "unclean"
+        ended = how_it_ended(self.journal_config.dir)
         self._last_now = max(self._last_now, recovered.last_now)
         self.checkpoint_seq = recovered.checkpoint_seq
         self.stats.replayed += recovered.replayed
-        self._offset = self._wall() - self.clock.now()
+        self._offset = self.wall() - self.clock.now()
         if self.now() < self._last_now:
             self._offset += self._last_now - self.now()
-        self._append_sync(
-            "table.started",
-            "system",
-            {
-                "game": self.config.game,
-                "ruleset": self.config.ruleset,
-                "hands": self.config.paigow_hands if self.config.game == "paigow" else None,
-                "devices": {n: d.port for n, d in sorted(self.config.devices.items())},
-                "config": self.config.source,
-                "replayed_inputs": inputs,
-                "checkpoint_seq": self.checkpoint_seq,
-                "replayed_after_checkpoint": self.stats.replayed,
-                "phase": self.procedure.phase,
-            },
-        )
+        started = started_payload(self.config, recovered, self.stats.replayed, self.procedure)
+        self._append_sync("table.started", "system", started)
         self.devices.build()
         if inputs:
             fed = await self.feed("recovered", "system", {"stopped": ended})
@@ -238,12 +212,8 @@ class Table(OperatorFacade):
     async def stop(self) -> None:
         """Close the drivers, then the journal (flushed and durable)."""
         self._closing = True
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._group_timer is not None:
-            self._group_timer.cancel()  # `table.stopped` below is the commit point
-            self._group_timer = None
+        self.deadline.cancel()
+        self.group.cancel()  # `table.stopped` below is the commit point
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):
@@ -259,6 +229,25 @@ class Table(OperatorFacade):
         if self.journal is None:
             raise TableError("the table has not started")
         return self.journal
+
+    async def act(
+        self, action: str, actor: str, role: str, payload: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A person's action, answered as the API answers it (`TableFacade.act`)."""
+        return await self.facade.act(action, actor, role, payload)
+
+    async def journal_security(self, event: str, payload: dict[str, Any]) -> None:
+        """An API security fact, journaled with the table's actor "api"."""
+        await self._journal().append_async(
+            event, actor="api", round_id=self.procedure.round_id, payload=payload, commit=True
+        )
+
+    def procedure_snapshot(self) -> dict[str, Any]:
+        return self.procedure.snapshot()
+
+    def healthy(self) -> bool:
+        """For the systemd watchdog: the journal works and the table takes inputs."""
+        return self.failure is None and not self._closing
 
     def spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -285,21 +274,10 @@ class Table(OperatorFacade):
         return self._offset + self.clock.now()
 
     def _sync_timer(self) -> None:
-        deadline = getattr(self.procedure, "deadline", None)
-        if deadline == self._timer_deadline:
-            return
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._timer_deadline = deadline
-        if deadline is not None and not self._closing:
-            self._timer = self.clock.call_at(deadline - self._offset, self._timer_fired)
+        self.deadline.sync(getattr(self.procedure, "deadline", None), self._offset)
 
-    def _timer_fired(self) -> None:
-        self._timer = None
-        deadline = self._timer_deadline
-        self._timer_deadline = None
-        if deadline is None or self._closing:
+    def _deadline_reached(self, deadline: float) -> None:
+        if self._closing:
             return
         # The table's clock is the authority: the input carries the deadline it reached.
         now = max(self.now(), deadline)
@@ -307,11 +285,7 @@ class Table(OperatorFacade):
 
     def round_in_play(self) -> bool:
         """A round is under way (suspended in HOLD or TILT counts as the phase it left)."""
-        procedure, phases = self.procedure, self.phases
-        name = procedure.phase
-        if procedure.state in phases.suspended and procedure.suspended is not None:
-            name = procedure.suspended
-        return name not in {phase.name for phase in phases.idle}
+        return self.phases.in_play(self.procedure)
 
     # ---- inputs -----------------------------------------------------------------------------
 
@@ -439,15 +413,8 @@ class Table(OperatorFacade):
         """Inputs now durable: the deferred ones the commit covered first (they came before),
         then `staged`; their frame-to-durable times, `on_durable`, and the waiters."""
         journal = self.journal
-        deferred = self._deferred
-        if deferred and journal is not None:
-            upto = journal.durable_seq
-            done = 0
-            while done < len(deferred) and deferred[done].fed.seq <= upto:
-                done += 1
-            covered = deferred[:done]
-            del deferred[:done]
-            staged = [*covered, *staged]
+        if self.group.deferred and journal is not None:
+            staged = [*self.group.covered(journal.durable_seq), *staged]
         now = time.perf_counter()
         on_durable = self.on_durable
         for one in staged:
@@ -459,56 +426,37 @@ class Table(OperatorFacade):
 
     def _defer(self, staged: Sequence[Staged]) -> None:
         """Inputs nothing outside waits for: bookkeeping now (no device command among them);
-        durable with the next commit point, which the group-commit timer brings within
-        `GROUP_COMMIT_SECONDS` if no effect brings it sooner."""
+        durable with the next commit point (`daemon.table.commit`)."""
         for one in staged:
             self._after(one.fed, one.before, one.after)
-        self._deferred.extend(staged)
-        loop = self._loop  # kept: asking asyncio for the running loop is a system call
-        self._deferred_last = now = loop.time()
-        if self._group_timer is None:
-            self._deferred_first = now
-            self._group_timer = loop.call_later(self.GROUP_COMMIT_SECONDS, self._group_due)
+        self.group.defer(staged, self._loop)
         self.changed()
 
-    def _group_due(self) -> None:
-        self._group_timer = None
-        if not self._deferred or not self.running:
-            return
-        # The device still sending (a deal): its stream shares one commit, which its last input
-        # (the disarm's) usually brings; else the timer's, once it falls quiet or at the cap.
-        loop = self._loop
-        due = min(
-            self._deferred_last + self.GROUP_COMMIT_SECONDS,
-            self._deferred_first + self.GROUP_COMMIT_MAX_SECONDS,
-        )
-        if due > loop.time():
-            self._group_timer = loop.call_at(due, self._group_due)
-            return
-        if self.journal_config.durability == "none" or self.commit_on_loop:
-            # No disk wait to take off the loop: the commit here, without a task.
-            journal = self._journal()
-            try:
-                journal.commit(self._deferred[-1].fed.seq)
-            except JournalError as exc:
-                self.fail(f"journal: {exc}")
-                return
+    def commit_now(self, seq: int) -> bool:
+        """Make the journal durable up to `seq` here, on the loop, when there is no disk wait
+        to take off it (durability "none", or `commit_on_loop`); False: it must be awaited
+        (`commit`). A journal that fails fails the table."""
+        if not (self.journal_config.durability == "none" or self.commit_on_loop):
+            return False
+        try:
+            self._journal().commit(seq)
+        except JournalError as exc:
+            self.fail(f"journal: {exc}")
+        else:
             self._durable()
-            return
-        self.spawn(self._commit_deferred())
+        return True
 
-    async def _commit_deferred(self) -> None:
-        if not self._deferred:
-            return
+    async def commit(self, seq: int) -> None:
+        """Make the journal durable up to `seq`, then what became durable."""
         with contextlib.suppress(TableError):  # the table has failed, and says so
-            await self._commit(self._deferred[-1].fed.seq)
+            await self._commit(seq)
             self._durable()
 
     def _append_sync(self, event: str, actor: str, payload: Mapping[str, Any]) -> Record:
         record = self._journal().append(
             event, actor=actor, round_id=self.procedure.round_id, payload=payload, commit=True
         )
-        if self._deferred:
+        if self.group.deferred:
             self._durable()  # the commit covered the deferred inputs before it
         return record
 
@@ -516,39 +464,7 @@ class Table(OperatorFacade):
         """Bookkeeping and device commands of a durable input (`after`: the state it left the
         procedure in, which later inputs staged with it may have moved on from)."""
         outcome = fed.outcome
-        self.stats.inputs += 1
-        for event in outcome.events:
-            if event.name == "table.violation":
-                article = str(event.payload.get("article", ""))
-                self.stats.violations_by_article[article] += 1
-                self.violations.append(
-                    {
-                        "seq": fed.seq,
-                        "article": article,
-                        "action": event.payload.get("action"),
-                        "actor": event.payload.get("actor"),
-                        "phase": event.payload.get("phase"),
-                        "reason": event.payload.get("reason"),
-                        "reason_zh": event.payload.get("reason_zh"),
-                    }
-                )
-                # The system log is read by whoever reads journald: the reason ("Qh has
-                # already been dealt") may name a face-down card, so it stays in the journal
-                # (and the API, which serves it by the visibility rule); docs/operations.md.
-                self.log.warning(
-                    "table.violation",
-                    seq=fed.seq,
-                    article=article,
-                    action=event.payload.get("action"),
-                    actor=event.payload.get("actor"),
-                    phase=event.payload.get("phase"),
-                )
-            elif event.name in ("table.tilted", "table.held"):
-                self.stats.faults_by_device[str(event.payload.get("device"))] += 1
-            elif event.name == "round.settled":
-                # Counted, not kept: the journal holds every settlement (memory stays flat).
-                self.stats.rounds_settled += 1
-                self.stats.outcomes_per_bet.update(bet_outcomes(event.payload))
+        tally(self.stats, self.violations, fed, self.log)
         if not outcome.accepted:
             return
         self._sync_timer()
@@ -567,58 +483,17 @@ class Table(OperatorFacade):
         self.changed()
 
     def changed(self) -> None:
-        """The table changed: wake the waiters whose predicate now holds (`wait_for`).
-
-        The predicates are asked here, so a waiter whose predicate is still false costs one
-        call and is not woken (most changes of a round wake nobody: waiters wait for a phase).
-        """
-        waiters = self._waiters
-        if not waiters:
-            return
-        for future, predicate in list(waiters.items()):
-            try:
-                holds = predicate()
-            except BaseException as exc:  # the waiter learns it, as if it had asked itself
-                del waiters[future]
-                if not future.done():
-                    future.set_exception(exc)
-                continue
-            if holds:
-                del waiters[future]
-                if not future.done():
-                    future.set_result(None)
+        """The table changed: wake the waiters whose predicate now holds (`wait_for`)."""
+        self.waiters.changed()
 
     def quiet(self) -> bool:
         """No device command is waiting to be sent or answered."""
         return self.devices.quiet()
 
-    async def refresh_health(self) -> None:
-        await self.devices.refresh_health()
-
     async def wait_for(self, predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
         """Wait until `predicate()` holds after some input; False after `timeout` seconds.
 
         True means the predicate held when this returned (no other task ran in between)."""
-        waiters = self._waiters
-        if waiters is None:
+        if not self.waiters.open:
             raise TableError("the table has not started")
-        if predicate():
-            return True
-        loop = asyncio.get_running_loop()
-        # asyncio.timeout, not asyncio.wait_for: on Python 3.11, wait_for swallows a
-        # cancellation that arrives as the wait completes, and the task that was cancelled
-        # (autoplay on SIGTERM) plays on.
-        try:
-            async with asyncio.timeout(timeout):
-                while True:
-                    future: asyncio.Future[None] = loop.create_future()
-                    waiters[future] = predicate
-                    try:
-                        await future
-                    finally:
-                        waiters.pop(future, None)  # timed out or cancelled: nothing left behind
-                    # It held when the table changed; other tasks may have run since.
-                    if predicate():
-                        return True
-        except TimeoutError:
-            return predicate()
+        return await self.waiters.wait_for(predicate, timeout)

@@ -22,6 +22,7 @@ import re
 import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -196,7 +197,7 @@ def _units(
                 (_first_line(c, module.lines), c.end_lineno or c.lineno) for _, c in _children(node)
             ]
             own = [i for i in range(start, end + 1) if not any(a <= i <= b for a, b in nested)]
-            inner = {id(n) for _, c in _children(node) for n in ast.walk(c)}
+            mine = _own_nodes(node)
             entries = list(_table_entries(node, known)) if _is_assign(node) else []
             in_entries = {id(n) for entry, _, _ in entries for n in ast.walk(entry)}
             entry_lines = {
@@ -205,13 +206,13 @@ def _units(
             text = "\n".join(module.lines[i - 1] for i in own if i not in entry_lines)
             used = {
                 known[n.id]
-                for n in ast.walk(node)
-                if isinstance(n, ast.Name) and n.id in known and id(n) not in inner | in_entries
+                for n in mine
+                if isinstance(n, ast.Name) and n.id in known and id(n) not in in_entries
             }
             used |= {
                 value
-                for n in ast.walk(node)
-                if isinstance(n, ast.Attribute) and id(n) not in inner and n.attr in attributes
+                for n in mine
+                if isinstance(n, ast.Attribute) and n.attr in attributes
                 for value in attributes[n.attr]
             }
             if isinstance(node, ast.Assign | ast.AnnAssign) and name in module.constants:
@@ -235,6 +236,32 @@ def _units(
                 yield from walk(node, f"{qualname}.")
 
     yield from walk(module.tree, "")
+
+
+def _own_nodes(node: ast.AST) -> list[ast.AST]:
+    """`node` and its descendants, without the named units inside it (each is its own unit):
+    one walk a level, not one a level for every enclosing unit."""
+    inner = {id(child) for _, child in _children(node)}
+    found: list[ast.AST] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(c for c in ast.iter_child_nodes(current) if id(c) not in inner)
+    return found
+
+
+@cache
+def _parsed(file: Path, stamp: tuple[int, int]) -> tuple[str, ast.Module]:
+    """A file's text and its tree, read once per version of the file (`stamp`: its mtime and
+    size); the trees are only read, never changed."""
+    source = file.read_text(encoding="utf-8")
+    return source, ast.parse(source, str(file))
+
+
+def parsed(file: Path) -> tuple[str, ast.Module]:
+    info = file.stat()
+    return _parsed(file, (info.st_mtime_ns, info.st_size))
 
 
 def _is_assign(node: ast.stmt) -> bool:
@@ -298,9 +325,9 @@ def _modules(base: Path, roots: Iterable[str]) -> dict[str, _Module]:
             relative = file.relative_to(base).as_posix()
             if SKIP.search(relative):
                 continue
-            source = file.read_text(encoding="utf-8")
+            source, tree = parsed(file)
             name = _module_name(file, base)
-            modules[name] = _Module(name, file, ast.parse(source), source.splitlines())
+            modules[name] = _Module(name, file, tree, source.splitlines())
     return modules
 
 

@@ -7,10 +7,11 @@ A mutant is the guard's source file with one edit that makes the guard accept wh
   citing it, each statement call that passes the article (``integer(payload, "seat", ART_5_1,
   ...)``) and each statement under a comment citing it becomes ``pass``;
 - a function that cites the article only as a whole (its docstring, the comments above it):
-  its body becomes ``return None`` (``return True`` for a condition, ``-> bool``);
-- a constant or a field's default: a number grows by one, a flag flips, a text empties, a
-  container empties (``BET_ACTIONS = ()``: every action after the shake is taken), a value
-  built by a call is replaced by an empty one of its type;
+  its body becomes ``return None`` (``return True`` for a condition, ``-> bool``, the empty
+  value of a container it returns: ``[]`` for ``-> list[Event]``);
+- a constant or a field's default: a number grows by one, a flag flips, a setting becomes its
+  next choice, another text empties, a container empties (``BET_ACTIONS = ()``: every action
+  after the shake is taken), as `daemon.trace.values` says;
 - an entry of an action table: its parameters unchecked (``params=None``), else the article
   it cites emptied.
 
@@ -34,7 +35,9 @@ from daemon.trace.guards import (
     _children,
     _default_regulation,
     _string_value,
+    parsed,
 )
+from daemon.trace.values import empty_return, value_edit
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,7 @@ def called_at_import(base: Path) -> frozenset[str]:
     names: set[str] = set()
     for root in GUARD_ROOTS:
         for file in sorted((base / root).rglob("*.py")):
-            for node in _import_time(ast.parse(file.read_text(encoding="utf-8"))):
+            for node in _import_time(parsed(file)[1]):
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                     names.add(node.func.id)
                 elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -182,8 +185,7 @@ def _body_edit(function: _Function) -> tuple[list[tuple[ast.AST, str]], str]:
     body = function.body
     doc = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
     code = body[1:] if doc and len(body) > 1 else body
-    returns = ast.unparse(function.returns) if function.returns else ""
-    value = "True" if returns == "bool" else "None"
+    value = empty_return(function.returns)
     # The freevars (`super()`'s __class__) kept, so the code fits the function it replaces.
     keep = (
         "; super"
@@ -198,35 +200,6 @@ def _body_edit(function: _Function) -> tuple[list[tuple[ast.AST, str]], str]:
         end_col_offset=last.end_col_offset,
     )
     return [(span, f"return {value}{keep}")], f"body -> return {value}"
-
-
-def _empty(value: ast.expr) -> tuple[str, str] | None:
-    """The replacement of a constant's value and its description, or None."""
-    if isinstance(value, ast.Constant):
-        v = value.value
-        if isinstance(v, bool):
-            return repr(not v), f"{v!r} -> {not v!r}"
-        if isinstance(v, int | float):
-            return repr(v + 1), f"{v!r} -> {v + 1!r}"
-        if isinstance(v, str):
-            return ('""', "text -> empty") if v else ('"x"', "empty text -> 'x'")
-        return None
-    empty = {
-        ast.Tuple: "()",
-        ast.List: "[]",
-        ast.Dict: "{}",
-        ast.DictComp: "{}",
-        ast.ListComp: "[]",
-        ast.Set: "set()",
-        ast.SetComp: "set()",
-    }
-    for kind, text in empty.items():
-        if isinstance(value, kind):
-            return text, f"value -> {text}"
-    if isinstance(value, ast.Name):
-        return None  # an alias: the constant it names is the unit
-    segment = ast.unparse(value)
-    return f"type({segment})()", "value -> an empty one of its type"
 
 
 def _entry(assign: ast.AST, unit: Unit, name: str) -> ast.Call | None:
@@ -261,8 +234,7 @@ def mutant(
     """The mutant of `unit` for `article` (or why it has none)."""
     if unit.file.suffix != ".py":
         return Unmutated(article, unit.path, "a table of data")
-    source = unit.file.read_text(encoding="utf-8")
-    tree = ast.parse(source)
+    source, tree = parsed(unit.file)
     lines = source.splitlines()
     qualname = unit.path.split(":", 1)[1]
     entry = None
@@ -300,12 +272,15 @@ def mutant(
             swap = None
     else:
         value = getattr(node, "value", None)
-        made_value = None if value is None else _empty(value)
-        if value is None or made_value is None:
-            why = "a field without a default" if value is None else "an alias of a constant"
-            return Unmutated(article, unit.path, why)
-        text, operator = made_value
-        edits = [(value, text)]
+        if value is None:
+            return Unmutated(article, unit.path, "a field without a default")
+        made_value = value_edit(
+            value, tree, getattr(node, "annotation", None), qualname.rsplit(".", 1)[-1]
+        )
+        if isinstance(made_value, str):
+            return Unmutated(article, unit.path, made_value)
+        part, text, operator = made_value
+        edits = [(part, text)]
     first = min(getattr(n, "lineno", 0) for n, _ in edits)
     return Mutant(
         article, unit.path, module, unit.file, operator, first, _edit(source, edits), swap

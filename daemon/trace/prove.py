@@ -3,16 +3,23 @@
 For every enforced article, each guard the trace names gets its mutant (`daemon.trace.mutants`)
 and the tests the trace names for the article run against it, fastest first, until one fails:
 the mutant is **killed** (the guard is shown necessary) or, when all pass, it **survived** (the
-tests would not notice the guard gone: a test is missing). A mutant whose module cannot even be
-imported, or that collects no test, is an **error**. A mutant `daemon.trace.equivalents`
+tests would not notice the guard gone: a test is missing). A mutant with which a module refuses
+to load (a table it builds at import no longer holds together: a ValueError or LookupError of
+its own checks) is killed at import, before any test; one whose edit does not even run (a
+TypeError), or that collects no test, is an **error**. A mutant `daemon.trace.equivalents`
 shows no input can tell from the guard in place is not run: its guard is listed unmutated with
 that reason.
 
-How it runs: this process imports pytest and its plugins once, then forks a child per mutant;
-the child puts the mutant's text in its module's place at import (`daemon.trace.hook`, also in
-every process a test starts) and runs pytest on the article's tests with ``-x``. The tree is
-never written. `jobs` children run at once; a child past `timeout` is killed with its process
-group and the mutant counts as killed (the tests did not end).
+How it runs: one pytest session collects every test of the proof once (`daemon.trace.swap`);
+for each mutant it forks a child that puts the mutant in place, a function's code swapped in
+its function object, data by running its module and every module importing it again in place
+from the mutant's text (`daemon.trace.reexec`), and runs the article's tests in that child
+until one fails, the one that killed it last time first, then the cheapest. Every process a
+test starts loads the mutant's text at import (`daemon.trace.hook`). A mutant that cannot be
+put in place so runs in a new pytest process that imports the mutant's text (the fresh path,
+`daemon.trace.runner`). The tree is never written. `jobs` children run at once; a child past
+`timeout` is killed with its process group and the mutant counts as killed (the tests did not
+end).
 """
 
 from __future__ import annotations
@@ -23,7 +30,6 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +38,11 @@ from daemon.trace.guards import constants, scan
 from daemon.trace.hook import SITECUSTOMIZE, VARIABLE
 from daemon.trace.marks import marked_tests, tests_dir
 from daemon.trace.mutants import Mutant, Unmutated, mutant
+from daemon.trace.proofdoc import DAYS, day_sample
 from daemon.trace.report import Trace, trace
 from daemon.trace.runner import Done, Task, read, run, warm
 from daemon.trace.swap import Session
 
-DAYS = 7  # the suite proves one day's share of the articles; all of them over a week
 # Cheaper tests first when no timings are known: a unit test fails faster than a process run.
 _FOLDER_ORDER = ("rules", "procedures", "trace", "drivers", "daemon", "journal", "simulators")
 
@@ -83,12 +89,6 @@ def enforced(traces: Iterable[Trace]) -> list[Trace]:
     return [t for t in traces if t.article.status == "enforced"]
 
 
-def day_sample(citations: Sequence[str], day: date) -> list[str]:
-    """The articles the suite proves on `day`: every seventh, starting from the day's place in
-    the week, so each is proven once a week whatever day the suite runs."""
-    return [c for i, c in enumerate(citations) if i % DAYS == day.toordinal() % DAYS]
-
-
 def plan(
     selected: Sequence[str] | None = None, base: Path | None = None
 ) -> list[tuple[Trace, list[Mutant], list[Unmutated]]]:
@@ -129,11 +129,16 @@ def plan(
     return planned
 
 
-def _order(tests: Iterable[str], durations: dict[str, float]) -> list[str]:
-    def key(nodeid: str) -> tuple[float, int, str]:
+def _order(
+    tests: Iterable[str], durations: dict[str, float], first: str | None = None
+) -> list[str]:
+    """The tests cheapest first (their last timings; unknown ones by folder), the one that
+    killed this mutant last time before all."""
+
+    def key(nodeid: str) -> tuple[bool, float, int, str]:
         folder = nodeid.split("/")[1] if nodeid.count("/") > 1 else ""
         rank = _FOLDER_ORDER.index(folder) if folder in _FOLDER_ORDER else len(_FOLDER_ORDER)
-        return (durations.get(nodeid, 1000.0 + rank), rank, nodeid)
+        return (nodeid != first, durations.get(nodeid, 1000.0 + rank), rank, nodeid)
 
     return sorted(dict.fromkeys(tests), key=key)
 
@@ -157,24 +162,37 @@ def _outcome(m: Mutant, exit: int | None, record: dict[str, Any], log: Path) -> 
 
 
 def durations_file() -> Path:
-    """Where the tests' last timings are kept between proofs (outside the tree)."""
+    """Where the tests' last timings, and which test killed each mutant, are kept between
+    proofs (outside the tree)."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return cache / "tabled" / "trace-durations.json"
 
 
-def _durations() -> dict[str, float]:
-    with contextlib.suppress(OSError, ValueError):
-        return dict(json.loads(durations_file().read_text(encoding="utf-8")))
-    return {}
+def _killer_key(article: str, guard: str) -> str:
+    return f"{article}|{guard}"
 
 
-def _keep_durations(known: dict[str, float], work: Path) -> None:
+def _memory() -> tuple[dict[str, float], dict[str, str]]:
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        kept = json.loads(durations_file().read_text(encoding="utf-8"))
+        return dict(kept.get("durations", {})), dict(kept.get("killers", {}))
+    return {}, {}
+
+
+def _remember(
+    known: dict[str, float], killers: dict[str, str], work: Path, proofs: Iterable[ArticleProof]
+) -> None:
     for out in work.glob("*.out"):
         with contextlib.suppress(OSError, ValueError):
             known.update(json.loads(out.read_text(encoding="utf-8")).get("durations", {}))
+    for proof in proofs:
+        for o in proof.outcomes:
+            if o.result == "killed" and o.by and o.by != "timeout":
+                killers[_killer_key(proof.article, o.guard)] = o.by.split("[", 1)[0]
     with contextlib.suppress(OSError):
         durations_file().parent.mkdir(parents=True, exist_ok=True)
-        durations_file().write_text(json.dumps(known, sort_keys=True), encoding="utf-8")
+        kept = {"durations": known, "killers": killers}
+        durations_file().write_text(json.dumps(kept, sort_keys=True), encoding="utf-8")
 
 
 def prove(
@@ -189,7 +207,7 @@ def prove(
     article's tests, cheapest first (the last timings known), then each test that killed one
     run unmutated: a killer that fails unmutated proves nothing, and its kills are errors."""
     root = base or Path(__file__).resolve().parents[2]
-    known = _durations()
+    known, killers = _memory()
     proofs: dict[str, ArticleProof] = {}
     tasks: list[Task] = []
     owner: dict[int, tuple[str, Mutant]] = {}
@@ -198,7 +216,8 @@ def prove(
         proofs[citation] = ArticleProof(citation, list(t.tests or ()))
         proofs[citation].unmutated = [{"guard": u.guard, "reason": u.reason} for u in left]
         for m in made:
-            tasks.append(Task(len(tasks) + 1, _order(t.tests or (), known), m))
+            first = killers.get(_killer_key(citation, m.guard))
+            tasks.append(Task(len(tasks) + 1, _order(t.tests or (), known, first), m))
             owner[tasks[-1].key] = (citation, m)
     count = [0]
     saved = {k: os.environ.get(k) for k in ("HYPOTHESIS_STORAGE_DIRECTORY", VARIABLE)}
@@ -226,7 +245,7 @@ def prove(
 
             run(fresh, root, work, jobs=jobs, timeout=timeout, done=done)
             _verify(list(proofs.values()), root, work, timeout)
-            _keep_durations(known, work)
+            _remember(known, killers, work, proofs.values())
         finally:
             for key, value in saved.items():
                 os.environ.pop(key, None) if value is None else os.environ.update({key: value})
@@ -238,7 +257,7 @@ def prove(
 def _verify(proofs: Sequence[ArticleProof], root: Path, work: Path, timeout: float) -> None:
     """Run every test that killed a mutant, unmutated: its kills stand only if it passes."""
     killed = {o.by for p in proofs for o in p.outcomes if o.result == "killed" and o.by}
-    killers = sorted(killed - {"timeout"})
+    killers = sorted(k for k in killed if k.startswith("tests/"))  # not a timeout, an import
     if not killers:
         return
     key = -2
@@ -266,12 +285,12 @@ def _quick(
 ) -> list[Task]:
     """Run the functions' mutants in one collected session (`daemon.trace.swap`); return the
     tasks left for the fresh path (data, and swaps that did not apply)."""
-    quick = [t for t in tasks if t.mutant is not None and t.mutant.swap is not None]
+    quick = [t for t in tasks if t.mutant is not None]
     planned = [(t.key, t.tests, t.mutant) for t in quick]
     every = sorted({test for _, tests, _ in planned for test in tests})
     if every:
         session = Task(
-            -1, every, None, exitfirst=False, plugin=Session(planned, work, jobs, timeout)
+            -1, every, None, exitfirst=False, plugin=Session(planned, work, jobs, timeout, root)
         )
         run([session], root, work, jobs=1, timeout=float("inf"), done=lambda *_: None)
     fresh = [t for t in tasks if t not in quick]
@@ -282,3 +301,6 @@ def _quick(
         else:
             fresh.append(task)  # the swap did not apply: run it as a new process
     return fresh
+
+
+__all__ = ["DAYS", "ArticleProof", "Outcome", "day_sample", "enforced", "plan", "prove"]

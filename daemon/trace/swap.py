@@ -24,6 +24,7 @@ from typing import Any
 from _pytest.runner import runtestprotocol
 
 from daemon.trace.mutants import Mutant
+from daemon.trace.reexec import Modules, RefusesToLoad
 from daemon.trace.runner import reap, use_mutant
 
 
@@ -67,12 +68,17 @@ class Session:
         work: Path,
         jobs: int,
         timeout: float,
+        root: Path,
     ) -> None:
         self.tasks, self.work, self.jobs, self.timeout = list(tasks), work, jobs, timeout
+        self.root = root
+        self.modules: Modules | None = None
 
     def pytest_runtestloop(self, session: Any) -> bool:
         # What the tests import, for the fresh path to import once before it forks (`warm`).
         (self.work / "modules.json").write_text(json.dumps(sorted(sys.modules)), encoding="utf-8")
+        if any(mutant is not None and mutant.swap is None for _, _, mutant in self.tasks):
+            self.modules = Modules(self.root)  # compiled once, for every child of data
         items: dict[str, list[Any]] = {}
         for item in session.items:
             items.setdefault(item.nodeid.split("[", 1)[0], []).append(item)
@@ -98,7 +104,12 @@ class Session:
         try:
             if mutant is not None:
                 use_mutant(mutant, self.work, key)  # for the processes the tests start
-                apply(mutant)
+                if mutant.swap is not None:
+                    apply(mutant)
+                elif self.modules is not None:
+                    record["reran"] = self.modules.run_again(mutant)
+                else:
+                    raise LookupError("no modules to run again")
             for index, item in enumerate(items):
                 following = items[index + 1] if index + 1 < len(items) else None
                 reports = runtestprotocol(item, log=False, nextitem=following)
@@ -110,6 +121,8 @@ class Session:
                     record["failed"] = item.nodeid
                     session._setupstate.teardown_exact(None)
                     break
+        except RefusesToLoad as exc:
+            record["failed"] = str(exc)[:300]  # killed at import: no test could even load
         except BaseException as exc:  # the child reports, never returns
             record["error"] = f"{type(exc).__name__}: {exc}"
         finally:

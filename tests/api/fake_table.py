@@ -17,9 +17,9 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
-from daemon.api.facade import ActionSpec, Histogram, ParamSpec, TableMetrics
-from daemon.api.metrics import LatencyHistogram
 from daemon.api.models import check_payload
+from daemon.contract.facade import ActionSpec, Histogram, ParamSpec, TableMetrics
+from daemon.contract.metrics import LatencyHistogram
 
 WALL_EPOCH = datetime(2026, 11, 29, 12, 0, tzinfo=UTC).timestamp()
 ARRANGE_SECONDS = 300.0
@@ -340,6 +340,10 @@ class FakeTable:
 
     async def journal_security(self, event: str, payload: dict[str, Any]) -> None:
         self._append(event, "api", payload)
+
+    async def training(self, name: str, args: list[Any], token: str) -> Any:
+        """No simulated devices: no training mode."""
+        return None
 
     def metrics(self) -> TableMetrics:
         return TableMetrics(

@@ -4,11 +4,11 @@ test. The table's clock is a simulation clock so the test can jump over the five
 
     python tests/api/serve_table.py TOKENS_FILE JOURNAL_DIR [CONFIG]
 
-prints `PORT <n>` once the devices are up. The API runs as `tabled run --http` runs it: on its
-own thread, over the bridge to the table's loop (daemon.api.threaded). Test-only routes reach the
-simulators' control channel (`/_sim/control`, the dealer drawing cards, a cable pulled) and the
-clock (`/_sim/jump?seconds=`), on the table's loop where they live; they exist on this test
-server only.
+prints `PORT <n>` once the devices are up. The API reads the table's publications as
+`tabled run --http`'s API process does, served on the table's own loop (`in_process.py`).
+Test-only routes reach the simulators' control channel (`/_sim/control`, the dealer drawing
+cards, a cable pulled) and the clock (`/_sim/jump?seconds=`); they exist on this test server
+only.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 import structlog
 from fastapi import FastAPI
+from in_process import InProcess
 
-from daemon.api.threaded import ApiThread
 from daemon.autoplay import SimulationClock
 from daemon.config import ApiConfig, load_config
 from daemon.table import Table
@@ -40,37 +40,27 @@ async def main(tokens_file: str, journal_dir: str, config_file: str | None) -> N
     clock = SimulationClock()
     table = Table(config, journal_dir=Path(journal_dir), clock=clock, driver_clock=MonotonicClock())
     await table.start()
-    if not await table.wait_for(lambda: "open_table" in table.legal_actions("dealer"), 30):
+    if not await table.wait_for(lambda: "open_table" in table.facade.legal_actions("dealer"), 30):
         raise SystemExit("the simulated devices did not come up")
     [world_key] = {parse_sim_url(d.port).world for d in config.devices.values()}
     world = get_world(world_key)
 
     def test_routes(app: FastAPI) -> FastAPI:
-        bridge = app.state.context.table  # the API's side of the table (daemon.api.bridge)
-
         @app.post("/_sim/control", include_in_schema=False)
         async def control(request: dict[str, Any]) -> dict[str, Any]:
-            async def on_table(_table: Table) -> dict[str, Any]:
-                reply = handle_control(world, request)
-                await asyncio.sleep(0)
-                return reply
-
-            answer: dict[str, Any] = await bridge.on_table(on_table)
-            return answer
+            reply = handle_control(world, request)
+            await asyncio.sleep(0)
+            return reply
 
         @app.post("/_sim/jump", include_in_schema=False)
         async def jump(seconds: float) -> dict[str, float]:
-            async def on_table(_table: Table) -> dict[str, float]:
-                clock.jump(seconds)
-                return {"now": clock.now()}
-
-            answer: dict[str, float] = await bridge.on_table(on_table)
-            return answer
+            clock.jump(seconds)
+            return {"now": clock.now()}
 
         return app
 
     served = dataclasses.replace(config, api=ApiConfig(tokens_file=Path(tokens_file)))
-    api = ApiThread.build(table, served, "127.0.0.1:0", decorate=test_routes)
+    api = InProcess.build(table, served, "127.0.0.1:0", decorate=test_routes)
     port = api.url().rsplit(":", 1)[1]
     api.start()
     print(f"PORT {port}", flush=True)

@@ -21,7 +21,14 @@ from api_support import TOKENS, auth, write_tokens
 from websockets.sync.client import connect
 
 from daemon.api.acts import PER_PERSON, Answered
-from daemon.api.channel import (
+from daemon.api.errors import ApiError
+from daemon.api.gate import BUDGET_WINDOW, FACTS_OVER_BUDGET, FACTS_PER_WINDOW
+from daemon.api.process import ApiProcess
+from daemon.api.requests import MAX_IN_FLIGHT
+from daemon.api.tokens import token_entry
+from daemon.api.worker import RemoteTable
+from daemon.config import load_config
+from daemon.contract.channel import (
     MAX_ACT_BODY,
     MAX_FROM_API,
     MAX_TO_API,
@@ -32,13 +39,8 @@ from daemon.api.channel import (
     json_frame,
     read_frame,
 )
-from daemon.api.errors import ApiError
-from daemon.api.gate import BUDGET_WINDOW, FACTS_OVER_BUDGET, FACTS_PER_WINDOW
-from daemon.api.process import MAX_IN_FLIGHT, ApiProcess
-from daemon.api.tokens import token_entry
-from daemon.api.worker import RemoteTable
-from daemon.config import load_config
 from daemon.table import Table
+from daemon.table.publish import served
 from drivers.clock import MonotonicClock
 from tests.daemon.cli_support import serving
 from tests.scenarios.scenario_support import journal_lines, table_config, toml
@@ -278,7 +280,7 @@ def test_the_table_takes_from_its_api_process_only_the_requests_it_may_make(
         table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
         await table.start()
         try:
-            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            api = ApiProcess.build(served(table), config, "127.0.0.1:0")  # built, not started
             before = table.journal.durable_seq if table.journal else 0
             phase = table.procedure.phase
             with pytest.raises(ValueError, match=re.escape(refused)):
@@ -366,7 +368,7 @@ def test_an_api_process_that_piles_up_requests_is_refused_on_record(tmp_path: Pa
         table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
         await table.start()
         try:
-            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            api = ApiProcess.build(served(table), config, "127.0.0.1:0")  # built, not started
             before = table.journal.durable_seq if table.journal else 0
             reader, theirs = await _pair()
             calls = [
@@ -402,7 +404,7 @@ def test_the_table_acts_as_the_person_the_token_names_once_per_request_id(tmp_pa
         table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
         await table.start()
         try:
-            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            api = ApiProcess.build(served(table), config, "127.0.0.1:0")  # built, not started
             asked = {**OPEN_TABLE, "token": DEALER, "request_id": "r-1"}
             first = await api._call("act", asked)
             assert first["accepted"] is True
@@ -487,7 +489,7 @@ def test_a_frame_the_api_process_may_not_send_is_refused_on_record(
         table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
         await table.start()
         try:
-            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            api = ApiProcess.build(served(table), config, "127.0.0.1:0")  # built, not started
             before = table.journal.durable_seq if table.journal else 0
             reader, theirs = await _pair()
             theirs.sendall(json_frame({"t": "pong"}) + sent)
@@ -689,7 +691,7 @@ def test_a_dead_api_processs_requests_still_waiting_do_not_count_against_the_nex
         table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
         await table.start()
         try:
-            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            api = ApiProcess.build(served(table), config, "127.0.0.1:0")  # built, not started
             taken = asyncio.Event()
 
             async def slow() -> dict[str, Any]:  # the first asking, still being taken
@@ -735,7 +737,7 @@ def test_the_table_counts_a_persons_refused_actions_itself(tmp_path: Path) -> No
         table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
         await table.start()
         try:
-            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            api = ApiProcess.build(served(table), config, "127.0.0.1:0")  # built, not started
             before = table.journal.durable_seq if table.journal else 0
             held = {**OPEN_TABLE, "action": "hold_table", "payload": {"reason": "r" * 50}}
             answers = [
@@ -777,7 +779,7 @@ def test_a_flood_of_forged_security_facts_costs_the_journal_its_budget_and_a_sum
         table = Table(config, journal_dir=tmp_path / "journal", driver_clock=MonotonicClock())
         await table.start()
         try:
-            api = ApiProcess.build(table, config, "127.0.0.1:0")  # built, not started
+            api = ApiProcess.build(served(table), config, "127.0.0.1:0")  # built, not started
             before = table.journal.durable_seq if table.journal else 0
             ours, theirs = socket.socketpair()
             reader, writer = await asyncio.open_unix_connection(sock=ours)

@@ -1,15 +1,15 @@
 """After a dealer's action the console's buttons follow the state it led to at once, not at the
 table's next periodic publication.
 
-An accepted action publishes the table's state before it is answered (daemon.api.bridge), and
+An accepted action publishes the table's state before it is answered (daemon.api.process), and
 the push feed sends that state at once; the action's own events follow with the hub's next batch
 (daemon.api.fanout). So the state usually comes BEFORE the events, and the same state is not
 sent again after them. Each state message of a daemon therefore names the last journal line it
-shows (`seq`): the feed's contract, checked here on the threaded API (as `tabled run --http`
-serves it), and the console's use of it, checked in real chromium.
+shows (`seq`): the feed's contract, checked here on an API that reads the table's publications
+(as `tabled run --http` serves it), and the console's use of it, checked in real chromium.
 
 The server here is `serve_table.py`'s (the real table runtime, every device simulated, the API
-on its own thread) with the table's periodic publication an hour apart: only an action's own
+reading its publications) with the table's periodic publication an hour apart: only an action's own
 publication, or a device's journaled answer, can move a console's buttons. Run as a script,
 this module is that server (`server_process` starts it and waits for its port).
 """
@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import in_process
 import pytest
 from api_support import TOKENS, auth, write_tokens
 from fastapi.testclient import TestClient
@@ -32,7 +33,7 @@ from server_process import _serve
 from test_console_browser import CHROMIUM, launch, sign_in, submit_form
 from websockets.sync.client import ClientConnection, connect
 
-from daemon.api import bridge, threaded
+from daemon.table.publish.publisher import SnapshotPublisher
 from tests.loopback_http import http
 
 # The periodic publication in this test's server: an hour, so it never comes during a test.
@@ -206,7 +207,7 @@ def _field(value: Any) -> str | bool:
     return value if isinstance(value, bool) else str(value)
 
 
-class HourlyPublisher(bridge.SnapshotPublisher):
+class HourlyPublisher(SnapshotPublisher):
     """The table's own publisher, its periodic publication `PERIODIC` apart."""
 
     def __init__(self, table: Any, **options: Any) -> None:
@@ -217,5 +218,5 @@ if __name__ == "__main__":
     # This test's server: `serve_table.py`'s, its table publishing with `HourlyPublisher`.
     import serve_table
 
-    threaded.SnapshotPublisher = HourlyPublisher  # type: ignore[misc]  # ApiThread.build's
+    in_process.SnapshotPublisher = HourlyPublisher  # type: ignore[misc]  # InProcess.build's
     asyncio.run(serve_table.main(sys.argv[1], sys.argv[2], None))

@@ -109,9 +109,9 @@ def test_the_guides_approved_builds_are_in_the_form_the_drivers_compare() -> Non
 
 def test_the_guides_client_commands_are_ones_the_table_accepts() -> None:
     from daemon.api.models import check_payload  # noqa: PLC0415 - FastAPI only for this test
-    from daemon.api.views import action_specs  # noqa: PLC0415
     from daemon.cli.act import parse_assignment  # noqa: PLC0415
     from daemon.procedures import thirteen  # noqa: PLC0415
+    from daemon.table.publish.views import action_specs  # noqa: PLC0415
 
     specs = {s.name: s for s in action_specs(thirteen.ACTIONS, "thirteen")}
     commands = re.findall(r"^tabled act (\S+)((?: \w+=\S+)*)", GUIDE.read_text(), flags=re.M)

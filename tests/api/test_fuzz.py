@@ -21,10 +21,10 @@ from schemathesis.specs.openapi.checks import (
 from server_process import table_server
 
 from daemon.api.app import create_app
-from daemon.api.facade import ActionSpec
-from daemon.api.views import action_specs
 from daemon.config import ApiConfig
+from daemon.contract.facade import ActionSpec
 from daemon.procedures.thirteen import ThirteenProcedure
+from daemon.table.publish.views import action_specs
 
 
 class _ThirteenCatalog(FakeTable):

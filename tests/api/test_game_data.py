@@ -15,15 +15,15 @@ from fake_table import FakeTable, ManualClock
 from server_process import table_server
 
 from daemon.api.app import create_app
-from daemon.api.facade import ActionSpec, ParamSpec
 from daemon.api.models import check_payload, payload_model
-from daemon.api.views import action_specs, console_snapshot
 from daemon.config import ApiConfig
+from daemon.contract.facade import ActionSpec, ParamSpec
 from daemon.procedures.games import GAMES
 from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.payload import Refused, check_params
 from daemon.procedures.spec import Action, Game
 from daemon.procedures.thirteen import ThirteenProcedure
+from daemon.table.publish.views import action_specs, console_snapshot
 from tests.loopback_http import http
 
 PROCEDURES = {"thirteen": ThirteenProcedure, "paigow": PaiGowProcedure}

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from daemon.api import journal_feed
 from daemon.config import JournalConfig
+from daemon.contract import journal_feed
 from daemon.journal import Journal
 from daemon.journal.format import JournalCorrupt
 

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from daemon.api.facade import TableMetrics
-from daemon.api.metrics import LatencyHistogram, render
+from daemon.api.metrics import render
+from daemon.contract.facade import TableMetrics
+from daemon.contract.metrics import LatencyHistogram
 
 
 def test_the_histogram_is_cumulative_with_its_sum_and_count() -> None:

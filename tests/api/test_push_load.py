@@ -18,23 +18,22 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 import websockets
 from api_support import TOKENS, auth, write_tokens
 from fake_table import FakeTable
+from in_process import InProcess
 from websockets.asyncio.client import connect
 
 from daemon.api.app import create_app
 from daemon.api.context import AppContext
 from daemon.api.fanout import CLOSE_TOO_SLOW, PushHub
 from daemon.api.server import ApiServer
-from daemon.api.threaded import ApiThread
 from daemon.autoplay import SimulationClock
 from daemon.config import ApiConfig, JournalConfig, TableConfig, load_config
+from daemon.contract.journal_feed import JournalSubscription
 from daemon.journal import Journal
 from daemon.procedures.visibility import audience
 from daemon.table import Table
-from daemon.table import feed as feed_module
 from drivers.clock import MonotonicClock
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -205,7 +204,7 @@ async def _started_table(journal: Path) -> Table:
         driver_clock=MonotonicClock(),
     )
     await table.start()
-    assert await table.wait_for(lambda: "open_table" in table.legal_actions("dealer"), 30)
+    assert await table.wait_for(lambda: "open_table" in table.facade.legal_actions("dealer"), 30)
     return table
 
 
@@ -214,7 +213,7 @@ def test_the_state_is_made_once_per_change_however_many_read_it(
 ) -> None:
     async def run() -> dict[str, Any]:
         table = await _started_table(tmp_path / "j")
-        api = ApiThread.build(table, _config(tokens_file), "127.0.0.1:0")
+        api = InProcess.build(table, _config(tokens_file), "127.0.0.1:0")
         url = api.url()
         api.start()
         cache = api.context.states
@@ -268,12 +267,10 @@ def test_the_state_is_made_once_per_change_however_many_read_it(
     assert seen["after"]["state"]["phase"] == seen["opened"]["phase"]
 
 
-def test_actions_through_the_api_thread_are_taken_in_order(
-    tmp_path: Path, tokens_file: Path
-) -> None:
+def test_actions_through_the_api_are_taken_in_order(tmp_path: Path, tokens_file: Path) -> None:
     async def run() -> tuple[list[httpx.Response], list[dict[str, Any]]]:
         table = await _started_table(tmp_path / "j")
-        api = ApiThread.build(table, _config(tokens_file), "127.0.0.1:0")
+        api = InProcess.build(table, _config(tokens_file), "127.0.0.1:0")
         url = api.url()
         api.start()
         try:
@@ -360,16 +357,13 @@ def test_sigterm_stops_the_daemon_with_consoles_connected(tmp_path: Path) -> Non
     assert json.loads(journal.splitlines()[-1])["event"] == "table.stopped"
 
 
-def test_the_hubs_feed_catches_up_after_falling_behind_the_journal(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_hubs_feed_catches_up_after_falling_behind_the_journal(tmp_path: Path) -> None:
     # The journal never waits for a reader: one that falls behind is dropped by it. The push
     # hub's feed then subscribes again and reads what it missed from the files, in order.
-    monkeypatch.setattr(feed_module, "MAXSIZE", 4)
     journal = Journal.open(JournalConfig(dir=tmp_path, durability="none"), "T01")
 
     async def run() -> list[int]:
-        feed = feed_module.JournalFeed(journal, None)
+        feed = JournalSubscription(journal, None, maxsize=4)
         events = aiter(feed)
         journal.append("test.first", actor="system", round_id=None, payload={}, commit=True)
         seen = [(await anext(events))["seq"]]

@@ -10,16 +10,17 @@ from typing import Any
 
 import pytest
 
-from daemon.api.facade import ActionSpec, TableFacade
 from daemon.api.models import check_payload
-from daemon.api.views import action_specs, console_snapshot
 from daemon.config import load_config
+from daemon.contract.facade import ActionSpec, TableFacade
 from daemon.procedures.base import Procedure
 from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import ThirteenProcedure
 from daemon.rules import paigow
 from daemon.rules.cards import DECK
 from daemon.table import Table
+from daemon.table.publish.facade import LocalFacade
+from daemon.table.publish.views import action_specs, console_snapshot
 
 WALL = 1_796_000_000.0
 
@@ -224,13 +225,14 @@ def test_every_operator_action_of_each_game_has_a_parameter_table(game: str) -> 
 
 def test_the_table_runtime_offers_everything_the_api_asks_of_a_table() -> None:
     table = Table(load_config(None))
-    assert isinstance(table, TableFacade)
-    for name in ("act", "journal_query", "subscribe", "journal_security", "legal_actions"):
+    assert isinstance(table.facade, TableFacade)
+    names = ("act", "journal_query", "subscribe", "journal_security", "legal_actions", "training")
+    for name in names:
         wanted = inspect.signature(getattr(TableFacade, name)).parameters
-        offered = inspect.signature(getattr(Table, name)).parameters
+        offered = inspect.signature(getattr(LocalFacade, name)).parameters
         assert list(wanted) == list(offered)[: len(wanted)], name
-    assert inspect.iscoroutinefunction(Table.act)
-    assert inspect.iscoroutinefunction(Table.journal_security)
+    assert inspect.iscoroutinefunction(LocalFacade.act)
+    assert inspect.iscoroutinefunction(LocalFacade.journal_security)
 
 
 @pytest.mark.skipif(

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from daemon.api.views import console_snapshot
 from daemon.cli.status import format_status
 from daemon.floor.redact import sees_raw_lines, visible_payload
 from daemon.procedures.base import Procedure
@@ -32,6 +31,7 @@ from daemon.procedures.visibility import (
 )
 from daemon.rules import paigow
 from daemon.rules.cards import DECK
+from daemon.table.publish.views import console_snapshot
 
 WALL = 1_796_000_000.0
 TABLE_ROLES = ("dealer", "supervisor", "surveillance", "admin", "trainer", "someone")

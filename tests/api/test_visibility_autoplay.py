@@ -15,12 +15,12 @@ import pytest
 from test_visibility import shown
 from test_visibility_rule import WALL, Oracle
 
-from daemon.api.views import console_snapshot
 from daemon.procedures.base import Procedure
 from daemon.procedures.games import GAMES
 from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import ThirteenProcedure
 from daemon.procedures.visibility import Seen, redact_records, redact_state
+from daemon.table.publish.views import console_snapshot
 from tests.daemon.cli_support import REPO, tabled
 
 ROUNDS = 300

@@ -32,7 +32,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_visibility import shown
 
-from daemon.api.views import console_snapshot
 from daemon.procedures.base import Input, Procedure
 from daemon.procedures.diagram import procedure_of
 from daemon.procedures.events import CHECKPOINT_EVENT, INPUT_EVENT
@@ -42,6 +41,7 @@ from daemon.procedures.thirteen import BANKER_SEAT, ThirteenProcedure
 from daemon.procedures.visibility import REVIEW, Seen, audience, redact_records, redact_state
 from daemon.rules.cards import DECK
 from daemon.table.common import RuntimePhases
+from daemon.table.publish.views import console_snapshot
 from daemon.table.recovery import checkpoint_payload
 from tests.procedures.procedure_drive import (
     arrangement,

@@ -202,9 +202,9 @@ def test_the_act_example_is_one_the_real_table_accepts() -> None:
     import re  # noqa: PLC0415
 
     from daemon.api.models import check_payload  # noqa: PLC0415
-    from daemon.api.views import action_specs  # noqa: PLC0415
     from daemon.cli.act import parse_assignment  # noqa: PLC0415
     from daemon.procedures import thirteen  # noqa: PLC0415
+    from daemon.table.publish.views import action_specs  # noqa: PLC0415
 
     specs = {s.name: s for s in action_specs(thirteen.ACTIONS, "thirteen")}
     help_text = subprocess.run(

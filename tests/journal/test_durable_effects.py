@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from daemon.api.bridge import SnapshotPublisher, TableBridge
 from daemon.journal.verifier import verify
 from daemon.table import Table
+from daemon.table.publish.publisher import SnapshotPublisher
 from daemon.table.runtime import Staged
 from drivers.base import DeviceDriver
 from simulators.world import forget_world
@@ -157,8 +157,9 @@ def test_a_card_read_alone_is_made_durable_by_the_group_commit_timer(tmp_path: P
 
 def test_the_consoles_are_never_shown_a_line_that_is_not_durable(tmp_path: Path) -> None:
     """The published state (what every console reads) is an effect too: while the shoe reads
-    cards (deferred to the group commit) and operators act at once (`TableBridge._act`
-    publishes for the caller's next read), no publication shows a line not yet on disk."""
+    cards (deferred to the group commit) and operators act at once (each answer publishes for
+    the caller's next read, `SnapshotPublisher.publish_durable`), no publication shows a line
+    not yet on disk."""
     key, _ = new_world()
     table, _ = make_table(table_config(tmp_path / "j", world=key, durability="fsync"))
     shown: list[tuple[int, int]] = []  # (durable, last) at each publication
@@ -177,7 +178,6 @@ def test_the_consoles_are_never_shown_a_line_that_is_not_durable(tmp_path: Path)
 
         publisher.publish = watched  # type: ignore[method-assign]
         publisher.start()
-        bridge = TableBridge(table, asyncio.get_running_loop(), publisher)
         try:
             player = quiet_autoplay(table, key)
             await play_until(player, "DEALING")
@@ -188,7 +188,8 @@ def test_the_consoles_are_never_shown_a_line_that_is_not_durable(tmp_path: Path)
 
             async def acts() -> None:  # refused (the deal is not over): journaled, answered
                 for _ in range(60):
-                    await bridge._act("settle_round", "dealer:d1", "dealer", {})
+                    await table.act("settle_round", "d1", "dealer", {})
+                    await publisher.publish_durable()
                     await asyncio.sleep(0.0005)
 
             await asyncio.gather(draws(), acts())

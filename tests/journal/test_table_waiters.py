@@ -96,11 +96,11 @@ def test_a_timed_out_or_cancelled_wait_leaves_nothing_behind(tmp_path: Path) -> 
                 assert await table.wait_for(lambda: False, 0.001) is False
             waiter = asyncio.ensure_future(table.wait_for(lambda: False, 30))
             await asyncio.sleep(0)
-            assert len(table._waiters or {}) == 1
+            assert len(table.waiters) == 1
             waiter.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await waiter
-            assert table._waiters == {}
+            assert len(table.waiters) == 0
             await refused(table)  # nobody to wake
         finally:
             await table.stop()
@@ -127,7 +127,7 @@ def test_a_predicate_error_reaches_its_waiter(tmp_path: Path) -> None:
             await refused(table)  # the input itself goes through
             with pytest.raises(KeyError, match="seat 9"):
                 await waiter
-            assert table._waiters == {}
+            assert len(table.waiters) == 0
         finally:
             await table.stop()
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from procedure_drive import Table, fresh
 from test_replay import _draw_input, script
 
-from daemon.api import gate, process
+from daemon.api import gate
+from daemon.api import requests as process
 from daemon.procedures.base import Procedure
 from daemon.procedures.diagram import procedure_of
 from daemon.procedures.engine import Hooks, UndeclaredEvent, bind

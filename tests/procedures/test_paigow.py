@@ -20,8 +20,8 @@ from procedure_drive import (
     tile_groups,
 )
 
-from daemon.api.views import console_snapshot
 from daemon.procedures.visibility import Seen, redact_state
+from daemon.table.publish.views import console_snapshot
 
 ART = "Portaria 15/90/M Art."
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from procedure_drive import (
     Table,
     arrangement,
     device,
+    identify,
     paigow_table,
     shuffled_deck,
     thirteen_bets,
@@ -23,6 +25,8 @@ from procedure_drive import (
     thirteen_to_betting,
 )
 
+from daemon.config import load_config
+from daemon.procedures import build
 from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.stakes import Stakes
 from daemon.procedures.thirteen import ThirteenProcedure
@@ -31,6 +35,7 @@ from daemon.rules.cards import parse_cards
 
 ART = "Portaria 51/89/M Art."
 SHOE = device("shoe_reader")
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def refused_article(table: Table, action: str, payload: dict[str, Any]) -> str:
@@ -186,6 +191,43 @@ def test_who_shakes_when_the_highest_bettor_stands_is_a_setting() -> None:
         other = "S" if expected == "P1" else "P1"
         assert refused_article(table, "shake_dice", {"player": other}) == f"{ART} 2(b)"
         table.ok("shake_dice", DEALER, {"player": expected})
+
+
+def configured_table() -> Table:
+    """The example table (config/table.toml), which sets neither house setting of Thirteen."""
+    text = (ROOT / "config" / "table.toml").read_text(encoding="utf-8")
+    assert "shaker =" not in text and "timer_in_hold =" not in text
+    table = Table(build(load_config(ROOT / "config" / "table.toml")))
+    identify(table, table.proc.devices)
+    table.ok("open_table", DEALER)
+    return table
+
+
+@pytest.mark.article("51/89/M", "2(b)")
+def test_a_table_configured_without_a_shaker_setting_has_the_seated_highest_bettor_shake() -> None:
+    """「投注额最高的闲家」 names no seat: a table whose config says nothing reads it as the
+    highest bettor among those seated, not a standing one."""
+    table = configured_table()
+    thirteen_to_betting(table)
+    table.ok("place_bet", DEALER, {"player": "P1", "seat": 1, "units": 2, "seated": True})
+    table.ok("place_bet", DEALER, {"player": "S", "seat": 2, "units": 3, "seated": False})
+    assert refused_article(table, "shake_dice", {"player": "S"}) == f"{ART} 2(b)"
+    table.ok("shake_dice", DEALER, {"player": "P1"})
+
+
+@pytest.mark.article("51/89/M", "2(d)")
+def test_a_table_configured_without_a_timer_setting_pauses_the_five_minutes_in_a_hold() -> None:
+    """The five minutes of Art. 2(d) are the players' time to arrange: a table whose config
+    says nothing gives back, after a HOLD, the time the hold took."""
+    table = configured_table()
+    proc = _to_players_arranging(table, shuffled_deck(5))
+    deadline = proc.deadline
+    assert deadline is not None
+    table.ok("door_opened", SHOE, {"device": "shoe_reader", "fault": "shoe removed"})
+    table.now += 1000
+    table.ok("device_healthy", SHOE, {"device": "shoe_reader"})
+    table.ok("clear_hold", SUPERVISOR, {"reason": "shoe back"})
+    assert proc.deadline is not None and proc.deadline > deadline
 
 
 def _to_players_arranging(table: Table, deck: list[str]) -> ThirteenProcedure:

@@ -56,6 +56,18 @@ def test_within_the_stake_every_door_settles_in_full_with_5_percent() -> None:
     money_balances(result)
 
 
+@pytest.mark.article("15/90/M", "8")
+def test_art_8_the_house_takes_five_per_cent_exactly_of_any_win() -> None:
+    """「场方自彩金抽水百分之五」: 5 % of the winnings, whatever their size (rounded down to the
+    money unit): 500 of a 10,000 win, not a unit more, for the door as for the bank."""
+    doors = settle_round(WEAK_BANKER, [Door(WIN_1, 10_000), Door(WIN_2, 99)], 100_000)
+    assert [(d.won, d.commission) for d in doors.doors] == [(10_000, 500), (99, 4)]
+    bank = settle_round(BANKER, [Door(LOSE_1, 30_000), Door(LOSE_2, 20_000)], 100_000)
+    assert (bank.bank_result, bank.banker.commission, bank.commission) == (50_000, 2_500, 2_500)
+    money_balances(doors)
+    money_balances(bank)
+
+
 @pytest.mark.article("15/90/M", "5(3)")
 def test_art_5_3_the_banker_cannot_win_more_than_the_stake() -> None:
     # Collected counter-clockwise: 头门 pays in full, 二门 pays what is left of the 250 cap.

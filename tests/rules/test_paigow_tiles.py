@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from daemon.rules.paigow.tiles import (
+    NAMES_HANT_EN,
     TABLE_I,
     TILE_SET,
     Tile,
@@ -39,6 +40,29 @@ def test_table_i_order_and_values() -> None:
     for tile in TILE_SET:
         assert tile.pips == pips[tile.name]
         assert tile.rank == names.index(tile.name) + 1
+
+
+# Table I as the text writes it, largest first (002, 表I).
+TABLE_I_AS_WRITTEN = (
+    "天牌", "地牌", "人牌", "娥牌", "梅牌", "长衫", "板凳", "斧头", "红头", "高脚七", "拧冧六",
+    "杂九", "杂八", "杂七", "大鸡六", "杂五", "细鸡",
+)  # fmt: skip
+
+
+@pytest.mark.article("15/90/M", "7(1)", "Table I")
+def test_table_i_names_as_written_read_back_and_show_in_both_languages() -> None:
+    """Art. 7(1) ranks by Table I: each of its names, as written, reads as the tiles of its row
+    and is the name shown; its traditional form (the console's) reads back as the same tiles,
+    and each row has its own English name."""
+    english = set()
+    for rank, written in enumerate(TABLE_I_AS_WRITTEN, start=1):
+        tiles = parse_tiles(written)
+        assert [(t.rank, t.name) for t in tiles] == [(rank, written)]
+        hant, en = NAMES_HANT_EN[written]
+        assert parse_tiles(hant) == tiles
+        english.add(en)
+    assert len(english) == len(TABLE_I_AS_WRITTEN) and all(e.isascii() for e in english)
+    assert format_tiles(parse_tiles("天 杂九 细鸡"), "name") == "天牌 杂九 细鸡"
 
 
 @pytest.mark.article("15/90/M", "9(2)")

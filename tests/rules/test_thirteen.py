@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from daemon.rules import thirteen
 from daemon.rules.cards import DECK, Card, CardError, parse_cards
 from daemon.rules.thirteen import RulesError, is_foul, settle, special_hand
+from daemon.rules.thirteen.rulesets import HK_EXTENDED_LOWER_UNITS
 
 Rows = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]
 
@@ -321,6 +322,16 @@ def test_hk_extended_lower_alternatives_are_a_setting() -> None:
     lower = thirteen.ruleset("hk-extended", units={"tail": {"four_of_a_kind": 3}})
     assert lower.row_units("tail", "four_of_a_kind") == 3
     assert lower.row_units("middle", "four_of_a_kind") == 8
+    # 「四條…尾：三或四注…二道：四或八注…同花順…尾：四或五注…二道：五或十注」: the higher by
+    # default, the lower all at once with the table docs/rules.md names.
+    named = [("tail", "four_of_a_kind"), ("middle", "four_of_a_kind")]
+    named += [("tail", "straight_flush"), ("middle", "straight_flush")]
+    higher = thirteen.ruleset("hk-extended")
+    assert [higher.row_units(row, category) for row, category in named] == [4, 8, 5, 10]
+    lowest = thirteen.ruleset("hk-extended", units=HK_EXTENDED_LOWER_UNITS)
+    assert [lowest.row_units(row, category) for row, category in named] == [3, 4, 4, 5]
+    assert lowest.row_units("head", "three_of_a_kind") == 3
+    assert lowest.row_units("middle", "full_house") == 2
 
 
 # --- hk-points: four players each against each -----------------------------------------------
@@ -443,6 +454,16 @@ def test_four_against_each_other_has_no_banker_ties_push_and_the_larger_special_
     six_pairs = ("Kc 2c 2h", "3h 3s 4c 4d 5c", "5d 6c 6h 7d 7h")  # 六對半: 6
     assert thirteen.settle(six_pairs, dragon, "hk-four").player_units == 36
     assert thirteen.settle(dragon, six_pairs, "hk-four").banker_units == 36
+
+
+@pytest.mark.article("003", "way 2 four against each other")
+def test_way_2_has_a_banker_unless_the_four_play_each_against_each_other() -> None:
+    """「四人中一人為莊家（也可以四人对比）」: way 2 is played against a banker; each seat
+    against each other seat only in the rule set that says so (hk-four)."""
+    with pytest.raises(RulesError, match="against the banker"):
+        thirteen.table_points([P0, P1, P2, P3], "hk-extended")
+    four = thirteen.table_points([P0, P1, P2, P3], "hk-four")
+    assert sum(four.points) == 0 and len(four.pairs) == 6
 
 
 @pytest.mark.article("51/89/M", "2(d)")

@@ -80,7 +80,7 @@ def test_a_plugins_driver_cannot_approve_a_build(tmp_path: Path, lax_shoe: None)
             assert type(driver).__name__ == "LaxShoeDriver"
             assert await table.wait_for(lambda: driver.identity is not None, 10.0)
             assert driver.approved is True  # what the driver claims
-            (status,) = (d for d in table.device_status() if d["name"] == "shoe_reader")
+            (status,) = (d for d in table.facade.device_status() if d["name"] == "shoe_reader")
             assert status["approved"] is False and status["identity"]["approval"] == "not listed"
             # a command the procedure would send it is not sent
             sent: list[bytes] = []

@@ -132,7 +132,7 @@ def test_a_device_not_approved_is_never_healthy_across_a_power_cycle_and_a_resta
             assert "dice_shaker" in result["violation"]["reason"]
             assert proc.faults["dice_shaker"]["healthy"] is False
         assert (
-            next(d for d in table.device_status() if d["name"] == "dice_shaker")["approved"]
+            next(d for d in table.facade.device_status() if d["name"] == "dice_shaker")["approved"]
             is False
         )
 

@@ -17,7 +17,9 @@ def test_a_device_command_waits_for_its_input_to_be_durable(tmp_path: Path) -> N
     async def main() -> None:
         await table.start()
         try:
-            await until(table, lambda: "open_table" in table.legal_actions("dealer"), "ready")
+            await until(
+                table, lambda: "open_table" in table.facade.legal_actions("dealer"), "ready"
+            )
             await table.act("open_table", "D1", "dealer", {})
             await until(table, table.quiet, "the devices idle")
             disk = GatedDisk()

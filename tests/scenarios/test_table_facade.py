@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from daemon.api.facade import TableFacade
 from daemon.autoplay import Autoplay, InProcessControl
 from daemon.config import parse_config
+from daemon.contract.facade import TableFacade
 from daemon.table import JournalMismatch, Table, TableError
 from drivers.clock import ManualClock, MonotonicClock
 from drivers.link import LinkTiming
@@ -37,9 +37,9 @@ def test_the_feed_resumes_after_a_seq_and_follows_live_events(tmp_path: Path) ->
         table, _ = make_table(config)
         await table.start()
         try:
-            await table.wait_for(lambda: "open_table" in table.legal_actions("dealer"))
+            await table.wait_for(lambda: "open_table" in table.facade.legal_actions("dealer"))
             await table.act("open_table", "D1", "dealer", {})
-            feed = table.subscribe(after_seq=3)
+            feed = table.facade.subscribe(after_seq=3)
             seen: list[int] = []
 
             async def read() -> None:
@@ -74,40 +74,40 @@ def test_queries_violations_metrics_and_devices(tmp_path: Path) -> None:
         table, _ = make_table(config)
         await table.start()
         try:
-            await table.wait_for(lambda: "open_table" in table.legal_actions("dealer"))
-            assert isinstance(table, TableFacade)
-            assert table.legal_actions("surveillance") == []
+            await table.wait_for(lambda: "open_table" in table.facade.legal_actions("dealer"))
+            assert isinstance(table.facade, TableFacade)
+            assert table.facade.legal_actions("surveillance") == []
             refused = await table.act("settle_round", "D1", "dealer", {})
             assert refused["accepted"] is False
             violation = refused["violation"]
             assert violation["phase"] == "EQUIPMENT_CHECK" and violation["seq"] > 0
             opened = await table.act("open_table", "D1", "dealer", {})
             assert opened == {"accepted": True, "seq": opened["seq"], "phase": "HAND_SHUFFLE"}
-            metrics = table.metrics()
+            metrics = table.facade.metrics()
             assert metrics.violations_by_article == {violation["article"]: 1}
             assert set(metrics.link_up_by_device) == {
                 "shuffler", "dice_shaker", "shoe_reader", "timer_bell",
             }  # fmt: skip
-            state = table.snapshot()
+            state = table.facade.snapshot()
             assert state["phase"] == "HAND_SHUFFLE"
             assert state["violations"][-1]["seq"] == violation["seq"]
-            status = {d["name"]: d for d in table.device_status()}
+            status = {d["name"]: d for d in table.facade.device_status()}
             assert status["shuffler"]["link"] == "up"
             assert status["shuffler"]["identity"]["model"] == "SHUF-52"
-            found = table.journal_query(event="table.violation")
+            found = table.facade.journal_query(event="table.violation")
             assert [e["seq"] for e in found] == [violation["seq"]]
-            inputs = table.journal_query(event="table.", limit=2)
+            inputs = table.facade.journal_query(event="table.", limit=2)
             assert [e["event"] for e in inputs] == ["table.input", "table.opened"]
             assert inputs[-1]["seq"] == opened["seq"]
             now = datetime.now(UTC)
-            assert table.journal_query(since=now + timedelta(hours=1)) == []
-            assert table.journal_query(until=now - timedelta(hours=1)) == []
+            assert table.facade.journal_query(since=now + timedelta(hours=1)) == []
+            assert table.facade.journal_query(until=now - timedelta(hours=1)) == []
             await table.act("confirm_hand_shuffle", "D1", "dealer", {})
             await until(table, table.quiet, "the shuffle started")
             # Every exchange is sampled: IDENTIFY, GET_STATUS at the connect, the shuffle.
-            assert table.metrics().link_round_trip_seconds["shuffler"].count >= 3
+            assert table.facade.metrics().link_round_trip_seconds["shuffler"].count >= 3
             await table.journal_security("api.auth_failed", {"client": "127.0.0.1"})
-            assert table.journal_query(event="api.")[-1]["actor"] == "api"
+            assert table.facade.journal_query(event="api.")[-1]["actor"] == "api"
         finally:
             await table.stop()
         events = [r["event"] for r in journal_lines(tmp_path / "j")]
@@ -130,7 +130,7 @@ def test_queries_answer_after_the_old_journal_files_are_archived(tmp_path: Path)
         table, _ = make_table(config)
         await table.start()
         try:
-            await table.wait_for(lambda: "open_table" in table.legal_actions("dealer"))
+            await table.wait_for(lambda: "open_table" in table.facade.legal_actions("dealer"))
             await table.act("open_table", "D1", "dealer", {})
             player = Autoplay(
                 table, InProcessControl(key), rounds=1, seed=1, fault_share=0,
@@ -144,11 +144,11 @@ def test_queries_answer_after_the_old_journal_files_are_archived(tmp_path: Path)
         table, _ = make_table(config)
         await table.start(connect=False)
         try:
-            recent = table.journal_query(limit=3)
+            recent = table.facade.journal_query(limit=3)
             assert [e["event"] for e in recent][-1] == "table.recovery"
-            settled = table.journal_query(event="round.settled")
+            settled = table.facade.journal_query(event="round.settled")
             assert len(settled) == 1
-            rounds = table.journal_query(round=str(settled[0]["round"]), limit=1000)
+            rounds = table.facade.journal_query(round=str(settled[0]["round"]), limit=1000)
             assert rounds and all(e["round"] == settled[0]["round"] for e in rounds)
             assert rounds[0]["seq"] > 1
         finally:
@@ -187,11 +187,11 @@ def test_status_polls_feed_the_link_round_trip_histogram(tmp_path: Path) -> None
         table = Table(parsed, driver_clock=clock, drivers={"timer_bell": bell})
         await table.start()
         try:
-            await table.wait_for(lambda: "open_table" in table.legal_actions("dealer"))
+            await table.wait_for(lambda: "open_table" in table.facade.legal_actions("dealer"))
             assert table.quiet()  # no command is sent to the bell before the players arrange
-            before = table.metrics().link_round_trip_seconds["timer_bell"].count
+            before = table.facade.metrics().link_round_trip_seconds["timer_bell"].count
             await asyncio.sleep(0.5)
-            after = table.metrics().link_round_trip_seconds["timer_bell"].count
+            after = table.facade.metrics().link_round_trip_seconds["timer_bell"].count
             assert after >= before + 3
         finally:
             await table.stop()
@@ -286,7 +286,7 @@ def test_a_decision_the_journal_cannot_write_stops_the_table(tmp_path: Path) -> 
         table, _ = make_table(config)
         await table.start()
         try:
-            await table.wait_for(lambda: "open_table" in table.legal_actions("dealer"))
+            await table.wait_for(lambda: "open_table" in table.facade.legal_actions("dealer"))
             assert table.journal is not None
             seq = table.journal.durable_seq
             # A device's fact takes the payload its driver gives (no declared parameters).

@@ -163,3 +163,15 @@ def test_of_two_special_hands_the_smaller_pays_the_larger_never_the_reverse() ->
     assert (one.player_units, one.banker_units) == (36, 0) and one.rows == ()
     other = thirteen.settle(DRAGON, SIX_PAIRS, "hk-points")
     assert (other.banker_units, other.player_units) == (36, 0)
+
+
+@pytest.mark.article("003", "way 3 specials")
+@pytest.mark.article("51/89/M", "9 I")
+def test_the_smaller_special_pays_the_larger_only_where_the_third_way_is_played() -> None:
+    """Way 3's rule is its rule set's: in Macau two special hands are a push (Art. 9 I 和局),
+    whichever is larger; the first way's banker pays the player."""
+    macau = thirteen.settle(DRAGON, SIX_PAIRS, "macau-1989")
+    assert (macau.banker_special, macau.player_special) == ("一条龙", "六对半")
+    assert macau.outcome == "push" and macau.player_net == 0
+    points = thirteen.settle(DRAGON, SIX_PAIRS, "hk-points")
+    assert (points.banker_units, points.player_units) == (36, 0)

@@ -1,9 +1,10 @@
 """The proof of the trace: each guard of an enforced article, disabled, fails a test of it.
 
-Today's seventh of the articles is proven here (all of them over a week); the whole proof is
-`bench/bench_trace_proof.py`. A survived guard fails this test. The mutants, the hook that
-puts one in place in a process the tests start, the CLI and the journal's evidence are tested
-as they are used: through `tabled` as a process, on a journal a table wrote."""
+Today's share of the articles is proven here (every DAYS-th, `daemon.trace.proofdoc`: all of
+them in DAYS days); the whole proof is `bench/bench_trace_proof.py`. A survived guard fails
+this test. The mutants, the hook that puts one in place in a process the tests start, the CLI
+and the journal's evidence are tested as they are used: through `tabled` as a process, on a
+journal a table wrote."""
 
 from __future__ import annotations
 
@@ -12,18 +13,21 @@ import os
 import subprocess
 import sys
 from datetime import UTC, date, datetime, timedelta
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 from daemon.trace.equivalents import EQUIVALENT, MARK
-from daemon.trace.guards import constants, scan
+from daemon.trace.guards import Unit, constants, scan
 from daemon.trace.hook import SITECUSTOMIZE, VARIABLE
 from daemon.trace.mutants import Mutant, mutant
 from daemon.trace.proofdoc import survivors
 from daemon.trace.prove import DAYS, day_sample, enforced, plan, prove
+from daemon.trace.reexec import Modules
 from daemon.trace.report import trace
 from daemon.trace.runner import Done, Task, read, run, use_mutant
+from daemon.trace.values import ALREADY_EMPTY
 from tests.daemon.cli_support import journal_lines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,15 +48,19 @@ def citations() -> list[str]:
     return [t.article.citation for t in enforced(trace(with_journal=False))]
 
 
+@cache
+def units() -> list[Unit]:
+    return scan()
+
+
 def the_mutant(guard: str, article: str) -> Mutant:
-    unit = next(u for u in scan() if u.path == guard)
+    unit = next(u for u in units() if u.path == guard)
     module = guard.split(":", 1)[0]
     made = mutant(unit, article, ROOT, constants()[module], module)
     assert isinstance(made, Mutant), made
     return made
 
 
-@pytest.mark.proof
 def test_todays_share_of_the_enforced_articles_is_proven() -> None:
     today = datetime.now(UTC).date()
     sample = day_sample(citations(), today)
@@ -66,7 +74,7 @@ def test_todays_share_of_the_enforced_articles_is_proven() -> None:
     assert all(p.outcomes for p in proofs)
 
 
-def test_every_enforced_article_is_proven_once_a_week() -> None:
+def test_every_enforced_article_is_proven_once_in_the_rotation() -> None:
     every = citations()
     monday = date(2026, 1, 5)
     week = [day_sample(every, monday + timedelta(days=n)) for n in range(DAYS)]
@@ -88,6 +96,37 @@ def test_the_mutant_disables_only_the_checks_citing_its_article() -> None:
     data = the_mutant("daemon.procedures.paigow.game:BET_ACTIONS", "Portaria 15/90/M Art. 2(7)")
     assert data.swap is None and "BET_ACTIONS = ()" in data.source
     assert m.file.read_text(encoding="utf-8") == original  # never the tree
+
+
+def test_a_value_is_changed_by_the_smallest_edit_that_still_imports() -> None:
+    """A setting becomes its next declared choice (an empty text would read as the default);
+    a container built by a call keeps its call; a record built by a call changes a number; a
+    function's body returns the empty value of its container; an alias names an edited copy;
+    nothing already empty, and no type, is mutated."""
+    order = the_mutant(
+        "daemon.rules.paigow.rulesets:PaiGowRules.settlement_order", "Portaria 15/90/M Art. 2(3)"
+    )
+    assert order.operator == "'collect_then_pay' -> 'hand_by_hand' (the next of its choices)"
+    tie = the_mutant("daemon.rules.thirteen.rulesets:RuleSet.tie_break", "003 way 1 top card")
+    assert "tie_break: str = 'top-card'" in tie.source  # from the module's _CHOICES
+    table = the_mutant("daemon.rules.thirteen.rulesets:MACAU_UNITS", "Portaria 51/89/M Art. 9 II")
+    assert "MACAU_UNITS=_units({})" in "".join(table.source.split())
+    seat = the_mutant("daemon.procedures.thirteen.game:_SEAT", "Portaria 51/89/M Art. 3")
+    assert seat.operator == "its 0 -> 1" and '_SEAT = seat(1, 3, "Seat", "門")' in seat.source
+    events = the_mutant("daemon.procedures.thirteen.game:EVENTS", "Portaria 51/89/M Art. 8")
+    assert "EVENTS: dict[str, Event] = {}" in events.source
+    alias = the_mutant("daemon.rules.thirteen.rulesets:HK_UNITS", "003 way 1 odds")
+    assert "HK_UNITS = _units({})" in alias.source  # Macau's table, aliased, stays whole
+    assert "MACAU_UNITS=_units({" in "".join(alias.source.split())
+    for made in (order, tie, table, seat, events, alias):
+        compile(made.source, str(made.file), "exec")
+    left = {
+        u.guard: u.reason
+        for _, _, unmutated in plan(["003 way 2 specials", "Portaria 51/89/M Art. 4"])
+        for u in unmutated
+    }
+    assert left["daemon.rules.thirteen.rulesets:RuleSet.excluded_head_runs"] == ALREADY_EMPTY
+    assert left["daemon.procedures.spec:Opens"].startswith("a type")
 
 
 def test_a_process_the_tests_start_runs_the_mutant(tmp_path: Path) -> None:
@@ -214,3 +253,20 @@ def test_a_function_the_modules_call_at_import_runs_fresh() -> None:
         "Portaria 15/90/M Art. 6(1)",
     )
     assert check.swap == "PaiGowProcedure._check_set_hand"
+
+
+def test_a_data_mutant_runs_its_module_again_then_each_module_importing_it() -> None:
+    """The session puts a mutant of data in place by running its module again, then every
+    project module that imports it, each after the modules it imports (daemon/trace/reexec)."""
+    import daemon.procedures.paigow  # noqa: F401, PLC0415 - imports the tiles' dependents
+
+    order = Modules(ROOT).dependents("daemon.rules.paigow.tiles")
+    assert order[0] == "daemon.rules.paigow.tiles"
+    for before, after in (
+        ("daemon.rules.paigow.tiles", "daemon.rules.paigow.classes"),
+        ("daemon.rules.paigow.classes", "daemon.rules.paigow"),
+        ("daemon.rules.paigow", "daemon.procedures.paigow.procedure"),
+    ):
+        assert order.index(before) < order.index(after)
+    assert "daemon.rules.thirteen.rulesets" not in order  # imports nothing of the tiles
+    assert not any(name.startswith("daemon.trace.") for name in order)

@@ -29,10 +29,10 @@ from fastapi.responses import JSONResponse
 from daemon.api.bodies import ActRequest, ActResult, Refusal, read_act_request
 from daemon.api.context import IDEMPOTENCY_CACHE, context
 from daemon.api.errors import AUTH_ERRORS, INPUT_ERRORS, ApiError, ErrorBody
-from daemon.api.facade import ActionSpec, TableFacade
 from daemon.api.gate import Gate, Who, credential
 from daemon.api.models import check_payload
 from daemon.api.tokens import Principal
+from daemon.contract.facade import ActionSpec, TableFacade
 from daemon.procedures.visibility import redact_value
 
 log = structlog.get_logger("tabled.api")

@@ -13,6 +13,7 @@ from daemon import __version__
 from daemon.api import metrics as metrics_text
 from daemon.api.bodies import HealthBody
 from daemon.api.context import context
+from daemon.shipper.runtime import metrics_text as feed_metrics
 
 STATIC = files("daemon.api") / "static"
 
@@ -59,8 +60,6 @@ async def prometheus(request: Request) -> Response:
     )
     status = await _feed_status(request)
     if status is not None:
-        from daemon.shipper.runtime import metrics_text as feed_metrics  # noqa: PLC0415
-
         body += feed_metrics(status, ctx.table_id())
     return Response(body, media_type=metrics_text.CONTENT_TYPE)
 

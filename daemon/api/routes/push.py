@@ -23,7 +23,6 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from daemon.api.context import AppContext, context
 from daemon.api.errors import ApiError
-from daemon.api.facade import Subscription
 from daemon.api.fanout import (
     CLOSE_TOO_SLOW,
     Batch,
@@ -35,6 +34,7 @@ from daemon.api.fanout import (
     withheld,
 )
 from daemon.api.tokens import Principal, hash_token
+from daemon.contract.facade import Subscription
 from daemon.procedures import visibility
 
 WS_AUTH_TIMEOUT = 10.0

@@ -18,7 +18,6 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from daemon.api import explain
-from daemon.api.bridge import training_call
 from daemon.api.context import context
 from daemon.api.errors import AUTH_ERRORS, INPUT_ERRORS, ApiError, ErrorBody
 from daemon.api.gate import Who, credential
@@ -75,19 +74,10 @@ async def _training(request: Request, actor: str, role: str, op: str) -> None:
 
 
 async def _on_table(request: Request, name: str, *args: Any) -> Any:
-    """The training control `name` (`describe`, `control`) where the table's devices live: on
-    the table's own loop when the API runs on a thread of its own (daemon.api.bridge), in the
-    table's process when it runs in a process of its own (daemon.api.worker)."""
+    """The training control `name` (`describe`, `control`) where the table's devices live (in
+    the table's process: `TableFacade.training`), as the person whose token asked."""
     table = context(request).table
-    remote = getattr(table, "training", None)
-    if remote is not None:
-        result = await remote(name, list(args), credential(request))
-    else:
-        on_table = getattr(table, "on_table", None)
-        if on_table is None:
-            result = await training_call(table, name, list(args))
-        else:
-            result = await on_table(lambda real: training_call(real, name, list(args)))
+    result = await table.training(name, list(args), credential(request))
     if result is None:
         raise ApiError(404, "not_simulated", "this table's devices are real: no training mode")
     return result

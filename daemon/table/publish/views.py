@@ -15,12 +15,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from daemon.api import explain
-from daemon.api.facade import ActionSpec
+from daemon.contract.facade import ActionSpec
 from daemon.procedures.common import OVERRIDES
 from daemon.procedures.games import GAMES
 from daemon.procedures.spec import OPERATOR_ROLES, Action, PhaseText
 from daemon.procedures.visibility import opened
+from daemon.table.publish import explain
 
 
 def action_specs(actions: Mapping[str, Action], game: str | None = None) -> list[ActionSpec]:

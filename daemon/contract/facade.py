@@ -12,16 +12,22 @@ into them.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, runtime_checkable
 
+from daemon.contract.published import Published
 from daemon.procedures.spec import Param
+
+if TYPE_CHECKING:
+    from daemon.journal import Journal
 
 # trainer: handles the simulated devices of a table in training mode (daemon/training.py)
 ROLES = ("dealer", "supervisor", "surveillance", "admin", "trainer")
 Role = Literal["dealer", "supervisor", "surveillance", "admin", "trainer"]
+# The roles a person acts in (devices and the system feed the table themselves).
+OPERATOR_ROLES = ("dealer", "supervisor")
 
 # One field of an action's payload, as the game declares it (daemon/procedures/spec.py): the
 # API builds its request models from these (daemon/api/models.py), the console its forms.
@@ -180,7 +186,7 @@ class TableFacade(Protocol):
         `limit` of the matches). `round` is compared with the event's round id as text.
         `event` matches the event name exactly or, ending in ".", as a prefix (`"shoe."`).
         Times are timezone-aware. Called from a worker thread (it may read files), so it must
-        read only the journal, never the procedure (`daemon.api.journal_feed.query` does)."""
+        read only the journal, never the procedure (`daemon.contract.journal_feed.query` does)."""
         ...
 
     def subscribe(self, after_seq: int | None = None) -> Subscription:
@@ -197,3 +203,59 @@ class TableFacade(Protocol):
     def metrics(self) -> TableMetrics:
         """Counters and latencies for `/metrics`."""
         ...
+
+    async def training(self, name: str, args: list[Any], token: str) -> Any:
+        """A training control on the table's simulated devices (`daemon.training`):
+        `describe()` or `control(asked, actor, role)` (`training_args`), as the person whose
+        `token` asked; None when a device is real (no training mode)."""
+        ...
+
+
+class Publisher(Protocol):
+    """The table's state as published for an API that does not read the table itself
+    (`daemon.table.publish.publisher.SnapshotPublisher`), on the table's loop."""
+
+    @property
+    def latest(self) -> Published: ...
+
+    def listen(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (it must only hand over) after each publication."""
+        ...
+
+    def publish(self, *, unless_same: bool = False) -> Published: ...
+
+    async def publish_durable(self) -> None:
+        """Publish once all the state shows is durable (after an action, before its answer)."""
+        ...
+
+    def publish_first(self) -> Published: ...
+
+    def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Served:
+    """What the API process's launcher (`daemon.api.process`, in the table's process) is handed
+    of the running table (`daemon.table.publish.served`): its facade, its publications, its
+    journal (the folder the API process reads, the lines forwarded to it) and its wall clock."""
+
+    facade: TableFacade
+    publisher: Publisher
+    journal: Journal | None
+    wall: Callable[[], float]
+
+
+def training_args(name: Any, args: Any) -> bool:
+    """Whether `name(*args)` is a training control: `describe()` or `control(asked, actor,
+    role)`."""
+    if name == "describe":
+        return bool(args == [])
+    return (
+        name == "control"
+        and isinstance(args, list)
+        and len(args) == 3
+        and isinstance(args[0], dict)
+        and all(isinstance(a, str) for a in args[1:])
+    )
