@@ -368,6 +368,9 @@ class Walk:
         out: list[tuple[str, str, dict[str, Any]]] = []
         if phase == "DEALING":
             out += [("card_read", "device:shoe_reader", {"misread": True})]
+            # A card the shoe reads out of the deck's order (a card dealt twice: a misdeal).
+            if self.choose.chance(1):
+                out += [("card_read", "device:shoe_reader", {"card": self.choose.one(CARDS)})]
             if proc.misread is not None and proc.override is None:
                 out += [("propose_card", DEALER, {"card": self._undealt(proc)})] * 3
             if proc.dealt:
