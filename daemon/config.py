@@ -51,6 +51,7 @@ from daemon.rules.thirteen import RULESETS as THIRTEEN_RULESETS
 from daemon.rules.thirteen import RulesError, ruleset
 from daemon.shipper.config import TOKEN_PATTERN, FeedConfig
 from drivers import kinds as device_kinds
+from drivers.transport import real_line
 
 __all__ = ["ConfigError"]  # raised by load_config; defined with the other files' (configfile)
 
@@ -95,38 +96,6 @@ class ApprovedFirmware:
     firmware_hash: Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
-def real_line(port: str) -> bool:
-    """`port` is a device's line, not a simulator's: neither `sim://` nor pyserial's `loop://`,
-    nor a pseudo-terminal (`/dev/pts/N`, what `tabled sim` serves its simulators on)."""
-    return not port.startswith(("sim://", "loop://", "/dev/pts/"))
-
-
-def _approved_package(kind: str, approved: str) -> None:
-    """A plug-in's kind runs only from the package the casino approved, by its digest: checked
-    before its code is imported (a kind tabled does not know is `find`'s to name)."""
-    if not device_kinds.is_plugin(kind):
-        if approved:
-            raise ValueError(
-                f"package_sha256: the {kind} kind is not a plug-in's: only a plug-in's package "
-                "is approved by its digest"
-            )
-        return
-    try:
-        digest = device_kinds.package_digest(kind)
-    except LookupError as exc:
-        raise ValueError(f"kind: {exc}") from None
-    if not approved:
-        raise ValueError(
-            f"package_sha256: the {kind} kind is a plug-in's: give the digest of the package "
-            "the casino approved (`tabled devices --kinds` shows the installed one's, to compare)"
-        )
-    if approved != digest:
-        raise ValueError(
-            f"package_sha256: the installed package's digest is {digest}, not the approved "
-            f"{approved}: it is not the package the casino approved"
-        )
-
-
 @dataclass(frozen=True, config=SECTION)
 class DeviceConfig:
     """`[devices.NAME]`: the table's device NAME (its role: the shuffler, the shoe reader...),
@@ -157,7 +126,9 @@ class DeviceConfig:
     def _a_kind_that_fills_this_role(self) -> Self:
         if not self.kind:
             object.__setattr__(self, "kind", self.name)
-        _approved_package(self.kind, self.package_sha256)
+        problem = device_kinds.package_problem(self.kind, self.package_sha256)
+        if problem is not None:
+            raise ValueError(problem)
         try:
             kind = device_kinds.find(self.kind)
         except LookupError as exc:
@@ -367,14 +338,11 @@ class TableConfig:
         if missing and not partial:
             sections = ", ".join(f"[devices.{name}]" for name in missing)
             raise ValueError(f"devices: a {self.game} table needs {sections}, enabled")
+        # A live table takes no build unchecked; `tabled devices` (partial) probes the line
+        # to learn the build to approve.
+        live = self.journal.durability == "fsync" and not partial
         for name, device in sorted(self.devices.items()):
-            if (
-                not partial  # `tabled devices` probes the line to learn the build to approve
-                and self.journal.durability == "fsync"
-                and device.enabled
-                and not device.approved
-                and real_line(device.port)
-            ):
+            if live and device.enabled and not device.approved and real_line(device.port):
                 raise ValueError(
                     f'devices.{name}.approved: a live table (journal durability "fsync") '
                     f"takes a device on a real line ({device.port}) only if its build is "

@@ -261,6 +261,35 @@ def package_digest(name: str) -> str:
     return hashlib.sha256("".join(lines).encode()).hexdigest()
 
 
+def package_problem(kind: str, approved: str) -> str | None:
+    """Why a config may not run kind `kind` with `approved` as its package's approved digest
+    (`[devices.ROLE] package_sha256`), as one `key: what is wrong` line, or None. A plug-in's
+    kind runs only from the package the casino approved, checked before its code is imported;
+    a built-in kind takes no digest; a kind no package declares is `find`'s to name."""
+    if not is_plugin(kind):
+        if approved:
+            return (
+                f"package_sha256: the {kind} kind is not a plug-in's: only a plug-in's package "
+                "is approved by its digest"
+            )
+        return None
+    try:
+        digest = package_digest(kind)
+    except LookupError as exc:
+        return f"kind: {exc}"
+    if not approved:
+        return (
+            f"package_sha256: the {kind} kind is a plug-in's: give the digest of the package "
+            "the casino approved (`tabled devices --kinds` shows the installed one's, to compare)"
+        )
+    if approved != digest:
+        return (
+            f"package_sha256: the installed package's digest is {digest}, not the approved "
+            f"{approved}: it is not the package the casino approved"
+        )
+    return None
+
+
 def find(name: str) -> DeviceKind:
     """The row of kind `name`; LookupError of one line if there is none. A built-in kind
     imports nothing; a plug-in's imports that plug-in's module alone, so the code of a package
