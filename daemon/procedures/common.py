@@ -41,7 +41,7 @@ DEVICE_OF_FACT: dict[str, str] = {
 # journal as the table's fact.
 _IDENTITY_FIELDS = frozenset(
     {"device", "approved", "approval", "make", "model", "serial", "firmware", "firmware_hash",
-     "kind", "driver"}
+     "kind", "driver", "package_sha256"}
 )  # fmt: skip
 DEVICE_FACT_FIELDS: dict[str, frozenset[str]] = {
     "device_identified": _IDENTITY_FIELDS,
