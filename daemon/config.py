@@ -51,6 +51,7 @@ from daemon.rules.thirteen import RULESETS as THIRTEEN_RULESETS
 from daemon.rules.thirteen import RulesError, ruleset
 from daemon.shipper.config import TOKEN_PATTERN, FeedConfig
 from drivers import kinds as device_kinds
+from drivers.transport import real_line
 
 __all__ = ["ConfigError"]  # raised by load_config; defined with the other files' (configfile)
 
@@ -109,6 +110,10 @@ class DeviceConfig:
     approved: tuple[ApprovedFirmware, ...] = ()
     kind: StrictStr = ""  # "": the built-in kind of the device's name
     options: dict[StrictStr, Any] = dataclasses.field(default_factory=dict)  # the kind's own
+    # A plug-in's kind: the digest of the package the casino approved (drivers.kinds.
+    # package_digest; `tabled devices --kinds` shows the installed one's). Checked before
+    # anything of the package is imported.
+    package_sha256: Annotated[StrictStr, Field(pattern=r"^([0-9a-f]{64})?$")] = ""
 
     @field_validator("address")
     @classmethod
@@ -121,6 +126,9 @@ class DeviceConfig:
     def _a_kind_that_fills_this_role(self) -> Self:
         if not self.kind:
             object.__setattr__(self, "kind", self.name)
+        problem = device_kinds.package_problem(self.kind, self.package_sha256)
+        if problem is not None:
+            raise ValueError(problem)
         try:
             kind = device_kinds.find(self.kind)
         except LookupError as exc:
@@ -330,6 +338,17 @@ class TableConfig:
         if missing and not partial:
             sections = ", ".join(f"[devices.{name}]" for name in missing)
             raise ValueError(f"devices: a {self.game} table needs {sections}, enabled")
+        # A live table takes no build unchecked; `tabled devices` (partial) probes the line
+        # to learn the build to approve.
+        live = self.journal.durability == "fsync" and not partial
+        for name, device in sorted(self.devices.items()):
+            if live and device.enabled and not device.approved and real_line(device.port):
+                raise ValueError(
+                    f'devices.{name}.approved: a live table (journal durability "fsync") '
+                    f"takes a device on a real line ({device.port}) only if its build is "
+                    f"approved: list the approved builds ([[devices.{name}.approved]]; "
+                    "`tabled devices` shows what is on the line)"
+                )
         if self.feed is not None and not TOKEN_PATTERN.match(self.table_id):
             raise ValueError(
                 f"table.id: {self.table_id!r} cannot be a NATS subject token "

@@ -11,7 +11,8 @@ entry naming a `DeviceKind` row, and a table's config picks it with
 
 Nothing of a device is imported until it is used: a row names its classes as `module:Class`
 text, so reading the registry imports only the plug-ins' small modules that hold their rows.
-This module does no I/O and imports no driver: the simulators read it too. A plug-in's module
+This module imports no driver and does no I/O but read a plug-in package's installed files for
+its digest (`package_digest`): the simulators read it too. A plug-in's module
 is imported only when its kind is asked for (`find`, as the config does for the kinds it names)
 or when every kind is listed (`kinds`). A plug-in that cannot be read is kept out with one line
 that names its package (`broken()`), never a traceback; a plug-in never replaces a built-in
@@ -22,10 +23,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import importlib
 import importlib.metadata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypeVar
 
 GROUP = "tabled.devices"  # the entry-point group a vendor's package declares its kinds in
@@ -205,6 +208,86 @@ def broken() -> Mapping[str, str]:
     """The plug-ins kept out, each with the one line that says why (each plug-in's module is
     imported to know)."""
     return {name: row for name in sorted(_declared()) if isinstance(row := _plugin(name), str)}
+
+
+# What a package's digest leaves out of its RECORD: files the installer writes per install
+# (which installer, from where, the RECORD itself) and byte code Python writes beside the code.
+_PER_INSTALL = frozenset({"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"})
+
+
+def is_builtin(name: str) -> bool:
+    """Kind `name` is one of tabled's own (nothing of a plug-in is read to know)."""
+    return name in _builtin()
+
+
+def is_plugin(name: str) -> bool:
+    """Kind `name` is declared by an installed package (its metadata read, nothing imported)."""
+    return name in _declared() and not is_builtin(name)
+
+
+def package_digest(name: str) -> str:
+    """The SHA-256 of what plug-in kind `name`'s package installed, as the casino approves it
+    (`[devices.ROLE] package_sha256`, docs/devices.md): over each file its RECORD lists, read
+    from disk now (its code, its METADATA and entry points; not the per-install files nor byte
+    code), in path order, as ``path TAB sha256 NEWLINE`` lines. Nothing of the package is
+    imported. LookupError of one line when the kind is not a plug-in's, or its package lists no
+    files (an editable or hand-made install: nothing to approve) or lost one."""
+    if not is_plugin(name):
+        raise LookupError(f"{name!r} is not a plug-in's kind")
+    entries = _declared()[name]
+    dist = entries[0].dist
+    package, version = _origin(entries[0])
+    files = dist.files if dist is not None else None
+    if dist is None or not files:
+        raise LookupError(
+            f"package {package} {version} lists no installed files (RECORD): only a package "
+            "installed by pip from its wheel can be approved"
+        )
+    lines = []
+    for file in sorted(files, key=lambda f: f.as_posix()):
+        parts = file.parts
+        if file.suffix == ".pyc" or "__pycache__" in parts:
+            continue
+        if len(parts) == 2 and parts[0].endswith(".dist-info") and parts[1] in _PER_INSTALL:
+            continue
+        try:
+            data = Path(str(dist.locate_file(file))).read_bytes()
+        except OSError as exc:
+            raise LookupError(
+                f"package {package} {version}: {file.as_posix()} it installed cannot be read "
+                f"({exc.strerror or exc})"
+            ) from None
+        lines.append(f"{file.as_posix()}\t{hashlib.sha256(data).hexdigest()}\n")
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def package_problem(kind: str, approved: str) -> str | None:
+    """Why a config may not run kind `kind` with `approved` as its package's approved digest
+    (`[devices.ROLE] package_sha256`), as one `key: what is wrong` line, or None. A plug-in's
+    kind runs only from the package the casino approved, checked before its code is imported;
+    a built-in kind takes no digest; a kind no package declares is `find`'s to name."""
+    if not is_plugin(kind):
+        if approved:
+            return (
+                f"package_sha256: the {kind} kind is not a plug-in's: only a plug-in's package "
+                "is approved by its digest"
+            )
+        return None
+    try:
+        digest = package_digest(kind)
+    except LookupError as exc:
+        return f"kind: {exc}"
+    if not approved:
+        return (
+            f"package_sha256: the {kind} kind is a plug-in's: give the digest of the package "
+            "the casino approved (`tabled devices --kinds` shows the installed one's, to compare)"
+        )
+    if approved != digest:
+        return (
+            f"package_sha256: the installed package's digest is {digest}, not the approved "
+            f"{approved}: it is not the package the casino approved"
+        )
+    return None
 
 
 def find(name: str) -> DeviceKind:

@@ -48,6 +48,12 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
+def real_line(port: str) -> bool:
+    """`port` is a device's line, not a simulator's: neither `sim://` nor pyserial's `loop://`,
+    nor a pseudo-terminal (`/dev/pts/N`, what `tabled sim` serves its simulators on)."""
+    return not port.startswith(("sim://", "loop://", "/dev/pts/"))
+
+
 def open_port(url: str, baudrate: int) -> Any:
     """Open a pyserial port (blocking; call it off the event loop for real ports)."""
     return serial.serial_for_url(url, baudrate=baudrate, timeout=0.1, write_timeout=1.0)

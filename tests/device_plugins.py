@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from drivers.kinds import GROUP, reset
@@ -25,9 +26,15 @@ EXAMPLE_KIND = "ascii_shoe"
 
 
 def write_dist_info(
-    site: Path, name: str, version: str, entry_points: Mapping[str, Mapping[str, str]]
+    site: Path,
+    name: str,
+    version: str,
+    entry_points: Mapping[str, Mapping[str, str]],
+    code: Iterable[Path] = (),
 ) -> Path:
-    """A dist-info folder in `site` for package `name` declaring `entry_points`."""
+    """A dist-info folder in `site` for package `name` declaring `entry_points`, its RECORD
+    listing its metadata and the files `code` (as pip's does, paths from `site`), so it has a
+    digest to approve (`drivers.kinds.package_digest`)."""
     info = site / f"{name.replace('-', '_')}-{version}.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
@@ -35,6 +42,9 @@ def write_dist_info(
     for group, entries in entry_points.items():
         lines += [f"[{group}]", *(f"{key} = {value}" for key, value in entries.items()), ""]
     (info / "entry_points.txt").write_text("\n".join(lines))
+    listed = [info / "METADATA", info / "entry_points.txt", *code]
+    record = [f"{Path(os.path.relpath(path, site)).as_posix()},," for path in listed]
+    (info / "RECORD").write_text("\n".join([*record, f"{info.name}/RECORD,,", ""]))
     return info
 
 
@@ -49,7 +59,8 @@ def on_path(*folders: Path) -> None:
 
 def install_example(site: Path) -> None:
     project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]
-    write_dist_info(site, project["name"], project["version"], project["entry-points"])
+    code = sorted(p for p in (EXAMPLE / "tabled_ascii_shoe").rglob("*.py") if p.is_file())
+    write_dist_info(site, project["name"], project["version"], project["entry-points"], code)
     on_path(site, EXAMPLE)
 
 
@@ -73,8 +84,8 @@ def plugin_site(tmp_path: Path) -> Iterator[Path]:
 def plugin(site: Path, package: str, entry: str, value: str, module: str = "") -> None:
     """Package `package` 1.0 in `site`, declaring `entry = value` in tabled.devices, with
     `module` as the source of the module `value` names."""
-    write_dist_info(site, package, "1.0", {GROUP: {entry: value}})
+    source = site / f"{value.partition(':')[0]}.py"
     if module:
-        name = value.partition(":")[0]
-        (site / f"{name}.py").write_text(module)
+        source.write_text(module)
+    write_dist_info(site, package, "1.0", {GROUP: {entry: value}}, [source] if module else [])
     on_path(site)

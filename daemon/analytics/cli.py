@@ -191,10 +191,11 @@ def main(argv: list[str]) -> int:
         )
         return 2
     if args.kind == "game-math":
-        from daemon.analytics.hold import simulate  # noqa: PLC0415
+        from daemon.analytics.hold import simulate_ruleset  # noqa: PLC0415
 
         figures = {
-            name: simulate(name, args.deals, args.seed) for name in (args.ruleset or ["macau-1989"])
+            name: simulate_ruleset(name, args.deals, args.seed)
+            for name in (args.ruleset or ["macau-1989"])
         }
         print(json.dumps(figures, indent=2, sort_keys=True))
         return 0

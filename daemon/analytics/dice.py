@@ -406,6 +406,12 @@ class ChiSquare:
     pvalue: float
 
 
+def face_band(dice: int) -> tuple[float, float, float]:
+    """For `dice` fair dice: each face's expected count and its 99 % band (binomial)."""
+    low, high = stats.binom.ppf([0.005, 0.995], dice, 1 / FACES)
+    return dice / FACES, float(low), float(high)
+
+
 def chi_square(counts: npt.NDArray[np.int64]) -> ChiSquare:
     """Pearson's chi-square of counts against equal expected counts (scipy.stats.chisquare's
     figures, by its special functions: the floor computes thousands at a pass)."""

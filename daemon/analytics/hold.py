@@ -81,6 +81,17 @@ def simulate(ruleset: str, deals: int, seed: int) -> dict[str, Any]:
     }
 
 
+def simulate_ruleset(ruleset: str, deals: int, seed: int) -> dict[str, Any]:
+    """The Monte Carlo of `ruleset`, a Thirteen or a Taiwan Pai Gow rule set (by its name)."""
+    from daemon.rules.paigow import RULESETS  # noqa: PLC0415 - the rules engine, on demand
+
+    if ruleset in RULESETS:
+        from daemon.analytics import paigow_math  # noqa: PLC0415
+
+        return paigow_math.simulate(ruleset, deals, seed)
+    return simulate(ruleset, deals, seed)
+
+
 def game_math() -> dict[str, dict[str, Any]]:
     """The stored figures, by rule set."""
     if not GAME_MATH.exists():
@@ -207,6 +218,6 @@ def judge(
 def main_game_math(rulesets: list[str], deals: int, seed: int) -> dict[str, dict[str, Any]]:
     figures = game_math()
     for name in rulesets:
-        figures[name] = simulate(name, deals, seed)
+        figures[name] = simulate_ruleset(name, deals, seed)
     GAME_MATH.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
     return figures

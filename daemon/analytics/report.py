@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import math
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,13 +24,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
-from scipy import stats
 
 from daemon.analytics.common import Finding
+from daemon.analytics.dice import face_band
 from daemon.analytics.shuffle import (
     CARDS,
     permutations,
     position_table,
+    random_rising_distribution,
     rising_sequences,
 )
 from daemon.analytics.source import AuditData
@@ -44,27 +44,11 @@ TITLES = {
 }
 
 
-def random_rising_distribution(cards: int = CARDS) -> tuple[np.ndarray, np.ndarray]:
-    """P(R = r) for a random deck: the Eulerian numbers A(n, r - 1) / n!."""
-    eulerian = [1]
-    for n in range(2, cards + 1):
-        previous = eulerian
-        eulerian = [
-            (d + 1) * (previous[d] if d < len(previous) else 0)
-            + (n - d) * (previous[d - 1] if d >= 1 else 0)
-            for d in range(n)
-        ]
-    total = math.factorial(cards)
-    r = np.arange(1, cards + 1)
-    return r, np.array([count / total for count in eulerian])
-
-
 def dice_figure(serial: str, throws: np.ndarray) -> Figure:
     figure, axes = plt.subplots(figsize=(7, 3.6))
     counts = np.bincount(throws.ravel(), minlength=7)[1:]
     n = int(throws.size)
-    expected = n / 6
-    low, high = stats.binom.ppf([0.005, 0.995], n, 1 / 6)
+    expected, low, high = face_band(n)
     axes.axhspan(low, high, color="#9c9", alpha=0.35, label="99% band of fair dice", zorder=0)
     axes.axhline(expected, color="#363", linewidth=1, zorder=1)
     axes.bar(np.arange(1, 7), counts, color="#4a78a8", zorder=2, width=0.6)

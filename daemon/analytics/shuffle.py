@@ -47,6 +47,23 @@ GUESS_VARIANCE = sum(1 / k - 1 / k**2 for k in range(1, CARDS + 1))
 Permutations = npt.NDArray[np.int16]  # (decks, 52): input position of each output position
 
 
+def random_rising_distribution(
+    cards: int = CARDS,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """P(R = r) for a random deck: the Eulerian numbers A(n, r - 1) / n!."""
+    eulerian = [1]
+    for n in range(2, cards + 1):
+        previous = eulerian
+        eulerian = [
+            (d + 1) * (previous[d] if d < len(previous) else 0)
+            + (n - d) * (previous[d - 1] if d >= 1 else 0)
+            for d in range(n)
+        ]
+    total = math.factorial(cards)
+    r = np.arange(1, cards + 1)
+    return r, np.array([count / total for count in eulerian])
+
+
 def permutations(inputs: npt.NDArray[np.int16], outputs: npt.NDArray[np.int16]) -> Permutations:
     """Decks as permutations: `inputs` and `outputs` hold card ids (0-51) in order, a row a
     deck; the result holds, for each output position, the input position of its card."""
@@ -231,17 +248,31 @@ def power(decks: int, alpha: float = FAMILY_ALPHA / 3) -> dict[str, float]:
     return result
 
 
-@dataclass
+@dataclass(eq=False)
 class ShuffleStats:
     """What the shuffle audit needs of one shuffler's decks, as sums a new batch of decks adds
     to (the floor keeps them per table and serial between passes): the decks, the histogram
     of rising sequences (index r - 1), the guessing game's total score, and the card x
-    position count table (input position x 52 + output position)."""
+    position count table (input position x 52 + output position; a numpy array, as it is
+    added to and tested: the floor's pass keeps 800 of them)."""
 
     decks: int = 0
     rising: list[int] = field(default_factory=lambda: [0] * CARDS)
     guessed: int = 0
-    table: list[int] = field(default_factory=lambda: [0] * CARDS * CARDS)
+    table: npt.NDArray[np.int64] = field(
+        default_factory=lambda: np.zeros(CARDS * CARDS, dtype=np.int64)
+    )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ShuffleStats):
+            return NotImplemented
+        return (self.decks, self.rising, self.guessed) == (
+            other.decks,
+            other.rising,
+            other.guessed,
+        ) and bool(np.array_equal(self.table, other.table))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable sums
 
     @classmethod
     def of(
@@ -267,12 +298,11 @@ class ShuffleStats:
         histogram = np.bincount(rising - 1, minlength=CARDS)
         self.rising = (np.asarray(self.rising, dtype=np.int64) + histogram).tolist()
         self.guessed += int(scores.sum())
-        table = position_table(decks).ravel()
-        self.table = (np.asarray(self.table, dtype=np.int64) + table).tolist()
+        self.table = self.table + position_table(decks).ravel()
         self.decks += len(decks)
 
     def copy(self) -> ShuffleStats:
-        return ShuffleStats(self.decks, list(self.rising), self.guessed, list(self.table))
+        return ShuffleStats(self.decks, list(self.rising), self.guessed, self.table.copy())
 
     def mean_rising(self) -> float:
         return sum((r + 1) * c for r, c in enumerate(self.rising)) / self.decks
@@ -288,8 +318,8 @@ class ShuffleStats:
     def from_json(cls, value: dict[str, Any]) -> ShuffleStats:
         table = value["table"]
         if isinstance(table, str):
-            table = np.frombuffer(base64.b64decode(table), dtype="<i8").tolist()
-        return cls(**{**value, "table": table})
+            table = np.frombuffer(base64.b64decode(table), dtype="<i8")
+        return cls(**{**value, "table": np.array(table, dtype=np.int64)})
 
 
 def tests(

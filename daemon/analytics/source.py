@@ -14,7 +14,10 @@ proportion to the throws and decks, never to the journal.
   voided between them.
 - `card.dealt` (read or `entered` by hand), `table.tilted` (shoe reader, misread): the reader's
   reads, misreads and manual entries, by the dealer who loaded the shoe (`shoe.loaded`).
-- `round.settled`: each bet's amount, its net to the player and the commission, for the hold.
+- `round.settled`: each bet's amount, its net to the player and the commission, for the hold
+  (Thirteen: the bets, each naming its rule set; Pai Gow: the doors' bets, and what the house
+  takes: the commission and its own co-bank share's net); `table.started`: the table's rule
+  set, for a round whose bets do not name one (Pai Gow's).
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from daemon.floor.facts import card_id
 from daemon.journal import scan
+from daemon.journal.format import journal_files
 
 # What each audit reads (a kind that needs fewer events skips the others' lines unparsed: the
 # dice read one line in a hundred of a Thirteen journal, the shuffles two in five).
@@ -38,16 +43,24 @@ EVENTS_BY_KIND = {
     "dice": ("device.identified", "dice.landed"),
     "shuffle": ("device.identified", "deck.machine_shuffled", "card.dealt", "deal.voided"),
     "reader": ("device.identified", "card.dealt", "shoe.loaded", "table.tilted"),
-    "hold": ("round.settled",),
+    "hold": ("table.started", "round.settled"),
 }
 EVENTS = tuple(sorted({event for events in EVENTS_BY_KIND.values() for event in events}))
 UNKNOWN = "unknown"
+NOT_A_CARD = 255  # the id of a card name that is none of the 52: its deck is not audited
 
 # card.dealt's payload as the procedure writes it (anything else is decoded as JSON).
 _CARDS = re.compile(
     rb'"event":"card\.dealt","payload":\{[^\n]*?"card":"([^"]+)","seat":\d+,"index":(\d+),'
     rb'"face_up":(?:true|false)(,"entered")?'
 )
+# The same card line, found in a block of lines (`Pass.read_files`): groups 1-3 the card, its
+# index and the manual entry mark.
+_FAST_CARD = (
+    rb'card\.dealt","payload":\{[^\n]*?"card":"([^"\n]+)","seat":\d+,"index":(\d+),'
+    rb'"face_up":(?:true|false)(,"entered")?'
+)
+BLOCK = 1 << 22  # the bytes read at a time: files are streamed, never read whole
 _DICE = re.compile(rb'"dice":\[([0-9,]+)\]')
 _EVENT = b'"event":"'  # the line's own: it comes before the payload
 _CARD_EVENT = b'card.dealt"'
@@ -119,12 +132,13 @@ class _Reading:
         self.data = data
         self.only = serial
         self.serials: dict[str, str] = {}
-        self.card_ids: dict[bytes, int] = {}
+        self.card_ids: dict[bytes, int] = {}  # a name's id (`facts.card_id`), as met
         self.deck: list[int] | None = None  # card ids by index-1, -1 for not dealt
         self.deck_serial = UNKNOWN
         self.deck_good = False
         self.previous: bytes | None = None  # the last whole deck as dealt
         self.dealer = UNKNOWN
+        self.ruleset = ""  # the table's, as its last table.started says
 
     def serial(self, device: str) -> str:
         return self.serials.get(device, UNKNOWN)
@@ -136,7 +150,7 @@ class _Reading:
         deck, self.deck = self.deck, None
         if deck is None:
             return
-        whole = self.deck_good and -1 not in deck and len(set(deck)) == 52
+        whole = self.deck_good and min(deck) >= 0 and max(deck) < 52 and len(set(deck)) == 52
         if not whole:
             self.previous = None
             if self.wanted(self.deck_serial):
@@ -151,31 +165,33 @@ class _Reading:
         self.previous = order
 
     def card_id(self, name: bytes) -> int:
+        """0-51 (`facts.card_id`), NOT_A_CARD for a name that is none of the 52."""
         found = self.card_ids.get(name)
         if found is None:
-            found = self.card_ids[name] = len(self.card_ids) % 256
+            known = card_id(name.decode(errors="replace"))
+            found = self.card_ids[name] = NOT_A_CARD if known is None else known
         return found
 
     def json(self) -> dict[str, Any]:
         """Where the pass is, to go on from there later (the floor's next pass)."""
         return {
             "serials": self.serials,
-            "card_ids": {name.decode(): i for name, i in self.card_ids.items()},
             "deck": self.deck,
             "deck_serial": self.deck_serial,
             "deck_good": self.deck_good,
             "previous": None if self.previous is None else list(self.previous),
             "dealer": self.dealer,
+            "ruleset": self.ruleset,
         }
 
     def resume(self, saved: dict[str, Any]) -> None:
         self.serials = dict(saved["serials"])
-        self.card_ids = {name.encode(): int(i) for name, i in saved["card_ids"].items()}
         self.deck = saved["deck"]
         self.deck_serial = saved["deck_serial"]
         self.deck_good = saved["deck_good"]
         self.previous = None if saved["previous"] is None else bytes(saved["previous"])
         self.dealer = saved["dealer"]
+        self.ruleset = str(saved.get("ruleset", ""))
 
 
 def _payload(line: bytes) -> dict[str, Any]:
@@ -194,7 +210,13 @@ def read_journal(
     `serial` keeps one device's, `since` (an ISO time, e.g. 2027-01-15 or 2027-01-15T08:00)
     starts there."""
     events = {event for kind in kinds for event in EVENTS_BY_KIND[kind]}
-    return read_events(scan(path, events, from_time=since), serial=serial)
+    if since is not None:
+        return read_events(scan(path, events, from_time=since), serial=serial)
+    reading = Pass(serial=serial)
+    root = Path(path)
+    data = reading.read_files([root] if root.is_file() else journal_files(root), events)
+    reading.state.finish_deck()
+    return data
 
 
 def read_events(events: Iterable[tuple[str, bytes]], *, serial: str | None = None) -> AuditData:
@@ -235,31 +257,79 @@ class Pass:
         data.lines = lines
         return data
 
-    def read_lines(self, lines: list[bytes], others: list[int] | None = None) -> AuditData:
-        """`read` of lines (each a journal line, or a card.dealt line cut to its event and
-        payload: `{"event":"card.dealt","payload":{...}}`), their events found in their bytes;
-        `others`: where the lines that are not cards are, when the caller knows (the floor's
-        query says). The runs of cards between the other events go to one regex pass each,
-        with no Python step per card line (the floor's hot path)."""
+    def read_files(self, files: Iterable[Path], events: Iterable[str]) -> AuditData:
+        """`read` of whole journal files, `BLOCK` bytes at a time, for the lines of `events`:
+        one regex pass a block finds them, and a card.dealt line in the procedure's form gives
+        its card, index and manual entry in that same match (no line cut out, no second
+        pattern, nothing per card but a tuple), so a year of cards streams through in runs."""
         data = self.state.data = AuditData()
-        if others is None:
-            cards = _CARD_EVENT
-            others = [
-                i
-                for i, line in enumerate(lines)
-                if not line.startswith(cards, line.find(_EVENT) + 9)
-            ]
-        start = 0
-        for i in others:
-            if i > start:
-                _cards_dealt(self.state, lines[start:i])
-            line = lines[i]
-            at = line.find(_EVENT) + 9
-            _one(self.state, line[at : line.index(b'"', at)].decode(), line)
-            start = i + 1
-        if start < len(lines):
-            _cards_dealt(self.state, lines[start:])
-        data.lines = len(lines)
+        wanted = sorted(set(events))
+        names = b"|".join(re.escape(name.encode()) for name in wanted)
+        fast = _FAST_CARD if "card.dealt" in wanted else b"(?!)()()()"  # groups 1-3 all the same
+        # One literal prefix for both branches: the engine searches for it at C speed.
+        marker = re.compile(b',"event":"(?:' + fast + b"|(" + names + b')","payload":)')
+        state, lines = self.state, 0
+        for file in files:
+            with file.open("rb") as fh:
+                carry = b""
+                while block := fh.read(BLOCK):
+                    chunk = carry + block
+                    end = chunk.rfind(b"\n") + 1
+                    body, carry = chunk[:end], chunk[end:]
+                    run: list[tuple[bytes, bytes, bytes]] = []
+                    for found in marker.finditer(body):
+                        if found.group(1) is not None:
+                            run.append(cast(tuple[bytes, bytes, bytes], found.groups(b"")[:3]))
+                            continue
+                        if run:
+                            lines += len(run)
+                            _cards_found(state, run)
+                            run = []
+                        lines += 1
+                        start = body.rfind(b"\n", 0, found.start()) + 1
+                        line = body[start : body.index(b"\n", found.end()) + 1]
+                        event = found.group(4).decode()
+                        if event == "card.dealt":
+                            _cards_dealt(state, [line])
+                        else:
+                            _one(state, event, line)
+                    if run:
+                        lines += len(run)
+                        _cards_found(state, run)
+        data.lines = lines
+        return data
+
+    def read_facts(self, rows: Iterable[tuple[Any, ...]]) -> AuditData:
+        """`read` of the floor's facts of the lines (daemon/floor/facts.py), in seq order:
+        (kind, device, value, cards, idx, entered, dice, lines) each, `lines` the audited
+        lines a row stands for. The same data as the lines give, without their JSON."""
+        state = self.state
+        data = state.data = AuditData()
+        for kind, device, value, cards, idx, entered, dice, lines in rows:
+            data.lines += lines
+            if kind == "cards":
+                _place(state, list(cards), list(idx), entered)
+            elif kind == "dice":
+                shaker = state.serial("dice_shaker")
+                if state.wanted(shaker):
+                    data.dice[shaker] += dice
+                    data.dice_count[shaker] += 1
+            elif kind == "shuffle":
+                state.finish_deck()
+                state.deck = [-1] * 52
+                state.deck_serial = state.serial("shuffler")
+                state.deck_good = value == "random"
+            elif kind == "shoe":
+                state.dealer = value
+            elif kind == "device":
+                state.serials[device] = value
+            elif kind == "void":
+                state.deck_good = False
+            elif kind == "misread":
+                reader = state.serial("shoe_reader")
+                if state.wanted(reader):
+                    data.reader[reader].misreads += 1
+                    data.reader_by_dealer[(reader, state.dealer)].misreads += 1
         return data
 
     def pending(self) -> AuditData:
@@ -300,24 +370,33 @@ def _cards_dealt(state: _Reading, lines: list[bytes]) -> None:
             payload = _payload(line)
             mark = b',"entered"' if "entered" in payload else b""
             found.append((str(payload["card"]).encode(), str(payload["index"]).encode(), mark))
-    if not found:
-        return
+    if found:
+        _cards_found(state, found)
+
+
+def _cards_found(state: _Reading, found: list[tuple[bytes, bytes, bytes]]) -> None:
+    """A run of cards as (name, index, `,"entered"` or empty) each."""
     names, index_texts, marks = zip(*found, strict=True)
     entered = len(marks) - marks.count(b"")
+    known = list(map(state.card_ids.get, names))
+    ids: list[int] = list(map(state.card_id, names)) if None in known else cast(list[int], known)
+    _place(state, ids, list(map(int, index_texts)), entered)
+
+
+def _place(state: _Reading, ids: list[int], indexes: list[int], entered: int) -> None:
+    """A run of cards dealt: the reader's reads and manual entries, each card at its index
+    (1-52; another index counts as a read, not as a place in the deck)."""
     reader = state.serial("shoe_reader")
     if state.wanted(reader):
         for counts in (
             state.data.reader[reader],
             state.data.reader_by_dealer[(reader, state.dealer)],
         ):
-            counts.reads += len(found) - entered
+            counts.reads += len(ids) - entered
             counts.entered += entered
     deck = state.deck
     if deck is None:
         return
-    known = list(map(state.card_ids.get, names))
-    ids: list[int] = list(map(state.card_id, names)) if None in known else cast(list[int], known)
-    indexes = list(map(int, index_texts))
     first, count = indexes[0], len(indexes)
     if first > 0 and first + count - 1 <= 52 and indexes == list(range(first, first + count)):
         # The usual run: the next cards of the deck, in order (no Python step per card).
@@ -354,15 +433,31 @@ def _other(state: _Reading, event: str, line: bytes) -> None:
         state.deck_good = False
     elif event == "shoe.loaded":
         state.dealer = json.loads(line)["actor"]
+    elif event == "table.started":
+        state.ruleset = str(_payload(line).get("ruleset") or "")
     elif event == "round.settled":
-        _round(data, line)
+        _round(data, line, state.ruleset)
 
 
-def _round(data: AuditData, line: bytes) -> None:
-    record = json.loads(line)
+def settlement_bets(settlement: Any) -> tuple[str, list[Bet]]:
+    """A round.settled's settlement as the hold reads it: (the rule set its bets name, or "";
+    the bets). Thirteen's is a list of bets, each with its net to the player. Pai Gow's (a
+    dict) is the doors' bets, the house being no party to them (the bank is a guest's), and
+    what the house takes as one bet of nothing: the commission, and its own co-bank share's
+    net (docs/integrity.md, "Game math and hold")."""
+    if isinstance(settlement, dict):
+        doors = [d for d in settlement.get("doors") or [] if isinstance(d, dict)]
+        placed = [Bet(int(d.get("seat", 0)), float(d.get("bet", 0)), 0.0, 0.0) for d in doors]
+        commission = float(settlement.get("commission") or 0)
+        house = sum(
+            float(c.get("net", 0))
+            for c in settlement.get("co_bankers") or []
+            if isinstance(c, dict) and c.get("house")
+        )
+        return "", [*placed, Bet(-1, 0.0, -(commission + house), commission)]
     bets: list[Bet] = []
     ruleset = ""
-    for entry in record["payload"].get("settlement") or []:
+    for entry in settlement or []:
         rules = entry.get("rules") or {}
         amount = float(entry.get("amount", 0))
         units = float(rules.get("bet") or 0)
@@ -376,4 +471,12 @@ def _round(data: AuditData, line: bytes) -> None:
                 float(rules.get("commission") or 0) * unit,
             )
         )
-    data.rounds.append(Round(record["table"], record["ts"], record["actor"], ruleset, bets))
+    return ruleset, bets
+
+
+def _round(data: AuditData, line: bytes, table_ruleset: str) -> None:
+    record = json.loads(line)
+    ruleset, bets = settlement_bets(record["payload"].get("settlement"))
+    data.rounds.append(
+        Round(record["table"], record["ts"], record["actor"], ruleset or table_ruleset, bets)
+    )

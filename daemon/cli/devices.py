@@ -26,7 +26,7 @@ from typing import Any
 from daemon.config import ConfigError, DeviceConfig, load_config
 from daemon.logging import configure_logging
 from drivers.base import DeviceError, driver_class, is_approved
-from drivers.kinds import broken, kinds
+from drivers.kinds import broken, is_plugin, kinds, package_digest
 from drivers.link import LinkTiming
 
 PROBES = 5
@@ -152,9 +152,20 @@ def _kinds_report() -> list[dict[str, Any]]:
             "driver": row.driver,
             "adapter": row.adapter,
             "simulator": row.simulator,
+            # What a config approves a plug-in's package by (`package_sha256`), None: tabled's.
+            "package_sha256": _digest(row.name),
         }
         for row in sorted(kinds().values(), key=lambda row: (row.role, row.name))
     ]
+
+
+def _digest(kind: str) -> str | None:
+    if not is_plugin(kind):
+        return None
+    try:
+        return package_digest(kind)
+    except LookupError as exc:
+        return f"none: {exc}"
 
 
 def _kinds_table(report: list[dict[str, Any]]) -> str:
@@ -162,7 +173,9 @@ def _kinds_table(report: list[dict[str, Any]]) -> str:
     for r in report:
         origin = f"{r['package']} {r['version']}".strip()
         rows.append((r["kind"], r["role"], origin, r["driver"], r["simulator"] or "-"))
-    return "\n".join(_columns(rows))
+    digests = [f"{r['kind']}: package_sha256 {r['package_sha256']}" for r in report
+               if r["package_sha256"]]  # fmt: skip
+    return "\n".join([*_columns(rows), *([""] if digests else []), *digests])
 
 
 def _say_broken() -> bool:

@@ -125,6 +125,8 @@ def _config_text(config: TableConfig, devices: list[PtyDevice]) -> str:
         lines += ["", f"[devices.{name}]"]
         if configured.kind != name:  # a plug-in's kind (docs/devices.md)
             lines.append(f"kind = {json.dumps(configured.kind)}")
+        if configured.package_sha256:  # and the digest of its package the casino approved
+            lines.append(f"package_sha256 = {json.dumps(configured.package_sha256)}")
         lines += [
             f"port = {json.dumps(device.port)}",
             f"baudrate = {configured.baudrate}",

@@ -40,7 +40,7 @@ from daemon.api.doors import Doors, DoorsPolicy
 from daemon.api.gate import Gate, RefusalLog
 from daemon.api.ratelimit import AuthFailureLimiter
 from daemon.api.tokens import FLOOR_ROLES, Principal, TokenStore, fingerprint
-from daemon.floor import queries
+from daemon.floor import integrity_view, queries
 from daemon.floor.config import FloorConfig
 from daemon.floor.hub import Hub, pump
 from daemon.floor.queries import report, report_csv
@@ -55,6 +55,10 @@ from daemon.floor.shapes import (
     EventRow,
     FaultRow,
     Health,
+    IntegrityDevices,
+    IntegrityDice,
+    IntegrityHold,
+    IntegrityShuffle,
     OverrideRow,
     ReportFormat,
     RoundRow,
@@ -469,6 +473,38 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         """The page's charts: violations per article per hour, faults per device model,
         rounds per table per hour, over the last `hours` before the newest line."""
         return await queries.charts(store, hours)
+
+    @app.get("/api/integrity", response_model=IntegrityDevices, tags=["integrity"])
+    async def get_integrity(who: Who) -> dict[str, Any]:
+        """The devices and tables the integrity passes have audited (docs/integrity.md), each
+        with whether an integrity alert of it is open."""
+        return await integrity_view.devices(store)
+
+    @app.get("/api/integrity/dice", response_model=IntegrityDice, tags=["integrity"])
+    async def get_integrity_dice(
+        who: Who,
+        table: Annotated[str, Query(pattern=TABLE_ID)],
+        serial: Annotated[str, Query(min_length=1, max_length=200)],
+    ) -> dict[str, Any]:
+        """One shaker's faces against fair dice's expected count and 99 % band."""
+        return await integrity_view.dice(store, table, serial)
+
+    @app.get("/api/integrity/shuffle", response_model=IntegrityShuffle, tags=["integrity"])
+    async def get_integrity_shuffle(
+        who: Who,
+        table: Annotated[str, Query(pattern=TABLE_ID)],
+        serial: Annotated[str, Query(min_length=1, max_length=200)],
+    ) -> dict[str, Any]:
+        """One shuffler's card x position table (count / expected) and rising sequences
+        beside a random deck's."""
+        return await integrity_view.shuffle(store, table, serial)
+
+    @app.get("/api/integrity/hold", response_model=IntegrityHold, tags=["integrity"])
+    async def get_integrity_hold(
+        who: Who, table: Annotated[str, Query(pattern=TABLE_ID)]
+    ) -> dict[str, Any]:
+        """One table's hold z per shift against its rule set's game math."""
+        return await integrity_view.hold(store, table)
 
     @app.get("/api/report", tags=["audit"], response_model=None)
     async def get_report(

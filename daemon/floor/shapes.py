@@ -162,6 +162,59 @@ class Charts(BaseModel):
     rounds_per_table_hour: list[dict[str, Any]]
 
 
+class IntegrityDevice(BaseModel):
+    table: str
+    serial: str
+    samples: int = Field(description="throws, or decks audited")
+    flagged: bool = Field(description="an integrity alert of it is open")
+
+
+class IntegrityTable(BaseModel):
+    table: str
+    flagged: bool = Field(description="a hold_outlier alert of it is open")
+
+
+class IntegrityDevices(BaseModel):
+    dice: list[IntegrityDevice]
+    shuffle: list[IntegrityDevice]
+    hold: list[IntegrityTable]
+
+
+class IntegrityDice(BaseModel):
+    table: str
+    serial: str
+    throws: int
+    faces: list[int] = Field(description="counts of faces 1-6, the dice pooled")
+    expected: float
+    low: float = Field(description="99 % band of a fair face's count, low")
+    high: float
+
+
+class IntegrityShuffle(BaseModel):
+    table: str
+    serial: str
+    decks: int
+    ratio: list[list[float]] = Field(
+        description="52 x 52: input position x output position, count / expected"
+    )
+    rising: list[int] = Field(description="decks with r rising sequences, r = 1..52")
+    random_rising: list[float] = Field(description="as many random decks' expected counts")
+
+
+class HoldPoint(BaseModel):
+    shift: str
+    z: float
+    flagged: bool
+    hold: float
+    rounds: int
+
+
+class IntegrityHold(BaseModel):
+    table: str
+    limit: float
+    points: list[HoldPoint]
+
+
 class Health(BaseModel):
     status: str
     version: str

@@ -34,6 +34,26 @@ DEVICE_OF_FACT: dict[str, str] = {
     "card_read": "shoe_reader",
 }
 
+# The fields each device fact may carry, as the adapters (drivers/*/adapter.py, a plug-in's
+# included) and the table's device host (daemon/table/devices.py) build them. A device's payload
+# is read by the procedure's own checks, not by declared parameters; a field beyond these is
+# refused, so nothing a device adds (a `seat` that claims where a card went, bulk) reaches the
+# journal as the table's fact.
+_IDENTITY_FIELDS = frozenset(
+    {"device", "approved", "approval", "make", "model", "serial", "firmware", "firmware_hash",
+     "kind", "driver", "package_sha256"}
+)  # fmt: skip
+DEVICE_FACT_FIELDS: dict[str, frozenset[str]] = {
+    "device_identified": _IDENTITY_FIELDS,
+    "shuffle_completed": frozenset({"count", "mode", "unreadable", "foreign"}),
+    "dice_landed": frozenset({"dice", "valid", "reason", "die"}),
+    "card_read": frozenset({"card", "face_up", "index", "misread"}),
+    "fault_reported": frozenset({"device", "fault", "identity"}),
+    "door_opened": frozenset({"device", "fault"}),
+    "link_lost": frozenset({"device", "reason"}),
+    "device_healthy": frozenset({"device"}),
+}
+
 
 def check_device_fact(action: str, actor: str, payload: Mapping[str, Any]) -> None:
     """Refuse a device fact that is not the sending device's own: `device:<name>` reports its
@@ -53,11 +73,18 @@ def check_device_fact(action: str, actor: str, payload: Mapping[str, Any]) -> No
             "device",
             zh=f"{action} 應由 {kind} 報告，不是 {name}",
         )
-    if (
-        (type(payload) is dict or isinstance(payload, Mapping))
-        and "device" in payload
-        and payload["device"] != name
-    ):
+    if not (type(payload) is dict or isinstance(payload, Mapping)):
+        return  # refused by the engine's own check, citing the action's article
+    fields = DEVICE_FACT_FIELDS.get(action, frozenset())
+    unknown = sorted(str(key)[:40] for key in payload if key not in fields)
+    if unknown:
+        raise Refused(
+            HOUSE_DEVICE,
+            f"{action} carries no field {', '.join(unknown)} (known: {', '.join(sorted(fields))})",
+            "device",
+            zh=f"{action} 沒有欄位 {', '.join(unknown)}（可用：{', '.join(sorted(fields))}）",
+        )
+    if "device" in payload and payload["device"] != name:
         raise Refused(
             HOUSE_DEVICE,
             f"device:{name} reports for itself, not for {str(payload['device'])[:40]!r}",

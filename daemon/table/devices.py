@@ -81,6 +81,7 @@ class DeviceHost:
         # The builds the config approves for each device the table built: the table's own
         # verdict on a build is taken from these, never from a driver's (`approval`).
         self._approved: dict[str, Sequence[ApprovedBuild]] = {}
+        self._packages: dict[str, str] = {}  # a plug-in kind's approved package digest
         self._kinds: dict[str, DeviceKind] = {}  # the kind of each device the table built
         self.round_trips: dict[str, LatencyHistogram] = {}
         self._commands: dict[str, Mailbox[DeviceCommand]] = {}
@@ -106,6 +107,8 @@ class DeviceHost:
             self.drivers[name] = cls.from_config(device, clock=table.driver_clock)
             self._approved[name] = device.approved
             self._kinds[name] = find(device.kind)
+            if device.package_sha256:  # a plug-in's, checked against its install at load
+                self._packages[name] = device.package_sha256
         actions = frozenset(type(table.procedure).ACTIONS)
         for name, driver in self.drivers.items():
             self.adapters[name] = self._adapter_class(name)(driver, actions)
@@ -282,6 +285,8 @@ class DeviceHost:
         kind = self._kinds.get(driver.name)
         if kind is not None:
             identity.update(kind=kind.name, driver=kind.origin)
+        if driver.name in self._packages:
+            identity["package_sha256"] = self._packages[driver.name]
         return identity
 
     def identity_problem(self, driver: DeviceDriver) -> str | None:

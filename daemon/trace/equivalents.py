@@ -31,4 +31,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     "placed hand is final (`_check_enter_arrangement` refuses it), one proposal waits at a "
     "time (`_check_correct_arrangement` refuses a second), and a void of the round clears the "
     "proposal with the round.",
+    (
+        "Portaria 51/89/M Art. 2(d)",
+        "daemon.rules.thirteen.settlement:LATE",
+    ): "The rank of each row of a hand late at the bell is never compared, so its value (-1, "
+    "or the proof's 0, or any) cannot change a settlement: a late side is a foul (`_side` "
+    "returns it fouled), and a foul decides every row before ranks compare (`_row_results` "
+    "gives the row to the other side, or both fouled follow `both_foul`); `_compare` runs "
+    "only when neither side fouled. Nothing else reads it: `tabled rules rank` ranks cards a "
+    "request gives, never a late hand. The late hand's loss itself is proven by its tests "
+    "(`test_a_hand_late_at_the_bell_loses_every_row_to_every_other_seat`).",
 }

@@ -220,6 +220,7 @@ def prove(
             tasks.append(Task(len(tasks) + 1, _order(t.tests or (), known, first), m))
             owner[tasks[-1].key] = (citation, m)
     count = [0]
+    reran: list[tuple[Outcome, Mutant]] = []  # the kills of mutants run again in place
     saved = {k: os.environ.get(k) for k in ("HYPOTHESIS_STORAGE_DIRECTORY", VARIABLE)}
     with tempfile.TemporaryDirectory(prefix="tabled-prove-") as folder:
         work = Path(folder)
@@ -229,7 +230,10 @@ def prove(
 
         def finish(task: Task, exit: int | None, record: dict[str, Any]) -> None:
             citation, m = owner[task.key]
-            proofs[citation].outcomes.append(_outcome(m, exit, record, work / f"{task.key}.log"))
+            outcome = _outcome(m, exit, record, work / f"{task.key}.log")
+            proofs[citation].outcomes.append(outcome)
+            if "reran" in record:
+                reran.append((outcome, m))
             count[0] += 1
             if progress is not None:
                 progress(count[0], len(tasks))
@@ -244,6 +248,7 @@ def prove(
                 finish(task, result.exit, {**read(work, task.key), "seconds": result.seconds})
 
             run(fresh, root, work, jobs=jobs, timeout=timeout, done=done)
+            _control(reran, root, work, jobs, timeout)
             _verify(list(proofs.values()), root, work, timeout)
             _remember(known, killers, work, proofs.values())
         finally:
@@ -252,6 +257,43 @@ def prove(
     for proof in proofs.values():
         proof.outcomes.sort(key=lambda o: (o.guard, o.line))
     return list(proofs.values())
+
+
+def _control(
+    reran: Sequence[tuple[Outcome, Mutant]], root: Path, work: Path, jobs: int, timeout: float
+) -> None:
+    """Run each test that killed a mutant run again in place (`daemon.trace.reexec`) with its
+    module run again unmutated, the same way: a kill stands only if its test passes then, so
+    nothing the running again itself does (an object made twice) counts as a kill."""
+    killers: dict[str, set[str]] = {}
+    files: dict[str, Mutant] = {}
+    for o, m in reran:
+        if o.result == "killed" and o.by and o.by.startswith("tests/"):
+            killers.setdefault(m.module, set()).add(o.by.split("[", 1)[0])
+            files[m.module] = m
+    if not killers:
+        return
+    controls: list[tuple[int, list[str], Mutant]] = []
+    for index, (module, tests) in enumerate(sorted(killers.items())):
+        file = files[module].file
+        text = file.read_text(encoding="utf-8")
+        control = Mutant("", f"{module}:(control)", module, file, "control", 0, text, None)
+        controls.append((-100 - index, sorted(tests), control))
+    every = sorted({test for _, names, _ in controls for test in names})
+    plugin = Session(controls, work, jobs, timeout, root, keep_going=True)
+    task = Task(-3, every, None, exitfirst=False, plugin=plugin)
+    run([task], root, work, jobs=1, timeout=float("inf"), done=lambda *_: None)
+    failing: dict[str, set[str]] = {}
+    for key, _, control in controls:
+        record = read(work, key)
+        bad = set(record.get("failures", []))
+        if not record or "error" in record:
+            bad = {"*"}  # the module did not even run again: none of its kills stands
+        failing[control.module] = bad
+    for o, m in reran:
+        bad = failing.get(m.module, set())
+        if o.result == "killed" and o.by and ("*" in bad or o.by in bad):
+            o.result, o.by = "error", f"{o.by} fails with {m.module} run again unmutated"
 
 
 def _verify(proofs: Sequence[ArticleProof], root: Path, work: Path, timeout: float) -> None:

@@ -69,9 +69,11 @@ class Session:
         jobs: int,
         timeout: float,
         root: Path,
+        *,
+        keep_going: bool = False,
     ) -> None:
         self.tasks, self.work, self.jobs, self.timeout = list(tasks), work, jobs, timeout
-        self.root = root
+        self.root, self.keep_going = root, keep_going
         self.modules: Modules | None = None
 
     def pytest_runtestloop(self, session: Any) -> bool:
@@ -100,7 +102,7 @@ class Session:
     def _child(self, key: int, items: list[Any], mutant: Mutant | None, session: Any) -> None:
         os.setpgid(0, 0)
         started = time.monotonic()
-        record: dict[str, Any] = {"failed": None, "ran": 0, "durations": {}}
+        record: dict[str, Any] = {"failed": None, "failures": [], "ran": 0, "durations": {}}
         try:
             if mutant is not None:
                 use_mutant(mutant, self.work, key)  # for the processes the tests start
@@ -117,10 +119,12 @@ class Session:
                 spent = sum(float(r.duration) for r in reports)
                 record["durations"][base] = record["durations"].get(base, 0.0) + spent
                 record["ran"] += 1
-                if any(r.failed for r in reports) and record["failed"] is None:
-                    record["failed"] = item.nodeid
-                    session._setupstate.teardown_exact(None)
-                    break
+                if any(r.failed for r in reports):
+                    record["failures"].append(item.nodeid)
+                    record["failed"] = record["failed"] or item.nodeid
+                    if not self.keep_going:
+                        session._setupstate.teardown_exact(None)
+                        break
         except RefusesToLoad as exc:
             record["failed"] = str(exc)[:300]  # killed at import: no test could even load
         except BaseException as exc:  # the child reports, never returns

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from daemon.analytics.shuffle import permutations
-from daemon.analytics.source import read_journal
+from daemon.analytics.source import EVENTS, read_events, read_journal
 from daemon.config import JournalConfig
-from daemon.journal import Journal
+from daemon.journal import Journal, scan
 
 CARDS = [r + s for s in "shdc" for r in "A23456789TJQK"]
 
@@ -68,7 +68,7 @@ def test_one_pass_keeps_what_each_audit_needs(tmp_path: Path) -> None:
     assert data.throws("DI-1").shape == (5, 4)
     inputs, outputs = data.decks("SH-1")
     assert len(outputs) == 1 and data.decks_skipped["SH-1"] == 3
-    # Card ids are given in the order cards are first seen: decks 0 then 1, as dealt.
+    # A card's id is the rules engine's index: deck 1 as a permutation of deck 0, as dealt.
     perm = permutations(inputs, outputs)[0].tolist()
     assert [decks[0][p] for p in perm] == decks[1]
     (_, out2) = data.decks("SH-2")
@@ -84,3 +84,29 @@ def test_one_pass_keeps_what_each_audit_needs(tmp_path: Path) -> None:
     ]
     only = read_journal(tmp_path, serial="SH-2")
     assert list(only.deck_outputs) == ["SH-2"] and not only.dice
+
+
+def test_the_block_reader_reads_what_the_line_scan_reads(tmp_path: Path) -> None:
+    """`read_journal` reads whole files a block at a time (no line cut out); the line scan
+    (`scan`, which `--since` uses) reads the same journal to the same data, odd lines too."""
+    table = Table(tmp_path)
+    for device, serial in (("shuffler", "SH-1"), ("dice_shaker", "DI-1"), ("shoe_reader", "RE-1")):
+        table.put("device.identified", f"device:{device}", device=device, serial=serial)
+    rng = random.Random(3)
+    for i in range(40):
+        odd = {"misread": rng.randint(1, 52)} if i % 7 == 3 else {}
+        odd |= {"reordered": rng.randint(1, 52)} if i % 5 == 1 else {}
+        odd |= {"voided": True} if i % 11 == 5 else {}
+        table.deck(rng.sample(CARDS, 52), dealer=f"dealer:D{i % 3}", **odd)
+        if i == 20:
+            table.put("device.identified", "device:shuffler", device="shuffler", serial="SH-2")
+    table.put("card.dealt", "device:shoe_reader", card="Zz", seat=0, index=1, face_up=False)
+    table.journal.close()
+
+    fast = read_journal(tmp_path)
+    slow = read_events(scan(tmp_path, set(EVENTS)))
+    assert fast.lines == slow.lines
+    for name in ("dice", "dice_count", "deck_inputs", "deck_outputs", "decks_skipped", "reader",
+                 "reader_by_dealer", "rounds"):  # fmt: skip
+        assert dict(getattr(fast, name)) == dict(getattr(slow, name)), name
+    assert sum(fast.decks_skipped.values()) > 4 and fast.reader["RE-1"].misreads == 6

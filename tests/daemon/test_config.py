@@ -154,6 +154,43 @@ def test_partial_configs_are_for_the_device_tools_only() -> None:
         parse_config({}, partial=True)
 
 
+BUILD = {"make": "ACME", "model": "SR-8", "firmware": "4.0.2", "firmware_hash": "ab" * 32}
+
+
+@pytest.mark.parametrize(
+    ("port", "durability", "approved", "refused"),
+    [
+        ("/dev/ttyUSB0", "fsync", [], True),
+        ("rfc2217://10.0.0.7:4001", "fsync", [], True),
+        ("/dev/ttyUSB0", "fsync", [BUILD], False),
+        ("/dev/ttyUSB0", "none", [], False),  # a bench, not a live table
+        ("/dev/pts/7", "fsync", [], False),  # what `tabled sim` serves
+        ("loop://", "fsync", [], False),
+    ],
+)
+def test_a_live_table_takes_a_real_line_only_with_its_approved_builds(
+    port: str, durability: str, approved: list[dict[str, str]], refused: bool
+) -> None:
+    """With no approved build, any device is admitted unchecked: a live table on real devices
+    does not start so. `tabled devices` (a partial config) still probes the line, to show the
+    build to approve."""
+    shoe = {"port": port, "approved": approved}
+    data = with_devices({"journal": {"durability": durability}})
+    data["devices"] = {**data["devices"], "shoe_reader": shoe}
+    if refused:
+        with pytest.raises(ConfigError) as caught:
+            parse_config(data, source="t.toml")
+        assert str(caught.value) == (
+            't.toml: devices.shoe_reader.approved: a live table (journal durability "fsync") '
+            f"takes a device on a real line ({port}) only if its build is approved: list the "
+            "approved builds ([[devices.shoe_reader.approved]]; `tabled devices` shows what is "
+            "on the line)"
+        )
+    else:
+        assert parse_config(data).devices["shoe_reader"].port == port
+    assert parse_config(data, partial=True).devices["shoe_reader"].port == port
+
+
 def test_the_rule_set_defaults_to_the_games() -> None:
     paigow = parse_config(
         {"table": {"game": "paigow"}, "devices": {"dice_shaker": {"port": "sim://dice_shaker"}}}

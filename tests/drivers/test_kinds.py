@@ -15,7 +15,7 @@ import pytest
 from daemon.config import ConfigError, load_config
 from drivers.adapter import DeviceAdapter, adapter_class
 from drivers.base import DeviceDriver, driver_class
-from drivers.kinds import BUILTIN, GROUP, ROLES, broken, find, kinds
+from drivers.kinds import BUILTIN, GROUP, ROLES, broken, find, kinds, package_digest
 from drivers.shoe_reader.adapter import ShoeReaderAdapter
 from drivers.shoe_reader.driver import ShoeReaderDriver
 from simulators.base import DeviceModel
@@ -129,9 +129,13 @@ id = "T7"
 """
 
 
+APPROVED = "package_sha256 = APPROVED"  # the installed example's digest, as the casino approved it
+
+
 def config_of(tmp_path: Path, *lines: str) -> Path:
     path = tmp_path / "table.toml"
-    path.write_text(SHOE.format(lines="\n".join(lines)))
+    digest = f'package_sha256 = "{package_digest(EXAMPLE_KIND)}"'
+    path.write_text(SHOE.format(lines="\n".join(lines)).replace(APPROVED, digest))
     return path
 
 
@@ -140,6 +144,7 @@ def test_the_config_picks_a_plugins_kind_for_a_role(tmp_path: Path) -> None:
         config_of(
             tmp_path,
             'kind = "ascii_shoe"',
+            APPROVED,
             'port = "sim://ascii_shoe"',
             "baudrate = 19200",
             "[devices.shoe_reader.options]",
@@ -169,23 +174,58 @@ def test_the_config_picks_a_plugins_kind_for_a_role(tmp_path: Path) -> None:
         ),
         (['kind = "timer_bell"', 'port = "/dev/ttyS0"'], ") is a timer_bell, not a shoe_reader"),
         (
-            ['kind = "ascii_shoe"', 'port = "/dev/ttyS0"'],
+            ['kind = "ascii_shoe"', APPROVED, 'port = "/dev/ttyS0"'],
             "baudrate: a ascii_shoe runs at 9600, 19200, not 115200",
         ),
         (
-            ['kind = "ascii_shoe"', 'port = "sim://shoe_reader"', "baudrate = 9600"],
+            ['kind = "ascii_shoe"', APPROVED, 'port = "sim://shoe_reader"', "baudrate = 9600"],
             "simulates a shoe_reader, not a ascii_shoe",
         ),
         (
-            ['kind = "ascii_shoe"', 'port = "x"', "baudrate = 9600", "options = { line_end = 1 }"],
+            [
+                'kind = "ascii_shoe"',
+                APPROVED,
+                'port = "x"',
+                "baudrate = 9600",
+                "options = { line_end = 1 }",
+            ],
             "options.line_end: one of 'crlf', 'lf', got 1",
         ),
         (
             ['port = "x"', "options = { line_end = 'lf' }"],
             "options.line_end: unknown key (a shoe_reader takes: none)",
         ),
+        (
+            ['kind = "ascii_shoe"', 'port = "x"', "baudrate = 9600"],
+            "package_sha256: the ascii_shoe kind is a plug-in's: give the digest of the package",
+        ),
+        (
+            [
+                'kind = "ascii_shoe"',
+                f'package_sha256 = "{"0" * 64}"',
+                'port = "x"',
+                "baudrate = 9600",
+            ],
+            f"not the approved {'0' * 64}: it is not the package the casino approved",
+        ),
+        (
+            [f'package_sha256 = "{"0" * 64}"', 'port = "x"'],
+            "package_sha256: the shoe_reader kind is not a plug-in's",
+        ),
+        (['kind = "ascii_shoe"', 'package_sha256 = "SHA"', 'port = "x"'], "package_sha256: "),
     ],
-    ids=["unknown", "another-role", "baudrate", "sim-port", "option-value", "option-key"],
+    ids=[
+        "unknown",
+        "another-role",
+        "baudrate",
+        "sim-port",
+        "option-value",
+        "option-key",
+        "no-digest",
+        "wrong-digest",
+        "builtin-digest",
+        "not-a-digest",
+    ],
 )
 def test_a_kind_the_config_cannot_use_is_one_line(
     tmp_path: Path, lines: list[str], said: str
@@ -226,6 +266,36 @@ def test_a_plugin_the_config_does_not_name_never_runs(site: Path, tmp_path: Path
     assert not marker.exists()
     assert "idle_bell" in kinds()  # the listing reads them all
     assert marker.exists()
+
+
+def test_a_plugin_runs_only_from_the_package_the_casino_approved(
+    site: Path, tmp_path: Path
+) -> None:
+    """Its digest covers the files its package installed, read from disk: one byte changed in
+    its code after the approval and the config refuses it, before any of it is imported."""
+    marker = tmp_path / "imported"
+    module = (
+        f"open({str(marker)!r}, 'w').close()\n"
+        + ROW
+        + "KIND = DeviceKind('acme_bell', 'timer_bell', 'acme_bell_driver:Driver')\n"
+    )
+    plugin(site, "acme-bell", "acme_bell", "acme_bell:KIND", module)
+    approved = package_digest("acme_bell")
+    assert approved == package_digest("acme_bell") and len(approved) == 64
+    (site / "acme_bell.py").write_text(module.replace("'timer_bell'", "'timer_bell' "))
+    assert package_digest("acme_bell") != approved
+    path = tmp_path / "bell.toml"
+    path.write_text(
+        f'[devices.timer_bell]\nkind = "acme_bell"\npackage_sha256 = "{approved}"\nport = "x"\n'
+    )
+    with pytest.raises(ConfigError, match="not the package the casino approved"):
+        load_config(path, partial=True)
+    assert not marker.exists()
+    (site / "acme_bell.py").unlink()  # a file it installed, gone
+    with pytest.raises(LookupError, match=r"acme-bell 1.0: acme_bell.py it installed cannot be"):
+        package_digest("acme_bell")
+    with pytest.raises(LookupError, match="'shoe_reader' is not a plug-in's kind"):
+        package_digest("shoe_reader")
 
 
 def test_a_kind_two_packages_declare_is_neithers(site: Path) -> None:

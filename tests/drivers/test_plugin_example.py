@@ -25,6 +25,7 @@ from tests.device_plugins import EXAMPLE, write_dist_info
 ASCII_SHOE = f"""
 [devices.shoe_reader]
 kind = "ascii_shoe"
+package_sha256 = "{{digest}}"
 port = "sim://ascii_shoe"
 baudrate = 9600
 [devices.shoe_reader.options]
@@ -59,14 +60,23 @@ def env_with(site: Path) -> dict[str, str]:
     return {"PYTHONPATH": f"{site}{os.pathsep}{REPO}"}
 
 
-def table_config(tmp_path: Path) -> Path:
+def digest_of(env: dict[str, str], kind: str) -> str:
+    """The digest of kind `kind`'s installed package, as `tabled devices --kinds` lists it for
+    the operator to compare with the approval's."""
+    listed = tabled("devices", "--kinds", "--json", **env)
+    (row,) = (row for row in json.loads(listed.stdout) if row["kind"] == kind)
+    return str(row["package_sha256"])
+
+
+def table_config(tmp_path: Path, site: Path) -> Path:
     """The default table (config/table.toml, every device simulated) with the CS-100 at the
-    shoe reader's place."""
+    shoe reader's place, its package approved as installed in `site`."""
     text = (REPO / "config" / "table.toml").read_text()
     start = text.index("[devices.shoe_reader]")
     end = text.index("\n[devices.", start) + 1  # the next device's section
     path = tmp_path / "table.toml"
-    path.write_text(text[:start] + ASCII_SHOE.lstrip() + "\n" + text[end:])
+    shoe = ASCII_SHOE.replace("{digest}", digest_of(env_with(site), "ascii_shoe"))
+    path.write_text(text[:start] + shoe.lstrip() + "\n" + text[end:])
     return path
 
 
@@ -86,7 +96,7 @@ def test_the_installed_package_is_listed_by_tabled_devices(site: Path) -> None:
 
 def test_a_whole_table_deals_its_rounds_from_the_plugins_shoe(site: Path, tmp_path: Path) -> None:
     journal = tmp_path / "journal"
-    config = table_config(tmp_path)
+    config = table_config(tmp_path, site)
     args = ("--config", str(config), "--journal", str(journal), "--seed", "5", "--autoplay", "2")
     played = tabled("run", *args, timeout=300, **env_with(site))
     assert played.returncode == 0, played.stderr
@@ -98,6 +108,7 @@ def test_a_whole_table_deals_its_rounds_from_the_plugins_shoe(site: Path, tmp_pa
     # what drove it is on the record: the kind, and the package and version that provide it
     assert identified["payload"]["kind"] == "ascii_shoe"
     assert identified["payload"]["driver"] == "tabled-ascii-shoe 0.1.0"
+    assert identified["payload"]["package_sha256"] == digest_of(env_with(site), "ascii_shoe")
     dealt = [r for r in lines if r["event"] == "card.dealt"]
     assert len(dealt) == 2 * 52 and all(r["actor"] == "device:shoe_reader" for r in dealt)
     assert sum(r["event"] == "round.settled" for r in lines) == 2
@@ -108,7 +119,7 @@ def test_a_whole_table_deals_its_rounds_from_the_plugins_shoe(site: Path, tmp_pa
 @pytest.fixture
 def sim(site: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
     written = tmp_path / "written.toml"
-    config = table_config(tmp_path)
+    config = table_config(tmp_path, site)
     args = ["sim", "--config", str(config), "--json", "--speed", "0", "--write-config", written]
     proc = subprocess.Popen(
         [*TABLED, *map(str, args)],
@@ -133,6 +144,7 @@ def test_tabled_sim_serves_it_on_a_pty_and_tabled_devices_probes_it(
     assert served["shoe_reader"]["kind"] == "ascii_shoe"
     assert served["shoe_reader"]["port"].startswith("/dev/pts/")
     assert 'kind = "ascii_shoe"' in written.read_text()
+    assert f'package_sha256 = "{digest_of(env_with(site), "ascii_shoe")}"' in written.read_text()
     probed = tabled("devices", "--config", str(written), "--json", **env_with(site))
     assert probed.returncode == 0, probed.stdout + probed.stderr
     (shoe,) = (r for r in json.loads(probed.stdout) if r["device"] == "shoe_reader")
@@ -157,6 +169,17 @@ def test_a_broken_plugin_is_one_line_naming_its_package(tmp_path: Path) -> None:
     assert listed.stderr.strip() == f"tabled devices: {line}"
     config = tmp_path / "table.toml"
     config.write_text('[devices.shoe_reader]\nkind = "rfid_shoe"\nport = "/dev/ttyS9"\n')
+    unapproved = tabled("run", "--config", str(config), **env)
+    assert unapproved.returncode == 2, unapproved.stderr
+    assert "package_sha256: the rfid_shoe kind is a plug-in's" in unapproved.stderr
+    digest = subprocess.run(
+        [sys.executable, "-c", "import drivers.kinds as k; print(k.package_digest('rfid_shoe'))"],
+        capture_output=True, text=True, timeout=60, env=environment(**env), check=True,
+    ).stdout.strip()  # fmt: skip
+    config.write_text(
+        f'[devices.shoe_reader]\nkind = "rfid_shoe"\npackage_sha256 = "{digest}"\n'
+        'port = "/dev/ttyS9"\n'
+    )
     for command in ("devices", "sim", "run"):
         refused = tabled(command, "--config", str(config), **env)
         assert refused.returncode == 2, (command, refused.stderr)

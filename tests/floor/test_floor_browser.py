@@ -1,5 +1,6 @@
 """The floor page in Debian's chromium (Playwright): tiles, live alerts, filters, drill-down
-with redaction, SVG charts; screenshots at 1920x1080 and 1280x800 in tests/artifacts/."""
+with redaction, the charts (Chart.js canvases, each saying its bars in words, as a screen reader
+reads them); screenshots at 1920x1080 and 1280x800 in tests/artifacts/."""
 
 from __future__ import annotations
 
@@ -67,6 +68,8 @@ def test_floor_page(floor: tuple[FloorEnv, FloorProcess, Any]) -> None:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1920, "height": 1080})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(process.url + "/")
             page.fill("#token", "wrong")
             page.click("#login button[type=submit]")
@@ -83,12 +86,15 @@ def test_floor_page(floor: tuple[FloorEnv, FloorProcess, Any]) -> None:
             expect(gap).not_to_contain_text("received ")
             expect(page.locator("#alerts li.violation").first).to_contain_text("Portaria")
             for chart in ("violations", "faults", "rounds"):
-                # At least two bars, waited for: the charts draw after their own fetch.
-                expect(page.locator(f"#chart-{chart} svg rect").nth(1)).to_be_attached()
+                # Its bars said, waited for: the charts draw after their own fetch.
+                expect(page.locator(f"#chart-{chart} canvas li").first).to_be_attached()
+                box = page.locator(f"#chart-{chart} canvas").bounding_box()
+                assert box is not None and box["width"] > 200 and box["height"] > 100, box
+            assert not errors, errors
             page.screenshot(path=str(ARTIFACTS / "floor-1920x1080.png"))
 
             # The charts' range: beyond a day each bar names its day too.
-            bar = page.locator("#chart-rounds svg rect title").first
+            bar = page.locator("#chart-rounds canvas li").first
             expect(bar).to_have_text(re.compile(r" · \d\dh: \d+$"))
             page.select_option("#f-hours", "168")
             expect(bar).to_have_text(re.compile(r" · \d\d-\d\d \d\dh: \d+$"))

@@ -19,7 +19,7 @@ from procedure_drive import (
     thirteen_to_betting,
 )
 
-from daemon.procedures.common import HOUSE_DEVICE, HOUSE_VOID
+from daemon.procedures.common import DEVICE_FACT_FIELDS, HOUSE_DEVICE, HOUSE_VOID
 
 SECOND = "supervisor:S2"
 ART_4 = "Portaria 51/89/M Art. 4"
@@ -47,6 +47,33 @@ def test_a_device_reports_only_its_own_facts(
         assert table.proc.faults  # held by a device whose health only it reports
     refused = table.refused(action, actor, payload)
     assert refused.violation is not None and refused.violation.article == HOUSE_DEVICE
+
+
+@pytest.mark.parametrize(
+    ("action", "actor", "payload", "phase"),
+    [
+        # A card read that claims where its card went: the procedure decides that, not the shoe.
+        ("card_read", SHOE, {"card": "As", "face_up": False, "index": 1, "seat": 1}, "DEALING"),
+        ("dice_landed", device("dice_shaker"), {"dice": [1, 2, 3, 4], "valid": True,
+                                                "note": "x" * 4096}, "SHAKING"),
+        ("shuffle_completed", device("shuffler"), {"count": 52, "mode": "random",
+                                                   "order": ["As"]}, "MACHINE_SHUFFLE"),
+        ("fault_reported", SHOE, {"device": "shoe_reader", "fault": "jam", "cards": "Kd"},
+         "DEALING"),
+    ],
+)  # fmt: skip
+def test_a_device_fact_carries_only_its_declared_fields(
+    action: str, actor: str, payload: dict[str, Any], phase: str, prefixes: dict[str, Any]
+) -> None:
+    table = at_phase("thirteen", phase, prefixes)
+    refused = table.refused(action, actor, payload)
+    assert refused.violation is not None and refused.violation.article == HOUSE_DEVICE
+    extra = sorted(set(payload) - DEVICE_FACT_FIELDS[action])
+    assert refused.violation.reason.startswith(f"{action} carries no field {extra[0]}")
+    assert extra[0] in refused.violation.reason_zh
+    del payload[extra[0]]
+    if action != "fault_reported":  # the same fact without it is taken
+        table.ok(action, actor, payload)
 
 
 def _arranged(deck: list[str]) -> Any:

@@ -13,6 +13,7 @@ import pytest
 
 from daemon.cli.devices import probe
 from daemon.procedures.base import DeviceCommand
+from drivers.kinds import package_digest
 from simulators.base import SIM_MAKE, firmware_digest
 from simulators.shoe_reader import ShoeReaderModel
 from simulators.world import forget_world
@@ -60,6 +61,7 @@ def test_a_plugins_driver_cannot_approve_a_build(tmp_path: Path, lax_shoe: None)
     nominal = ShoeReaderModel.FIRMWARE
     config["devices"]["shoe_reader"] = {
         "kind": "lax_shoe",
+        "package_sha256": package_digest("lax_shoe"),  # its package approved as installed
         # the reader on the line reports another build than the one approved
         "port": f"sim://lax_shoe?world={key}&seed=3&fault=unapproved_firmware",
         "approved": [
@@ -104,3 +106,4 @@ def test_a_plugins_driver_cannot_approve_a_build(tmp_path: Path, lax_shoe: None)
     ]
     assert identified and all(p["approved"] is False for p in identified)
     assert identified[0]["kind"] == "lax_shoe" and identified[0]["driver"] == "acme-lax-shoe 1.0"
+    assert identified[0]["package_sha256"] == package_digest("lax_shoe")

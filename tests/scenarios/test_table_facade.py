@@ -289,8 +289,9 @@ def test_a_decision_the_journal_cannot_write_stops_the_table(tmp_path: Path) -> 
             await table.wait_for(lambda: "open_table" in table.facade.legal_actions("dealer"))
             assert table.journal is not None
             seq = table.journal.durable_seq
-            # A device's fact takes the payload its driver gives (no declared parameters).
-            fault = {"device": "shuffler", "fault": "jam", "note": float("nan")}
+            # A device's fact takes the values its driver gives (no declared parameters): here
+            # the identity a fault carries, with a value JSON cannot hold.
+            fault = {"device": "shuffler", "fault": "jam", "identity": {"serial": float("nan")}}
             with pytest.raises(TableError, match="could not be written"):
                 await table.feed("fault_reported", "device:shuffler", fault)
             assert table.failure is not None and "could not be written" in table.failure

@@ -1,4 +1,5 @@
-// The floor page: every table as a tile, the live alert list, three charts drawn as inline SVG.
+// The floor page: every table as a tile, the live alert list, three charts, and the Integrity
+// view (docs/integrity.md), the charts drawn by Chart.js (vendored: static/vendor/README.md).
 // No build step, no framework, nothing from another host; text goes in through textContent only.
 "use strict";
 
@@ -25,6 +26,9 @@ const state = {
   role: null,
   alertsTimer: null,
   alertsAsked: 0,
+  charts: {},  // container id -> its Chart
+  integrityTimer: null,
+  view: "floor",
 };
 
 function el(tag, cls, text) {
@@ -64,6 +68,7 @@ function hhmmss(iso) {
 function showLogin(message) {
   $("floor").classList.add("hidden");
   $("filters").classList.add("hidden");
+  $("views").classList.add("hidden");
   $("logout").classList.add("hidden");
   $("login").classList.remove("hidden");
   $("login-error").textContent = message || "";
@@ -101,7 +106,8 @@ async function start() {
   }
   $("login").classList.add("hidden");
   $("floor").classList.remove("hidden");
-  $("filters").classList.remove("hidden");
+  $("views").classList.remove("hidden");
+  if (state.view === "floor") $("filters").classList.remove("hidden");
   $("logout").classList.remove("hidden");
   state.tables = body;
   renderFilters();
@@ -225,7 +231,7 @@ function alertItem(kind, row) {
     const found = row.details || {};
     if (found.verdict) {
       li.classList.add("integrity");
-      li.append(el("span", "what", found.subject || ""), el("span", "said en", found.verdict));
+      li.append(" ", el("span", "what", found.subject || ""), el("span", "said en", found.verdict));
       if (found.power) li.append(el("span", "muted", found.power));
     }
     if (row.expected_hash) li.append(el("span", "hash mono", "expected " + row.expected_hash));
@@ -290,7 +296,14 @@ function wanted(kind, row) {
   return true;
 }
 
+const INTEGRITY = new Set(["dice_bias", "shuffle_bias", "reader_misreads", "hold_outlier"]);
+
 function pushAlert(kind, row) {
+  // An integrity alert opened or resolved: the Integrity view's flags follow (once a second).
+  if (state.view === "integrity" && INTEGRITY.has(row.kind)) {
+    clearTimeout(state.integrityTimer);
+    state.integrityTimer = setTimeout(loadIntegrity, 1000);
+  }
   if (!wanted(kind, row)) return;
   const list = $("alerts");
   list.prepend(alertItem(kind, row));
@@ -439,45 +452,47 @@ async function drill(table, quiet) {
 
 $("drill-close").addEventListener("click", () => { state.drilled = null; $("drill").classList.add("hidden"); });
 
-// --- charts (inline SVG) ------------------------------------------------------------------
+// --- charts (Chart.js) ----------------------------------------------------------------------
 
-const SVG = "http://www.w3.org/2000/svg";
-function svgEl(tag, attrs, text) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
-  if (text !== undefined) node.textContent = String(text);
-  return node;
+Chart.defaults.color = "#a9c2b5";
+Chart.defaults.borderColor = "rgba(169, 194, 181, 0.25)";
+Chart.defaults.font.size = 11;
+Chart.defaults.animation = false;
+Chart.defaults.maintainAspectRatio = false;
+
+// One chart in `container`, made again each time: its canvas says what it draws in words (the
+// canvas's fallback, a list a screen reader reads, `lines`), as the bars' titles did.
+function drawChart(container, config, summary, lines) {
+  const id = container.id;
+  if (state.charts[id]) { state.charts[id].destroy(); delete state.charts[id]; }
+  if (!lines.length) { container.replaceChildren(el("div", "empty", "尚無資料 no data yet")); return; }
+  const canvas = el("canvas");
+  canvas.setAttribute("role", "img");
+  canvas.setAttribute("aria-label", summary);
+  const list = el("ul", "said-chart");
+  for (const line of lines) list.append(el("li", null, line));
+  canvas.append(list);
+  container.replaceChildren(canvas);
+  state.charts[id] = new Chart(canvas, config);
 }
 
-// Stacked bars: one bar per x key, one colour per series; a legend of series under the axis.
+// Stacked bars: one bar per x key, one colour per series, the legend under the axis.
 function stackedBars(container, rows, xKey, seriesKey, xLabel) {
-  if (!rows.length) { container.replaceChildren(el("div", "empty", "尚無資料 no data yet")); return; }
   const xs = [...new Set(rows.map((r) => r[xKey]))].sort();
   const series = [...new Set(rows.map((r) => r[seriesKey]))].sort();
-  const totals = Object.fromEntries(xs.map((x) => [x, 0]));
-  for (const r of rows) totals[r[xKey]] += r.n;
-  const max = Math.max(1, ...Object.values(totals));
-  const W = 400, H = 200, left = 28, bottom = 22, legend = Math.min(series.length, 4) * 12 + 4;
-  const plotH = H - bottom - legend, bw = Math.min(48, (W - left - 4) / xs.length);
-  const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, role: "img" });
-  svg.append(svgEl("line", { x1: left, y1: plotH, x2: W, y2: plotH, stroke: "#a9c2b5" }));
-  svg.append(svgEl("text", { x: 2, y: 10 }, max), svgEl("text", { x: 2, y: plotH }, 0));
-  const base = Object.fromEntries(xs.map((x) => [x, 0]));
-  for (const r of rows) {
-    const i = xs.indexOf(r[xKey]), color = PALETTE[series.indexOf(r[seriesKey]) % PALETTE.length];
-    const h = (r.n / max) * (plotH - 12);
-    base[r[xKey]] += h;
-    const rect = svgEl("rect", { x: left + i * bw + 1, y: plotH - base[r[xKey]], width: Math.max(1, bw - 2), height: h, fill: color });
-    rect.append(svgEl("title", {}, `${r[seriesKey]} · ${xLabel(r[xKey])}: ${r.n}`));
-    svg.append(rect);
-  }
-  const step = Math.ceil(xs.length / 8);
-  xs.forEach((x, i) => { if (i % step === 0) svg.append(svgEl("text", { x: left + i * bw + 2, y: plotH + 12 }, xLabel(x))); });
-  series.slice(0, 4).forEach((s, i) => {
-    svg.append(svgEl("rect", { x: left, y: plotH + 16 + i * 12, width: 8, height: 8, fill: PALETTE[i % PALETTE.length] }));
-    svg.append(svgEl("text", { x: left + 12, y: plotH + 24 + i * 12 }, s + (i === 3 && series.length > 4 ? ` (+${series.length - 4})` : "")));
+  const datasets = series.map((name, i) => {
+    const counts = Object.fromEntries(xs.map((x) => [x, 0]));
+    for (const r of rows) if (r[seriesKey] === name) counts[r[xKey]] += r.n;
+    return { label: name, data: xs.map((x) => counts[x]), backgroundColor: PALETTE[i % PALETTE.length] };
   });
-  container.replaceChildren(svg);
+  drawChart(container, {
+    type: "bar",
+    data: { labels: xs.map(xLabel), datasets },
+    options: {
+      scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } },
+      plugins: { legend: { position: "bottom", labels: { boxWidth: 8, font: { size: 10 } } } },
+    },
+  }, `${series.length} series over ${xs.length} bars`, rows.map((r) => `${r[seriesKey]} · ${xLabel(r[xKey])}: ${r.n}`));
 }
 
 // An hour's bar: its hour within a day's range, its day and hour beyond (UTC, as the lines).
@@ -497,6 +512,161 @@ async function loadCharts() {
   stackedBars($("chart-faults"), body.faults_per_model, "model", "kind", (m) => m);
   stackedBars($("chart-rounds"), body.rounds_per_table_hour, "hour", "table", hourLabel);
 }
+
+// --- the Integrity view ----------------------------------------------------------------------
+
+function showView(view) {
+  state.view = view;
+  $("left").classList.toggle("hidden", view !== "floor");
+  $("filters").classList.toggle("hidden", view !== "floor");
+  $("integrity").classList.toggle("hidden", view !== "integrity");
+  for (const [id, name] of [["v-floor", "floor"], ["v-integrity", "integrity"]]) {
+    $(id).classList.toggle("on", view === name);
+    $(id).setAttribute("aria-pressed", String(view === name));
+  }
+  if (view === "integrity") loadIntegrity();
+}
+$("v-floor").addEventListener("click", () => showView("floor"));
+$("v-integrity").addEventListener("click", () => showView("integrity"));
+
+// A picker of what was audited: flagged first (⚠), then by table; keeps the choice it had.
+function fillPicker(select, rows, label) {
+  const before = select.value;
+  const sorted = [...rows].sort((a, b) => (b.flagged - a.flagged) || label(a).localeCompare(label(b)));
+  select.replaceChildren(...sorted.map((r) => {
+    const option = el("option", null, (r.flagged ? "⚠ " : "") + label(r));
+    option.value = r.serial === undefined ? r.table : `${r.table}\t${r.serial}`;
+    if (r.flagged) option.className = "flagged";
+    return option;
+  }));
+  if ([...select.options].some((o) => o.value === before)) select.value = before;
+}
+
+function picked(select) {
+  const [table, serial] = select.value.split("\t");
+  return `table=${encodeURIComponent(table)}` + (serial === undefined ? "" : `&serial=${encodeURIComponent(serial)}`);
+}
+
+// Shown, the view is read again every 10 s (the passes' sums grow) and at once on an
+// integrity alert from the feed.
+async function loadIntegrity() {
+  clearTimeout(state.integrityTimer);
+  state.integrityTimer = null;
+  if (state.view !== "integrity" || !state.token) return;
+  state.integrityTimer = setTimeout(loadIntegrity, 10000);
+  const { status, body } = await api("/api/integrity");
+  if (status !== 200) { $("i-note").textContent = (body && body.message) || "HTTP " + status; return; }
+  const flagged = [...body.dice, ...body.shuffle, ...body.hold].filter((r) => r.flagged).length;
+  $("i-note").textContent = `${body.dice.length} 骰盅 shakers · ${body.shuffle.length} 洗牌機 shufflers · ` +
+    `${body.hold.length} 枱 tables with hold · ${flagged} ⚠ flagged (open integrity alerts)`;
+  fillPicker($("i-dice"), body.dice, (r) => `${r.table} ${r.serial} (${r.samples} throws)`);
+  fillPicker($("i-shuffle"), body.shuffle, (r) => `${r.table} ${r.serial} (${r.samples} decks)`);
+  fillPicker($("i-hold"), body.hold, (r) => r.table);
+  await Promise.all([drawDice(), drawShuffle(), drawHold()]);
+}
+
+async function drawDice() {
+  if (!$("i-dice").value) return drawChart($("chart-dice"), {}, "", []);
+  const { status, body } = await api("/api/integrity/dice?" + picked($("i-dice")));
+  if (status !== 200) return;
+  const faces = [1, 2, 3, 4, 5, 6];
+  const out = (n) => (n > body.high ? "above the band" : n < body.low ? "below the band" : "within the band");
+  drawChart($("chart-dice"), {
+    data: {
+      labels: faces.map(String),
+      datasets: [
+        { type: "bar", label: "faces", data: body.faces, order: 2,
+          backgroundColor: body.faces.map((n) => (n > body.high || n < body.low ? "#d9342b" : "#6cb4ee")) },
+        { type: "line", label: "99 % band (fair)", data: faces.map(() => body.low), borderColor: "#7ee2a8",
+          borderDash: [4, 3], pointRadius: 0, fill: false, order: 1 },
+        { type: "line", label: "", data: faces.map(() => body.high), borderColor: "#7ee2a8", borderDash: [4, 3],
+          pointRadius: 0, fill: "-1", backgroundColor: "rgba(126, 226, 168, 0.15)", order: 1 },
+        { type: "line", label: "expected", data: faces.map(() => body.expected), borderColor: "#e0b84f",
+          pointRadius: 0, order: 0 },
+      ],
+    },
+    options: { scales: { y: { beginAtZero: true } },
+      plugins: { legend: { position: "bottom", labels: { filter: (item) => item.text !== "" } } } },
+  }, `${body.serial}: faces of ${body.throws} throws`,
+  body.faces.map((n, i) => `face ${i + 1}: ${n} (fair ${Math.round(body.low)}–${Math.round(body.high)}) ${out(n)}`));
+}
+
+// count / expected: blue under, white at one, red over (the report's colours).
+function heatColour(v) {
+  const t = Math.max(-1, Math.min(1, v - 1));
+  const a = Math.round(255 * (1 - Math.abs(t)));
+  return t > 0 ? `rgb(255, ${a}, ${a})` : `rgb(${a}, ${a}, 255)`;
+}
+
+async function drawShuffle() {
+  if (!$("i-shuffle").value) {
+    drawChart($("chart-heat"), {}, "", []);
+    return drawChart($("chart-rising"), {}, "", []);
+  }
+  const { status, body } = await api("/api/integrity/shuffle?" + picked($("i-shuffle")));
+  if (status !== 200) return;
+  const cells = [];
+  let top = { v: -1 };
+  body.ratio.forEach((row, y) => row.forEach((v, x) => {
+    cells.push({ x: x + 1, y: y + 1, v });
+    if (v > top.v) top = { x: x + 1, y: y + 1, v };
+  }));
+  const quarters = (axis) => { axis.ticks = [1, 13, 26, 39, 52].map((value) => ({ value })); };
+  const size = ({ chart }) => (chart.chartArea || { width: 0 }).width / 52;
+  const high = ({ chart }) => (chart.chartArea || { height: 0 }).height / 52;
+  drawChart($("chart-heat"), {
+    type: "matrix",
+    data: { datasets: [{ label: "count / expected", data: cells, width: size, height: high,
+      backgroundColor: (c) => heatColour(c.raw ? c.raw.v : 1), borderWidth: 0 }] },
+    options: {
+      plugins: { legend: { display: false } },
+      scales: {
+        x: { type: "linear", min: 0.5, max: 52.5, offset: false, title: { display: true, text: "position dealt" }, afterBuildTicks: quarters },
+        y: { type: "linear", min: 0.5, max: 52.5, reverse: true, offset: false, title: { display: true, text: "position in" }, afterBuildTicks: quarters },
+      },
+    },
+  }, `${body.serial}: card × position of ${body.decks} decks`,
+  [`${body.decks} decks; the largest cell ${top.v.toFixed(2)} × expected (in ${top.y}, dealt ${top.x})`]);
+  const r = body.rising.map((_, i) => i + 1);
+  const mean = body.rising.reduce((sum, n, i) => sum + n * (i + 1), 0) / Math.max(1, body.decks);
+  drawChart($("chart-rising"), {
+    data: {
+      labels: r.map(String),
+      datasets: [
+        { type: "bar", label: "this shuffler", data: body.rising, backgroundColor: "#6cb4ee", order: 1 },
+        { type: "line", label: "a random deck", data: body.random_rising, borderColor: "#d9342b", pointRadius: 0, order: 0 },
+      ],
+    },
+    options: { scales: { x: { title: { display: true, text: "rising sequences a deck" }, ticks: { maxTicksLimit: 14 } } },
+      plugins: { legend: { position: "bottom" } } },
+  }, `${body.serial}: rising sequences of ${body.decks} decks`,
+  [`mean ${mean.toFixed(2)} rising sequences a deck (a random deck 26.50)`]);
+}
+
+async function drawHold() {
+  if (!$("i-hold").value) return drawChart($("chart-hold"), {}, "", []);
+  const { status, body } = await api("/api/integrity/hold?" + picked($("i-hold")));
+  if (status !== 200) return;
+  const labels = body.points.map((p) => p.shift);
+  const limit = (v) => ({ type: "line", label: v > 0 ? `±${body.limit}` : "", data: labels.map(() => v),
+    borderColor: "#d9342b", borderDash: [5, 4], pointRadius: 0 });
+  drawChart($("chart-hold"), {
+    type: "line",
+    data: { labels, datasets: [
+      { label: "z of the hold", data: body.points.map((p) => p.z), borderColor: "#a9c2b5",
+        pointBackgroundColor: body.points.map((p) => (p.flagged ? "#d9342b" : "#6cb4ee")), pointRadius: 3 },
+      limit(body.limit), limit(-body.limit),
+    ] },
+    options: { scales: { x: { ticks: { maxTicksLimit: 8 } },
+      y: { suggestedMin: -body.limit - 1, suggestedMax: body.limit + 1 } },
+      plugins: { legend: { position: "bottom", labels: { filter: (item) => item.text !== "" } } } },
+  }, `${body.table}: hold z per shift`,
+  body.points.map((p) => `${p.shift}: z = ${p.z >= 0 ? "+" : ""}${p.z.toFixed(2)}${p.flagged ? " FLAGGED" : ""}`));
+}
+
+$("i-dice").addEventListener("change", drawDice);
+$("i-shuffle").addEventListener("change", drawShuffle);
+$("i-hold").addEventListener("change", drawHold);
 
 // --- boot ---------------------------------------------------------------------------------
 
