@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from daemon.contract.published import Published
+from daemon.procedures.spec import OPERATOR_ROLES as DECLARED_OPERATOR_ROLES
 from daemon.procedures.spec import Param
 
 if TYPE_CHECKING:
@@ -26,8 +27,9 @@ if TYPE_CHECKING:
 # trainer: handles the simulated devices of a table in training mode (daemon/training.py)
 ROLES = ("dealer", "supervisor", "surveillance", "admin", "trainer")
 Role = Literal["dealer", "supervisor", "surveillance", "admin", "trainer"]
-# The roles a person acts in (devices and the system feed the table themselves).
-OPERATOR_ROLES = ("dealer", "supervisor")
+# The roles a person acts in (devices and the system feed the table themselves): the game
+# declarations' own, in a fixed order (the published state lists each one's legal actions).
+OPERATOR_ROLES = tuple(sorted(DECLARED_OPERATOR_ROLES))
 
 # One field of an action's payload, as the game declares it (daemon/procedures/spec.py): the
 # API builds its request models from these (daemon/api/models.py), the console its forms.
