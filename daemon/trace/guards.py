@@ -29,12 +29,13 @@ from typing import Any
 from daemon.trace.cites import PAIGOW, THIRTEEN, find_citations
 
 # Packages whose modules hold guards, and the modules that describe or drive the game instead
-# (the operator API, the console, autoplay's simulated dealer, CLIs, docs generators, this, the
-# floor's synthetic journals: sample lines that name articles as data).
+# (the operator API, the table's publication side that serves the console its views and
+# explanations, the integrity analytics, autoplay's simulated dealer, CLIs, docs generators,
+# this, the floor's synthetic journals: sample lines that name articles as data).
 GUARD_ROOTS = ("daemon", "drivers")
 SKIP = re.compile(
-    r"(^|/)(api|trace|autoplay|client|journal\w*|logging|sdnotify|diagram|\w*cli|__main__"
-    r"|synthetic)(/|\.py$)"
+    r"(^|/)(api|publish|analytics|trace|autoplay|client|journal\w*|logging|sdnotify|diagram"
+    r"|\w*cli|__main__|synthetic)(/|\.py$)"
 )
 _GAME_WORDS = (
     (PAIGOW, re.compile(r"paigow|pai gow|牌九", re.IGNORECASE)),
