@@ -45,7 +45,19 @@ def journal(folder: Path) -> dict[int, bytes]:
 
 
 def head(folder: Path) -> int:
-    return max(journal(folder), default=0)
+    """The table's newest seq (0 before its journal folder exists)."""
+    return max(journal(folder), default=0) if folder.is_dir() else 0
+
+
+async def _until_journaling(tables: list[TableProcess], timeout: float = 120.0) -> None:
+    """Until each table has journaled lines: a table's start (imports, devices, key) takes
+    well over the 3 s the test lets lines flow when the machine is loaded."""
+    deadline = time.monotonic() + timeout
+    while not all(head(t.folder / "journal") > 0 for t in tables):
+        for table in tables:
+            assert table.ended() is None, f"{table.demo.table} ended: {table.last_lines()}"
+        assert time.monotonic() < deadline, "a table journaled nothing in 120 s"
+        await asyncio.sleep(0.2)
 
 
 def test_the_floor_keeps_every_line_once_while_the_streams_leader_is_killed(
@@ -104,6 +116,7 @@ async def _kill_leaders(cluster: NatsCluster, tables: list[TableProcess], passwo
         await stream_leader(nc, STREAM)  # the floor has made the stream, three replicas
         for table in tables:
             table.start()
+        await _until_journaling(tables)
         for _kill in range(2):
             await asyncio.sleep(3)  # lines flow
             leader, current = await stream_leader(nc, STREAM)
