@@ -41,26 +41,23 @@ from collections import defaultdict
 from collections.abc import Iterator
 from itertools import groupby
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psycopg
 import structlog
-from psycopg.types.json import Jsonb
 
 from daemon.floor.integrity_findings import (
     ALERT_OF,
     INTEGRITY_KINDS,
     PassResult,
-    _alert,
-    _device_findings,
-    _hold_findings,
-    _open_alerts,
-    _readers,
+    alert,
+    device_findings,
+    hold_findings,
+    open_alerts,
+    reader_totals,
     stored_findings,
 )
-
-if TYPE_CHECKING:
-    from daemon.analytics.source import AuditData
+from daemon.floor.integrity_sums import DUMPS, Decks, Sums, fold
 
 __all__ = ["ALERT_OF", "INTEGRITY_KINDS", "PassResult", "run_every", "run_pass", "stored_findings"]
 
@@ -103,105 +100,6 @@ def _facts(
             yield table, [row[1:] for row in rows]
 
 
-class _Sums:
-    """The stored sums of the tables in a pass, loaded at once, written back at once."""
-
-    def __init__(self, conn: psycopg.Connection[Any], tables: list[str]) -> None:
-        from daemon.analytics.dice import DiceStats  # noqa: PLC0415 - numpy: in the pass only
-        from daemon.analytics.shuffle import ShuffleStats  # noqa: PLC0415
-
-        self.dice: dict[tuple[str, str], DiceStats] = {}
-        self.shuffle: dict[tuple[str, str], ShuffleStats] = {}
-        self.skipped: dict[tuple[str, str], int] = defaultdict(int)
-        self.touched: set[tuple[str, str, str]] = set()
-        rows = conn.execute(
-            "SELECT table_id, kind, serial, stats, skipped FROM integrity_devices "
-            "WHERE table_id = ANY(%s)",
-            (tables,),
-        ).fetchall()
-        for table, kind, serial, stats, skipped in rows:
-            if kind == "dice":
-                self.dice[(table, serial)] = DiceStats.from_json(stats)
-            else:
-                self.shuffle[(table, serial)] = ShuffleStats.from_json(stats)
-                self.skipped[(table, serial)] = int(skipped)
-
-    def write(self, conn: psycopg.Connection[Any]) -> None:
-        rows = []
-        for table, kind, serial in sorted(self.touched):
-            if kind == "dice":
-                dice = self.dice[(table, serial)]
-                rows.append((table, kind, serial, dice.throws, 0, Jsonb(dice.json())))
-            else:
-                deck = self.shuffle[(table, serial)]
-                skipped = self.skipped[(table, serial)]
-                rows.append((table, kind, serial, deck.decks, skipped, Jsonb(deck.json())))
-        with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO integrity_devices (table_id, kind, serial, samples, skipped, stats) "
-                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (table_id, kind, serial) DO UPDATE "
-                "SET samples = excluded.samples, skipped = excluded.skipped, "
-                "stats = excluded.stats, updated_at = now()",
-                rows,
-            )
-
-
-class _Decks:
-    """Decks of many tables (keyed), their rising sequences and guessing scores computed in
-    one numpy batch: the guessing game steps through the 52 positions, and 20 decks a table
-    are too few to carry those steps' cost alone."""
-
-    def __init__(self) -> None:
-        self.parts: list[tuple[tuple[str, str], Any]] = []
-
-    def add(self, key: tuple[str, str], decks: Any) -> None:
-        if len(decks):
-            self.parts.append((key, decks))
-
-    def scored(self) -> dict[tuple[str, str], tuple[Any, Any, Any]]:
-        """key -> (decks, rising sequences, scores)."""
-        import numpy as np  # noqa: PLC0415 - numpy: in the pass only
-
-        from daemon.analytics.shuffle import guess_scores, rising_sequences  # noqa: PLC0415
-
-        if not self.parts:
-            return {}
-        every = np.concatenate([decks for _, decks in self.parts])
-        rising, scores = rising_sequences(every), guess_scores(every)
-        found: dict[tuple[str, str], tuple[Any, Any, Any]] = {}
-        at = 0
-        for key, decks in self.parts:
-            end = at + len(decks)
-            found[key] = (decks, rising[at:end], scores[at:end])
-            at = end
-        return found
-
-
-def _fold(
-    sums: _Sums,
-    table: str,
-    data: AuditData,
-    decks: _Decks,
-    reader_rows: list[tuple[Any, ...]],
-) -> None:
-    """Add what one table's new lines hold to its sums (the decks: once `decks` is scored)."""
-    from daemon.analytics.dice import DiceStats  # noqa: PLC0415 - numpy: in the pass only
-    from daemon.analytics.shuffle import permutations  # noqa: PLC0415
-
-    for serial in data.dice:
-        stats = sums.dice.get((table, serial))
-        if stats is None:
-            stats = sums.dice[(table, serial)] = DiceStats.of(data.throws(serial)[:0])
-        stats.add(data.throws(serial))
-        sums.touched.add((table, "dice", serial))
-    for serial in set(data.deck_outputs) | set(data.decks_skipped):
-        decks.add((table, serial), permutations(*data.decks(serial)))
-        sums.skipped[(table, serial)] += data.decks_skipped.get(serial, 0)
-        sums.touched.add((table, "shuffle", serial))
-    for (serial, dealer), counts in data.reader_by_dealer.items():
-        reader_rows.append((table, serial, dealer, counts.reads, counts.misreads, counts.entered))
-
-
 def run_pass(  # noqa: PLR0915 - the pass's steps in the order they commit
     conn: psycopg.Connection[Any], *, misread_limit: int = 1000, tables: list[str] | None = None
 ) -> PassResult:
@@ -230,20 +128,20 @@ def run_pass(  # noqa: PLR0915 - the pass's steps in the order they commit
             result.phases[name] = result.phases.get(name, 0.0) + now - clock
             clock = now
 
-        sums = _Sums(conn, [w[0] for w in windows])
+        sums = Sums(conn, [w[0] for w in windows])
         lap("load sums")
         reader_rows: list[tuple[Any, ...]] = []
         states: dict[str, dict[str, Any]] = {}
         read: dict[str, int] = defaultdict(int)
         saved = {w[0]: w[3] for w in windows}
-        batch, open_batch = _Decks(), _Decks()
+        batch, open_batch = Decks(), Decks()
         open_skipped: dict[str, dict[str, int]] = {}
         for table, facts in _facts(conn, windows):
             reading = Pass(saved[table])
             data = reading.read_facts(facts)
             result.lines += data.lines
             read[table] = data.lines
-            _fold(sums, table, data, batch, reader_rows)
+            fold(sums, table, data, batch, reader_rows)
             states[table] = reading.json()
             pending = reading.pending()
             for serial in pending.deck_outputs:
@@ -255,13 +153,13 @@ def run_pass(  # noqa: PLR0915 - the pass's steps in the order they commit
         lap("read and fold lines")
         sums.write(conn)
         lap("write sums")
-        readers = _readers(conn, reader_rows)
+        readers = reader_totals(conn, reader_rows)
         lap("reader counts (SQL)")
-        holds = _hold_findings(conn, windows)
+        holds = hold_findings(conn, windows)
         lap("hold sums (SQL) and z")
-        open_ids = _open_alerts(conn, list(upto))
+        open_ids = open_alerts(conn, list(upto))
         for table, _, last, _state in windows:
-            findings = _device_findings(
+            findings = device_findings(
                 sums,
                 table,
                 open_decks=open_decks,
@@ -272,20 +170,20 @@ def run_pass(  # noqa: PLR0915 - the pass's steps in the order they commit
             findings += holds.get(table, [])
             for finding in findings:
                 finding.extra["table"] = table
-                _alert(conn, table, last, finding, open_ids=open_ids, result=result)
+                alert(conn, table, last, finding, open_ids=open_ids, result=result)
             result.findings += findings
         lap("device findings and alerts")
-        with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO integrity_cursor AS c (table_id, last_seq, lines, state) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT (table_id) DO UPDATE SET "
-                "last_seq = excluded.last_seq, lines = c.lines + excluded.lines, "
-                "state = excluded.state, updated_at = now()",
-                [
-                    (t, upto[t], read[t], Jsonb(states.get(t) or saved[t] or Pass().json()))
-                    for t in upto
-                ],
-            )
+        cursors = [
+            (t, upto[t], read[t], DUMPS(states.get(t) or saved[t] or Pass().json())) for t in upto
+        ]
+        conn.execute(
+            "INSERT INTO integrity_cursor AS c (table_id, last_seq, lines, state) "
+            "SELECT t, s, n, j::jsonb FROM unnest(%s::text[], %s::bigint[], %s::bigint[], "
+            "%s::text[]) AS r(t, s, n, j) ON CONFLICT (table_id) DO UPDATE SET "
+            "last_seq = excluded.last_seq, lines = c.lines + excluded.lines, "
+            "state = excluded.state, updated_at = now()",
+            [list(column) for column in zip(*cursors, strict=True)],
+        )
         result.tables = len(windows)
     result.seconds = time.perf_counter() - started
     return result
@@ -344,9 +242,12 @@ async def run_every(
             lines=done.lines,
             seconds=round(done.seconds, 3),
             opened=len(done.opened),
+            updated=len(done.updated),
             resolved=len(done.resolved),
         )
-        for row in done.opened:  # an update stays the alert the page already lists
+        # An update is the same alert (its id) with the pass's newer verdict and figures: the
+        # page redraws the one it lists.
+        for row in [*done.opened, *done.updated]:
             publish({"type": "alert", "alert": row})
         for row in done.resolved:
             publish({"type": "resolved", "alert": row})

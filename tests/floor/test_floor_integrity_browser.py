@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,11 @@ def test_the_integrity_view_flags_the_loaded_shaker(env: FloorEnv, tmp_path: Pat
     for table, loaded, seed in (("T01", True, 1), ("T02", False, 2)):
         _journal(tmp_path / table, table, loaded, seed)
         lines += list(journal_file_lines(tmp_path / table))
+    # T01's last 20 rounds come later, once the page shows its first alert (200 throws).
+    cut = next(i for i, line in enumerate(lines) if b'"round":41,' in line)
+    end = next(i for i, line in enumerate(lines) if b'"table":"T02"' in line)
+    later = lines[cut:end]
+    del lines[cut:end]
     floor = env.start_floor()
     asyncio.run(env.publish(lines))
     ARTIFACTS.mkdir(exist_ok=True)
@@ -87,7 +93,17 @@ def test_the_integrity_view_flags_the_loaded_shaker(env: FloorEnv, tmp_path: Pat
             expect(page.locator("#tiles")).to_be_hidden()
             # The pass runs each second: the view follows its alerts as they come.
             shaker = page.locator("#i-dice option.flagged")
-            expect(shaker).to_have_text("⚠ T01 T01-dice_shaker (300 throws)", timeout=180_000)
+            expect(shaker).to_have_text("⚠ T01 T01-dice_shaker (200 throws)", timeout=180_000)
+            bias = page.locator("#alerts li.integrity", has_text="T01-dice_shaker")
+            expect(bias).to_have_count(1)
+            expect(bias).to_contain_text("200 throws")
+            # T01 plays on: the next pass updates the open alert, and the page redraws that
+            # one alert in place with the newer figures (no second alert, no reload).
+            with ThreadPoolExecutor(1) as pool:  # Playwright's sync API owns this loop
+                pool.submit(asyncio.run, env.publish(later)).result()
+            expect(bias).to_contain_text("300 throws", timeout=120_000)
+            expect(bias).to_have_count(1)
+            expect(shaker).to_have_text("⚠ T01 T01-dice_shaker (300 throws)", timeout=30_000)
             expect(page.locator("#i-dice option:not(.flagged)")).to_contain_text("T02-dice_shaker")
             # Flagged first, and chosen: its faces against fair dice's band, face 6 above it.
             expect(page.locator("#i-dice")).to_have_value("T01\tT01-dice_shaker")
