@@ -162,6 +162,11 @@ def table_key(table: str, seed: int | str = 0) -> TableKey:
     return TableKey.of(Ed25519PrivateKey.from_private_bytes(secret))
 
 
+# How long a publish waits for the stream's ack: nats.py's 5 s default is short for a window
+# of 256 on a machine at load 9 (CI's floor test timed out there), and a late ack is no loss.
+ACK_SECONDS = 30.0
+
+
 async def publish(
     js: Any,
     lines: Iterable[bytes],
@@ -187,6 +192,7 @@ async def publish(
                         f"{prefix}.{table}.head",
                         keys[table].head(table, seq, line_hash(line)),
                         headers={"Nats-Msg-Id": f"{table}:head:{seq}"},
+                        timeout=ACK_SECONDS,
                     )
             last.clear()
 
@@ -194,7 +200,9 @@ async def publish(
         subject, msg_id = subject_of(prefix, line)
         sent.append(time.monotonic())
         in_flight.append(
-            asyncio.ensure_future(js.publish(subject, line, headers={"Nats-Msg-Id": msg_id}))
+            asyncio.ensure_future(
+                js.publish(subject, line, headers={"Nats-Msg-Id": msg_id}, timeout=ACK_SECONDS)
+            )
         )
         table, _, seq = msg_id.rpartition(":")
         last[table] = (int(seq), line)

@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import random
 import signal
+import time
 from pathlib import Path
 
 from daemon.shipper.config import FeedConfig
@@ -41,13 +42,24 @@ def test_sigkill_at_random_points_never_stores_a_line_twice(
     fork = multiprocessing.get_context("fork")
     feed = feed_config(nats_server, window=128)
     journal = make_journal(tmp_path / "j", "T01", 300, rotate_bytes=256 * 1024)
+    # A first child ships the first 300 lines whole: how long a ship takes on this machine
+    # now (~60 ms quiet, ten times that at load 9). The kills fall anywhere in such a span,
+    # so they land while it connects, publishes, waits for acks or replaces its cursor at
+    # any load, not all before its first publish on a loaded machine.
+    child = fork.Process(target=_ship, args=(feed, tmp_path / "j"))
+    began = time.monotonic()
+    child.start()
+    child.join(60)
+    whole = time.monotonic() - began
+    assert child.exitcode == 0
+    first = read_cursor(tmp_path / "j", "TABLED").seq
     kills = rounds = 0
     cursors = []
     while kills < 60 and rounds < 300:
         rounds += 1
         child = fork.Process(target=_ship, args=(feed, tmp_path / "j"))
         child.start()
-        child.join(timeout=rng.uniform(0.0, 0.06))  # the random point where it dies
+        child.join(timeout=rng.uniform(0.0, whole))  # the random point where it dies
         if child.is_alive():
             assert child.pid is not None
             os.kill(child.pid, signal.SIGKILL)
@@ -61,5 +73,6 @@ def test_sigkill_at_random_points_never_stores_a_line_twice(
     child.join(60)
     assert child.exitcode == 0
     assert kills == 60
-    assert cursors == sorted(cursors) and cursors[-1] > 0  # it shipped between the kills
+    assert first > 0
+    assert cursors == sorted(cursors) and cursors[-1] > first  # it shipped between the kills
     assert_stream_is_journal(nats_server.url, "T01", tmp_path / "j")
