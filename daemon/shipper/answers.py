@@ -11,12 +11,12 @@ unacknowledged line is sent again.
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from daemon.shipper.broker import FeedError
 from daemon.shipper.tail import Line
+from daemon.shipper.window import Window
 
 if TYPE_CHECKING:
     import asyncio
@@ -41,15 +41,14 @@ class Ack(NamedTuple):
 
 
 class Answers:
-    """Reads the answers to the lines `inflight` holds, marking each line `done` (acknowledged or
-    refused for good: `on_refused(line, reason)`) or its answer a duplicate to check
-    (`duplicates`: seq -> the stream seq of the message holding its id); `on_failure(error)`
-    for an answer after which the connection must start again (the broker refused a line)."""
+    """Reads the answers to the lines in flight in `window`, marking each line done
+    (acknowledged, or refused for good: `on_refused(line, reason)`) or its answer a duplicate to
+    check (`duplicates`: seq -> the stream seq of the message holding its id);
+    `on_failure(error)` for an answer after which the connection must start again."""
 
     def __init__(
         self,
-        inflight: OrderedDict[int, Line],
-        done: set[int],
+        window: Window,
         *,
         table_id: str,
         stream: str,
@@ -57,8 +56,8 @@ class Answers:
         on_refused: Callable[[Line, str], None],
         on_failure: Callable[[FeedError], None],
     ) -> None:
-        self._inflight = inflight
-        self._done = done
+        self._inflight = window.inflight
+        self._done = window.done
         self._table_id = table_id
         self._stream = stream
         self._prefix = subject_prefix

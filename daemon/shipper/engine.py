@@ -114,8 +114,7 @@ class Shipper:
         self._window = Window(self.dir, journal)
         self._health = FeedHealth(self._status, journal, self._log)
         self._answers = Answers(
-            self._window.inflight,
-            self._window.done,
+            self._window,
             table_id=table_id,
             stream=feed.stream,
             subject_prefix=self._prefix,
@@ -127,11 +126,8 @@ class Shipper:
             table_id,
             subject_prefix=self._prefix,
             headers=self._headers_base,
-            inflight=self._window.inflight,
-            done=self._window.done,
-            status=self._status,
-            log=self._log,
-            journal_event=self._health.journal_event,
+            window=self._window,
+            health=self._health,
         )
         self._heads = Heads(
             key,

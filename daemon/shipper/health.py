@@ -40,7 +40,7 @@ class FeedHealth:
     def __init__(self, status: FeedStatus, journal: Journal | None, log: Any) -> None:
         self.status = status
         self.journal = journal
-        self._log = log
+        self.log = log
         self._degraded_journaled = False
         self._last_journaled: dict[str, float] = {}
         self._refused_unjournaled = 0
@@ -101,7 +101,7 @@ class FeedHealth:
         if status.state != "degraded":
             status.state = "degraded"
             status.degraded_since = time.time()
-            self._log.warning("feed.degraded", reason=reason, **self.lag(cursor))
+            self.log.warning("feed.degraded", reason=reason, **self.lag(cursor))
             if self.may_journal("feed.degraded"):
                 self._degraded_journaled = True
                 self.journal_event("feed.degraded", {"reason": reason, **self.lag(cursor)})
@@ -111,7 +111,7 @@ class FeedHealth:
         status = self.status
         if status.state == "degraded":
             outage = time.time() - (status.degraded_since or time.time())
-            self._log.info("feed.recovered", outage_seconds=round(outage, 3), **self.lag(cursor))
+            self.log.info("feed.recovered", outage_seconds=round(outage, 3), **self.lag(cursor))
             if self._degraded_journaled:
                 self._degraded_journaled = False
                 self.journal_event(
@@ -125,7 +125,7 @@ class FeedHealth:
         """A line the broker will never take: counted, logged, journaled (not silently); the
         caller passes over it."""
         self.status.refused_total += 1
-        self._log.error("feed.refused", seq=line.seq, line_event=line.event, reason=reason)
+        self.log.error("feed.refused", seq=line.seq, line_event=line.event, reason=reason)
         if self.may_journal("feed.refused"):
             self.journal_event(
                 "feed.refused",

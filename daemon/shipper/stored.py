@@ -13,8 +13,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +20,6 @@ from daemon.shipper.broker import (
     CONFLICT_EVENT,
     MSG_ID,
     FeedMismatch,
-    FeedStatus,
     Stored,
     conflict_msg_id,
     is_head,
@@ -33,7 +30,9 @@ from daemon.shipper.broker import (
 )
 from daemon.shipper.config import FeedConfig
 from daemon.shipper.heads import head_of
+from daemon.shipper.health import FeedHealth
 from daemon.shipper.tail import JournalTail, Line
+from daemon.shipper.window import Window
 
 if TYPE_CHECKING:
     from nats.js.client import JetStreamContext
@@ -89,7 +88,8 @@ async def last_line_stored(
 
 
 class Duplicates:
-    """Checks the lines answered `duplicate`, marking each `done` once checked."""
+    """Checks the lines of `window` answered `duplicate`, marking each done once checked; a
+    conflict is counted, logged and journaled through `health`."""
 
     def __init__(
         self,
@@ -98,21 +98,18 @@ class Duplicates:
         *,
         subject_prefix: str,
         headers: dict[str, str],
-        inflight: OrderedDict[int, Line],
-        done: set[int],
-        status: FeedStatus,
-        log: Any,
-        journal_event: Callable[[str, dict[str, Any]], None],
+        window: Window,
+        health: FeedHealth,
     ) -> None:
         self.feed = feed
         self.table_id = table_id
         self._prefix = subject_prefix
         self._headers = headers
-        self._inflight = inflight
-        self._done = done
-        self._status = status
-        self._log = log
-        self._journal_event = journal_event
+        self._inflight = window.inflight
+        self._done = window.done
+        self._status = health.status
+        self._log = health.log
+        self._journal_event = health.journal_event
         self._conflicted: set[int] = set()  # seqs journaled as conflicts by this shipper
 
     async def check(self, js: JetStreamContext, duplicates: dict[int, int]) -> None:
