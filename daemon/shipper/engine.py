@@ -60,7 +60,7 @@ from daemon.shipper.heads import Heads
 from daemon.shipper.health import FeedHealth
 from daemon.shipper.stored import Duplicates, last_line_stored
 from daemon.shipper.tail import Line
-from daemon.shipper.window import LINGER_SECONDS, Window, watch_journal
+from daemon.shipper.window import Linger, Window, watch_journal
 
 if TYPE_CHECKING:
     from nats.aio.client import Client
@@ -71,10 +71,6 @@ if TYPE_CHECKING:
 
 POLL_SECONDS = 0.05  # without a journal to wake it (shipping files of a stopped table)
 BACKOFF_FIRST = 0.1  # seconds before the first reconnection; doubles to backoff_max_seconds
-# A durable line waits up to LINGER_SECONDS (`window`) for the lines that usually follow it (a
-# round journals in bursts), unless this many are waiting: fewer, larger batches cost less CPU
-# per line, for a little latency.
-LINGER_LINES = 256
 
 
 class Shipper:
@@ -140,8 +136,7 @@ class Shipper:
         self._cursor = CursorWriter(
             self.dir, feed.stream, lambda: self._window.acked, self._degraded
         )
-        self._flowing = False  # lines keep coming: the journal watcher paces the batches
-        self._batch_at = 0.0  # when the last batch was sent (monotonic)
+        self._linger = Linger()
         self._problem: BaseException | None = None
         self._server_errors: list[str] = []
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -153,7 +148,6 @@ class Shipper:
         # The wait before the next reconnection: doubles while they fail, back to the first
         # once a connection has stored a line (a cluster's next failover starts afresh).
         self._backoff = BACKOFF_FIRST
-        self._unsent_since: float | None = None
         # A line the broker answered with an error since the last (re)connection: the stream may
         # hold later lines without it, so the next reconnect must not move the cursor over it.
         self._broker_refused = False
@@ -213,7 +207,7 @@ class Shipper:
             self._status.cursor = cursor.seq
             if self.journal is not None:
                 watcher = asyncio.ensure_future(
-                    watch_journal(self.journal, self._wake, self._set_flowing)
+                    watch_journal(self.journal, self._wake, self._linger)
                 )
             await self._loop_connections()
         finally:
@@ -226,9 +220,6 @@ class Shipper:
             lock.release()
             self._status.state = "stopped"
             self._status.connected = False
-
-    def _set_flowing(self, flowing: bool) -> None:
-        self._flowing = flowing
 
     def _stopping(self) -> bool:
         return self._stop_requested.is_set()
@@ -412,20 +403,8 @@ class Shipper:
 
     def _hold(self) -> float:
         """How long to let a small batch of durable lines wait for more (0: send now)."""
-        waiting = self._window.unsent()
-        if waiting <= 0:
-            self._unsent_since = None
-            return 0.0
-        if self._stopping() or self._probing or self._window.resend or waiting >= LINGER_LINES:
-            return 0.0
-        now = time.monotonic()
-        if self._flowing:
-            # Lines keep coming (the watcher polls every LINGER_SECONDS): one batch a linger,
-            # whatever woke the pump (an acknowledgement, the watcher).
-            return self._batch_at + LINGER_SECONDS - now
-        if self._unsent_since is None:
-            self._unsent_since = now
-        return self._unsent_since + LINGER_SECONDS - now
+        at_once = self._stopping() or self._probing or bool(self._window.resend)
+        return self._linger.hold(self._window.unsent(), at_once=at_once)
 
     async def _send(self, nc: Client, inbox: str, room: int) -> int:
         # The connection is checked before a line is taken: a line taken from the resend queue
@@ -444,7 +423,7 @@ class Shipper:
         self._heads.last_sent = lines[-1]
         self._sent_max = max(self._sent_max, lines[-1].seq)
         self._answers.last_subject = b".%d" % lines[-1].seq
-        self._batch_at = now
+        self._linger.batch_at = now
         if frames:
             self._status.sent_total += len(frames)
             await nc._send_command(b"".join(frames))

@@ -8,12 +8,13 @@ are read from: the journal's memory (`Journal.durable_records`, the records it m
 their exact bytes) while it holds them, else its files (`daemon.shipper.tail`, after an outage
 longer than memory, or a stopped table's). The shipper takes only lines the journal has made
 durable, so a line it sends can never be rolled back by a power loss; `watch_journal` wakes it
-when there are more.
+when there are more, and `Linger` paces the batches.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from pathlib import Path
@@ -26,15 +27,41 @@ from daemon.shipper.tail import JournalTail, Line
 if TYPE_CHECKING:
     from daemon.journal import Journal
 
-# While commits keep coming, the journal's durable seq is read this often (`watch_journal`): the
-# lines' linger, a batch at most this often.
+# A durable line waits up to this long for the lines that usually follow it (a round journals
+# in bursts), unless this many are waiting: fewer, larger batches cost less CPU per line, for a
+# little latency. While commits keep coming, the journal's durable seq is read as often.
 LINGER_SECONDS = 0.010
+LINGER_LINES = 256
 
 
-async def watch_journal(
-    journal: Journal, wake: asyncio.Event, flowing: Callable[[bool], None]
-) -> None:
-    """Set `wake` when the journal makes lines durable, `flowing(True)` while they keep coming.
+class Linger:
+    """How long a small batch of durable lines waits for more before it is sent."""
+
+    def __init__(self) -> None:
+        self.flowing = False  # lines keep coming: the journal watcher paces the batches
+        self.batch_at = 0.0  # when the last batch was sent (monotonic)
+        self._unsent_since: float | None = None
+
+    def hold(self, waiting: int, *, at_once: bool) -> float:
+        """The seconds to hold `waiting` unsent durable lines (0: send now); `at_once`: a
+        stop, the probe after a (re)connection or a resend does not wait."""
+        if waiting <= 0:
+            self._unsent_since = None
+            return 0.0
+        if at_once or waiting >= LINGER_LINES:
+            return 0.0
+        now = time.monotonic()
+        if self.flowing:
+            # Lines keep coming (the watcher polls every LINGER_SECONDS): one batch a linger,
+            # whatever woke the pump (an acknowledgement, the watcher).
+            return self.batch_at + LINGER_SECONDS - now
+        if self._unsent_since is None:
+            self._unsent_since = now
+        return self._unsent_since + LINGER_SECONDS - now
+
+
+async def watch_journal(journal: Journal, wake: asyncio.Event, linger: Linger) -> None:
+    """Set `wake` when the journal makes lines durable, `linger.flowing` while they keep coming.
 
     Idle, it waits on a journal subscription (one wake-up for the first commit); then,
     while commits keep coming, it reads the journal's durable seq every `LINGER_SECONDS`
@@ -59,10 +86,10 @@ async def watch_journal(
             subscription.close()
         while journal.durable_seq > seen:
             seen = journal.durable_seq
-            flowing(True)  # this cadence is the lines' linger: the pump sends at once
+            linger.flowing = True  # this cadence is the lines' linger: the pump sends at once
             wake.set()
             await asyncio.sleep(LINGER_SECONDS)
-        flowing(False)
+        linger.flowing = False
 
 
 class Window:
