@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from daemon.analytics import dice, shuffle
+from daemon.analytics import cusum, shuffle
 
 YEAR_LINES = 25_000_000
 GOAL_SECONDS = 60.0
@@ -50,13 +50,13 @@ def verdict(ok: bool) -> str:
 
 
 def bench_dice(throws: int) -> None:
-    design = dice.design()
+    design = cusum.design()
     rng = np.random.default_rng(1)
     alarms = 0
     chunk = 1_000_000
     for start in range(0, throws, chunk):
         n = min(chunk, throws - start)
-        alarms += len(dice.monitor(rng.integers(1, 7, (n, 4)).astype(np.int8)))
+        alarms += len(cusum.monitor(rng.integers(1, 7, (n, 4)).astype(np.int8)))
     rate = alarms / throws * 1e5
     print(
         f"dice  false alarms: {alarms} in {throws:,} fair throws = {rate:.2f} per 100,000 "
@@ -70,10 +70,10 @@ def bench_dice(throws: int) -> None:
     ):
         caught = 0
         for _ in range(1000):
-            sample = rng.integers(1, 7, (dice.GOAL_THROWS, 4)).astype(np.int8)
+            sample = rng.integers(1, 7, (cusum.GOAL_THROWS, 4)).astype(np.int8)
             for p in positions:
-                sample[:, p] = rng.choice(np.arange(1, 7), size=dice.GOAL_THROWS, p=faces)
-            caught += any(a.face == 6 for a in dice.monitor(sample))
+                sample[:, p] = rng.choice(np.arange(1, 7), size=cusum.GOAL_THROWS, p=faces)
+            caught += any(a.face == 6 for a in cusum.monitor(sample))
         print(
             f"dice  face 6 at 0.19 on {label}: caught within 4,000 throws in {caught}/1000 "
             f"= {caught / 10:.1f}% (exact {exact:.1%}; goal >= 90%: {verdict(caught >= 900)})"

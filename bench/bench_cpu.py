@@ -409,7 +409,7 @@ def main() -> int:
     )
     report_rounds(results, instructions)
     # Issue 21: a table with a [feed] signs its chain. Heads: one a second at most while lines
-    # flow (daemon.shipper.engine.HEAD_SECONDS), so at most one an unpaced round of this bench
+    # flow (daemon.shipper.heads.HEAD_SECONDS), so at most one an unpaced round of this bench
     # (it takes ~0.1 s); a signature a line would be one a journal line.
     sign = signing_cpu()
     cpu_fsync = statistics.median(r.cpu for r in results[MODES[1]])

@@ -70,7 +70,8 @@ from daemon.journal import Journal  # noqa: E402
 from daemon.journal.format import encode_line, line_hash  # noqa: E402
 from daemon.journal.provenance import TableKey  # noqa: E402
 from daemon.shipper.config import FeedConfig  # noqa: E402
-from daemon.shipper.engine import HEAD_SECONDS, Shipper  # noqa: E402
+from daemon.shipper.engine import Shipper  # noqa: E402
+from daemon.shipper.heads import HEAD_SECONDS  # noqa: E402
 
 GOAL_PROVEN_P99_S = 5.0
 GOAL_INGEST_SHARE = 0.10

@@ -37,7 +37,7 @@ _POWERED_UP = int(StatusFlag.POWERED_UP)
 
 
 class DeviceFacts:
-    """The fact-reporting half of `DeviceDriver` (drivers.base)."""
+    """The fact-reporting part of `DeviceDriver` (drivers.base; its exchange: drivers.exchange)."""
 
     FAULTS: ClassVar[Mapping[int, str]] = COMMON_FAULT_NAMES
     DOORS: ClassVar[Mapping[int, str]] = {}

@@ -29,7 +29,9 @@ starts a new file for the next line.
 
 from __future__ import annotations
 
+import grp
 import os
+import pwd
 import stat
 from pathlib import Path
 
@@ -116,3 +118,38 @@ def make_private(folder: Path) -> list[str]:
 def share(folder: Path, gid: int) -> list[str]:
     """Share `folder`'s lines with group `gid` (read-only); what changed."""
     return _walk(folder, True, gid)
+
+
+def access_problem(folder: Path, exc: OSError) -> str:
+    """A journal folder this process may not use, said with the folder, the user and what they
+    would need (not a bare `[Errno 13]`)."""
+    user = _user_name(os.geteuid())
+    target = Path(exc.filename) if exc.filename else folder
+    # The nearest folder that exists is the one whose permissions refused us.
+    where = target if target.is_dir() else target.parent
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        st = where.stat()
+        mode = stat.filemode(st.st_mode)
+        owner = f"{_user_name(st.st_uid)}:{_group_name(st.st_gid)}, mode {mode}"
+    except OSError:
+        owner = "its owner unknown"
+    return (
+        f"journal folder {folder}: user {user} (uid {os.geteuid()}) may not write {target} "
+        f"({where} belongs to {owner}); run as its owner or give {user} write access to it"
+    )
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _group_name(gid: int) -> str:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)

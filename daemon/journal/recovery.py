@@ -1,26 +1,32 @@
-"""Opening a journal for writing: check its chain, then find where it resumes.
+"""Opening a journal for writing: lock it, check its chain, then find where it resumes.
 
-`check_chain` refuses a broken chain before anything is appended to it, fast through the
-anchor (`daemon.journal.anchor`), else line by line; `resume` reads the last complete line of
+`open_for_writing` takes the folder's lock (one writer), makes the folder private
+(`daemon.journal.private`), loads the anchor key and does the two steps below. `check_chain`
+refuses a broken chain before anything is appended to it, fast through the anchor
+(`daemon.journal.anchor`), else line by line; `resume` reads the last complete line of
 the newest files, after cutting off a torn tail (a write cut by a power loss: never an
 acknowledged event), and returns what the writer needs to go on.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from daemon.journal.anchor import chain_unchanged, read_anchor
+from daemon.journal.anchor import chain_unchanged, load_key, read_anchor
 from daemon.journal.format import (
     GENESIS,
     JournalCorrupt,
     JournalError,
     decode_line,
+    fsync_dir,
+    journal_files,
     last_complete_line,
     parse_file_name,
 )
+from daemon.journal.private import FOLDER_MODE, make_private
 from daemon.journal.reader import TornTail
 from daemon.journal.verifier import TORN, verify
 from daemon.logging import get_logger
@@ -94,3 +100,60 @@ def _cut_torn_tail(path: Path, end: int, size: int, *, durable: bool) -> TornTai
         "journal.torn_tail_truncated", file=str(path), offset=end, bytes=len(data)
     )
     return TornTail(path, end, data)
+
+
+LOCK_NAME = ".journal.lock"
+
+
+class JournalLocked(JournalError):
+    """Another process has this journal open for writing."""
+
+
+@dataclass(frozen=True)
+class Opening:
+    """A journal folder locked for writing, its chain checked and its end found."""
+
+    lock_fd: int  # holds the folder's exclusive lock while open
+    key: bytes  # the anchor key
+    files: list[Path]  # its line files, oldest first
+    point: ResumePoint
+    tightened: list[str]  # the modes `make_private` changed
+    # New lines go to a new file: the last one was open to others, who may hold it open.
+    fresh: bool
+
+
+def open_for_writing(directory: Path, table_id: str, *, durable: bool) -> Opening:
+    """Create the folder if need be, lock it, make it private, check the chain and find where
+    it resumes. JournalLocked if another process holds it; the lock is let go on any error."""
+    created = not directory.exists()
+    directory.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+    if created and durable:
+        fsync_dir(directory.parent)
+    lock_fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise JournalLocked(f"{directory}: the journal is open in another process") from None
+        tightened = make_private(directory)  # hidden cards: the daemon's user's alone
+        if tightened:
+            get_logger("daemon.journal").warning("journal.tightened", changed=tightened)
+        key = load_key(directory, create=True)
+        files = journal_files(directory)
+        check_chain(directory, key, files)
+        point = resume(directory, files, table_id, durable=durable)
+        # A line file that was open to others (0644) may be held open by one of them: its
+        # descriptor reads whatever is appended after the tightening. So new lines then go to
+        # a fresh segment (the first append rotates), made private when created.
+        loosened = {change.split(": ", 1)[0] for change in tightened}
+        fresh = bool(files) and files[-1].name in loosened
+        if fresh and files[-1].stat().st_size == 0:
+            # An empty one holds no line, but its name is the one the fresh segment takes: it
+            # is replaced (a new file, so a descriptor held on the old one reads nothing).
+            files.pop().unlink()
+            if durable:
+                fsync_dir(directory)
+    except BaseException:
+        os.close(lock_fd)
+        raise
+    return Opening(lock_fd, key, files, point, tightened, fresh)

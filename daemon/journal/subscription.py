@@ -1,7 +1,9 @@
 """Subscriptions: a bounded, in-order feed of the journal's durable events, to threads or asyncio.
 
 The journal never waits for a subscriber; one that falls behind is dropped and told so
-(`SubscriberLagged`), and catches up by replaying from its last seq.
+(`SubscriberLagged`), and catches up by replaying from its last seq. A subscription knows
+nothing of the journal: it is handed the records it gets (`_offer`) and tells whoever made it
+when it is done with (`on_drop`).
 """
 
 from __future__ import annotations
@@ -11,12 +13,9 @@ import contextlib
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from daemon.journal.format import JournalError, Record
-
-if TYPE_CHECKING:
-    from daemon.journal.writer import Journal
 
 
 class JournalClosed(JournalError):
@@ -42,10 +41,11 @@ class Subscription:
     `SubscriberLagged`, so the reader replays from its last seq (events are idempotent by seq).
     """
 
-    def __init__(self, journal: Journal, maxsize: int) -> None:
+    def __init__(self, on_drop: Callable[[Subscription], None], maxsize: int) -> None:
+        """`on_drop(self)` is called once it lags or is closed: no more records for it."""
         if maxsize < 1:
             raise ValueError("maxsize must be at least 1")
-        self._journal = journal
+        self._on_drop = on_drop
         self._maxsize = maxsize
         self._items: deque[Record] = deque()
         self._cond = threading.Condition(threading.Lock())
@@ -72,7 +72,7 @@ class Subscription:
             with contextlib.suppress(RuntimeError):  # a closed loop: the reader is gone
                 wake_loop.call_soon_threadsafe(self._wakeup.set)
         if self._lagged:
-            self._journal._unsubscribe(self)
+            self._on_drop(self)
 
     def _take(self) -> Record | None:
         # Caller holds self._cond.
@@ -134,4 +134,4 @@ class Subscription:
         if loop is not None and wakeup is not None:
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(wakeup.set)
-        self._journal._unsubscribe(self)
+        self._on_drop(self)

@@ -8,7 +8,8 @@ written, in order, at the next commit point. Appends are thread-safe: the asynci
 driver threads may append at once, and concurrent commits share one ``fdatasync`` (group
 commit). ``append_async`` stages the line on the loop and waits for its ``fdatasync`` in the
 journal's commit thread (`committer`), so a slow disk never blocks the loop. A subscriber
-receives each event once it is durable, from a bounded queue that never blocks the table.
+receives each event once it is durable, from a bounded queue that never blocks the table; the
+last records stay in memory for the readers (`live`). Each line is made by the chain (`chain`).
 
 Opening a journal checks its chain first and resumes it from the last complete line, after
 cutting off a torn last line left by a power loss, which it journals (`recovery`); the writer
@@ -18,114 +19,31 @@ anchors what it made durable so the next open checks only what changed since (`a
 from __future__ import annotations
 
 import asyncio
-import fcntl
-import grp
-import itertools
 import os
-import pwd
-import stat
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from types import MappingProxyType, TracebackType
+from types import TracebackType
 from typing import Any, Self
 
 from daemon import __version__
 from daemon.config import JournalConfig
-from daemon.journal.anchor import (
-    ANCHOR_EVERY,
-    Anchor,
-    FileStamp,
-    load_key,
-    stamp_files,
-    write_anchor,
-)
+from daemon.journal.anchor import ANCHOR_EVERY, Anchor, FileStamp, stamp_files, write_anchor
+from daemon.journal.chain import Chain
 from daemon.journal.committer import CommitThread
-from daemon.journal.format import (
-    EVENT_PATTERN,
-    GENESIS,
-    JournalError,
-    Record,
-    file_name,
-    format_line,
-    fsync_dir,
-    iso_utc,
-    journal_files,
-    json_number,
-    json_round,
-    json_value,
-    line_hash,
-    make_record,
-    parse_file_name,
-)
-from daemon.journal.private import FOLDER_MODE, line_file_mode, make_private, share
+from daemon.journal.format import JournalError, Record, file_name, journal_files
+from daemon.journal.live import LiveRecords
+from daemon.journal.private import access_problem, share
 from daemon.journal.reader import TornTail, replay
-from daemon.journal.recovery import check_chain, resume
+from daemon.journal.recovery import open_for_writing
+from daemon.journal.segment import BUFFER_BYTES, Segment
 from daemon.journal.subscription import JournalClosed, Subscription
 from daemon.logging import get_logger
-
-LOCK_NAME = ".journal.lock"
-# Non-commit lines are written to the OS once this many bytes wait, even before a commit point.
-BUFFER_BYTES = 64 * 1024
-# The last events appended are kept in memory, so a replay from a recent seq (a subscriber
-# catching up, a console reconnecting) reads no file.
-RECENT_RECORDS = 4096
-# Actors remembered with their JSON; more (operators come and go) start the memory afresh.
-NAMES_KEPT = 1024
-# Wall minus monotonic time moving by more than this between two appends is a clock step.
-CLOCK_STEP_SECONDS = 1.0
-
-
-def access_problem(folder: Path, exc: OSError) -> str:
-    """A journal folder this process may not use, said with the folder, the user and what they
-    would need (not a bare `[Errno 13]`)."""
-    user = _user_name(os.geteuid())
-    target = Path(exc.filename) if exc.filename else folder
-    # The nearest folder that exists is the one whose permissions refused us.
-    where = target if target.is_dir() else target.parent
-    while not where.exists() and where != where.parent:
-        where = where.parent
-    try:
-        st = where.stat()
-        mode = stat.filemode(st.st_mode)
-        owner = f"{_user_name(st.st_uid)}:{_group_name(st.st_gid)}, mode {mode}"
-    except OSError:
-        owner = "its owner unknown"
-    return (
-        f"journal folder {folder}: user {user} (uid {os.geteuid()}) may not write {target} "
-        f"({where} belongs to {owner}); run as its owner or give {user} write access to it"
-    )
-
-
-def _user_name(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
-
-
-def _group_name(gid: int) -> str:
-    try:
-        return grp.getgrgid(gid).gr_name
-    except KeyError:
-        return str(gid)
-
-
-class JournalLocked(JournalError):
-    """Another process has this journal open for writing."""
 
 
 class JournalFailed(JournalError):
     """A write or fsync failed: nothing more can be made durable; the table must stop."""
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
 
 
 class Journal:
@@ -155,31 +73,15 @@ class Journal:
         self._durable = config.durability == "fsync"
         self._lock = threading.Lock()
         self._sync_lock = threading.Lock()
-        # The events and actors seen so far, with their JSON (the line's text for them).
-        self._known_events: dict[str, str] = {"clock.wall_stepped": '"clock.wall_stepped"'}
-        self._actors: dict[str, str] = {}
-        self._table_json = json_value(table_id)
+        self._chain = Chain(table_id)
         self._lock_fd = -1
-        self._fd = -1
-        self._path: Path | None = None
-        self._day = ""
-        self._size = 0
-        self._retired: list[int] = []
-        self._fresh_file = False  # the next line starts a new file (`share`)
-        self._pending: list[bytes] = []
-        self._pending_bytes = 0
-        self._next_seq = 1
-        self._prev = GENESIS
+        self._file = Segment(self.dir, durable=self._durable)
         self._written_seq = 0
         self._durable_seq = 0
         self._syncs = 0
-        self._undelivered: deque[Record] = deque()
-        self._recent: deque[Record] = deque(maxlen=RECENT_RECORDS)
-        self._subscribers: tuple[Subscription, ...] = ()
+        self._live = LiveRecords(self._lock)
         self._failure: BaseException | None = None
         self._closed = False
-        self._clock_offset: float | None = None
-        self._last_ts: str | None = None
         self._key = b""
         self._anchored_seq = 0
         self._stamps: dict[str, FileStamp] = {}
@@ -217,45 +119,14 @@ class Journal:
         return journal
 
     def _start(self) -> None:
-        created = not self.dir.exists()
-        self.dir.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
-        if created and self._durable:
-            fsync_dir(self.dir.parent)
-        self._lock_fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise JournalLocked(f"{self.dir}: the journal is open in another process") from None
-        tightened = make_private(self.dir)  # hidden cards: the daemon's user's alone
-        if tightened:
-            get_logger("daemon.journal").warning("journal.tightened", changed=tightened)
-        self._key = load_key(self.dir, create=True)
-        files = journal_files(self.dir)
-        check_chain(self.dir, self._key, files)
-        point = resume(self.dir, files, self.table_id, durable=self._durable)
+        opening = open_for_writing(self.dir, self.table_id, durable=self._durable)
+        self._lock_fd, self._key = opening.lock_fd, opening.key
+        files, point, tightened = opening.files, opening.point, opening.tightened
         self.torn = point.torn
-        self._next_seq, self._prev = point.last_seq + 1, point.head
-        # A line file that was open to others (0644) may be held open by one of them: its
-        # descriptor reads whatever is appended after the tightening. So new lines then go to a
-        # fresh segment (the first append rotates), made private when created.
-        loosened = {change.split(": ", 1)[0] for change in tightened}
-        fresh = bool(files) and files[-1].name in loosened
-        if fresh and files[-1].stat().st_size == 0:
-            # An empty one holds no line, but its name is the one the fresh segment takes: it
-            # is replaced (a new file, so a descriptor held on the old one reads nothing).
-            files.pop().unlink()
-            if self._durable:
-                fsync_dir(self.dir)
-        if fresh and files:
-            last_file = files[-1]
-            self._path, self._day = last_file, (parse_file_name(last_file.name) or (0, ""))[1]
-        elif files:
-            last_file = files[-1]
-            flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
-            self._fd = os.open(last_file, flags)
-            self._path, self._day = last_file, (parse_file_name(last_file.name) or (0, ""))[1]
-            self._size = last_file.stat().st_size
-        self._written_seq = self._durable_seq = self._next_seq - 1
+        self._chain = Chain(self.table_id, point.last_seq + 1, point.head)
+        if files:  # when fresh, the first append rotates to a new file
+            self._file.resume(files[-1], append=not opening.fresh)
+        self._written_seq = self._durable_seq = point.last_seq
         if self.torn is not None:
             self.append(
                 "journal.torn_tail_truncated",
@@ -286,9 +157,10 @@ class Journal:
         with self._lock:
             self._write_pending()
             changed = share(self.dir, gid)
-            held = f"{self._path.name}: group " if self._path is not None else None
+            path = self._file.path
+            held = f"{path.name}: group " if path is not None else None
             if held is not None and any(change.startswith(held) for change in changed):
-                self._fresh_file = True
+                self._file.fresh = True
         return changed
 
     def anchor(self) -> None:
@@ -298,7 +170,7 @@ class Journal:
         close; a checkpoint anchors too, so a restart walks only the lines after it.
         """
         with self._sync_lock, self._lock:
-            if self._closed or self._failure is not None or self._fd < 0:
+            if self._closed or self._failure is not None or self._file.fd < 0:
                 return
             self._anchor_locked()
 
@@ -307,12 +179,12 @@ class Journal:
         self._write_pending()
         try:
             if self._durable and self._durable_seq < self._written_seq:
-                self.fdatasync(self._fd)
-            current = self._path.name if self._path is not None else ""
+                self.fdatasync(self._file.fd)
+            current = self._file.path.name if self._file.path is not None else ""
             # A complete file once stamped keeps its stamp, so a later write to it by anyone
             # else is never vouched for.
             stamps = stamp_files(journal_files(self.dir), self._stamps)
-            head = Anchor(self._written_seq, self._prev, stamps)
+            head = Anchor(self._written_seq, self._chain.prev, stamps)
             write_anchor(self.dir, self._key, head, durable=self._durable)
         except OSError as exc:
             self._fail(exc)
@@ -394,14 +266,7 @@ class Journal:
         """`append` without its wait, its arguments in order (the table's hot path: the lines of
         an input are staged with ``commit`` False, then made durable by one commit point). With
         ``commit`` the lines are written to the OS now; durable only after `commit`."""
-        if event not in self._known_events:
-            if not EVENT_PATTERN.match(event):
-                raise ValueError(
-                    f"journal event {event!r} is not a dotted fact like shoe.card_read"
-                )
-            self._known_events[event] = json_value(event)
-        if not actor:
-            raise ValueError("journal event needs an actor")
+        self._chain.check(event, actor)
         data = dict(payload) if payload else {}
         with self._lock:
             if self._failure is not None:
@@ -410,15 +275,13 @@ class Journal:
                 raise JournalClosed("journal closed (or never opened: use Journal.open)")
             wall = self._wall()
             mono = self._monotonic()
-            offset = wall - mono
-            last_offset, self._clock_offset = self._clock_offset, offset
-            if last_offset is not None and abs(offset - last_offset) > CLOCK_STEP_SECONDS:
+            step = self._chain.clock_step(wall, mono)
+            if step is not None:
                 # R8: a wall clock set or stepped (NTP, an operator) is on the record, between
                 # the last event at the old time and this one at the new.
-                step = {"step_seconds": round(offset - last_offset, 6), "before": self._last_ts}
                 self._stage_locked("clock.wall_stepped", "journal", None, step, wall, mono)
             record = self._stage_locked(event, actor, round_id, data, wall, mono)
-            if commit or self._pending_bytes >= BUFFER_BYTES:
+            if commit or self._file.pending_bytes >= BUFFER_BYTES:
                 self._write_pending()
             return record
 
@@ -431,88 +294,40 @@ class Journal:
         wall: float,
         mono: float,
     ) -> Record:
-        seq = self._next_seq
-        ts = iso_utc(wall)
-        actor_json = self._actors.get(actor)
-        if actor_json is None:
-            if len(self._actors) >= NAMES_KEPT:
-                self._actors.clear()
-            actor_json = self._actors[actor] = json_value(actor)
-        # One pass: the parts that repeat (table, actor, event) are JSON already.
-        line = format_line(
-            seq,
-            ts,
-            json_number(mono),
-            self._table_json,
-            json_round(round_id),
-            actor_json,
-            self._known_events[event],
-            json_value(data),
-            self._prev,
-        )
-        day = ts[:10]
-        if (
-            self._fd < 0
-            or self._fresh_file
-            or (self.config.rotate_daily and day != self._day)
-            or (self._size > 0 and self._size + len(line) > self.config.rotate_bytes)
-        ):
-            self._rotate(seq, day)
-        digest = line_hash(line)
-        record = make_record(
-            seq, ts, mono, self.table_id, round_id, actor, event, MappingProxyType(data),
-            self._prev, digest, line,
-        )  # fmt: skip
-        self._pending.append(line)
-        self._pending_bytes += len(line)
-        self._size += len(line)
-        self._next_seq = seq + 1
-        self._prev = digest
-        self._last_ts = ts
-        self._recent.append(record)
-        if self._subscribers:
-            self._undelivered.append(record)
+        record = self._chain.line(event, actor, round_id, data, wall, mono)
+        day = record.ts[:10]
+        if self._file.full_for(record.line, day, self.config):
+            self._rotate(record.seq, day)
+        self._file.add(record.line)
+        self._chain.advance(record)
+        self._live.add(record)
         return record
 
     def _write_pending(self) -> None:
         # Caller holds self._lock.
-        if not self._pending:
-            return
-        data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
         try:
-            _write_all(self._fd, data)
+            if not self._file.write():
+                return
         except OSError as exc:
             self._fail(exc)
             raise JournalFailed(f"journal write failed: {exc}") from exc
-        self._pending.clear()
-        self._pending_bytes = 0
-        self._written_seq = self._next_seq - 1
+        self._written_seq = self._chain.next_seq - 1
 
     def _rotate(self, first_seq: int, day: str) -> None:
         # Caller holds self._lock. The old file is complete and durable before the new exists,
         # so only the newest file can ever end in a torn line.
-        path = self.dir / file_name(first_seq, day)
+        if self._file.fd >= 0:
+            self._write_pending()
         try:
-            if self._fd >= 0:
-                self._write_pending()
-                if self._durable:
-                    self.fdatasync(self._fd)
-                # A sync in flight may still hold this descriptor; the next sync closes it.
-                self._retired.append(self._fd)
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-            self._fd = os.open(path, flags, line_file_mode(self.dir))
-            if self._durable:
-                fsync_dir(self.dir)
+            old = self._file.rotate(first_seq, day, self.fdatasync)
         except OSError as exc:
             self._fail(exc)
-            raise JournalFailed(f"journal rotation to {path.name} failed: {exc}") from exc
-        old = self._path
-        self._path, self._day, self._size = path, day, 0
-        self._fresh_file = False
+            name = file_name(first_seq, day)
+            raise JournalFailed(f"journal rotation to {name} failed: {exc}") from exc
         self._anchor_locked()  # the old file is complete: stamped once and for all
         if old is not None:
             get_logger("daemon.journal").info(
-                "journal.rotated", old=old.name, new=path.name, first_seq=first_seq
+                "journal.rotated", old=old.name, new=file_name(first_seq, day), first_seq=first_seq
             )
 
     def _sync(self, seq: int) -> None:
@@ -526,11 +341,9 @@ class Journal:
                 if self._written_seq < seq:
                     self._write_pending()
                 upto = self._written_seq
-                fd = self._fd
-                retired, self._retired = self._retired, []
-                deliver: list[Record] = []
-                while self._undelivered and self._undelivered[0].seq <= upto:
-                    deliver.append(self._undelivered.popleft())
+                fd = self._file.fd
+                retired = self._file.take_retired()
+                deliver = self._live.due(upto)
             for old_fd in retired:
                 os.close(old_fd)
             if self._durable:
@@ -548,8 +361,7 @@ class Journal:
             self._durable_seq = upto
             self._syncs += 1
             if deliver:
-                for subscription in self._subscribers:
-                    subscription._offer(deliver)
+                self._live.deliver(deliver)
         if self._durable_seq - self._anchored_seq >= ANCHOR_EVERY:
             self.anchor()
 
@@ -563,7 +375,7 @@ class Journal:
     def flush(self) -> None:
         """Make every event appended so far durable (a commit point without an event)."""
         with self._lock:
-            last = self._next_seq - 1
+            last = self._chain.next_seq - 1
         self._sync(last)
 
     # -- reading --------------------------------------------------------------------------
@@ -571,7 +383,7 @@ class Journal:
     @property
     def last_seq(self) -> int:
         """The seq of the last event appended (durable or not)."""
-        return self._next_seq - 1
+        return self._chain.next_seq - 1
 
     @property
     def durable_seq(self) -> int:
@@ -586,7 +398,7 @@ class Journal:
     @property
     def head(self) -> str:
         """The hash of the last line appended: the `prev` of the next one."""
-        return self._prev
+        return self._chain.prev
 
     def replay(self, from_seq: int = 1) -> Iterator[Record]:
         """Every event from `from_seq` in order across files, the chain checked on the way.
@@ -595,30 +407,19 @@ class Journal:
         the files (read lazily: call it from a worker thread for a long replay).
         """
         with self._lock:
-            if self._fd >= 0:
+            if self._file.fd >= 0:
                 self._write_pending()
-            last = self._next_seq - 1
-            if self._recent and from_seq >= self._recent[0].seq:
-                start = from_seq - self._recent[0].seq
-                return iter(list(itertools.islice(self._recent, start, None)))
+            last = self._chain.next_seq - 1
+            recent = self._live.since(from_seq)
+        if recent is not None:
+            return iter(recent)
         return self._replay_files(from_seq, last)
 
     def durable_records(self, from_seq: int, limit: int) -> list[Record] | None:
         """Up to `limit` durable records from `from_seq` on, from memory (the last
         `RECENT_RECORDS` appended), none past `durable_seq`: what a feed ships without reading
         a file. None when `from_seq` is older than memory holds (read the files then)."""
-        upto = self._durable_seq
-        if from_seq > upto or limit < 1:
-            return []
-        recent = self._recent
-        with self._lock:
-            if not recent or from_seq < recent[0].seq:
-                return None
-            # Taken from the newest end: a feed that keeps up asks for the last few.
-            back = recent[-1].seq - from_seq + 1
-            taken = list(itertools.islice(reversed(recent), back))
-        taken.reverse()
-        return taken[: min(limit, upto - from_seq + 1)]
+        return self._live.durable(from_seq, limit, self._durable_seq)
 
     def _replay_files(self, from_seq: int, last: int) -> Iterator[Record]:
         for record in replay(self.dir, from_seq=from_seq):
@@ -630,18 +431,12 @@ class Journal:
 
     def subscribe(self, maxsize: int = 4096) -> Subscription:
         """A feed of every event that becomes durable from now on (see `Subscription`)."""
-        subscription = Subscription(self, maxsize)
+        subscription = Subscription(self._live.drop, maxsize)
         with self._lock:
             if self._closed:
                 raise JournalClosed("journal closed")
-            self._subscribers = (*self._subscribers, subscription)
+            self._live.join(subscription)
         return subscription
-
-    def _unsubscribe(self, subscription: Subscription) -> None:
-        with self._lock:
-            self._subscribers = tuple(s for s in self._subscribers if s is not subscription)
-            if not self._subscribers:
-                self._undelivered.clear()
 
     # -- closing --------------------------------------------------------------------------
 
@@ -652,27 +447,27 @@ class Journal:
                 return
             # Refuse new appends first, so nothing slips in between the flush and the close.
             self._closed = True
-            last = self._next_seq - 1
-            subscriptions = self._subscribers
+            last = self._chain.next_seq - 1
+            subscriptions = self._live.subscribers
         self._committer.close()  # its waiters served first
         try:
-            if self._failure is None and self._fd >= 0:
+            if self._failure is None and self._file.fd >= 0:
                 self._sync(last)
         finally:
             for subscription in subscriptions:
                 subscription.close()
             with self._sync_lock, self._lock:
                 try:
-                    if self._failure is None and self._fd >= 0:
+                    if self._failure is None and self._file.fd >= 0:
                         self._anchor_locked()
                 finally:
                     self._release()
 
     def _release(self) -> None:
-        for fd in (*self._retired, self._fd, self._lock_fd):
-            if fd >= 0:
-                os.close(fd)
-        self._retired, self._fd, self._lock_fd = [], -1, -1
+        self._file.release()
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)
+        self._lock_fd = -1
 
     def __enter__(self) -> Self:
         return self

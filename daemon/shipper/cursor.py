@@ -5,16 +5,20 @@
 so after any crash it is either the old cursor or the new one. It only ever names a seq that
 JetStream acknowledged, so it may lag (the lines after it are sent again and JetStream's
 de-duplication drops them) but never leads. Every journal file whose last seq is at or below it
-has shipped and may be archived (docs/operations.md).
+has shipped and may be archived (docs/operations.md). A running shipper replaces it through a
+`CursorWriter`: off its loop, at most every `CURSOR_WRITE_SECONDS`, never backwards.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import json
 import os
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +26,9 @@ from daemon.journal.format import iso_utc
 
 CURSOR_NAME = "feed.cursor"
 LOCK_NAME = ".feed.lock"
+# The cursor file is replaced at most this often (two fsyncs each); after a crash the lines
+# acknowledged since are sent again and dropped by JetStream (or skipped by the reconcile).
+CURSOR_WRITE_SECONDS = 1.0
 
 
 class ShipperLocked(Exception):
@@ -69,6 +76,65 @@ def write_cursor(directory: Path, stream: str, seq: int) -> Cursor:
     finally:
         os.close(dfd)
     return cursor
+
+
+class CursorWriter:
+    """A shipper's cursor file, written in a worker thread so its loop never waits on the disk.
+
+    `written` is the seq the file holds. `soon` writes the seq acknowledged by then, at most
+    every `CURSOR_WRITE_SECONDS`; `now` writes it at once (a stop). A write that fails is told
+    to `on_error` (the shipper is degraded; the next write tries again).
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        stream: str,
+        acked: Callable[[], int],
+        on_error: Callable[[str], None],
+    ) -> None:
+        self.dir = directory
+        self.stream = stream
+        self.written = 0
+        self._acked = acked
+        self._on_error = on_error
+        self._writing: asyncio.Task[None] | None = None
+        self._last_write = 0.0
+        self._lock = threading.Lock()
+
+    def soon(self) -> None:
+        if self._writing is not None and not self._writing.done():
+            return
+        wait = self._last_write + CURSOR_WRITE_SECONDS - time.monotonic()
+        self._writing = asyncio.ensure_future(self._write_after(max(0.0, wait)))
+
+    async def _write_after(self, wait: float) -> None:
+        if wait > 0:
+            await asyncio.sleep(wait)
+        self._last_write = time.monotonic()
+        await self._write(self._acked())
+
+    async def _write(self, seq: int) -> None:
+        try:
+            await asyncio.to_thread(self._write_file, seq)
+        except OSError as exc:
+            self._on_error(f"cannot write the cursor file: {exc}")
+
+    def _write_file(self, seq: int) -> None:
+        # One writer at a time, never backwards (a cancelled write may still be running).
+        with self._lock:
+            if seq > self.written:
+                write_cursor(self.dir, self.stream, seq)
+                self.written = seq
+
+    async def now(self) -> None:
+        if self._writing is not None:
+            self._writing.cancel()  # a write waiting for its turn: done here instead
+            with contextlib.suppress(BaseException):
+                await self._writing
+        acked = self._acked()
+        if acked > self.written:
+            await self._write(acked)
 
 
 class ShipperLock:

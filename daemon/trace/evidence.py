@@ -27,7 +27,7 @@ from daemon.safetext import safe, safe_json
 from daemon.trace.catalogue import BY_CITATION
 from daemon.trace.cites import covers, find_citations
 from daemon.trace.guards import Unit, scan
-from daemon.trace.report import guards_of
+from daemon.trace.match import guards_of
 
 INPUT, VIOLATION = "table.input", "table.violation"
 _EMIT = re.compile(r"\bemit\(\s*[\"']([a-z_]+\.[a-z_.]+)[\"']")

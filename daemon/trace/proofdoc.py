@@ -1,18 +1,17 @@
-"""The proof as text: per article, each guard's mutant killed or survived, with the time taken;
-the last full run kept in docs/traceability-proof.json and shown in docs/traceability.md."""
+"""The proof's results, as data and as text: per article, each guard's mutant killed or
+survived, with the time taken (`ArticleProof`, made by `daemon.trace.prove`); the last full
+run kept in docs/traceability-proof.json and shown in docs/traceability.md."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from daemon.trace.equivalents import EQUIVALENT, MARK
-
-if TYPE_CHECKING:
-    from daemon.trace.prove import ArticleProof
 
 LAST_RUN = Path("docs") / "traceability-proof.json"
 BENCH = "bench/bench_trace_proof.py"
@@ -21,6 +20,44 @@ BENCH = "bench/bench_trace_proof.py"
 # suite runs. Fourteen: a seventh took up to 2 min of the 2 cores under the load of a session.
 DAYS = 14
 GOAL_DAY = 60.0  # seconds, the issue's bound on the suite's share
+
+
+@dataclass
+class Outcome:
+    guard: str
+    operator: str
+    line: int
+    result: str  # killed, survived, error
+    by: str | None = None  # the test that failed (killed), or what went wrong (error)
+    tests_run: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class ArticleProof:
+    article: str
+    tests: list[str]
+    outcomes: list[Outcome] = field(default_factory=list)
+    unmutated: list[dict[str, str]] = field(default_factory=list)
+
+    def count(self, result: str) -> int:
+        return sum(1 for o in self.outcomes if o.result == result)
+
+    @property
+    def seconds(self) -> float:
+        return round(sum(o.seconds for o in self.outcomes), 1)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "article": self.article,
+            "tests": self.tests,
+            "killed": self.count("killed"),
+            "survived": self.count("survived"),
+            "errors": self.count("error"),
+            "seconds": self.seconds,
+            "mutants": [asdict(o) for o in self.outcomes],
+            "unmutated": self.unmutated,
+        }
 
 
 def day_sample(citations: Sequence[str], day: date) -> list[str]:

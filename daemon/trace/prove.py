@@ -29,7 +29,6 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,51 +37,13 @@ from daemon.trace.guards import constants, scan
 from daemon.trace.hook import SITECUSTOMIZE, VARIABLE
 from daemon.trace.marks import marked_tests, tests_dir
 from daemon.trace.mutants import Mutant, Unmutated, mutant
-from daemon.trace.proofdoc import DAYS, day_sample
+from daemon.trace.proofdoc import DAYS, ArticleProof, Outcome, day_sample
 from daemon.trace.report import Trace, trace
 from daemon.trace.runner import Done, Task, read, run, warm
 from daemon.trace.swap import Session
 
 # Cheaper tests first when no timings are known: a unit test fails faster than a process run.
 _FOLDER_ORDER = ("rules", "procedures", "trace", "drivers", "daemon", "journal", "simulators")
-
-
-@dataclass
-class Outcome:
-    guard: str
-    operator: str
-    line: int
-    result: str  # killed, survived, error
-    by: str | None = None  # the test that failed (killed), or what went wrong (error)
-    tests_run: int = 0
-    seconds: float = 0.0
-
-
-@dataclass
-class ArticleProof:
-    article: str
-    tests: list[str]
-    outcomes: list[Outcome] = field(default_factory=list)
-    unmutated: list[dict[str, str]] = field(default_factory=list)
-
-    def count(self, result: str) -> int:
-        return sum(1 for o in self.outcomes if o.result == result)
-
-    @property
-    def seconds(self) -> float:
-        return round(sum(o.seconds for o in self.outcomes), 1)
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "article": self.article,
-            "tests": self.tests,
-            "killed": self.count("killed"),
-            "survived": self.count("survived"),
-            "errors": self.count("error"),
-            "seconds": self.seconds,
-            "mutants": [asdict(o) for o in self.outcomes],
-            "unmutated": self.unmutated,
-        }
 
 
 def enforced(traces: Iterable[Trace]) -> list[Trace]:

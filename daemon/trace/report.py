@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,8 +9,10 @@ from typing import Any
 
 from daemon.trace.catalogue import ARTICLES, STATUSES, Article
 from daemon.trace.cites import PAIGOW, THIRTEEN, covers
+from daemon.trace.evidence import evidence
 from daemon.trace.guards import Unit, scan
 from daemon.trace.marks import MarkedTest, marked_tests, tests_dir
+from daemon.trace.match import guards_of, tests_of
 from daemon.trace.proofdoc import last_run_markdown
 
 GAMES = ("thirteen", "paigow")
@@ -20,7 +21,6 @@ TITLES = {
     PAIGOW: "Taiwan Pai Gow (台湾牌九) — Portaria 15/90/M of 18 January 1990 (seed 002)",
     "003": "Thirteen cards — the Hong Kong ways (seed 003) the rule sets implement",
 }
-WHOLE = re.compile(r".* Art\. \d+")
 COMMAND = "tabled trace -o docs/traceability.md"
 
 
@@ -49,38 +49,6 @@ class Trace:
         }
 
 
-def guards_of(article: Article, units: Sequence[Unit]) -> tuple[str, ...]:
-    """The guards of `article`: units citing it (or one of its `also`), units whose text
-    carries one of its `marks`, and the units it names."""
-    found = [
-        unit.path
-        for unit in units
-        if any(covers(article.citation, cited) for cited in unit.citations)
-        or any(_also(also, cited) for also in article.also for cited in unit.citations)
-        or any(mark in unit.text for mark in article.marks)
-        or unit.path in article.guards
-    ]
-    return tuple(dict.fromkeys(found))
-
-
-def _also(also: str, cited: str) -> bool:
-    """A whole article in `also` (``Art. 1``) means a citation of the whole article, not of
-    each of its paragraphs; a paragraph (``Art. 9 II``) takes in what is inside it."""
-    return cited == also if WHOLE.fullmatch(also) else covers(also, cited)
-
-
-def tests_of(article: Article, tests: Iterable[MarkedTest]) -> tuple[str, ...]:
-    """The tests marked with `article` (or a paragraph inside it), and those of each of its
-    `also`: an article enforced by another's guards is proven by that one's tests too, so the
-    proof disables those guards against both."""
-    return tuple(
-        t.nodeid
-        for t in tests
-        if any(covers(article.citation, cited) for cited in t.citations)
-        or any(_also(also, cited) for also in article.also for cited in t.citations)
-    )
-
-
 def trace(
     game: str | None = None,
     *,
@@ -96,8 +64,6 @@ def trace(
     if tests is None and with_tests:
         folder = tests_dir(base)
         tests = None if folder is None else marked_tests(folder)
-    from daemon.trace.evidence import evidence  # noqa: PLC0415 - it reads this module's guards_of
-
     traces = []
     for a in ARTICLES:
         if game is None or a.game == game:

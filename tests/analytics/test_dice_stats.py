@@ -7,7 +7,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from daemon.analytics import dice
+from daemon.analytics import cusum, dice
 from daemon.analytics.common import FAMILY_ALPHA, holm
 
 
@@ -26,28 +26,28 @@ def loaded(
 
 
 def test_the_design_meets_the_false_alarm_budget_and_the_four_dice_goal() -> None:
-    d = dice.design()
+    d = cusum.design()
     assert d.false_alarms_per_100k <= 1.0
     assert d.power_all_dice >= 0.90
-    assert d.throws_90_all_dice <= dice.GOAL_THROWS
+    assert d.throws_90_all_dice <= cusum.GOAL_THROWS
     # One loaded die among four: the goal's 4,000 throws are not enough at this budget.
-    assert 0.4 < d.power_one_die < 0.9 and d.throws_90_one_die > dice.GOAL_THROWS
+    assert 0.4 < d.power_one_die < 0.9 and d.throws_90_one_die > cusum.GOAL_THROWS
 
 
 def test_the_chain_matches_a_cusum_run_on_data() -> None:
     """A small limit, so that alarms are many: the chain's ARL against the data's."""
     rng = np.random.default_rng(7)
-    steps = (rng.random(400_000) < 1 / 6).astype(np.int64) * dice.UNITS - dice.REFERENCE
-    alarms, _ = dice.cusum_alarms(steps, 40)
+    steps = (rng.random(400_000) < 1 / 6).astype(np.int64) * cusum.UNITS - cusum.REFERENCE
+    alarms, _ = cusum.cusum_alarms(steps, 40)
     measured = len(steps) / len(alarms)
-    assert measured == pytest.approx(dice.average_run_length(40, 1 / 6, 1), rel=0.1)
+    assert measured == pytest.approx(cusum.average_run_length(40, 1 / 6, 1), rel=0.1)
 
 
 def test_fair_dice_raise_no_more_false_alarms_than_the_chain_says() -> None:
     rng = np.random.default_rng(20261202)
     throws = fair(rng, 1_000_000)
-    alarms = dice.monitor(throws)
-    expected = dice.design().false_alarms_per_100k * 10  # in 1,000,000 throws
+    alarms = cusum.monitor(throws)
+    expected = cusum.design().false_alarms_per_100k * 10  # in 1,000,000 throws
     # Poisson around the exact rate: within three sd of it, and the rate within the goal.
     assert len(alarms) <= expected + 3 * expected**0.5
     assert len(alarms) / 10 <= 1.0 + 3 * expected**0.5 / 10
@@ -57,7 +57,7 @@ def _power(positions: tuple[int, ...], runs: int, seed: int) -> float:
     rng = np.random.default_rng(seed)
     caught = 0
     for _ in range(runs):
-        alarms = dice.monitor(loaded(rng, dice.GOAL_THROWS, dice.P_LOADED, positions))
+        alarms = cusum.monitor(loaded(rng, cusum.GOAL_THROWS, cusum.P_LOADED, positions))
         caught += any(a.face == 6 for a in alarms)
     return caught / runs
 
@@ -65,12 +65,12 @@ def _power(positions: tuple[int, ...], runs: int, seed: int) -> float:
 def test_one_face_at_0_19_on_the_shakers_dice_is_caught_within_4000_throws() -> None:
     measured = _power((0, 1, 2, 3), 200, 1)
     assert measured >= 0.95  # exact: 99.7 %
-    assert measured == pytest.approx(dice.design().power_all_dice, abs=0.03)
+    assert measured == pytest.approx(cusum.design().power_all_dice, abs=0.03)
 
 
 def test_one_loaded_die_is_caught_as_often_as_the_chain_says() -> None:
     measured = _power((2,), 200, 2)
-    exact = dice.design().power_one_die
+    exact = cusum.design().power_one_die
     assert measured == pytest.approx(exact, abs=3 * (exact * (1 - exact) / 200) ** 0.5)
 
 

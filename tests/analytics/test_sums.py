@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daemon.analytics import dice, shuffle
+from daemon.analytics import cusum, dice, shuffle
 from daemon.analytics.source import EVENTS, Pass, read_events
 from daemon.journal import scan
 from tests.floor.test_integrity_audit import _journal
@@ -46,7 +46,7 @@ def test_dice_sums_in_batches_are_the_sums_of_the_whole(face: int | None) -> Non
     centred = totals - totals.mean()
     r = float(np.dot(centred[1:], centred[:-1]) / np.dot(centred, centred))
     assert dice.fixed_tests(cut)[6].statistic == pytest.approx(r, rel=1e-12)
-    assert (len(dice.monitor(throws)) > 0) == (face is not None) == (cut.alarm_count > 0)
+    assert (len(cusum.monitor(throws)) > 0) == (face is not None) == (cut.alarm_count > 0)
 
 
 def test_shuffle_sums_in_batches_are_the_sums_of_the_whole() -> None:
@@ -91,14 +91,14 @@ def test_the_monitor_a_step_at_a_time_is_the_chunked_monitor() -> None:
     """A pass's few throws go through the 30 monitors as one vector, throw by throw; a
     journal's many through each monitor in chunks: the same alarms, the same states."""
     rng = np.random.default_rng(3)
-    d = dice.design()
+    d = cusum.design()
     limits = (d.pooled_limit, d.position_limit)
     for _ in range(20):
         throws = rng.integers(1, 7, (200, 4)).astype(np.int8)
         throws[rng.random((200, 4)) < 0.3] = 6
-        states = rng.integers(0, 500, dice.MONITORS).tolist()
+        states = rng.integers(0, 500, cusum.MONITORS).tolist()
         twice = np.concatenate([throws, throws])  # more than SMALL_BATCH: chunked
-        assert len(twice) > dice.SMALL_BATCH
-        chunked = dice.monitor_from(twice, limits, states, 7)
-        stepped = dice._monitor_steps(twice, limits, states, 7)
+        assert len(twice) > cusum.SMALL_BATCH
+        chunked = cusum.monitor_from(twice, limits, states, 7)
+        stepped = cusum._monitor_steps(twice, limits, states, 7)
         assert stepped == chunked

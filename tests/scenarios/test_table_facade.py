@@ -230,7 +230,7 @@ def test_a_failed_journal_stops_the_table_taking_inputs(tmp_path: Path) -> None:
         try:
             assert table.healthy()
             # The disk goes away under the journal: its next write fails.
-            os.close(journal._fd)
+            os.close(journal._file.fd)
             with pytest.raises(TableError, match="journal"):
                 await table.act("open_table", "D1", "dealer", {})
             assert table.failed is not None and table.failed.is_set()
@@ -238,7 +238,7 @@ def test_a_failed_journal_stops_the_table_taking_inputs(tmp_path: Path) -> None:
             with pytest.raises(TableError):
                 await table.act("open_table", "D1", "dealer", {})
         finally:
-            journal._fd = -1
+            journal._file.fd = -1
             await table.stop()
 
     try:

@@ -252,19 +252,19 @@ def test_a_connection_lost_while_sending_loses_no_line(
     async def send_on_a_lost_connection() -> None:
         nc = await connect(shipper.feed, "T01")
         await nc.close()
-        shipper._ensure_tail()
+        shipper._window.ensure_tail()
         with pytest.raises(FeedError, match="connection to the NATS server was lost"):
             await shipper._send(nc, nc.new_inbox(), 7)
         shipper._requeue()
 
     asyncio.run(send_on_a_lost_connection())
     # Whatever was taken is sent again first, and the tail goes on right after it.
-    resend = [line.seq for line in shipper._resend]
-    shipper._ensure_tail()
-    assert resend + [line.seq for line in shipper._tail.read(None, 5)] == list(
+    resend = [line.seq for line in shipper._window.resend]
+    shipper._window.ensure_tail()
+    assert resend + [line.seq for line in shipper._window.tail.read(None, 5)] == list(
         range(1, len(resend) + 6)
     )
-    shipper._tail.close()
+    shipper._window.tail.close()
     journal.close()
 
 
@@ -273,7 +273,7 @@ class FileReads:
 
     def __init__(self, shipper: Shipper) -> None:
         self.calls = 0
-        tail = shipper._tail
+        tail = shipper._window.tail
         fill = tail._fill
 
         def counted() -> bool:
