@@ -1,8 +1,8 @@
 """What a game is, as data: its phases with the text a dealer reads, and its actions with their
 roles, parameters, bilingual labels and the article each check cites.
 
-Each game declares one `Game` (`daemon.procedures.thirteen.game.GAME`,
-`daemon.procedures.paigow.game.GAME`) and everything else reads it: the procedure engine (roles,
+Each game declares one `Game` (`daemon.procedures.thirteen.GAME`,
+`daemon.procedures.paigow.GAME`) and everything else reads it: the procedure engine (roles,
 articles, the payload's kinds and bounds: `daemon.procedures.payload.check_params`), the API's
 request models and OpenAPI schema (`daemon.api.models`), the console's forms and hints
 (`/api/actions`, `daemon.table.publish.views`), `tabled act --help` and `tabled status`, and

@@ -113,7 +113,7 @@ def test_a_value_is_changed_by_the_smallest_edit_that_still_imports() -> None:
     assert "tie_break: str = 'top-card'" in tie.source  # from the module's _CHOICES
     table = the_mutant("daemon.rules.thirteen.rulesets:MACAU_UNITS", "Portaria 51/89/M Art. 9 II")
     assert "MACAU_UNITS=_units({})" in "".join(table.source.split())
-    seat = the_mutant("daemon.procedures.thirteen.game:_SEAT", "Portaria 51/89/M Art. 3")
+    seat = the_mutant("daemon.procedures.thirteen.actions:_SEAT", "Portaria 51/89/M Art. 3")
     assert seat.operator == "its 0 -> 1" and '_SEAT = seat(1, 3, "Seat", "門")' in seat.source
     events = the_mutant("daemon.procedures.thirteen.game:EVENTS", "Portaria 51/89/M Art. 8")
     assert "EVENTS: dict[str, Event] = {}" in events.source
@@ -248,7 +248,7 @@ def test_a_function_the_modules_call_at_import_runs_fresh() -> None:
         "daemon.procedures.paigow.visibility:declare.reveal", "Portaria 15/90/M Art. 6(2)"
     )
     assert reveal.swap is None and reveal.operator == "body -> return None"
-    row = the_mutant("daemon.procedures.thirteen.game:_row", "Portaria 51/89/M Art. 7")
+    row = the_mutant("daemon.procedures.thirteen.actions:_row", "Portaria 51/89/M Art. 7")
     assert row.swap is None
     check = the_mutant(
         "daemon.procedures.paigow.procedure:PaiGowProcedure._check_set_hand",

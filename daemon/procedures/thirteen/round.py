@@ -19,8 +19,8 @@ from daemon.procedures.payload import Refused, need
 from daemon.procedures.records import Cut, DealtCard, Misread, Shuffle
 from daemon.procedures.spec import Action, Event
 from daemon.procedures.stakes import Stakes
+from daemon.procedures.thirteen.actions import ACTIONS
 from daemon.procedures.thirteen.game import (
-    ACTIONS,
     ARRANGEMENT_SECONDS,
     ART_1,
     ART_2C,
@@ -32,11 +32,11 @@ from daemon.procedures.thirteen.game import (
     EVENTS,
     REGULATION,
     SEATS,
-    TRANSITIONS,
     P,
     Phase,
 )
 from daemon.procedures.thirteen.settle import highest_bettor, holder
+from daemon.procedures.thirteen.transitions import TRANSITIONS
 from daemon.rules import thirteen as rules13
 
 # The names of the round's state (`STATE`), a line of them at a time.
