@@ -23,7 +23,7 @@ Arrangement = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]
 # --- arrangements ---------------------------------------------------------------------------
 
 
-def _rows(
+def parse_rows(
     head: Sequence[Card] | str, middle: Sequence[Card] | str, tail: Sequence[Card] | str
 ) -> Arrangement:
     rows: list[tuple[Card, ...]] = []
@@ -43,11 +43,11 @@ def _rows(
     return rows[0], rows[1], rows[2]
 
 
-def _ranks(rows: Arrangement) -> tuple[HandRank, HandRank, HandRank]:
+def row_ranks(rows: Arrangement) -> tuple[HandRank, HandRank, HandRank]:
     return rank(rows[0]), rank(rows[1]), rank(rows[2])
 
 
-def _foul(ranks: tuple[HandRank, HandRank, HandRank], rules: RuleSet) -> bool:
+def fouled(ranks: tuple[HandRank, HandRank, HandRank], rules: RuleSet) -> bool:
     head, middle, tail = ranks
     if rules.equal_rows_foul:
         return not (head < middle < tail)
@@ -65,10 +65,10 @@ def is_foul(
     The foul rule compares by every card whatever the rule set's tie-break: the tie-break
     option of 003 is how a row is compared with the banker's, not how a hand is set.
     """
-    return _foul(_ranks(_rows(head, middle, tail)), _ruleset(ruleset))
+    return fouled(row_ranks(parse_rows(head, middle, tail)), rules_of(ruleset))
 
 
-def _ruleset(name: str | RuleSet) -> RuleSet:
+def rules_of(name: str | RuleSet) -> RuleSet:
     return name if isinstance(name, RuleSet) else ruleset(name)
 
 
@@ -125,7 +125,7 @@ def _special_names(rows: Arrangement, ranks: Sequence[HandRank], rules: RuleSet)
     return [name for name, _ in rules.specials if held[name]]
 
 
-def _best_special(
+def best_special(
     rows: Arrangement, ranks: Sequence[HandRank], rules: RuleSet
 ) -> tuple[str, int] | None:
     units = dict(rules.specials)
@@ -148,8 +148,8 @@ def special_hand(
     lists. 三花 and 三顺 are judged on the rows as set: the player declares them by setting
     them (Art. 9 I: "三道中每道...").
     """
-    rows = _rows(head, middle, tail)
-    found = _best_special(rows, _ranks(rows), _ruleset(ruleset))
+    rows = parse_rows(head, middle, tail)
+    found = best_special(rows, row_ranks(rows), rules_of(ruleset))
     return None if found is None else found[0]
 
 
@@ -169,7 +169,7 @@ def house_way(cards13: Sequence[Card] | str, ruleset: str | RuleSet = "macau-198
     # Imported here: its tables cost ~0.1 s and only the house way needs them.
     from daemon.rules.thirteen import house as thirteen_house  # noqa: PLC0415
 
-    rules = _ruleset(ruleset)
+    rules = rules_of(ruleset)
     units = dict(rules.specials)
     cards = parse_cards(cards13) if isinstance(cards13, str) else tuple(cards13)
     special_units = None
@@ -177,7 +177,7 @@ def house_way(cards13: Sequence[Card] | str, ruleset: str | RuleSet = "macau-198
     def fixed() -> int:
         """The units of the special hand the cards hold however set (asked only when needed)."""
         arbitrary = (tuple(cards[:3]), tuple(cards[3:8]), tuple(cards[8:]))
-        held = _special_names(arbitrary, _ranks(arbitrary), rules)
+        held = _special_names(arbitrary, row_ranks(arbitrary), rules)
         return max((units[n] for n in held if n not in _SET_DEPENDENT), default=0)
 
     if len(cards) == 13 and _SET_DEPENDENT & units.keys():
@@ -188,7 +188,7 @@ def house_way(cards13: Sequence[Card] | str, ruleset: str | RuleSet = "macau-198
             head = arrangement[0]
             if not (_suited(head) or _head_run(head, rules.excluded_head_runs)):
                 return 0
-            held = _special_names(arrangement, _ranks(arrangement), rules)
+            held = _special_names(arrangement, row_ranks(arrangement), rules)
             return max((units[n] for n in held if n in _SET_DEPENDENT), default=0)
 
     return thirteen_house.house_way(cards, rules.equal_rows_foul, special_units, fixed)

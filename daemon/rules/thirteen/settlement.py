@@ -18,11 +18,11 @@ from daemon.rules.thirteen.deal import SEATS
 from daemon.rules.thirteen.hands import (
     Arrangement,
     Hand,
-    _best_special,
-    _foul,
-    _ranks,
-    _rows,
-    _ruleset,
+    best_special,
+    fouled,
+    parse_rows,
+    row_ranks,
+    rules_of,
 )
 from daemon.rules.thirteen.ranking import CATEGORIES, HandRank
 from daemon.rules.thirteen.rulesets import ROWS, RulesError, RuleSet
@@ -163,9 +163,9 @@ def _side(
     """A side's rows, ranks and foul; a late side (None) has no rows and loses like a foul."""
     if hand is None:
         return None, _LATE_RANKS, True
-    rows = _rows(*hand)
-    ranks = _ranks(rows)
-    return rows, ranks, _foul(ranks, rules)
+    rows = parse_rows(*hand)
+    ranks = row_ranks(rows)
+    return rows, ranks, fouled(ranks, rules)
 
 
 def _special_of(
@@ -173,7 +173,7 @@ def _special_of(
 ) -> tuple[str, int] | None:
     if rows is None or (foul and rules.foul_voids_special):
         return None
-    return _best_special(rows, ranks, rules)
+    return best_special(rows, ranks, rules)
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ class ReadHand:
 
 def read_hand(hand: Hand | None, ruleset: str | RuleSet = "macau-1989") -> ReadHand:
     """``hand`` read under ``ruleset`` (None: late at the bell); CardError as `settle` raises."""
-    rules = _ruleset(ruleset)
+    rules = rules_of(ruleset)
     rows, ranks, foul = _side(hand, rules)
     return ReadHand(rules, rows, ranks, foul, _special_of(rows, ranks, foul, rules))
 
@@ -215,7 +215,7 @@ def settle(
     (used by the rule sets without a banker, where each seat settles against each). A side
     may come read already (`read_hand`): the same settlement, without reading it again.
     """
-    rules = _ruleset(ruleset)
+    rules = rules_of(ruleset)
     _check_bet(bet, rules)
     b_read, p_read = _read(banker, rules), _read(player, rules)
     b_rows, b_ranks, b_foul = b_read.rows, b_read.ranks, b_read.foul
@@ -319,7 +319,7 @@ def table_points(hands: Sequence[Hand | None], ruleset: str | RuleSet = "hk-poin
     """Score every seat against every other seat (003 third way, 算分 5, 打槍, 全壘打; or way 2's
     「四人对比」, each pair's difference of units). A hand given as None was late at the bell
     and loses to every other as a foul does; two late hands are even."""
-    rules = _ruleset(ruleset)
+    rules = rules_of(ruleset)
     if rules.scoring == "banker":
         raise RulesError(f"{rules.name} settles against the banker; use settle()")
     if not 2 <= len(hands) <= SEATS:
