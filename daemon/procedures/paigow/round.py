@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 from daemon.procedures.base import Procedure
 from daemon.procedures.checkpoint import clone
+from daemon.procedures.paigow.actions import ACTIONS
 from daemon.procedures.paigow.game import (
-    ACTIONS,
     ART_1,
     ART_2_7,
     BET_ACTIONS,
@@ -24,10 +24,10 @@ from daemon.procedures.paigow.game import (
     EVENTS,
     REGULATION,
     ROUNDS_PER_BANK,
-    TRANSITIONS,
     P,
     Phase,
 )
+from daemon.procedures.paigow.transitions import TRANSITIONS
 from daemon.procedures.payload import Refused, integer, need
 from daemon.procedures.records import FaceUp, Reset, Setting, StackMove
 from daemon.procedures.spec import Action, Event

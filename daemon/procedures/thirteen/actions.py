@@ -5,14 +5,7 @@ parameters (Portaria 51/89/M, the legal procedure told in `daemon/procedures/thi
 from __future__ import annotations
 
 from daemon.procedures.common import common_actions, override_actions
-from daemon.procedures.spec import (
-    Action,
-    Param,
-    actions,
-    one_hand,
-    player,
-    seat,
-)
+from daemon.procedures.spec import Action, Param, actions, one_hand, player, seat
 from daemon.procedures.thirteen.game import (
     ART_1,
     ART_2A,

@@ -8,10 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from daemon.procedures.common import VOIDED, fault_transitions
-from daemon.procedures.thirteen.game import (
-    P,
-    Phase,
-)
+from daemon.procedures.thirteen.game import P, Phase
 
 TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "device_identified", "source": P.EQUIPMENT_CHECK, "dest": P.EQUIPMENT_CHECK},
