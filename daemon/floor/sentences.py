@@ -27,7 +27,7 @@ DEVICES = {
 }
 
 
-def _games(game: str | None) -> list[Game]:
+def _games(game: str | None) -> list[Game[Any]]:
     """The game's declaration first, then the others (a line before `table.started` says no
     game; the shared events are declared alike in both)."""
     first = GAMES.get(game or "")
@@ -36,7 +36,7 @@ def _games(game: str | None) -> list[Game]:
     )
 
 
-def _event_label(games: Sequence[Game], event: str) -> tuple[str, str]:
+def _event_label(games: Sequence[Game[Any]], event: str) -> tuple[str, str]:
     for spec in games:
         declared = getattr(spec, "events", None) or {}
         if event in declared:
@@ -46,7 +46,7 @@ def _event_label(games: Sequence[Game], event: str) -> tuple[str, str]:
     return words, words[:1].upper() + words[1:]
 
 
-def _action_label(games: Sequence[Game], action: str) -> tuple[str, str]:
+def _action_label(games: Sequence[Game[Any]], action: str) -> tuple[str, str]:
     for spec in games:
         declared = spec.actions.get(action)
         if declared is not None and (declared.label_en or declared.label_zh):
@@ -54,7 +54,7 @@ def _action_label(games: Sequence[Game], action: str) -> tuple[str, str]:
     return action, action.replace("_", " ")
 
 
-def _phase_label(games: Sequence[Game], phase: str) -> tuple[str, str]:
+def _phase_label(games: Sequence[Game[Any]], phase: str) -> tuple[str, str]:
     for spec in games:
         if phase in spec.phases:
             text = spec.phase_text(phase)
@@ -76,7 +76,7 @@ def _cards(value: Any) -> tuple[str, str] | None:
     return zh.strip(), en.strip()
 
 
-def _details(games: Sequence[Game], payload: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _details(games: Sequence[Game[Any]], payload: Mapping[str, Any]) -> list[tuple[str, str]]:
     parts: list[tuple[str, str]] = []
     who = payload.get("player") or payload.get("bettor")
     if isinstance(who, str):

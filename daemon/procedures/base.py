@@ -36,15 +36,13 @@ from daemon.procedures.common import (
     fault_transitions,
     override_actions,
 )
-from daemon.procedures.engine import (
+from daemon.procedures.engine import Hooks, bind, replay
+from daemon.procedures.outcome import (
     DeviceCommand,
-    Hooks,
     Input,
     JournalEvent,
     Outcome,
     Violation,
-    bind,
-    replay,
     role_of,
 )
 from daemon.procedures.overrides import WithOverrides

@@ -2,10 +2,11 @@
 
 A procedure is a pure `transitions` state machine that the table runtime feeds with inputs:
 operator actions (dealer, supervisor), device facts (device) and timer facts (system). It does
-no I/O. Each input returns an `Outcome`: accepted or refused, the journal events to append (each
-marked when it is a commit point), and the device commands to issue. Every refused input is a
-procedure violation that cites the article it breaks; an unknown action, a wrong role, an action
-out of phase and a malformed payload are all refused the same way, never raised.
+no I/O. Each input returns an `Outcome` (`daemon.procedures.outcome`): accepted or refused, the
+journal events to append (each marked when it is a commit point), and the device commands to
+issue. Every refused input is a procedure violation that cites the article it breaks; an unknown
+action, a wrong role, an action out of phase and a malformed payload are all refused the same
+way, never raised.
 
 Recovery is by replay. Every change of state comes from an accepted input, time comes only in
 the input's `now`, and a refused input changes nothing: feeding the accepted inputs of a journal
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, ClassVar
 
@@ -35,95 +36,10 @@ from daemon.procedures import checkpoint as codec
 from daemon.procedures import guards
 from daemon.procedures.common import HOUSE_FAULTS, HOUSE_ROLES, check_device_fact
 from daemon.procedures.machine import PhaseMachine
+from daemon.procedures.outcome import DeviceCommand, Input, JournalEvent, Outcome, Violation
 from daemon.procedures.payload import Refused, check_params
 from daemon.procedures.records import Fault
 from daemon.procedures.spec import Action, Event
-
-
-@dataclass(frozen=True)
-class Violation:
-    actor: str
-    action: str
-    phase: str
-    article: str
-    reason: str
-    field: str | None = None  # the payload field whose value broke the article, when one did
-    reason_zh: str = ""  # the reason in Chinese (`Refused.zh`), for the bilingual console
-
-    def as_payload(self) -> dict[str, Any]:
-        out = {
-            "actor": self.actor,
-            "role": role_of(self.actor),
-            "action": self.action,
-            "phase": self.phase,
-            "article": self.article,
-            "reason": self.reason,
-        }
-        if self.reason_zh:
-            out["reason_zh"] = self.reason_zh
-        if self.field is not None:
-            out["field"] = self.field
-        return out
-
-
-@dataclass(frozen=True)
-class JournalEvent:
-    name: str
-    payload: Mapping[str, Any]
-    commit: bool
-
-
-@dataclass(frozen=True)
-class DeviceCommand:
-    device: str
-    command: str
-    args: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Input:
-    """One input as the runtime journals it, so that recovery can feed it again."""
-
-    action: str
-    actor: str
-    payload: Mapping[str, Any]
-    now: float
-
-    def as_payload(self) -> dict[str, Any]:
-        return {
-            "action": self.action,
-            "actor": self.actor,
-            "payload": codec.clone(dict(self.payload)),
-            "now": self.now,
-        }
-
-    @classmethod
-    def from_payload(cls, data: Mapping[str, Any]) -> Input:
-        return cls(
-            action=str(data["action"]),
-            actor=str(data["actor"]),
-            payload=dict(data.get("payload") or {}),
-            now=float(data["now"]),
-        )
-
-
-@dataclass(frozen=True)
-class Outcome:
-    accepted: bool
-    phase: str
-    violation: Violation | None
-    events: tuple[JournalEvent, ...]
-    commands: tuple[DeviceCommand, ...]
-
-
-def role_of(actor: str) -> str:
-    return actor.split(":", 1)[0]
-
-
-def _person(actor: str) -> str | None:
-    """The person behind `role:id`, or None when the actor names no one."""
-    return actor.split(":", 1)[1] if ":" in actor else None
-
 
 _PAIRS: dict[type[Engine], frozenset[tuple[str, str]]] = {}
 _CERTAIN: dict[type[Engine], frozenset[tuple[str, str]]] = {}

@@ -3,8 +3,9 @@ one's whole declaration (`daemon.procedures.spec.Game`), its procedure class inc
 
 from __future__ import annotations
 
+from daemon.procedures.base import Procedure
 from daemon.procedures.paigow import GAME as PAIGOW
 from daemon.procedures.spec import Game
 from daemon.procedures.thirteen import GAME as THIRTEEN
 
-GAMES: dict[str, Game] = {THIRTEEN.name: THIRTEEN, PAIGOW.name: PAIGOW}
+GAMES: dict[str, Game[Procedure]] = {THIRTEEN.name: THIRTEEN, PAIGOW.name: PAIGOW}

@@ -1,8 +1,8 @@
 """What a game is, as data: its phases with the text a dealer reads, and its actions with their
 roles, parameters, bilingual labels and the article each check cites.
 
-Each game declares one `Game` (`daemon.procedures.thirteen.game.GAME`,
-`daemon.procedures.paigow.game.GAME`) and everything else reads it: the procedure engine (roles,
+Each game declares one `Game` (`daemon.procedures.thirteen.GAME`,
+`daemon.procedures.paigow.GAME`) and everything else reads it: the procedure engine (roles,
 articles, the payload's kinds and bounds: `daemon.procedures.payload.check_params`), the API's
 request models and OpenAPI schema (`daemon.api.models`), the console's forms and hints
 (`/api/actions`, `daemon.table.publish.views`), `tabled act --help` and `tabled status`, and
@@ -18,10 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from daemon.procedures.base import Procedure
+from typing import Any, Generic, Literal, TypeVar
 
 ParamKind = Literal["int", "str", "bool", "list[int]", "list[str]"]
 ROLES = ("dealer", "supervisor", "device", "system")
@@ -210,9 +207,16 @@ class Visibility:
     unseen_keys: frozenset[str] = frozenset()
 
 
+# The class of the procedure that plays a game (`daemon.procedures.base.Procedure` and its
+# subclasses): a parameter, so that this bottom layer imports nothing of the procedure.
+ProcedureT_co = TypeVar("ProcedureT_co", covariant=True)
+
+
 @dataclass(frozen=True)
-class Game:
-    """A game's whole declaration: its phases (in order) and its actions (in order)."""
+class Game(Generic[ProcedureT_co]):
+    """A game's whole declaration: its phases (in order) and its actions (in order). The
+    registry of the games (`daemon.procedures.games.GAMES`) holds them as
+    `Game[Procedure]`; a reader of the declaration alone writes `Game[Any]`."""
 
     name: str
     regulation: str
@@ -230,7 +234,7 @@ class Game:
     # The procedure that plays it (`daemon.procedures.base.Procedure`), its class: what
     # `daemon.procedures.build` makes for a table of this game, and what the diagrams, the
     # docs and the tests read its machine from.
-    procedure: type[Procedure] | None = None
+    procedure: type[ProcedureT_co] | None = None
 
     def phase_text(self, phase: str) -> PhaseText:
         return self.phases.get(phase) or PhaseText(phase, phase, "", "")

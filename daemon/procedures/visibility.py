@@ -63,7 +63,7 @@ def audience(role: str) -> str:
     return REVIEW if role in SEES_CLOSED_ROUNDS else TABLE
 
 
-def rules_of(game: Game | str | None) -> tuple[Game, ...]:
+def rules_of(game: Game[Any] | str | None) -> tuple[Game[Any], ...]:
     """A game's declaration; every game's at once when the game is not known (the floor)."""
     found = GAMES.get(game) if isinstance(game, str) else game
     if found is not None and found.visibility is not None:
@@ -71,13 +71,13 @@ def rules_of(game: Game | str | None) -> tuple[Game, ...]:
     return _EVERY_GAME
 
 
-def _visibility(game: Game) -> Visibility:
+def _visibility(game: Game[Any]) -> Visibility:
     if game.visibility is None:  # rules_of returns only games that declare it
         raise ValueError(f"{game.name} declares no visibility")
     return game.visibility
 
 
-def opened(game: Game | str | None, snapshot: Mapping[str, Any]) -> Revealed:
+def opened(game: Game[Any] | str | None, snapshot: Mapping[str, Any]) -> Revealed:
     """What the game has opened of the round in a procedure's snapshot."""
     rules = rules_of(game if game is not None else str(snapshot.get("game", "")))
     if len(rules) != 1:
@@ -85,12 +85,12 @@ def opened(game: Game | str | None, snapshot: Mapping[str, Any]) -> Revealed:
     return _visibility(rules[0]).opened(snapshot)
 
 
-def _opens(game: Game, event: str) -> str | None:
+def _opens(game: Game[Any], event: str) -> str | None:
     declared = game.events.get(event)
     return None if declared is None else declared.opens
 
 
-def learn(games: Sequence[Game], revealed: Revealed, event: str, payload: Any) -> None:
+def learn(games: Sequence[Game[Any]], revealed: Revealed, event: str, payload: Any) -> None:
     """What one journal line opens of its round, and whether it closes it, by the rule each
     game declares of that event (`Game.events`: `Event.opens`, `Event.closes_round`; for a
     journaled input, `Action.opens`), never by the payload's shape."""
@@ -109,7 +109,7 @@ def learn(games: Sequence[Game], revealed: Revealed, event: str, payload: Any) -
 
 
 class _Redactor:
-    def __init__(self, games: Sequence[Game], revealed: Revealed) -> None:
+    def __init__(self, games: Sequence[Game[Any]], revealed: Revealed) -> None:
         rules = [_visibility(g) for g in games]
         self.hand_keys = frozenset().union(*(r.hand_keys for r in rules))
         self.public_keys = frozenset().union(*(r.public_keys for r in rules))
@@ -178,14 +178,18 @@ class _Redactor:
         return self.hide()
 
 
-def redact_state(game: Game | str | None, state: Mapping[str, Any], role: str) -> dict[str, Any]:
+def redact_state(
+    game: Game[Any] | str | None, state: Mapping[str, Any], role: str
+) -> dict[str, Any]:
     """The table's state as `role` may see it. `state` is the console's view
     (`daemon.table.publish.views.console_snapshot`), which carries what the game has opened
     (`revealed`); without it nothing counts as opened."""
     return dict(redact_value(game, state, role, state))
 
 
-def redact_value(game: Game | str | None, value: Any, role: str, state: Mapping[str, Any]) -> Any:
+def redact_value(
+    game: Game[Any] | str | None, value: Any, role: str, state: Mapping[str, Any]
+) -> Any:
     """Any value naming cards or tiles of the round now (the table's state, a simulated device's
     report of what it drew) as `role` may see it, with what the game has opened of that round:
     `state` is the console's view, with its `revealed`."""
@@ -197,7 +201,7 @@ def redact_value(game: Game | str | None, value: Any, role: str, state: Mapping[
 
 
 def redact_record(
-    game: Game | str | None,
+    game: Game[Any] | str | None,
     record: Mapping[str, Any],
     role: str,
     *,
@@ -211,7 +215,7 @@ def redact_record(
 
 
 def _redact_record(
-    rules: Sequence[Game],
+    rules: Sequence[Game[Any]],
     record: Mapping[str, Any],
     role: str,
     round_closed: bool,
@@ -251,7 +255,7 @@ class Seen:
     records (the push feed) or a page of them (a journal query) is redacted."""
 
     def __init__(
-        self, game: Game | str | None = None, state: Mapping[str, Any] | None = None
+        self, game: Game[Any] | str | None = None, state: Mapping[str, Any] | None = None
     ) -> None:
         if game is None and state is not None:
             game = str(state.get("game", ""))
@@ -314,7 +318,7 @@ class Seen:
 
 
 def redact_records(
-    game: Game | str | None,
+    game: Game[Any] | str | None,
     records: Iterable[Mapping[str, Any]],
     role: str,
     state: Mapping[str, Any] | None = None,

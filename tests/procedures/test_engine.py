@@ -24,7 +24,7 @@ from procedure_drive import (
 from daemon.procedures.base import Procedure
 from daemon.procedures.paigow import PaiGowProcedure
 from daemon.procedures.thirteen import DEVICES, ThirteenProcedure
-from daemon.procedures.thirteen.game import TRANSITIONS
+from daemon.procedures.thirteen.transitions import TRANSITIONS
 
 
 class _Hole(ThirteenProcedure):

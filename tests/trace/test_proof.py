@@ -86,12 +86,12 @@ def test_every_enforced_article_is_proven_once_in_the_rotation() -> None:
 
 def test_the_mutant_disables_only_the_checks_citing_its_article() -> None:
     m = the_mutant(
-        "daemon.procedures.paigow.procedure:PaiGowProcedure._check_take_bank",
+        "daemon.procedures.paigow.bank:PaiGowBank._check_take_bank",
         "Portaria 15/90/M Art. 5(2)",
     )
     original = m.file.read_text(encoding="utf-8")
     # The turn's check (citing 5(1) or 5(2)) and the bettor's; the 5(1)-only ones stay.
-    assert m.swap == "PaiGowProcedure._check_take_bank" and m.operator.startswith("2 check(s)")
+    assert m.swap == "PaiGowBank._check_take_bank" and m.operator.startswith("2 check(s)")
     assert m.source.count("ART_5_2") == original.count("ART_5_2") - 2
     for kept in ("has just held the bank its rounds", "has just held the bank; it passes on"):
         assert m.source.count(kept) == original.count(kept) == 1
@@ -113,7 +113,7 @@ def test_a_value_is_changed_by_the_smallest_edit_that_still_imports() -> None:
     assert "tie_break: str = 'top-card'" in tie.source  # from the module's _CHOICES
     table = the_mutant("daemon.rules.thirteen.rulesets:MACAU_UNITS", "Portaria 51/89/M Art. 9 II")
     assert "MACAU_UNITS=_units({})" in "".join(table.source.split())
-    seat = the_mutant("daemon.procedures.thirteen.game:_SEAT", "Portaria 51/89/M Art. 3")
+    seat = the_mutant("daemon.procedures.thirteen.actions:_SEAT", "Portaria 51/89/M Art. 3")
     assert seat.operator == "its 0 -> 1" and '_SEAT = seat(1, 3, "Seat", "門")' in seat.source
     events = the_mutant("daemon.procedures.thirteen.game:EVENTS", "Portaria 51/89/M Art. 8")
     assert "EVENTS: dict[str, Event] = {}" in events.source
@@ -160,7 +160,7 @@ def test_a_guard_no_test_notices_survives(tmp_path: Path) -> None:
     """The runner says `survived` when the tests pass against the mutant: a test that never
     takes the bank cannot notice the bank's guard gone."""
     m = the_mutant(
-        "daemon.procedures.paigow.procedure:PaiGowProcedure._check_take_bank",
+        "daemon.procedures.paigow.bank:PaiGowBank._check_take_bank",
         "Portaria 15/90/M Art. 5(2)",
     )
     unrelated = "tests/rules/test_paigow_tiles.py::test_art_9_2_split_chickens_count_six_and_three"
@@ -248,7 +248,7 @@ def test_a_function_the_modules_call_at_import_runs_fresh() -> None:
         "daemon.procedures.paigow.visibility:declare.reveal", "Portaria 15/90/M Art. 6(2)"
     )
     assert reveal.swap is None and reveal.operator == "body -> return None"
-    row = the_mutant("daemon.procedures.thirteen.game:_row", "Portaria 51/89/M Art. 7")
+    row = the_mutant("daemon.procedures.thirteen.actions:_row", "Portaria 51/89/M Art. 7")
     assert row.swap is None
     check = the_mutant(
         "daemon.procedures.paigow.procedure:PaiGowProcedure._check_set_hand",

@@ -287,7 +287,7 @@ def test_tabled_trace_json_lists_every_article_with_its_guards_and_tests() -> No
         assert {"article", "text", "guards", "tests", "status"} <= set(row)
     cut = next(r for r in rows if r["article"] == "Portaria 51/89/M Art. 2(a)")
     assert cut["text"].startswith("首先由庄荷以手洗牌")
-    guard = "daemon.procedures.thirteen.procedure:ThirteenProcedure._check_confirm_cut"
+    guard = "daemon.procedures.thirteen.deal:ThirteenDeal._check_confirm_cut"
     assert guard in cut["guards"]
     assert any(
         t.endswith("::test_the_cut_is_one_hand_of_at_least_ten_by_a_player_or_else_the_dealer")

@@ -3,8 +3,8 @@ plays it (`procedure`) and the settlement of a round (`settle`), declared togeth
 `Game` (`GAME`): its phases, actions, events, what a person may see, and the procedure class."""
 
 from daemon.procedures.paigow import visibility
+from daemon.procedures.paigow.actions import ACTIONS
 from daemon.procedures.paigow.game import (
-    ACTIONS,
     BET_ACTIONS,
     DEVICES,
     EVENTS,
@@ -14,11 +14,11 @@ from daemon.procedures.paigow.game import (
     REGULATION,
     REQUIRED_DEVICES,
     ROUNDS_PER_BANK,
-    TRANSITIONS,
     Phase,
 )
 from daemon.procedures.paigow.procedure import PaiGowProcedure
 from daemon.procedures.paigow.settle import settle_paigow, wrongly_set
+from daemon.procedures.paigow.transitions import TRANSITIONS
 from daemon.procedures.spec import Game
 
 GAME = Game(

@@ -1,8 +1,9 @@
 """Taiwan Pai Gow (台湾牌九), Macau, Portaria 15/90/M of 18 January 1990.
 
-The game as data: its phases and the text a dealer reads in each, its actions (roles,
-parameters, bilingual labels, the article each check cites) and its transition table; and
-here, the legal procedure it encodes.
+The game as data: here its constants, its phases and the text a dealer reads in each, and its
+journal events; its actions (roles, parameters, bilingual labels, the article each check
+cites) in `actions.py` and its transition table in `transitions.py`; and here, the legal
+procedure they encode.
 
 Art. 5(1)(2): the doors take the bank in turn (`take_bank`), each bank for two rounds unless
 every door's players agree to more (`extend_bank`); a player may decline the bank and pass it
@@ -37,32 +38,19 @@ counter-clockwise, and re-sets a hand that the rule set says is wrongly set (`re
 Art. 5(3), 6(3), 8: the round is settled counter-clockwise from the first hand, within the
 bank's stake, with the 5 % commission (`settle_round`), by the rules engine.
 
-The procedure that plays it is `procedure.py`; the settlement of a round, `settle.py`.
+The procedure that plays it is `procedure.py` (on its layers: `round.py`, `bank.py`, `deal.py`);
+the settlement of a round, `settle.py`.
 """
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
 
-from daemon.procedures.common import (
-    HOUSE_VOID,
-    common_actions,
-    fault_transitions,
-    override_actions,
-)
 from daemon.procedures.events import TABLE_EVENTS, procedure_events
 from daemon.procedures.spec import (
-    Action,
     Event,
-    Param,
     PhaseText,
-    actions,
-    amount,
     events,
-    one_hand,
-    player,
-    seat,
 )
 
 REGULATION = "Portaria 15/90/M"
@@ -150,313 +138,6 @@ PHASES: dict[str, PhaseText] = {
     "TILT": PhaseText("TILT", "故障", "a supervisor clears the tilt", "由主任解除故障"),
 }
 
-
-def _door(en: str = "Door", zh: str = "門", article: str | None = None) -> Param:
-    return seat(0, MAX_HANDS - 1, en, zh, article)
-
-
-_PAIR = {
-    "front": Param("str", max_length=64, label_en="Front pair", label_zh="前手"),
-    "back": Param("str", max_length=64, label_en="Back pair", label_zh="後手"),
-}
-DEALER, DEVICE = frozenset({"dealer"}), frozenset({"device"})
-
-ACTIONS: dict[str, Action] = actions(
-    Action(
-        "device_identified",
-        DEVICE,
-        ART_1,
-        "a device's identity is read",
-        label_en="Device identified",
-        label_zh="設備已識別",
-    ),
-    Action(
-        "open_table",
-        DEALER,
-        ART_1,
-        "open the table, equipment checked",
-        label_en="Open table",
-        label_zh="開枱",
-        params={},
-    ),
-    Action(
-        "take_bank",
-        DEALER,
-        ART_5_1,
-        "a player takes the bank",
-        label_en="Take the bank",
-        label_zh="做莊",
-        params={"player": player(), "seat": _door()},
-    ),
-    Action(
-        "decline_bank",
-        DEALER,
-        ART_5_2,
-        "a player declines the bank",
-        label_en="Decline the bank",
-        label_zh="不做莊",
-        params={"player": player()},
-    ),
-    Action(
-        "confirm_tile_shuffle",
-        DEALER,
-        ART_2_1,
-        "the tiles are shuffled",
-        label_en="Tiles shuffled",
-        label_zh="洗牌完成",
-        params={"new_set": Param("bool", required=False, label_en="New set", label_zh="新牌")},
-    ),
-    Action(
-        "move_stacks",
-        DEALER,
-        ART_2_6,
-        "a player or the banker moves",
-        label_en="Move stacks",
-        label_zh="移牌疊",
-        params={
-            "by": Param(
-                "str", choices=("player", "banker"), label_en="Moved by", label_zh="移牌者"
-            ),
-            "player": player(),
-            "one_hand": one_hand(),
-        },
-    ),
-    Action(
-        "place_bet",
-        DEALER,
-        ART_2_7,
-        "a player's bet on a door",
-        label_en="Place bet",
-        label_zh="下注",
-        params={
-            "player": player(),
-            "seat": _door(article=ART_3_2),
-            # A whole number of the table's units, within its minimum and maximum (the text
-            # names no unit: daemon/procedures/stakes.py); `units`, when given, must agree.
-            "amount": amount(),
-            "units": Param(
-                "int", required=False, minimum=1, maximum=10**6, label_en="Units", label_zh="注數"
-            ),
-        },
-    ),
-    Action(
-        "withdraw_bet",
-        DEALER,
-        ART_2_7,
-        "a bet is taken back",
-        label_en="Withdraw bet",
-        label_zh="撤注",
-        params={"player": player(), "seat": _door()},
-    ),
-    Action(
-        "move_bet",
-        DEALER,
-        ART_2_7,
-        "a bet moves to another door",
-        label_en="Move bet",
-        label_zh="移注",
-        params={
-            "player": player(),
-            "from_seat": _door("From door", "原門"),
-            "to_seat": _door("To door", "新門"),
-        },
-    ),
-    Action(
-        "place_stake",
-        DEALER,
-        ART_5_3,
-        "the banker's stake",
-        label_en="Banker's stake",
-        label_zh="莊家本金",
-        params={"amount": amount()},
-    ),
-    Action(
-        "co_bank",
-        DEALER,
-        ART_5_5,
-        "the house or a guest co-banks",
-        label_en="Co-bank",
-        label_zh="幫莊",
-        params={
-            "player": player("Co-banker", "幫莊者"),
-            "amount": amount(),
-            "house": Param("bool", required=False, label_en="The house", label_zh="場方"),
-        },
-    ),
-    Action(
-        "head_tiles_out",
-        DEALER,
-        ART_5_3,
-        "the banker puts out the head tiles",
-        label_en="Head tiles out",
-        label_zh="出頭牌",
-        params={},
-    ),
-    Action(
-        "shake_dice",
-        DEALER,
-        ART_2_2,
-        "the banker shakes",
-        label_en="Shake dice",
-        label_zh="搖骰",
-        params={"player": player("Banker", "莊家")},
-    ),
-    Action(
-        "dice_landed",
-        DEVICE,
-        ART_2_2,
-        "the shaker reports the dice",
-        label_en="Dice landed",
-        label_zh="骰子結果",
-    ),
-    Action(
-        "tile_face_up",
-        DEALER,
-        ART_4,
-        "a tile dealt face up stays valid",
-        label_en="Tile face up",
-        label_zh="牌面朝上",
-        params={"seat": _door(), "tile": player("Tile", "牌")},
-    ),
-    Action(
-        "deal_hand",
-        DEALER,
-        ART_2_3,
-        "four tiles dealt to a door, in turn",
-        label_en="Deal to door",
-        label_zh="派牌到門",
-        params={"seat": _door()},
-    ),
-    Action(
-        "set_hand",
-        DEALER,
-        ART_6_1,
-        "a player has set, face down",
-        label_en="Hand set",
-        label_zh="已配牌",
-        params={"seat": _door()},
-    ),
-    Action(
-        "set_banker",
-        DEALER,
-        ART_6_1,
-        "the banker has set, face down",
-        label_en="Banker set",
-        label_zh="莊家已配牌",
-        params={},
-    ),
-    Action(
-        "open_hand",
-        DEALER,
-        ART_6_2,
-        "the croupier opens a hand: its pairs",
-        label_en="Open hand",
-        label_zh="開牌",
-        params={"seat": _door(), **_PAIR},
-        opens="door",  # Art. 6(2): its tiles enter the system face up at the table
-    ),
-    Action(
-        "reset_hand",
-        DEALER,
-        ART_6_2,
-        "the croupier re-sets a hand",
-        label_en="Re-set hand",
-        label_zh="重新配牌",
-        params={"seat": _door(), **_PAIR},
-    ),
-    Action(
-        "settle_round",
-        DEALER,
-        ART_6_8,
-        "settle the round",
-        label_en="Settle",
-        label_zh="結算",
-        params={},
-    ),
-    Action(
-        "extend_bank",
-        DEALER,
-        ART_5_1,
-        "every door agrees to more",
-        label_en="Extend the bank",
-        label_zh="續莊",
-        params={
-            "consents": Param(
-                "list[str]",
-                max_length=64,
-                label_en="Guests agreeing",
-                label_zh="同意的客人",
-            )
-        },
-    ),
-    Action(
-        "next_round",
-        DEALER,
-        ART_5_1,
-        "the next round begins",
-        label_en="Next round",
-        label_zh="下一局",
-        params={},
-    ),
-    *override_actions(HOUSE_VOID),  # a void once tiles are known: two supervisors (H5)
-    *common_actions(REGULATION),
-)
-
-TRANSITIONS: list[dict[str, Any]] = [
-    {"trigger": "device_identified", "source": P.EQUIPMENT_CHECK, "dest": P.EQUIPMENT_CHECK},
-    {"trigger": "open_table", "source": P.EQUIPMENT_CHECK, "dest": P.BANK_OFFER},
-    {"trigger": "decline_bank", "source": P.BANK_OFFER, "dest": P.BANK_OFFER},
-    {"trigger": "take_bank", "source": P.BANK_OFFER, "dest": P.BETTING, "conditions": "tiles_kept"},
-    {"trigger": "take_bank", "source": P.BANK_OFFER, "dest": P.SHUFFLE},
-    {"trigger": "confirm_tile_shuffle", "source": P.SHUFFLE, "dest": P.BETTING},
-    {"trigger": "move_stacks", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "place_bet", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "withdraw_bet", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "move_bet", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "place_stake", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "co_bank", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "head_tiles_out", "source": P.BETTING, "dest": P.BETTING},
-    {"trigger": "shake_dice", "source": P.BETTING, "dest": P.SHAKING},
-    {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.DEALING, "conditions": "dice_good"},
-    {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.TILT, "conditions": "dice_failed"},
-    {"trigger": "dice_landed", "source": P.SHAKING, "dest": P.SHAKING},
-    {"trigger": "tile_face_up", "source": P.DEALING, "dest": P.DEALING},
-    # A hand of the deal under way (all but the last of a round's): written first, its guard
-    # excludes the other row (daemon.procedures.guards.exclusive), so it is found first.
-    {"trigger": "deal_hand", "source": P.DEALING, "dest": P.DEALING, "unless": "all_dealt"},
-    {"trigger": "deal_hand", "source": P.DEALING, "dest": P.SETTING, "conditions": "all_dealt"},
-    {"trigger": "set_hand", "source": P.SETTING, "dest": P.BANKER_SETTING, "conditions": "all_set"},
-    {"trigger": "set_hand", "source": P.SETTING, "dest": P.SETTING},
-    {"trigger": "set_banker", "source": P.BANKER_SETTING, "dest": P.OPENING},
-    {"trigger": "open_hand", "source": P.OPENING, "dest": P.OPENED, "conditions": "all_open"},
-    {"trigger": "open_hand", "source": P.OPENING, "dest": P.OPENING},
-    {"trigger": "reset_hand", "source": P.OPENED, "dest": P.OPENED},
-    {"trigger": "settle_round", "source": P.OPENED, "dest": P.ROUND_OVER},
-    {"trigger": "extend_bank", "source": P.ROUND_OVER, "dest": P.ROUND_OVER},
-    {
-        "trigger": "next_round",
-        "source": P.ROUND_OVER,
-        "dest": P.BANK_OFFER,
-        "conditions": "bank_over",
-    },
-    {
-        "trigger": "next_round",
-        "source": P.ROUND_OVER,
-        "dest": P.BETTING,
-        "conditions": "tiles_kept",
-    },
-    {"trigger": "next_round", "source": P.ROUND_OVER, "dest": P.SHUFFLE},
-    *fault_transitions(
-        Phase,
-        P.HOLD,
-        P.TILT,
-        restart=[
-            (P.EQUIPMENT_CHECK, "before_opening"),
-            (P.BANK_OFFER, "no_banker"),
-            (P.SHUFFLE, "table_open"),
-        ],
-    ),
-]
 
 # Every journal line a Pai Gow table writes: its procedure's own events, the shared layers' and
 # the table's around it (daemon/procedures/events.py). `emit` refuses any other name.

@@ -4,8 +4,8 @@ it (`procedure`) and the settlement of a round (`settle`), declared together as 
 
 from daemon.procedures.spec import Game
 from daemon.procedures.thirteen import visibility
+from daemon.procedures.thirteen.actions import ACTIONS
 from daemon.procedures.thirteen.game import (
-    ACTIONS,
     ARRANGEMENT_SECONDS,
     BANKER_SEAT,
     BET_ACTIONS,
@@ -21,11 +21,11 @@ from daemon.procedures.thirteen.game import (
     ROW_SIZES,
     ROWS,
     SEATS,
-    TRANSITIONS,
     Phase,
 )
 from daemon.procedures.thirteen.procedure import ThirteenProcedure
 from daemon.procedures.thirteen.settle import seat_net, settle_thirteen
+from daemon.procedures.thirteen.transitions import TRANSITIONS
 
 GAME = Game(
     "thirteen",

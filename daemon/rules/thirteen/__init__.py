@@ -25,24 +25,19 @@ A foul loses every row; each of those rows earns the opponent the units its own 
 
 from daemon.rules.cards import CardError
 from daemon.rules.thirteen.deal import SEATS, deal_order, first_seat_from_dice
+from daemon.rules.thirteen.hands import Arrangement, Hand, Row, house_way, is_foul, special_hand
 from daemon.rules.thirteen.ranking import CATEGORIES, HandRank, rank
 from daemon.rules.thirteen.rulesets import ROWS, RULESETS, RulesError, RuleSet, ruleset
 from daemon.rules.thirteen.settlement import (
     MONEY_STEP,
-    Arrangement,
-    Hand,
     ReadHand,
-    Row,
     RowResult,
     Settlement,
     Side,
     Table,
-    house_way,
-    is_foul,
     money_text,
     read_hand,
     settle,
-    special_hand,
     table_points,
 )
 

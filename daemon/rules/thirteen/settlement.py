@@ -1,163 +1,36 @@
-"""Thirteen cards: fouls (Art. 7), fixed combinations (Art. 9 I), the settlement of a hand
-(Art. 8-11) and of an hk-points table, and the house way's entry point.
+"""Thirteen cards: the settlement of a hand against the banker's (Art. 8-11) and of an
+hk-points table, each seat against each (003 way 3).
 
-The package's docstring (`daemon.rules.thirteen`) lists the articles and where each lives.
+The package's docstring (`daemon.rules.thirteen`) lists the articles and where each lives; a
+hand's rows, fouls and fixed combinations are `hands`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal
 from fractions import Fraction
 from typing import Literal
 
-from daemon.rules.cards import SUIT_CHARS, Card, CardError, format_cards, parse_cards
+from daemon.rules.cards import SUIT_CHARS, CardError, format_cards
 from daemon.rules.thirteen.deal import SEATS
-from daemon.rules.thirteen.ranking import CATEGORIES, HandRank, rank
-from daemon.rules.thirteen.rulesets import ROWS, RulesError, RuleSet, ruleset
+from daemon.rules.thirteen.hands import (
+    Arrangement,
+    Hand,
+    best_special,
+    fouled,
+    parse_rows,
+    row_ranks,
+    rules_of,
+)
+from daemon.rules.thirteen.ranking import CATEGORIES, HandRank
+from daemon.rules.thirteen.rulesets import ROWS, RulesError, RuleSet
 
 Side = Literal["banker", "player"]
-Row = Sequence[Card] | str
-Hand = tuple[Row, Row, Row]
-Arrangement = tuple[tuple[Card, ...], tuple[Card, ...], tuple[Card, ...]]
 # Art. 11's commission is rounded down to a hundredth of a unit, in the player's favour (the
 # text gives no rule; with whole bets and the 2 % of the text it is always exact).
 MONEY_STEP = Decimal("0.01")
-
-
-# --- arrangements ---------------------------------------------------------------------------
-
-
-def _rows(
-    head: Sequence[Card] | str, middle: Sequence[Card] | str, tail: Sequence[Card] | str
-) -> Arrangement:
-    rows: list[tuple[Card, ...]] = []
-    for name, row, size in (("head", head, 3), ("middle", middle, 5), ("tail", tail, 5)):
-        cards = parse_cards(row) if isinstance(row, str) else tuple(row)
-        for card in cards:
-            if not isinstance(card, Card):
-                raise CardError(f"{name}: not a card: {card!r}")
-        if len(cards) != size:
-            raise CardError(f"the {name} has {size} cards, not {len(cards)}")
-        rows.append(cards)
-    seen: set[Card] = set()
-    for card in (*rows[0], *rows[1], *rows[2]):
-        if card in seen:
-            raise CardError(f"{card} appears twice in one hand")
-        seen.add(card)
-    return rows[0], rows[1], rows[2]
-
-
-def _ranks(rows: Arrangement) -> tuple[HandRank, HandRank, HandRank]:
-    return rank(rows[0]), rank(rows[1]), rank(rows[2])
-
-
-def _foul(ranks: tuple[HandRank, HandRank, HandRank], rules: RuleSet) -> bool:
-    head, middle, tail = ranks
-    if rules.equal_rows_foul:
-        return not (head < middle < tail)
-    return head > middle or middle > tail
-
-
-def is_foul(
-    head: Sequence[Card] | str,
-    middle: Sequence[Card] | str,
-    tail: Sequence[Card] | str,
-    ruleset: str | RuleSet = "macau-1989",
-) -> bool:
-    """Whether the rows break Art. 7 (摆乌龙): a row larger than the row after it.
-
-    The foul rule compares by every card whatever the rule set's tie-break: the tie-break
-    option of 003 is how a row is compared with the banker's, not how a hand is set.
-    """
-    return _foul(_ranks(_rows(head, middle, tail)), _ruleset(ruleset))
-
-
-def _ruleset(name: str | RuleSet) -> RuleSet:
-    return name if isinstance(name, RuleSet) else ruleset(name)
-
-
-# --- special hands (Art. 9 I; 003 报到) -------------------------------------------------------
-
-_FIVE_RUNS = frozenset({"straight", "straight_flush", "royal_flush"})
-_FIVE_FLUSHES = frozenset({"flush", "straight_flush", "royal_flush"})
-
-
-def _head_run(head: Sequence[Card], excluded: frozenset[frozenset[int]]) -> bool:
-    ranks = frozenset(card.rank for card in head)
-    if len(ranks) != 3 or ranks in excluded:
-        return False
-    if ranks == frozenset({14, 2, 3}):  # the ace as 1, as Art. 9 II.6 lets it in A-2-3-4-5
-        return True
-    return max(ranks) - min(ranks) == 2
-
-
-def _suited(cards: Sequence[Card]) -> bool:
-    return len({card.suit for card in cards}) == 1
-
-
-def _special_names(rows: Arrangement, ranks: Sequence[HandRank], rules: RuleSet) -> list[str]:
-    """Every special hand of ``rules`` that this arrangement holds."""
-    head, middle, tail = rows
-    cards = (*head, *middle, *tail)
-    counts = Counter(card.rank for card in cards)
-    distinct = len(counts) == 13
-    suits = {card.suit for card in cards}
-    three_flushes = _suited(head) and all(r.category in _FIVE_FLUSHES for r in ranks[1:])
-    three_runs = _head_run(head, rules.excluded_head_runs) and all(
-        r.category in _FIVE_RUNS for r in ranks[1:]
-    )
-    held = {
-        "一条龙": distinct,
-        "杂龙": distinct,
-        "青龙": distinct and len(suits) == 1,
-        "至尊清龙": distinct and len(suits) == 1,
-        "六对半": sum(n // 2 for n in counts.values()) == 6,
-        "三花": three_flushes,
-        "三同花": three_flushes,
-        "三顺": three_runs,
-        "三顺子": three_runs,
-        "四套三条": sum(1 for n in counts.values() if n >= 3) == 4,
-        "凑一色": suits <= {"s", "c"} or suits <= {"h", "d"},
-        "全小": max(counts) <= 8,
-        "全大": min(counts) >= 8,
-        "三分天下": sum(1 for n in counts.values() if n == 4) == 3,
-        "三同花顺": three_runs
-        and _suited(head)
-        and all(r.category != "straight" for r in ranks[1:]),
-        "十二皇族": min(counts) >= 11,
-    }
-    return [name for name, _ in rules.specials if held[name]]
-
-
-def _best_special(
-    rows: Arrangement, ranks: Sequence[HandRank], rules: RuleSet
-) -> tuple[str, int] | None:
-    units = dict(rules.specials)
-    best: tuple[str, int] | None = None
-    for name in _special_names(rows, ranks, rules):
-        if best is None or units[name] > best[1]:
-            best = (name, units[name])
-    return best
-
-
-def special_hand(
-    head: Sequence[Card] | str,
-    middle: Sequence[Card] | str,
-    tail: Sequence[Card] | str,
-    ruleset: str | RuleSet = "macau-1989",
-) -> str | None:
-    """The special hand (fixed combination, 报到) the arrangement holds, or None.
-
-    When several qualify, the one worth the most units; among equals, the first the text
-    lists. 三花 and 三顺 are judged on the rows as set: the player declares them by setting
-    them (Art. 9 I: "三道中每道...").
-    """
-    rows = _rows(head, middle, tail)
-    found = _best_special(rows, _ranks(rows), _ruleset(ruleset))
-    return None if found is None else found[0]
 
 
 # --- settlement (Art. 8-11) -------------------------------------------------------------------
@@ -290,9 +163,9 @@ def _side(
     """A side's rows, ranks and foul; a late side (None) has no rows and loses like a foul."""
     if hand is None:
         return None, _LATE_RANKS, True
-    rows = _rows(*hand)
-    ranks = _ranks(rows)
-    return rows, ranks, _foul(ranks, rules)
+    rows = parse_rows(*hand)
+    ranks = row_ranks(rows)
+    return rows, ranks, fouled(ranks, rules)
 
 
 def _special_of(
@@ -300,7 +173,7 @@ def _special_of(
 ) -> tuple[str, int] | None:
     if rows is None or (foul and rules.foul_voids_special):
         return None
-    return _best_special(rows, ranks, rules)
+    return best_special(rows, ranks, rules)
 
 
 @dataclass(frozen=True)
@@ -318,7 +191,7 @@ class ReadHand:
 
 def read_hand(hand: Hand | None, ruleset: str | RuleSet = "macau-1989") -> ReadHand:
     """``hand`` read under ``ruleset`` (None: late at the bell); CardError as `settle` raises."""
-    rules = _ruleset(ruleset)
+    rules = rules_of(ruleset)
     rows, ranks, foul = _side(hand, rules)
     return ReadHand(rules, rows, ranks, foul, _special_of(rows, ranks, foul, rules))
 
@@ -342,7 +215,7 @@ def settle(
     (used by the rule sets without a banker, where each seat settles against each). A side
     may come read already (`read_hand`): the same settlement, without reading it again.
     """
-    rules = _ruleset(ruleset)
+    rules = rules_of(ruleset)
     _check_bet(bet, rules)
     b_read, p_read = _read(banker, rules), _read(player, rules)
     b_rows, b_ranks, b_foul = b_read.rows, b_read.ranks, b_read.foul
@@ -446,7 +319,7 @@ def table_points(hands: Sequence[Hand | None], ruleset: str | RuleSet = "hk-poin
     """Score every seat against every other seat (003 third way, 算分 5, 打槍, 全壘打; or way 2's
     「四人对比」, each pair's difference of units). A hand given as None was late at the bell
     and loses to every other as a foul does; two late hands are even."""
-    rules = _ruleset(ruleset)
+    rules = rules_of(ruleset)
     if rules.scoring == "banker":
         raise RulesError(f"{rules.name} settles against the banker; use settle()")
     if not 2 <= len(hands) <= SEATS:
@@ -479,44 +352,3 @@ def table_points(hands: Sequence[Hand | None], ruleset: str | RuleSet = "hk-poin
                         owed[j][i] = -owed[i][j]
     points = tuple(sum(owed[i], Fraction(0)) for i in range(seats))
     return Table(points=points, pairs=pairs, shots=tuple(shots), home_run=home_run)
-
-
-# --- house way ------------------------------------------------------------------------------
-
-# Special hands that hold or not depending on how the cards are set.
-_SET_DEPENDENT = frozenset({"三花", "三同花", "三顺", "三顺子", "三同花顺"})
-
-
-def house_way(cards13: Sequence[Card] | str, ruleset: str | RuleSet = "macau-1989") -> Arrangement:
-    """The banker's (head, middle, tail) for 13 cards; never a foul.
-
-    The objective (documented in ``house`` and docs/rules.md): a special hand that
-    depends on the setting when the rule set pays it, else the split maximising the summed
-    probabilities of each row beating a random row, ties to the larger tail, middle, head.
-    """
-    # Imported here: its tables cost ~0.1 s and only the house way needs them.
-    from daemon.rules.thirteen import house as thirteen_house  # noqa: PLC0415
-
-    rules = _ruleset(ruleset)
-    units = dict(rules.specials)
-    cards = parse_cards(cards13) if isinstance(cards13, str) else tuple(cards13)
-    special_units = None
-
-    def fixed() -> int:
-        """The units of the special hand the cards hold however set (asked only when needed)."""
-        arbitrary = (tuple(cards[:3]), tuple(cards[3:8]), tuple(cards[8:]))
-        held = _special_names(arbitrary, _ranks(arbitrary), rules)
-        return max((units[n] for n in held if n not in _SET_DEPENDENT), default=0)
-
-    if len(cards) == 13 and _SET_DEPENDENT & units.keys():
-
-        def special_units(arrangement: Arrangement) -> int:
-            # Every setting-dependent special hand has a suited head (三花, 三同花, 三同花顺) or
-            # a head run (三顺, 三顺子, 三同花顺): without either, none is held.
-            head = arrangement[0]
-            if not (_suited(head) or _head_run(head, rules.excluded_head_runs)):
-                return 0
-            held = _special_names(arrangement, _ranks(arrangement), rules)
-            return max((units[n] for n in held if n in _SET_DEPENDENT), default=0)
-
-    return thirteen_house.house_way(cards, rules.equal_rows_foul, special_units, fixed)
