@@ -37,10 +37,10 @@ def module_of(path: Path) -> str:
     return ".".join(parts)
 
 
-def modules() -> dict[str, Path]:
-    """Every module of the three rooms, by its dotted name."""
+def modules(rooms: tuple[str, ...] = ROOMS) -> dict[str, Path]:
+    """Every module of the three rooms (or of `rooms`), by its dotted name."""
     found = {}
-    for room in ROOMS:
+    for room in rooms:
         for path in sorted((REPO / room.replace(".", "/")).rglob("*.py")):
             found[module_of(path)] = path
     return found
@@ -71,9 +71,9 @@ def imports_in(text: str, package: str, known: dict[str, Path]) -> Iterator[tupl
                 yield base, node.lineno
 
 
-def graph() -> dict[str, dict[str, int]]:
-    """Module -> {module of the three rooms it imports: the first line that does}."""
-    known = modules()
+def graph(rooms: tuple[str, ...] = ROOMS) -> dict[str, dict[str, int]]:
+    """Module -> {module of the three rooms (or `rooms`) it imports: the first line that does}."""
+    known = modules(rooms)
     edges: dict[str, dict[str, int]] = {}
     for name, path in known.items():
         out = edges.setdefault(name, {})
@@ -102,9 +102,9 @@ def crossings() -> list[str]:
     return found
 
 
-def circles() -> list[list[str]]:
+def circles(rooms: tuple[str, ...] = ROOMS) -> list[list[str]]:
     """The strongly connected components of more than one module (Tarjan's, iterative)."""
-    edges = graph()
+    edges = graph(rooms)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -152,6 +152,27 @@ def test_neither_the_table_nor_the_api_imports_the_other() -> None:
 
 def test_no_files_of_the_three_rooms_import_each_other_in_a_circle() -> None:
     assert circles() == []
+
+
+# The whole of the daemon's code: every package of the wheel.
+EVERYWHERE = ("daemon", "drivers", "simulators")
+MOST_LINES = 500
+
+
+def test_no_files_anywhere_import_each_other_in_a_circle() -> None:
+    """Not only the three rooms: a circle anywhere (a top-level import, one inside a function
+    or under TYPE_CHECKING) is two files a reader must take in at once."""
+    assert circles(EVERYWHERE) == []
+
+
+def test_no_module_is_over_500_lines() -> None:
+    """A module a reader takes in at one sitting (issue 24): split by what the parts do."""
+    long = {
+        str(path.relative_to(REPO)): n
+        for path in modules(EVERYWHERE).values()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MOST_LINES
+    }
+    assert long == {}
 
 
 def test_the_contract_stands_on_the_game_declarations_and_the_journal_alone() -> None:

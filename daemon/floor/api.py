@@ -11,7 +11,9 @@ The WebSocket `/api/feed` takes `{"token": ...}` as its first message, then push
 "batch", ...}` as each batch commits.
 
 The shapes are in `daemon.floor.shapes`, the SQL in `daemon.floor.queries`, the push hub in
-`daemon.floor.hub`; this module is the routes and who may call them.
+`daemon.floor.hub`, who is asking in `daemon.floor.routing`; the acknowledgements' routes in
+`daemon.floor.acknowledge`, the Integrity view's in `daemon.floor.integrity_routes`; this module
+is the app, the other routes and who may call them.
 """
 
 from __future__ import annotations
@@ -27,11 +29,10 @@ from typing import Annotated, Any
 
 import psycopg
 import structlog
-from fastapi import Depends, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi import Path as ApiPath
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -40,14 +41,16 @@ from daemon.api.doors import Doors, DoorsPolicy
 from daemon.api.gate import Gate, RefusalLog
 from daemon.api.ratelimit import AuthFailureLimiter
 from daemon.api.tokens import FLOOR_ROLES, Principal, TokenStore, fingerprint
-from daemon.floor import integrity_view, queries
+from daemon.floor import queries
+from daemon.floor.acknowledge import add_acknowledgements
 from daemon.floor.config import FloorConfig
 from daemon.floor.hub import Hub, pump
+from daemon.floor.integrity_routes import add_integrity
 from daemon.floor.queries import report, report_csv
-from daemon.floor.redact import visible_alert, visible_row
+from daemon.floor.redact import visible_alert
+from daemon.floor.routing import TABLE_ID, Since, Until, Who
 from daemon.floor.sentences import sentence
 from daemon.floor.shapes import (
-    Acknowledgement,
     AlertKind,
     ApiError,
     ChainAlert,
@@ -55,10 +58,6 @@ from daemon.floor.shapes import (
     EventRow,
     FaultRow,
     Health,
-    IntegrityDevices,
-    IntegrityDice,
-    IntegrityHold,
-    IntegrityShuffle,
     OverrideRow,
     ReportFormat,
     RoundRow,
@@ -73,26 +72,7 @@ __all__ = ["Hub", "create_app", "report", "report_csv"]
 log = structlog.get_logger("tabled.floor")
 
 STATIC = files("daemon.floor") / "static"
-TABLE_ID = r"^[A-Za-z0-9_-]{1,64}$"
 WS_AUTH_TIMEOUT = 10.0
-ACKNOWLEDGERS = ("pit", "surveillance", "admin")  # audit reads; it does not take alerts in hand
-
-
-_bearer = HTTPBearer(auto_error=False, description="a person's floor API token")
-
-
-async def _principal(request: Request, _: Annotated[Any, Depends(_bearer)]) -> Principal:
-    header = request.headers.get("authorization", "")
-    scheme, _sep, token = header.partition(" ")
-    if header and scheme.lower() != "bearer":
-        raise ApiError(401, "unauthorized", "use `Authorization: Bearer TOKEN`")
-    authenticate: Callable[[str | None, str], Principal] = request.app.state.authenticate
-    return authenticate(token.strip() or None, request.client.host if request.client else "?")
-
-
-Who = Annotated[Principal, Depends(_principal)]
-Since = Annotated[datetime | None, Query(description="ISO time, inclusive")]
-Until = Annotated[datetime | None, Query(description="ISO time, exclusive")]
 
 
 async def _log_refusal(event: str, fact: dict[str, Any]) -> None:
@@ -293,94 +273,6 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         rows = await queries.alerts(store, table, kind and kind.value, open_only, limit)
         return [visible_alert(a, who.role) for a in rows]
 
-    async def take_in_hand(
-        who: Principal, what: str, key: tuple[Any, ...], body: Acknowledgement
-    ) -> dict[str, Any]:
-        """Acknowledge a chain alert, a violation or a device fault (`what`, found by `key`):
-        once, by pit, surveillance or admin, with a note. Every attempt, refused or not, is a
-        row of the floor's audit table `floor_actions`; an acknowledgement is pushed."""
-        note = body.note.strip()
-        name = {"alert": "chain alert", "violation": "violation", "fault": "device fault"}[what]
-        target = str(key[0]) if what == "alert" else f"{what}:{key[0]}:{key[1]}"
-        shown = f"{name} {key[0]}" if what == "alert" else f"{name} {key[0]} #{key[1]}"
-
-        async def record(outcome: str) -> None:
-            await queries.record_action(
-                store, who, action="acknowledge", target=target, outcome=outcome, note=note
-            )
-
-        if who.role not in ACKNOWLEDGERS:
-            await record("refused: role")
-            raise ApiError(
-                403, "forbidden", f"{who.role} may not acknowledge ({', '.join(ACKNOWLEDGERS)})"
-            )
-        outcome, row = await queries.acknowledge_row(
-            store, what, key, actor=who.actor, role=who.role, note=note
-        )
-        if row is None:
-            await record(f"refused: no such {name}")
-            raise ApiError(404, "not_found", f"no {shown}")
-        if outcome == "already":
-            await record("refused: already acknowledged")
-            raise ApiError(
-                409, "already_acknowledged", f"{shown} was acknowledged by {row['acknowledged_by']}"
-            )
-        await record("done")
-        log.info(f"floor.{what}_acknowledged", target=target, actor=who.actor, role=who.role)
-        if what == "alert":  # its digests as each may see them (redact.visible_alert)
-            hub.publish({"type": "acknowledged", "kind": what, what: visible_alert(row, None)})
-            return visible_alert(row, who.role)
-        # Pushed to every role alike: its text as for a round in play (redact.visible_row).
-        hub.publish({"type": "acknowledged", "kind": what, what: visible_row(dict(row), None)})
-        return visible_row(row, who.role)
-
-    @app.post(
-        "/api/alerts/{alert_id}/acknowledge",
-        response_model=ChainAlert,
-        tags=["custody"],
-        responses={403: {}, 404: {}, 409: {}},
-    )
-    async def acknowledge_alert(
-        who: Who, alert_id: Annotated[int, ApiPath(ge=1, le=2**62)], body: Acknowledgement
-    ) -> dict[str, Any]:
-        """Acknowledge a chain alert (pit, surveillance, admin): a person has seen it and taken
-        it in hand, with a note saying what they are doing. It does not resolve the alert. Once
-        only: a second acknowledgement is a 409. Every attempt, refused or not, is recorded in
-        the floor's `floor_actions`, and an acknowledgement is pushed on the feed."""
-        return await take_in_hand(who, "alert", (alert_id,), body)
-
-    @app.post(
-        "/api/violations/{table}/{seq}/acknowledge",
-        response_model=ViolationRow,
-        tags=["floor"],
-        responses={403: {}, 404: {}, 409: {}},
-    )
-    async def acknowledge_violation(
-        who: Who,
-        table: Annotated[str, ApiPath(pattern=TABLE_ID)],
-        seq: Annotated[int, ApiPath(ge=1, le=2**62)],
-        body: Acknowledgement,
-    ) -> dict[str, Any]:
-        """Acknowledge a procedure violation (the table's journal line `seq`), as a chain alert
-        is: pit, surveillance or admin, once, with a note; recorded in `floor_actions`."""
-        return await take_in_hand(who, "violation", (table, seq), body)
-
-    @app.post(
-        "/api/faults/{table}/{seq}/acknowledge",
-        response_model=FaultRow,
-        tags=["floor"],
-        responses={403: {}, 404: {}, 409: {}},
-    )
-    async def acknowledge_fault(
-        who: Who,
-        table: Annotated[str, ApiPath(pattern=TABLE_ID)],
-        seq: Annotated[int, ApiPath(ge=1, le=2**62)],
-        body: Acknowledgement,
-    ) -> dict[str, Any]:
-        """Acknowledge a device fault (a tilt or a hold, the table's journal line `seq`), as a
-        chain alert is: pit, surveillance or admin, once, with a note; in `floor_actions`."""
-        return await take_in_hand(who, "fault", (table, seq), body)
-
     async def said_rows(event: str | None, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Violations or faults, each with its sentence (`said`) in its table's game's words."""
         games = await queries.table_games(store) if rows else {}
@@ -466,6 +358,9 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         )
         return await said_rows(None, rows)
 
+    add_acknowledgements(app, store, hub)
+    add_integrity(app, store)
+
     @app.get("/api/charts", response_model=Charts, tags=["floor"])
     async def get_charts(
         who: Who, hours: Annotated[int, Query(ge=1, le=24 * 31)] = 24
@@ -473,38 +368,6 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         """The page's charts: violations per article per hour, faults per device model,
         rounds per table per hour, over the last `hours` before the newest line."""
         return await queries.charts(store, hours)
-
-    @app.get("/api/integrity", response_model=IntegrityDevices, tags=["integrity"])
-    async def get_integrity(who: Who) -> dict[str, Any]:
-        """The devices and tables the integrity passes have audited (docs/integrity.md), each
-        with whether an integrity alert of it is open."""
-        return await integrity_view.devices(store)
-
-    @app.get("/api/integrity/dice", response_model=IntegrityDice, tags=["integrity"])
-    async def get_integrity_dice(
-        who: Who,
-        table: Annotated[str, Query(pattern=TABLE_ID)],
-        serial: Annotated[str, Query(min_length=1, max_length=200)],
-    ) -> dict[str, Any]:
-        """One shaker's faces against fair dice's expected count and 99 % band."""
-        return await integrity_view.dice(store, table, serial)
-
-    @app.get("/api/integrity/shuffle", response_model=IntegrityShuffle, tags=["integrity"])
-    async def get_integrity_shuffle(
-        who: Who,
-        table: Annotated[str, Query(pattern=TABLE_ID)],
-        serial: Annotated[str, Query(min_length=1, max_length=200)],
-    ) -> dict[str, Any]:
-        """One shuffler's card x position table (count / expected) and rising sequences
-        beside a random deck's."""
-        return await integrity_view.shuffle(store, table, serial)
-
-    @app.get("/api/integrity/hold", response_model=IntegrityHold, tags=["integrity"])
-    async def get_integrity_hold(
-        who: Who, table: Annotated[str, Query(pattern=TABLE_ID)]
-    ) -> dict[str, Any]:
-        """One table's hold z per shift against its rule set's game math."""
-        return await integrity_view.hold(store, table)
 
     @app.get("/api/report", tags=["audit"], response_model=None)
     async def get_report(
