@@ -55,6 +55,7 @@ from daemon.procedures.payload import (
     need,
     text,
 )
+from daemon.procedures.records import Bet, Throw
 from daemon.procedures.spec import ROLES, Action
 from daemon.procedures.stakes import Stakes
 
@@ -172,7 +173,7 @@ class Procedure(WithOverrides):
     devices: tuple[str, ...]
     identified: dict[str, dict[str, Any]]
     opened: bool
-    bets: list[dict[str, Any]]
+    bets: list[Bet]
     bets_closed: bool
     dice: list[int] | None
 
@@ -188,7 +189,7 @@ class Procedure(WithOverrides):
     def played_seats(self) -> list[int]:
         return sorted({b["seat"] for b in self.bets})
 
-    def _find_bet(self, player: str, seat: int) -> dict[str, Any] | None:
+    def _find_bet(self, player: str, seat: int) -> Bet | None:
         return next((b for b in self.bets if b["player"] == player and b["seat"] == seat), None)
 
     def _check_device_identified(self, payload: Mapping[str, Any], now: float) -> None:
@@ -267,7 +268,7 @@ class Procedure(WithOverrides):
 
     # ---- dice ---------------------------------------------------------------------------------
 
-    shakes: list[dict[str, Any]]
+    shakes: list[Throw]
 
     def _apply_dice_landed(self, payload: Mapping[str, Any], now: float) -> None:
         if not payload.get("valid", True):
@@ -284,11 +285,11 @@ class Procedure(WithOverrides):
         """Where the deal starts from a valid throw; returns what `dice.landed` adds."""
         raise NotImplementedError
 
-    def invalid_throw(self, payload: Mapping[str, Any], now: float) -> dict[str, Any]:
+    def invalid_throw(self, payload: Mapping[str, Any], now: float) -> Throw:
         """An invalid throw (H3, R10): shaken again, and the third in a row is a TILT whose
         clear asks the shaker again. Returns the throw as recorded; nothing is made up for
         dice the shaker did not read."""
-        throw: dict[str, Any] = {"valid": False, "reason": payload.get("reason")}
+        throw: Throw = {"valid": False, "reason": payload.get("reason")}
         if payload.get("dice") is not None:
             throw["dice"] = list(payload["dice"])
         if "die" in payload:

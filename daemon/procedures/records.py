@@ -85,3 +85,26 @@ class Reset(TypedDict):
     seat: int
     before: Setting
     after: Setting
+
+
+class Bet(TypedDict):
+    """A bet on a seat (Thirteen: a door, with its units; Pai Gow: a door, its amount), in the
+    order placed (`seq`); a player's second bet on a seat replaces the first."""
+
+    seq: int
+    player: str
+    seat: int
+    amount: int
+    # Thirteen (Art. 11): the units bet and whether the player sits at that seat.
+    units: NotRequired[int]
+    seated: NotRequired[bool]
+
+
+class Throw(TypedDict):
+    """A throw of the shaker: whether it counts (`reason` why not), and its dice (an invalid
+    throw has those the shaker read, if any, and the die it names)."""
+
+    valid: bool
+    reason: str | None
+    dice: NotRequired[list[int]]
+    die: NotRequired[int]

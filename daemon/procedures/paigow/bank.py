@@ -18,6 +18,7 @@ from daemon.procedures.paigow.game import (
 )
 from daemon.procedures.paigow.round import PaiGowRound
 from daemon.procedures.payload import Refused, integer
+from daemon.procedures.records import Bet
 from daemon.rules import paigow
 
 
@@ -93,7 +94,7 @@ class PaiGowBank(PaiGowRound):
         if old is not None:
             self.bets.remove(old)
         self.bet_seq += 1
-        bet = {
+        bet: Bet = {
             "seq": self.bet_seq,
             "player": payload["player"],
             "seat": payload["seat"],

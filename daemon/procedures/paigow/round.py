@@ -29,7 +29,7 @@ from daemon.procedures.paigow.game import (
 )
 from daemon.procedures.paigow.transitions import TRANSITIONS
 from daemon.procedures.payload import Refused, integer, need
-from daemon.procedures.records import FaceUp, Reset, Setting, StackMove
+from daemon.procedures.records import Bet, FaceUp, Reset, Setting, StackMove, Throw
 from daemon.procedures.spec import Action, Event
 from daemon.rules import paigow
 
@@ -108,7 +108,7 @@ class PaiGowRound(Procedure):
 
     def _new_round_state(self) -> None:
         self.stack_moves: list[StackMove] = []
-        self.bets: list[dict[str, Any]] = []
+        self.bets: list[Bet] = []
         self.bet_seq = 0
         self.stake: int | None = None
         # Art. 5(5): the house and guests who co-bank this round, in the order they joined.
@@ -116,7 +116,7 @@ class PaiGowRound(Procedure):
         self.head_out = False  # Art. 5(3) 「先出头牌」
         self.bets_closed = False
         self.dice: list[int] | None = None
-        self.shakes: list[dict[str, Any]] = []
+        self.shakes: list[Throw] = []
         self.first_hand: int | None = None
         self.dealt: list[int] = []  # Art. 2(3): the doors dealt, in the order dealt
         self.face_up: list[FaceUp] = []

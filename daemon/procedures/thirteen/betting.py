@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from daemon.procedures.checkpoint import clone
 from daemon.procedures.engine import Hooks, bind
 from daemon.procedures.payload import Refused, dice_reading
+from daemon.procedures.records import Bet
 from daemon.procedures.thirteen.game import ART_2B, ART_2C, ART_3, ART_11, HK_SCORING, HK_STAKES
 from daemon.procedures.thirteen.round import ThirteenRound
 
@@ -69,7 +70,7 @@ class ThirteenBetting(ThirteenRound):
         if old is not None:
             self.bets.remove(old)
         self.bet_seq += 1
-        bet = {
+        bet: Bet = {
             "seq": self.bet_seq,
             "player": payload["player"],
             "seat": payload["seat"],

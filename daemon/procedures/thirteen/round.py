@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from daemon.procedures.base import Procedure
 from daemon.procedures.checkpoint import clone
 from daemon.procedures.payload import Refused, need
-from daemon.procedures.records import Cut, DealtCard, Misread, Shuffle
+from daemon.procedures.records import Bet, Cut, DealtCard, Misread, Shuffle, Throw
 from daemon.procedures.spec import Action, Event
 from daemon.procedures.stakes import Stakes
 from daemon.procedures.thirteen.actions import ACTIONS
@@ -135,12 +135,12 @@ class ThirteenRound(Procedure):
     def _new_round_state(self) -> None:
         self.shuffle: Shuffle | None = None
         self.cut: Cut | None = None
-        self.bets: list[dict[str, Any]] = []
+        self.bets: list[Bet] = []
         self.bet_seq = 0
         self.bets_closed = False
         self.shooter: str | None = None
         self.dice: list[int] | None = None
-        self.shakes: list[dict[str, Any]] = []
+        self.shakes: list[Throw] = []
         self.first_seat: int | None = None
         self.order: list[int] = []
         self.dealt: list[DealtCard] = []
