@@ -54,6 +54,7 @@ class BatchResult:
     alerts: list[dict[str, Any]] = field(default_factory=list)
     resolved: list[dict[str, Any]] = field(default_factory=list)
     tables: dict[str, int] = field(default_factory=dict)  # table -> last seq after the batch
+    stamps: dict[str, datetime] = field(default_factory=dict)  # table -> that line's ts
     violations: list[dict[str, Any]] = field(default_factory=list)
     overrides: list[dict[str, Any]] = field(default_factory=list)
     faults: list[dict[str, Any]] = field(default_factory=list)

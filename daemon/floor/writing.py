@@ -122,6 +122,8 @@ class _Writing(_StoreBase):
                 contiguous = custody.last_seq
             result.inserted += inserted_here
             result.tables[table] = custody.last_seq
+            if last_ts is not None:
+                result.stamps[table] = last_ts
             table_updates.append(
                 (
                     now_state.game,
