@@ -29,7 +29,8 @@ from daemon.floor.api import Hub, create_app, report, report_csv
 from daemon.floor.config import FloorConfig, load_floor_config
 from daemon.floor.consumer import Consumer
 from daemon.floor.integrity import run_every
-from daemon.floor.store import Store, dumps
+from daemon.floor.live import LiveConsumer, LiveView
+from daemon.floor.store import BatchResult, Store, dumps
 from daemon.logging import configure_logging
 from daemon.safetext import safe_lines
 from daemon.shipper.broker import FeedError, auth_options
@@ -54,14 +55,25 @@ async def serve(config: FloorConfig, stop: asyncio.Event, *, ack_wait: float = 3
         print(f"tabled floor: database {config.floor.database}: {exc}".strip(), file=sys.stderr)
         return 1
     hub = Hub()
-    consumer = Consumer(config.floor, store, hub.on_commit, ack_wait=ack_wait)
     reader = Store(config.floor.database, config.floor.subject_prefix)
+    # The live view (daemon/floor/live.py): the newest lines on the page while the history
+    # catches up; it reads the registry through the API's connection and writes nothing.
+    live = LiveView(config.pits, hub.publish, config.floor.subject_prefix)
+    watching = LiveConsumer(config.floor, live, reader) if config.floor.live else None
+
+    async def committed(result: BatchResult) -> None:
+        live.committed(result)
+        await hub.on_commit(result)
+
+    consumer = Consumer(config.floor, store, committed, ack_wait=ack_wait)
 
     def health() -> dict[str, object]:
         s = consumer.stats
         return {"connected": s.connected, "lines": s.lines, "batches": s.batches}
 
-    app = create_app(reader, config, hub, health=health)
+    app = create_app(
+        reader, config, hub, health=health, live=live if watching is not None else None
+    )
     server = ApiServer(app, config.api.listen)
     try:
         server.bind()
@@ -71,6 +83,8 @@ async def serve(config: FloorConfig, stop: asyncio.Event, *, ack_wait: float = 3
     print(f"floor: {server.url()}/", flush=True)
     serving = asyncio.create_task(server.serve())
     consuming = asyncio.create_task(consumer.run(stop))
+    # Not awaited before the history: the two consume side by side, each on its connection.
+    watching_task = asyncio.create_task(watching.run(stop)) if watching is not None else None
     # The integrity update (docs/integrity.md): a pass over each table's new lines a period.
     auditing = asyncio.create_task(
         run_every(
@@ -86,6 +100,8 @@ async def serve(config: FloorConfig, stop: asyncio.Event, *, ack_wait: float = 3
     finally:
         server.stop()
         await consuming
+        if watching_task is not None:
+            await watching_task
         await auditing
         await consumer.close()
         with contextlib.suppress(Exception):
