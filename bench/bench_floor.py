@@ -120,7 +120,7 @@ async def publish_all(
 
 
 class Floor:
-    def __init__(self, root: Path, dsn: str, broker: str) -> None:
+    def __init__(self, root: Path, dsn: str, broker: str, extra: str = "") -> None:
         self.dsn = dsn
         self.token = new_token()
         tokens = root / "tokens.toml"
@@ -128,7 +128,7 @@ class Floor:
         tokens.chmod(0o600)  # the floor refuses a tokens file others can read
         self.config = root / "floor.toml"
         self.config.write_text(
-            f'[floor]\nservers = ["{broker}"]\ndatabase = "{dsn}"\nbatch = 1000\n'
+            f'[floor]\nservers = ["{broker}"]\ndatabase = "{dsn}"\nbatch = 1000\n{extra}'
             f'[api]\ntokens_file = "{tokens}"\n'
         )
         self.port = free_port()

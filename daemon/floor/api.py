@@ -46,6 +46,7 @@ from daemon.floor.acknowledge import add_acknowledgements
 from daemon.floor.config import FloorConfig
 from daemon.floor.hub import Hub, pump
 from daemon.floor.integrity_routes import add_integrity
+from daemon.floor.live import LiveView
 from daemon.floor.queries import report, report_csv
 from daemon.floor.redact import visible_alert
 from daemon.floor.routing import TABLE_ID, Since, Until, Who
@@ -87,6 +88,7 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
     *,
     health: Callable[[], dict[str, Any]] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    live: LiveView | None = None,
 ) -> FastAPI:
     tokens = TokenStore(config.api.tokens_file, FLOOR_ROLES)
     limiter = AuthFailureLimiter(clock)
@@ -196,6 +198,10 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
             "batches": int(extra.get("batches", 0)),
         }
 
+    async def summaries(role: str) -> list[dict[str, Any]]:
+        rows = await queries.table_summaries(store, pits, role)
+        return rows if live is None else live.overlay(rows, role)
+
     @app.get("/api/tables", response_model=list[TableSummary], tags=["floor"])
     async def get_tables(
         who: Who,
@@ -203,8 +209,10 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         game: Annotated[str | None, Query(max_length=32)] = None,
         state: Annotated[str | None, Query(pattern="^(playing|held|tilted|stopped)$")] = None,
     ) -> list[dict[str, Any]]:
-        """Every table: game, phase, state, last seq and chain (`"ok"` or the open alert)."""
-        rows = await queries.table_summaries(store, pits, who.role)
+        """Every table: game, phase, state, last seq and chain (`"ok"` or the open alert); a
+        table's live state where its newest line is newer than its history (`live_seq`,
+        `provisional`: docs/floor-service.md, "The live view")."""
+        rows = await summaries(who.role)
         return [
             r
             for r in rows
@@ -220,9 +228,7 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         events: Annotated[int, Query(ge=0, le=500)] = 50,
     ) -> dict[str, Any]:
         """One table: its summary, recent rounds, recent events (redacted) and its alerts."""
-        summary = [
-            r for r in await queries.table_summaries(store, pits, who.role) if r["table"] == table
-        ]
+        summary = [r for r in await summaries(who.role) if r["table"] == table]
         if not summary:
             raise ApiError(404, "not_found", f"no table {table!r} on this floor")
         lines = await queries.events(

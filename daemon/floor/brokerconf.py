@@ -13,8 +13,9 @@ table and one for the floor, each with the least it needs (docs/floor.md, "The b
   (``_INBOX.table.<table>.>``, the prefix its client uses), so it sees no one's acks and no line
   as it passes. It cannot create, change or delete the stream or another consumer.
 - the floor reads: it creates the stream if missing, (re)creates its durable consumer, pulls from
-  it and acks; its publish allow-list has no line subject and ``<prefix>.>`` is denied outright,
-  so a floor's credentials cannot write a line.
+  it and acks, and (re)creates and pulls its live view's, ``<durable>-live``; its publish
+  allow-list has no line subject and ``<prefix>.>`` is denied outright, so a floor's credentials
+  cannot write a line.
 
 Nobody without credentials gets in (the account has no `no_auth_user`). Identities are nkeys (the
 public key only: the seed never leaves the table or the floor) or a user and password. TLS is the
@@ -118,6 +119,7 @@ def table_permissions(table_id: str, stream: str, prefix: str) -> dict[str, list
 def floor_permissions(stream: str, prefix: str, durable: str) -> dict[str, list[str]]:
     """What the floor may publish (allowed, and denied) and subscribe to."""
     api = "$JS.API"
+    live = f"{durable}-live"
     return {
         "publish": [
             f"{api}.STREAM.INFO.{stream}",
@@ -132,6 +134,18 @@ def floor_permissions(stream: str, prefix: str, durable: str) -> dict[str, list[
             f"{api}.CONSUMER.DURABLE.CREATE.{stream}.{durable}",
             f"{api}.CONSUMER.MSG.NEXT.{stream}.{durable}",
             f"$JS.ACK.{stream}.{durable}.>",
+            # The live view's consumer (daemon/floor/live.py): made anew, pulled, never acked.
+            *(
+                f"{api}.{what}.{stream}.{live}"
+                for what in (
+                    "CONSUMER.INFO",
+                    "CONSUMER.DELETE",
+                    "CONSUMER.CREATE",
+                    "CONSUMER.DURABLE.CREATE",
+                    "CONSUMER.MSG.NEXT",
+                )
+            ),
+            f"{api}.CONSUMER.CREATE.{stream}.{live}.>",
         ],
         "publish_deny": [f"{prefix}.>"],
         "subscribe": [f"{floor_inbox_prefix(durable)}.>"],

@@ -15,6 +15,7 @@ import importlib
 import json
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -29,7 +30,8 @@ from daemon.floor.api import Hub, create_app, report, report_csv
 from daemon.floor.config import FloorConfig, load_floor_config
 from daemon.floor.consumer import Consumer
 from daemon.floor.integrity import run_every
-from daemon.floor.store import Store, dumps
+from daemon.floor.live import LiveConsumer, LiveView
+from daemon.floor.store import BatchResult, Store, dumps
 from daemon.logging import configure_logging
 from daemon.safetext import safe_lines
 from daemon.shipper.broker import FeedError, auth_options
@@ -53,15 +55,32 @@ async def serve(config: FloorConfig, stop: asyncio.Event, *, ack_wait: float = 3
     except psycopg.Error as exc:
         print(f"tabled floor: database {config.floor.database}: {exc}".strip(), file=sys.stderr)
         return 1
+    await store.close()  # the history's thread connects on its own loop
     hub = Hub()
-    consumer = Consumer(config.floor, store, hub.on_commit, ack_wait=ack_wait)
     reader = Store(config.floor.database, config.floor.subject_prefix)
+    # The live view (daemon/floor/live.py): the newest lines on the page while the history
+    # catches up; it reads the registry through the API's connection and writes nothing.
+    live = LiveView(config.pits, hub.publish, config.floor.subject_prefix)
+    watching = LiveConsumer(config.floor, live, reader) if config.floor.live else None
+    main = asyncio.get_running_loop()
+
+    def deliver(result: BatchResult) -> None:  # on this loop
+        live.committed(result)
+        hub.committed(result)
+
+    async def committed(result: BatchResult) -> None:  # on the history's loop
+        main.call_soon_threadsafe(deliver, result)
+
+    consumer = Consumer(config.floor, store, committed, ack_wait=ack_wait)
+    history = _History(consumer, store)
 
     def health() -> dict[str, object]:
         s = consumer.stats
         return {"connected": s.connected, "lines": s.lines, "batches": s.batches}
 
-    app = create_app(reader, config, hub, health=health)
+    app = create_app(
+        reader, config, hub, health=health, live=live if watching is not None else None
+    )
     server = ApiServer(app, config.api.listen)
     try:
         server.bind()
@@ -70,7 +89,9 @@ async def serve(config: FloorConfig, stop: asyncio.Event, *, ack_wait: float = 3
         return 1
     print(f"floor: {server.url()}/", flush=True)
     serving = asyncio.create_task(server.serve())
-    consuming = asyncio.create_task(consumer.run(stop))
+    consuming = asyncio.create_task(asyncio.to_thread(history.run))
+    # Not awaited before the history: the two consume side by side, each on its connection.
+    watching_task = asyncio.create_task(watching.run(stop)) if watching is not None else None
     # The integrity update (docs/integrity.md): a pass over each table's new lines a period.
     auditing = asyncio.create_task(
         run_every(
@@ -85,14 +106,50 @@ async def serve(config: FloorConfig, stop: asyncio.Event, *, ack_wait: float = 3
         await stop.wait()
     finally:
         server.stop()
+        await asyncio.to_thread(history.stop)
         await consuming
+        if watching_task is not None:
+            await watching_task
         await auditing
-        await consumer.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(serving, 5)
-        await store.close()
         await reader.close()
     return 0
+
+
+class _History:
+    """The history (the durable consumer into PostgreSQL) on a thread and event loop of its
+    own: a catch-up's batches are seconds of Python, and on the API's loop every page read,
+    push and live line would wait behind them. The thread holds the interpreter only between
+    the switches Python makes every few milliseconds for the API's loop when it has work."""
+
+    def __init__(self, consumer: Consumer, store: Store) -> None:
+        self.consumer, self.store = consumer, store
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+
+    def run(self) -> None:
+        async def main() -> None:
+            self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
+            self._ready.set()
+            try:
+                await self.consumer.run(self._stop)
+            finally:
+                await self.consumer.close()
+                await self.store.close()
+
+        try:
+            asyncio.run(main())
+        finally:
+            self._ready.set()
+
+    def stop(self) -> None:
+        """Ask the history to stop (from any thread) once it is running."""
+        self._ready.wait()
+        if self._loop is not None and self._stop is not None:
+            with contextlib.suppress(RuntimeError):  # its loop already closed
+                self._loop.call_soon_threadsafe(self._stop.set)
 
 
 def _run(argv: Sequence[str]) -> int:

@@ -8,6 +8,8 @@
     database = "postgresql://floor@127.0.0.1:5432/floor"
     batch = 500                           # messages fetched and committed together
     catchup_batch = 5000                  # the same while a backlog is unread (catching up)
+    live = true                           # a live view of new lines beside the history
+                                          #   (tiles and alerts current while it catches up)
     replicas = 1                          # the stream's, if the floor creates it (3: cluster)
     creds = "floor.nk"                    # the floor's nkey seed (`tabled floor nkey`) or a
                                           #   NATS .creds file; or user + password, or token
@@ -48,6 +50,7 @@ from typing import Any
 
 from pydantic import (
     Field,
+    StrictBool,
     StrictInt,
     StrictStr,
     TypeAdapter,
@@ -74,6 +77,9 @@ class FloorSection:
     database: StrictStr = "postgresql:///floor"
     batch: StrictInt = Field(default=500, ge=1, le=10_000)
     catchup_batch: StrictInt = Field(default=5000, ge=1, le=10_000)
+    # The live view (daemon/floor/live.py): a second consumer, new lines only, that keeps the
+    # tiles and alerts current while the history catches up. false: the history alone.
+    live: StrictBool = True
     # The replicas of the stream when the floor creates it (3 on a three-node cluster).
     replicas: StrictInt = Field(default=1, ge=1, le=5)
     # The floor's identity on the broker and its TLS: the [feed]'s keys, the same checks.

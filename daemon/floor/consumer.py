@@ -158,6 +158,34 @@ class _Puller:
         return first + await self._request({"batch": batch - 1, "no_wait": True}, ANSWER_SECONDS)
 
 
+async def connect(
+    config: FloorSection,
+    name: str,
+    disconnected: Callable[[], Awaitable[None]],
+    reconnected: Callable[[], Awaitable[None]],
+) -> Any:
+    """A connection of the floor's to the broker (its identity, TLS and inboxes), reconnecting
+    by itself for ever."""
+
+    async def error(exc: Exception) -> None:
+        log.warning("floor.broker_error", connection=name, problem=str(exc) or type(exc).__name__)
+
+    return await nats.connect(
+        servers=list(config.servers),
+        name=name,
+        # Replies come to the floor's own inboxes, the subscription its broker permissions
+        # allow (`tabled floor broker-config`); identity and TLS as the [feed]'s.
+        inbox_prefix=floor_inbox_prefix(config.durable),
+        **auth_options(config, "floor"),
+        max_reconnect_attempts=-1,
+        reconnect_time_wait=0.5,
+        allow_reconnect=True,
+        disconnected_cb=disconnected,
+        reconnected_cb=reconnected,
+        error_cb=error,
+    )
+
+
 class Consumer:
     def __init__(
         self,
@@ -188,23 +216,7 @@ class Consumer:
             self.stats.connected = True
             log.info("floor.broker_reconnected")
 
-        async def error(exc: Exception) -> None:
-            log.warning("floor.broker_error", problem=str(exc) or type(exc).__name__)
-
-        nc = await nats.connect(
-            servers=list(self.config.servers),
-            name="tabled-floor",
-            # Replies come to the floor's own inboxes, the subscription its broker permissions
-            # allow (`tabled floor broker-config`); identity and TLS as the [feed]'s.
-            inbox_prefix=floor_inbox_prefix(self.config.durable),
-            **auth_options(self.config, "floor"),
-            max_reconnect_attempts=-1,
-            reconnect_time_wait=0.5,
-            allow_reconnect=True,
-            disconnected_cb=disconnected,
-            reconnected_cb=reconnected,
-            error_cb=error,
-        )
+        nc = await connect(self.config, "tabled-floor", disconnected, reconnected)
         self.stats.connected = True
         return nc
 

@@ -34,7 +34,8 @@ class Hub:
                     queue.get_nowait()
                     queue.put_nowait(None)
 
-    async def on_commit(self, result: BatchResult) -> None:
+    def committed(self, result: BatchResult) -> None:
+        """A batch the history committed, on the feed."""
         for alert in result.alerts:
             # Pushed to every role alike: without its digests (visible_alert); a role that may
             # have them reads them from /api/alerts.

@@ -117,6 +117,7 @@ class _Proving(_StoreBase):
             for table, seq, digest in await cur.fetchall():
                 heads[table][int(seq)] = bytes(digest).hex()
             for table, line, subject in await self._waiting(conn, waiting_tables, heads, work):
+                await self._turn(1)
                 rec = decode_line(bytes(line))
                 cands[table].append(Candidate(rec, parse_ts(rec.ts), subject, stored=True))
         held: dict[str, dict[int, tuple[str, str]]] = {t: {} for t in tables}
@@ -153,6 +154,7 @@ class _Proving(_StoreBase):
             # The batch's heads from the highest down: a check (~150-230 us) only for a head
             # that says something the chain proven so far does not: usually the highest one,
             # whose line proves the lines below it, so the lower heads agree and cost nothing.
+            await self._turn(len(cands[table]))
             verdicts = prove(cands[table], heads[table], held[table])
             known = _known(verdicts, held[table])
             for head, msg in sorted(work.heads.get(table, ()), key=lambda h: -h[0].seq):

@@ -85,6 +85,14 @@ class TableSummary(BaseModel):
     received_at: datetime | None
     lag_seconds: float | None = Field(description="from the table's write to the floor's commit")
     chain: str | ChainAlert = Field(description='"ok", or the oldest unresolved chain alert')
+    live_seq: int | None = Field(
+        None,
+        description="the newest seq the live view read, when newer than the history's "
+        "(`last_seq`); game, phase, state, reason, round, last_event and last_ts are then its",
+    )
+    provisional: bool = Field(
+        False, description="the history is more than 3 s behind the live view (catching up)"
+    )
 
 
 class EventRow(Said):

@@ -30,6 +30,7 @@ from daemon.floor.proving import _Proving
 from daemon.floor.storebase import (
     PENDING_ALERT_LINES,
     PENDING_WINDOW,
+    TURN_LINES,
     BatchResult,
     Incoming,
     TableKeyRow,
@@ -181,7 +182,9 @@ class Store(_Intake, _Proving, _Writing):
         names = {m.subject.removeprefix(prefix).partition(".")[0] for m in batch}
         await self._registry(conn, names)
         work = _Work()
-        self._sort(batch, work)
+        for start in range(0, len(batch), TURN_LINES):
+            self._sort(batch[start : start + TURN_LINES], work)
+            await self._turn(TURN_LINES)
         stream_seq = max((m.stream_seq for m in batch), default=0)
         pending_before = set(self._pending_tables or ())
         try:

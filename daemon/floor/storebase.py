@@ -12,6 +12,7 @@ of a batch's lines and derived rows (daemon/floor/writing.py) and the store itse
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import time
@@ -54,6 +55,7 @@ class BatchResult:
     alerts: list[dict[str, Any]] = field(default_factory=list)
     resolved: list[dict[str, Any]] = field(default_factory=list)
     tables: dict[str, int] = field(default_factory=dict)  # table -> last seq after the batch
+    stamps: dict[str, datetime] = field(default_factory=dict)  # table -> that line's ts
     violations: list[dict[str, Any]] = field(default_factory=list)
     overrides: list[dict[str, Any]] = field(default_factory=list)
     faults: list[dict[str, Any]] = field(default_factory=list)
@@ -171,8 +173,23 @@ class _Work:
         )  # fmt: skip
 
 
+# A batch's work is Python between queries: a catch-up batch of 5,000 lines is a quarter of a
+# second of it at least. The history hands the event loop back every TURN_LINES lines of it, so
+# the live view (daemon/floor/live.py), the API and the push feed are served meanwhile.
+TURN_LINES = 100
+
+
 class _StoreBase:
     """What the store's parts share (set by `Store.__init__`)."""
+
+    _turn_lines = 0
+
+    async def _turn(self, lines: int) -> None:
+        """`lines` more lines' work done: the event loop handed back every TURN_LINES."""
+        self._turn_lines += lines
+        if self._turn_lines >= TURN_LINES:
+            self._turn_lines = 0
+            await asyncio.sleep(0)
 
     dsn: str
     prefix: str

@@ -73,6 +73,7 @@ class _Writing(_StoreBase):
         filled_tables: list[str] = []
         for table in tables:
             recs = sorted(by_table[table], key=lambda item: item[0].seq)
+            await self._turn(len(recs))
             head = heads[table]
             last_seq, head_hash, contiguous = int(head[1]), head[2], int(head[3])
             game, phase, state, reason, rnd, pending = head[4:10]
@@ -122,6 +123,8 @@ class _Writing(_StoreBase):
                 contiguous = custody.last_seq
             result.inserted += inserted_here
             result.tables[table] = custody.last_seq
+            if last_ts is not None:
+                result.stamps[table] = last_ts
             table_updates.append(
                 (
                     now_state.game,

@@ -73,7 +73,12 @@ def test_lines_without_heads_alert_and_a_backlog_is_proven_window_by_window(
     assert details["lines"] > PENDING_ALERT_LINES and details["oldest_seq"] == 1
     assert details["newest_seq"] == LINES and details["read_per_batch"] == PENDING_WINDOW
     assert alert[0]["resolved_at"] is None
-    assert env.get(floor, "/api/tables", role="pit") == []  # nothing proven, nothing shown
+    # Nothing proven, nothing stored: the table is shown by the live view alone, provisional.
+    [row] = until(
+        "the live view's tile",
+        lambda: [t for t in env.get(floor, "/api/tables", role="pit") if t["live_seq"] == LINES],
+    )
+    assert row["table"] == "T05" and row["provisional"] is True and row["last_seq"] == 0
     assert env.psql("SELECT count(*) FROM pending_lines") == [(LINES,)]
 
     # The head comes: the window below it, then (idle, no message) the rest, every line the

@@ -21,6 +21,10 @@ const state = {
   ws: null,
   retry: 500,
   refreshTimer: null,
+  renderTimer: null,
+  // Violations, faults and overrides the live view pushed before the history stored them
+  // (`provisional`), by item key: shown until the stored one comes.
+  provisional: new Map(),
   chartsTimer: null,
   drilled: null,
   role: null,
@@ -150,7 +154,7 @@ function shown(t) {
 
 function tile(t) {
   const bad = t.chain !== "ok";
-  const node = el("div", "tile " + t.state + (bad ? " chain-bad" : ""));
+  const node = el("div", "tile " + t.state + (bad ? " chain-bad" : "") + (t.provisional ? " provisional" : ""));
   node.setAttribute("role", "button");
   node.tabIndex = 0;
   node.addEventListener("keydown", (e) => { if (e.key === "Enter") drill(t.table); });
@@ -173,8 +177,10 @@ function tile(t) {
   if (t.pending_overrides) node.append(el("div", "reason", "待批 pending overrides: " + t.pending_overrides));
   const row2 = el("div", "row muted");
   const lag = t.lag_seconds == null ? "—" : t.lag_seconds.toFixed(1) + " s";
-  row2.append(el("span", null, "seq " + t.last_seq), el("span", null, "延遲 lag " + lag));
+  row2.append(el("span", null, "seq " + Math.max(t.live_seq || 0, t.last_seq)), el("span", null, "延遲 lag " + lag));
   node.append(row2);
+  // The live view's state while the history catches up (docs/floor-service.md, "The live view").
+  if (t.provisional) node.append(el("div", "live-note", `暫定 provisional · stored to seq ${t.last_seq}`));
   const chain = el("div", "chain " + (bad ? "bad" : "ok"));
   chain.append(bad ? bilingual("鏈警報", KINDS[t.chain.kind] + " @" + t.chain.seq) : bilingual("鏈完整", "chain ok"));
   node.append(chain);
@@ -201,6 +207,25 @@ async function refreshTables() {
   }
 }
 
+// A `live` push: each table's newest state from the live view, drawn at once (10 a second at
+// most); the history's own state comes back with the next refresh.
+function liveTiles(tables) {
+  for (const [name, live] of Object.entries(tables)) {
+    const t = state.tables.find((x) => x.table === name);
+    if (!t) state.tables.push({ contiguous_seq: 0, pending_overrides: 0, chain: "ok", ...live });
+    else if (live.live_seq > t.last_seq) Object.assign(t, live, { last_seq: Math.max(t.last_seq, live.last_seq) });
+  }
+  state.tables.sort((a, b) => (a.table < b.table ? -1 : 1));
+  if (!state.renderTimer) {
+    state.renderTimer = setTimeout(() => {
+      state.renderTimer = null;
+      renderFilters();
+      renderAlertTables();
+      renderTiles();
+    }, 100);
+  }
+}
+
 function scheduleRefresh() {
   if (!state.refreshTimer) state.refreshTimer = setTimeout(refreshTables, 500);
   if (!state.chartsTimer) state.chartsTimer = setTimeout(loadCharts, 5000);
@@ -221,7 +246,7 @@ function itemKey(kind, row) {
 }
 
 function alertItem(kind, row) {
-  const li = el("li", kind === "fault" ? "fault " + (row.kind || "") : kind);
+  const li = el("li", (kind === "fault" ? "fault " + (row.kind || "") : kind) + (row.provisional ? " provisional" : ""));
   li.dataset.key = itemKey(kind, row);
   li.append(el("span", "when", hhmmss(row.ts || row.detected_at)));
   if (kind === "chain") {
@@ -246,7 +271,9 @@ function alertItem(kind, row) {
   } else {
     li.append(el("span", null, `${row.table} 覆核 override ${row.status} · ${row.kind || ""} · ${row.decided_by || row.proposed_by || ""}`));
   }
-  if (ACK_PATH[kind]) ackPart(li, row, kind);
+  // A provisional item is not stored yet: it is taken in hand once the history has it.
+  if (row.provisional) li.append(el("span", "live-note", "暫定 provisional · not stored yet"));
+  else if (ACK_PATH[kind]) ackPart(li, row, kind);
   return li;
 }
 
@@ -309,6 +336,8 @@ function pushAlert(kind, row) {
   const shown = kind === "chain" && row.id != null && document.querySelector(`#alerts li[data-alert="${CSS.escape(String(row.id))}"]`);
   if (shown) return void shown.replaceWith(alertItem(kind, row));
   const list = $("alerts");
+  // The same item again (the stored one after the provisional one): in its place.
+  list.querySelector(`li[data-key="${CSS.escape(itemKey(kind, row))}"]`)?.remove();
   list.prepend(alertItem(kind, row));
   while (list.children.length > MAX_ALERTS) list.lastChild.remove();
 }
@@ -341,7 +370,11 @@ async function loadAlerts() {
   // Chain alerts first (they are what the floor exists to catch), then the newest of the rest.
   rows.sort((a, b) => (a[0] === "chain") - (b[0] === "chain") || (a[2] < b[2] ? -1 : 1));
   $("alerts").replaceChildren();
-  for (const [kind, row] of rows) pushAlert(kind, row);
+  for (const [kind, row] of rows) {
+    pushAlert(kind, row);
+    state.provisional.delete(itemKey(kind, row));
+  }
+  for (const [kind, row] of state.provisional.values()) pushAlert(kind, row);
 }
 
 function renderAlertTables() {
@@ -400,10 +433,19 @@ function connect() {
       const li = document.querySelector(`#alerts li[data-alert="${msg.alert.id}"]`);
       if (li) li.classList.add("resolved");
       scheduleRefresh();
+    } else if ((msg.type === "violation" || msg.type === "fault" || msg.type === "override") && msg.provisional) {
+      const row = { ...msg[msg.type], provisional: true };
+      state.provisional.set(itemKey(msg.type, row), [msg.type, row]);
+      while (state.provisional.size > MAX_ALERTS) state.provisional.delete(state.provisional.keys().next().value);
+      pushAlert(msg.type, row);
     } else if (msg.type === "violation" || msg.type === "fault") {
+      state.provisional.delete(itemKey(msg.type, msg[msg.type]));
       scheduleAlerts();
     } else if (msg.type === "override") {
+      state.provisional.delete(itemKey(msg.type, msg[msg.type]));
       pushAlert(msg.type, msg[msg.type]);
+    } else if (msg.type === "live") {
+      liveTiles(msg.tables);
     } else if (msg.type === "batch") {
       scheduleRefresh();
       if (state.drilled && msg.tables[state.drilled]) drill(state.drilled, true);

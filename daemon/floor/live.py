@@ -1,0 +1,438 @@
+"""The floor's live view: every table's newest state and alerts from the newest lines, while the
+history catches up behind it.
+
+The history (daemon/floor/consumer.py) reads the stream in order through the durable consumer
+and stores a line only after its chain is checked and a signed head proves it. After an outage
+(the floor, its database or its broker down), or at a floor's first start, that history has a
+backlog to read first: an hour of 800 tables is 4.8 M lines, minutes of work, and the page would
+show each table as it was that long ago. So a second consumer of the same stream,
+`<durable>-live`, reads only what is new: at its start the last message of each subject (each
+table's newest line of each event: the state, the phase, the round, the last tilt and
+violation), then every message as it comes. From each line, without its history, it keeps what
+the line alone says:
+
+- the table's newest seq, event and time, and its game, phase, state (with the hold or tilt
+  reason) and round, applied in seq order over the state the history last stored
+  (`derived._TableState`, the history's own rule); the pending overrides are a count over the
+  history and stay the history's;
+- the violations, tilts, holds and overrides of lines the history does not hold yet
+  (`derived._Derived`, the history's own rows), pushed at once marked `provisional`.
+
+Nothing of it is written to the database, and nothing the history does changes: the chain
+custody, the proof by signed heads, the stored lines and rows, the alerts of the chain. The
+live view is only a view: `/api/tables` and the push feed's `live` messages show a table's live
+state where it is newer than its history, `provisional` while the history is more than
+`PROVISIONAL_SECONDS` behind it (a line is normally proven and stored within a second or two, the
+heads' pace, so a table in step is not marked). A line the live view took that the history later
+finds forged, forked or missing is judged by the history as ever: its alert is the history's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+import nats
+import psycopg
+import structlog
+from nats.js import api as js_api
+from nats.js.errors import NotFoundError
+
+from daemon.floor.config import FloorSection
+from daemon.floor.consumer import (
+    ANSWER_SECONDS,
+    NATS_HDR_STATUS,
+    _Puller,
+    _Raw,
+    connect,
+    msg_id_of,
+)
+from daemon.floor.derived import _Derived, _TableState
+from daemon.floor.redact import visible_row
+from daemon.floor.sentences import phase_said, sentence
+from daemon.floor.store import BatchResult, Store, parse_ts
+from daemon.floor.storebase import REGISTRY_SECONDS
+from daemon.journal.format import decode_line
+from daemon.journal.provenance import CONFLICT_SUBJECT, HEAD_SUBJECT
+
+log = structlog.get_logger("tabled.floor")
+
+LIVE_BATCH = 1000  # messages a pull
+# A table whose history is this far behind its newest line (in the table's own time) is shown
+# `provisional`: more than the second or two a line normally waits for its signed head.
+PROVISIONAL_SECONDS = 3.0
+PUSH_SECONDS = 0.05  # `live` messages on the push feed at most this often
+PULL_SECONDS = 1.0  # a pull request stays open this long
+CHECK_SECONDS = 10.0  # no message this long: is the live consumer still on the broker?
+INACTIVE_SECONDS = 60.0  # the broker drops a live consumer nobody pulled from this long
+
+
+def live_name(durable: str) -> str:
+    """The live consumer's name beside the durable one (`floor` -> `floor-live`)."""
+    return f"{durable}-live"
+
+
+@dataclass
+class _Tile:
+    """A table as its newest lines say it is."""
+
+    now: _TableState
+    seq: int
+    ts: datetime
+    event: str
+    received: float  # wall time the live view took it
+
+
+@dataclass
+class LiveStats:
+    lines: int = 0  # lines applied to a tile
+    pushes: int = 0  # `live` messages pushed
+    alerts: int = 0  # provisional violations, faults and overrides pushed
+    connected: bool = False
+
+
+class LiveView:
+    """Each enrolled table's live tile, the history's newest stored seq beside it, and the
+    push of both (`publish`: the hub's)."""
+
+    def __init__(
+        self,
+        pits: Mapping[str, str],
+        publish: Callable[[dict[str, Any]], None] | None = None,
+        prefix: str = "tabled",
+    ) -> None:
+        self.pits = pits
+        self.publish = publish
+        self.prefix = prefix + "."
+        self.enrolled: dict[str, str | None] = {}  # table -> the registry's pit
+        self.base: dict[str, _TableState] = {}  # a table's state as its history last held it
+        self.stored: dict[str, tuple[int, datetime | None]] = {}  # history: seq, its line's ts
+        self.tiles: dict[str, _Tile] = {}
+        self.devices: dict[tuple[str, str], tuple[str | None, str | None, str | None]] = {}
+        self.changed: set[str] = set()
+        self.stats = LiveStats()
+        self._pushed_at = 0.0
+        self._push_due: asyncio.TimerHandle | None = None
+
+    # --- what the history holds ------------------------------------------------------------
+
+    async def load(self, store: Store) -> None:
+        """The registry (which tables are the floor's) and what the history holds of each."""
+        rows = await store.query(
+            "SELECT e.table_id AS table, e.pit, t.game, t.phase, t.state, t.reason, t.round, "
+            "t.last_seq, t.last_ts FROM enrolled_tables e "
+            "LEFT JOIN floor_tables t ON t.table_id = e.table_id"
+        )
+        self.enrolled = {row["table"]: row["pit"] for row in rows}
+        for row in rows:
+            table = row["table"]
+            if row["last_seq"] is not None:
+                self._stored(table, int(row["last_seq"]), row["last_ts"])
+                self.base[table] = _TableState(
+                    row["game"], row["phase"], row["state"] or "playing", row["reason"],
+                    row["round"], 0,
+                )  # fmt: skip
+        for table in set(self.tiles) - set(self.enrolled):
+            del self.tiles[table]  # no longer enrolled: no longer shown
+
+    def _stored(self, table: str, seq: int, ts: datetime | None) -> None:
+        if seq > self.stored.get(table, (0, None))[0]:
+            self.stored[table] = (seq, ts)
+
+    def committed(self, result: BatchResult) -> None:
+        """The history committed a batch: its newest seq of each table it touched."""
+        for table, seq in result.tables.items():
+            self._stored(table, seq, result.stamps.get(table))
+
+    # --- what the newest lines say ---------------------------------------------------------
+
+    def take(self, msgs: Sequence[_Raw]) -> None:
+        """Apply a pull's messages: each table's lines newer than both its tile and its stored
+        history, in order; push the provisional alerts at once and the tiles (at most every
+        PUSH_SECONDS)."""
+        derived = _Derived()
+        games: dict[str, str | None] = {}
+        now = time.time()
+        for msg in msgs:
+            subject = msg.subject.decode("utf-8", "replace")
+            table, _, kind = subject.removeprefix(self.prefix).partition(".")
+            if kind in (HEAD_SUBJECT, CONFLICT_SUBJECT) or table not in self.enrolled:
+                continue
+            owner, _, number = msg.msg_id.rpartition(":")
+            if owner != table or not number.isdigit():
+                continue  # not as its shipper sends a line: the history judges it
+            seq = int(number)
+            tile = self.tiles.get(table)
+            if (tile is not None and seq <= tile.seq) or seq <= self.stored.get(table, (0,))[0]:
+                continue
+            try:
+                rec = decode_line(msg.data)
+                ts = parse_ts(rec.ts)
+            except ValueError:
+                continue  # the history quarantines it and says why
+            if rec.table != table or rec.seq != seq or rec.event != kind:
+                continue
+            if tile is None:
+                base = self.base.get(table) or _TableState(None, None, "playing", None, None, 0)
+                tile = self.tiles[table] = _Tile(replace(base), seq, ts, kind, now)
+            tile.now.apply(rec)
+            tile.seq, tile.ts, tile.event, tile.received = seq, ts, kind, now
+            derived.add(rec, ts, self.devices)
+            games[table] = tile.now.game
+            self.changed.add(table)
+            self.stats.lines += 1
+        self._push_alerts(derived, games)
+        self.push()
+
+    def _push_alerts(self, derived: _Derived, games: Mapping[str, str | None]) -> None:
+        if self.publish is None:
+            return
+        for kind, rows in (
+            ("violation", derived.violation_dicts()),
+            ("override", derived.override_dicts()),
+            ("fault", derived.fault_dicts()),
+        ):
+            for row in rows:
+                game = games.get(row["table"])
+                # Pushed to every role alike, blotted as for a round in play (as the history's).
+                shown = visible_row({**row, "table_game": game}, None)
+                if kind != "override":
+                    event = {"violation": "table.violation", "fault": None}[kind] or (
+                        "table.tilted" if row["kind"] == "tilt" else "table.held"
+                    )
+                    shown["said"] = sentence(game, event, shown)
+                self.publish({"type": kind, kind: shown, "provisional": True})
+                self.stats.alerts += 1
+
+    def push(self) -> None:
+        """The changed tiles on the push feed now, or once PUSH_SECONDS have passed since the
+        last push."""
+        if self.publish is None or not self.changed or self._push_due is not None:
+            return
+        wait = self._pushed_at + PUSH_SECONDS - time.monotonic()
+        if wait > 0:
+            self._push_due = asyncio.get_running_loop().call_later(wait, self._push_now)
+        else:
+            self._push_now()
+
+    def _push_now(self) -> None:
+        self._push_due = None
+        self._pushed_at = time.monotonic()
+        tables = {t: self.tile(t) for t in sorted(self.changed) if t in self.tiles}
+        self.changed.clear()
+        if tables and self.publish is not None:
+            self.publish({"type": "live", "tables": tables, "at": time.time()})
+            self.stats.pushes += 1
+
+    # --- what is shown ---------------------------------------------------------------------
+
+    def provisional(self, table: str, stored_seq: int, stored_ts: datetime | None) -> bool:
+        """True when the table's history is more than PROVISIONAL_SECONDS behind its tile."""
+        tile = self.tiles.get(table)
+        if tile is None or tile.seq <= stored_seq:
+            return False
+        return stored_ts is None or (tile.ts - stored_ts).total_seconds() > PROVISIONAL_SECONDS
+
+    def tile(self, table: str, role: str | None = None) -> dict[str, Any]:
+        """A table's live fields as `/api/tables` names them (`last_seq`: the history's)."""
+        tile = self.tiles[table]
+        stored_seq, stored_ts = self.stored.get(table, (0, None))
+        now = tile.now
+        row: dict[str, Any] = {
+            "table": table,
+            "pit": self.enrolled.get(table) or self.pits.get(table),
+            "game": now.game,
+            "phase": now.phase,
+            "phase_said": phase_said(now.game, now.phase),
+            "state": now.state or "playing",
+            "reason": now.reason,
+            "round": now.round,
+            "live_seq": tile.seq,
+            "last_seq": stored_seq,
+            "last_event": tile.event,
+            "last_ts": tile.ts,
+            "lag_seconds": tile.received - tile.ts.timestamp(),
+            "provisional": self.provisional(table, stored_seq, stored_ts),
+            "table_game": now.game,
+        }
+        return visible_row(row, role)  # a held table's reason may name a card
+
+    def overlay(self, rows: list[dict[str, Any]], role: str | None) -> list[dict[str, Any]]:
+        """`/api/tables`' rows (the history's) with each table's live state where its newest
+        line is newer than its history; a table with no line stored yet gets a row too."""
+        have = set()
+        for row in rows:
+            table = row["table"]
+            have.add(table)
+            tile = self.tiles.get(table)
+            if tile is None or tile.seq <= int(row["last_seq"]):
+                continue
+            live = self.tile(table, role)
+            live["provisional"] = self.provisional(table, int(row["last_seq"]), row["last_ts"])
+            live["pit"] = row["pit"]
+            for key in ("last_seq", "table"):
+                live.pop(key)
+            row.update(live)
+        for table in sorted(set(self.tiles) - have):
+            live = self.tile(table, role)
+            live.update(contiguous_seq=0, pending_overrides=0, received_at=None, chain="ok")
+            rows.append(live)
+        rows.sort(key=lambda r: r["table"])
+        return rows
+
+
+class _Arrivals(_Puller):
+    """The live consumer's pulls: one request at a time, kept open PULL_SECONDS, each message
+    handed on as it arrives (the history's fetch waits for its batch; a view must not wait)."""
+
+    def __init__(self, nc: Any, stream: str, name: str) -> None:
+        super().__init__(nc, stream, name)
+        self._left = 0  # messages the request in flight may still bring
+        self._asked = 0.0
+
+    def _on_raw(self, subject: bytes, reply: bytes, data: bytes, headers: bytes | None) -> None:
+        if headers and headers[NATS_HDR_STATUS : NATS_HDR_STATUS + 1] == b" ":
+            if headers[NATS_HDR_STATUS + 1 : NATS_HDR_STATUS + 4] != b"100":
+                self._left = 0  # 404, 408 or 409: the request is over
+                self._done.set()
+            return
+        self._msgs.append(_Raw(subject, reply, data, msg_id_of(headers)))
+        self._left -= 1
+        self._done.set()
+
+    def abort(self) -> None:
+        self._left = 0  # the request died with the connection: ask again
+        super().abort()
+
+    async def arrivals(self) -> list[_Raw]:
+        """What arrived since the last call (waiting for the first); [] when a request ended."""
+        if self._left <= 0 or time.monotonic() - self._asked > PULL_SECONDS + ANSWER_SECONDS:
+            self._left, self._asked = LIVE_BATCH, time.monotonic()
+            body = {"batch": LIVE_BATCH, "expires": int(PULL_SECONDS * 1e9)}
+            await self.nc.publish(self.subject, json.dumps(body).encode(), reply=self.inbox)
+        if not self._msgs:
+            self._done.clear()
+            await asyncio.wait_for(self._done.wait(), PULL_SECONDS + ANSWER_SECONDS)
+        msgs, self._msgs = self._msgs, []
+        return msgs
+
+
+class LiveConsumer:
+    """The live view's consumer: `<durable>-live`, made anew at each start (the last message
+    of each subject, then what comes), no acks; its own connection, so a backlog's batches on
+    the history's never queue ahead of it."""
+
+    def __init__(self, config: FloorSection, view: LiveView, reader: Store) -> None:
+        self.config, self.view, self.reader = config, view, reader
+        self._puller: _Arrivals | None = None
+        self._nc: Any = None
+
+    async def _subscribe(self, nc: Any) -> _Arrivals:
+        cfg, js = self.config, nc.jetstream()
+        name = live_name(cfg.durable)
+        with contextlib.suppress(NotFoundError):
+            await js.delete_consumer(cfg.stream, name)
+        await js.add_consumer(
+            cfg.stream,
+            js_api.ConsumerConfig(
+                durable_name=name,
+                deliver_policy=js_api.DeliverPolicy.LAST_PER_SUBJECT,
+                ack_policy=js_api.AckPolicy.NONE,
+                filter_subject=f"{cfg.subject_prefix}.>",
+                inactive_threshold=INACTIVE_SECONDS,
+                # A view, not a record: one replica in memory (made anew at the next start).
+                num_replicas=1,
+                mem_storage=True,
+            ),
+        )
+        log.info("floor.live_consuming", stream=cfg.stream, consumer=name)
+        puller = _Arrivals(nc, cfg.stream, name)
+        await puller.start()
+        return puller
+
+    async def _registry(self, stop: asyncio.Event) -> None:
+        """The registry read again every REGISTRY_SECONDS, beside the pulls (a slow database
+        delays no line); the database down leaves the last one read."""
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), REGISTRY_SECONDS)
+            try:
+                await self.view.load(self.reader)
+            except psycopg.Error as exc:
+                log.warning("floor.live_registry_unavailable", problem=str(exc).strip()[:300])
+
+    async def _check(self) -> None:
+        """Nothing heard for CHECK_SECONDS: a consumer the broker dropped, or that does not
+        answer (one replica: its node may be the one a cluster lost), is made anew."""
+        try:
+            await self._nc.jetstream().consumer_info(
+                self.config.stream, live_name(self.config.durable)
+            )
+        except Exception as exc:
+            if not isinstance(exc, NotFoundError):
+                log.warning("floor.live_unavailable", problem=str(exc) or type(exc).__name__)
+            self._puller = None
+
+    async def _connect(self) -> Any:
+        async def disconnected() -> None:
+            self.view.stats.connected = False
+            if self._puller is not None:
+                self._puller.abort()
+
+        async def reconnected() -> None:
+            self.view.stats.connected = True
+
+        nc = await connect(self.config, "tabled-floor-live", disconnected, reconnected)
+        self.view.stats.connected = True
+        return nc
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Pull and apply until `stop` is set."""
+        delay = 0.2
+        heard = time.monotonic()
+        registry: asyncio.Task[None] | None = None
+        try:
+            while not stop.is_set():
+                try:
+                    if registry is None:
+                        await self.view.load(self.reader)  # the tables, before any line
+                        registry = asyncio.create_task(self._registry(stop))
+                    if self._nc is None:
+                        self._nc = await self._connect()
+                    if self._puller is None:
+                        self._puller = await self._subscribe(self._nc)
+                        heard, delay = time.monotonic(), 0.2
+                    msgs = await self._puller.arrivals()
+                    if not msgs:
+                        raise TimeoutError
+                except (TimeoutError, nats.errors.TimeoutError):
+                    if time.monotonic() - heard > CHECK_SECONDS and self._nc is not None:
+                        heard = time.monotonic()
+                        await self._check()
+                    continue
+                except Exception as exc:  # any broker trouble: back off and retry
+                    log.warning("floor.live_unavailable", problem=str(exc) or type(exc).__name__)
+                    self._puller = None
+                    if self._nc is not None and self._nc.is_closed:
+                        self._nc = None
+                else:
+                    heard = time.monotonic()
+                    self.view.take(msgs)
+                    continue
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), delay)
+                delay = min(delay * 2, 2.0)
+        finally:
+            if registry is not None:
+                registry.cancel()
+                with contextlib.suppress(BaseException):
+                    await registry
+            if self._nc is not None:
+                with contextlib.suppress(Exception):
+                    await self._nc.close()
