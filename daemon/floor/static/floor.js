@@ -332,11 +332,9 @@ function pushAlert(kind, row) {
     state.integrityTimer = setTimeout(loadIntegrity, 1000);
   }
   if (!wanted(kind, row)) return;
-  // An alert already listed (an integrity alert a later pass updated): redrawn where it is.
-  const shown = kind === "chain" && row.id != null && document.querySelector(`#alerts li[data-alert="${CSS.escape(String(row.id))}"]`);
-  if (shown) return void shown.replaceWith(alertItem(kind, row));
   const list = $("alerts");
-  // The same item again (the stored one after the provisional one): in its place.
+  // The same item again (the stored one after the provisional one, or an integrity alert a
+  // later pass updated): the newer one replaces it, on top.
   list.querySelector(`li[data-key="${CSS.escape(itemKey(kind, row))}"]`)?.remove();
   list.prepend(alertItem(kind, row));
   while (list.children.length > MAX_ALERTS) list.lastChild.remove();
