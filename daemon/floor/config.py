@@ -9,6 +9,8 @@
     batch = 500                           # messages fetched and committed together
     catchup_batch = 5000                  # the same while a backlog is unread (catching up)
     replicas = 1                          # the stream's, if the floor creates it (3: cluster)
+    retention_months = 3                  # raw lines kept in the database; older months may be
+                                          #   archived to files (`tabled floor archive`)
     creds = "floor.nk"                    # the floor's nkey seed (`tabled floor nkey`) or a
                                           #   NATS .creds file; or user + password, or token
     tls_ca = "nats-ca.pem"                # TLS: the broker's CA; tls_cert + tls_key for a
@@ -76,6 +78,9 @@ class FloorSection:
     catchup_batch: StrictInt = Field(default=5000, ge=1, le=10_000)
     # The replicas of the stream when the floor creates it (3 on a three-node cluster).
     replicas: StrictInt = Field(default=1, ge=1, le=5)
+    # Months of raw lines kept in the database: a month wholly older may be archived to a file
+    # (`tabled floor archive`, docs/floor-service.md "Retention and archives").
+    retention_months: StrictInt = Field(default=3, ge=1, le=1200)
     # The floor's identity on the broker and its TLS: the [feed]'s keys, the same checks.
     user: StrictStr | None = None
     password: StrictStr | None = None
