@@ -106,6 +106,9 @@ def test_archive_tamper_refused_then_restore(env: FloorEnv, tmp_path: Path) -> N
     )
     events = env.get(floor, "/api/tables/T02/events", role="audit", limit=1000)
     assert events == []
+    listed = {m["month"]: m for m in map(json.loads, _archive(env, "--list")[1].splitlines())}
+    assert listed["2025-01"]["file"] == data.name and listed["2025-01"]["past_retention"]
+    assert listed["2025-02"]["file"] is None and listed["2025-01"]["restored_at"] is None
     code, said, err = _archive(env, "--verify", str(manifest_file))
     assert code == 0 and said.startswith(f"verified {data.name}: 320 lines of 2 tables"), err
 
