@@ -157,7 +157,7 @@ def _run(argv: Sequence[str]) -> int:
         prog="tabled floor",
         description="Consume every table's journal from JetStream into PostgreSQL, check each "
         "table's hash chain, and serve the floor API and page. Subcommands: report, enrol, "
-        "tables, nkey, broker-key, broker-config, demo.",
+        "tables, nkey, broker-key, broker-config, demo, archive.",
     )
     parser.add_argument("--config", help="floor config (TOML with [floor], [api], [pits])")
     parser.add_argument("--http", metavar="HOST:PORT", help="listen here (default: [api] listen)")
@@ -251,6 +251,7 @@ SUBCOMMANDS: dict[str, str] = {
     "broker-key": "daemon.floor.brokerkeys:key_main",
     "broker-config": "daemon.floor.brokerkeys:config_main",
     "demo": "daemon.floor.demo:main",
+    "archive": "daemon.floor.archive:main",
     "audit": "daemon.analytics.floor:main",  # numpy and scipy: only for this one
 }
 

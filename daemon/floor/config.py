@@ -11,6 +11,8 @@
     live = true                           # a live view of new lines beside the history
                                           #   (tiles and alerts current while it catches up)
     replicas = 1                          # the stream's, if the floor creates it (3: cluster)
+    retention_months = 3                  # raw lines kept in the database; older months may be
+                                          #   archived to files (`tabled floor archive`)
     creds = "floor.nk"                    # the floor's nkey seed (`tabled floor nkey`) or a
                                           #   NATS .creds file; or user + password, or token
     tls_ca = "nats-ca.pem"                # TLS: the broker's CA; tls_cert + tls_key for a
@@ -82,6 +84,9 @@ class FloorSection:
     live: StrictBool = True
     # The replicas of the stream when the floor creates it (3 on a three-node cluster).
     replicas: StrictInt = Field(default=1, ge=1, le=5)
+    # Months of raw lines kept in the database: a month wholly older may be archived to a file
+    # (`tabled floor archive`, docs/floor-service.md "Retention and archives").
+    retention_months: StrictInt = Field(default=3, ge=1, le=1200)
     # The floor's identity on the broker and its TLS: the [feed]'s keys, the same checks.
     user: StrictStr | None = None
     password: StrictStr | None = None

@@ -378,21 +378,39 @@ async def faults(
     return [visible_row(row, role) for row in rows]
 
 
+# Beyond this many hours the charts' bars are days (UTC), not hours: 800 tables' rounds over 31
+# days would otherwise be 595,000 bars' worth of rows (bench/bench_floor_year.py).
+DAY_BARS_AFTER_HOURS = 48
+
+
+def _hour_floor(when: datetime) -> datetime:
+    return when.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
 async def charts(store: Store, hours: int) -> dict[str, Any]:
     """Violations per article per hour, faults per device model, rounds per table per hour,
-    over the last `hours` before the newest line."""
+    over the last `hours` before the newest line; beyond `DAY_BARS_AFTER_HOURS`, per day.
+
+    The rounds are counted from `rounds_hourly` (migration 0041, kept by triggers) for the
+    hours wholly within the range, and from `rounds` for the partial hours at its two ends."""
     latest = await store.query("SELECT max(last_ts) AS t FROM floor_tables")
     until = (latest[0]["t"] or datetime.now(UTC)) + timedelta(seconds=1)
     since = until - timedelta(hours=hours)
     span = (since, until)
+    bar = "day" if hours > DAY_BARS_AFTER_HOURS else "hour"
+    whole_from = _hour_floor(since) + (timedelta(hours=1) if _hour_floor(since) < since else
+                                       timedelta(0))  # fmt: skip
+    whole_to = _hour_floor(until)
+    if whole_from >= whole_to:  # no whole hour within: every round from `rounds`
+        whole_from = whole_to = until
     return {
         "since": since,
         "until": until,
         "violations_per_article_hour": await store.query(
-            "SELECT coalesce(article, '?') AS article, date_trunc('hour', ts) AS hour, "
+            "SELECT coalesce(article, '?') AS article, date_trunc(%s, ts, 'UTC') AS hour, "
             "count(*)::int AS n FROM violations WHERE ts >= %s AND ts < %s "
             "GROUP BY 1, 2 ORDER BY 2, 1",
-            span,
+            (bar, *span),
         ),
         "faults_per_model": await store.query(
             "SELECT coalesce(model, device, '?') AS model, kind, count(*)::int AS n "
@@ -400,10 +418,22 @@ async def charts(store: Store, hours: int) -> dict[str, Any]:
             span,
         ),
         "rounds_per_table_hour": await store.query(
-            "SELECT table_id AS table, date_trunc('hour', started_at) AS hour, "
-            "count(*)::int AS n FROM rounds WHERE started_at >= %s AND started_at < %s "
-            "GROUP BY 1, 2 ORDER BY 2, 1",
-            span,
+            "SELECT table_id AS table, date_trunc(%(bar)s, hour, 'UTC') AS hour, "
+            "sum(n)::int AS n FROM ("
+            "SELECT table_id, hour, n FROM rounds_hourly WHERE hour >= %(whole_from)s "
+            "AND hour < %(whole_to)s UNION ALL "
+            "SELECT table_id, date_trunc('hour', started_at, 'UTC'), 1 FROM rounds "
+            "WHERE started_at >= %(since)s AND started_at < %(whole_from)s UNION ALL "
+            "SELECT table_id, date_trunc('hour', started_at, 'UTC'), 1 FROM rounds "
+            "WHERE started_at >= %(whole_to)s AND started_at < %(until)s"
+            ") counted GROUP BY 1, 2 HAVING sum(n) > 0 ORDER BY 2, 1",
+            {
+                "bar": bar,
+                "whole_from": whole_from,
+                "whole_to": whole_to,
+                "since": since,
+                "until": until,
+            },
         ),
     }
 
