@@ -43,11 +43,13 @@ async def devices(store: Store) -> dict[str, Any]:
         "AS flagged FROM integrity_devices d ORDER BY d.kind, d.table_id, d.serial",
         (ALERT_OF["dice"], ALERT_OF["shuffle"]),
     )
+    # The tables with a shift's hold: one probe of the key's prefix a table of the floor (a
+    # DISTINCT over integrity_hold read a year's ~876,000 shift rows: bench_floor_year.py).
     tables = await store.query(
-        "SELECT h.table_id AS table, EXISTS (SELECT 1 FROM chain_alerts a WHERE a.table_id = "
-        "h.table_id AND a.kind = %s AND a.resolved_at IS NULL) AS flagged FROM "
-        "(SELECT DISTINCT table_id FROM integrity_hold WHERE grouping = 'shift') h "
-        "ORDER BY h.table_id",
+        "SELECT t.table_id AS table, EXISTS (SELECT 1 FROM chain_alerts a WHERE a.table_id = "
+        "t.table_id AND a.kind = %s AND a.resolved_at IS NULL) AS flagged FROM floor_tables t "
+        "WHERE EXISTS (SELECT 1 FROM integrity_hold h WHERE h.table_id = t.table_id "
+        "AND h.grouping = 'shift') ORDER BY t.table_id",
         (ALERT_OF["hold"],),
     )
     dice = [{k: r[k] for k in r if k != "kind"} for r in rows if r["kind"] == "dice"]
