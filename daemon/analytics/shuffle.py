@@ -309,16 +309,20 @@ class ShuffleStats:
 
     def json(self) -> dict[str, Any]:
         """As the floor keeps it: the 2,704 counts of the card x position table as one
-        base64 string of little-endian int64 (a list of numbers costs ten times as much to
-        write and read at every pass)."""
-        counts = np.asarray(self.table, dtype="<i8").tobytes()
+        base64 string of little-endian int32 (a list of numbers costs ten times as much to
+        write and read at every pass; int64 twice as much as int32, and a cell reaches 2^31
+        only after ~10^11 decks). Beyond int32, int64 is written."""
+        table = np.asarray(self.table, dtype=np.int64)
+        wide = table.size and int(table.max()) > np.iinfo(np.int32).max
+        counts = table.astype("<i8" if wide else "<i4").tobytes()
         return {**self.__dict__, "table": base64.b64encode(counts).decode()}
 
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> ShuffleStats:
         table = value["table"]
-        if isinstance(table, str):
-            table = np.frombuffer(base64.b64decode(table), dtype="<i8")
+        if isinstance(table, str):  # int32, or int64 (twice the bytes: older sums, or wide)
+            raw = base64.b64decode(table)
+            table = np.frombuffer(raw, dtype="<i4" if len(raw) == CARDS * CARDS * 4 else "<i8")
         return cls(**{**value, "table": np.array(table, dtype=np.int64)})
 
 

@@ -16,7 +16,6 @@ with what to install, and every other part of the page works.
 
 from __future__ import annotations
 
-import base64
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
@@ -83,13 +82,15 @@ async def shuffle(store: Store, table: str, serial: str) -> dict[str, Any]:
     _need_analytics()
     import numpy as np  # noqa: PLC0415 - numpy, on demand
 
-    from daemon.analytics.shuffle import CARDS, random_rising_distribution  # noqa: PLC0415
+    from daemon.analytics.shuffle import (  # noqa: PLC0415
+        CARDS,
+        ShuffleStats,
+        random_rising_distribution,
+    )
 
     stats = await _stats(store, "shuffle", table, serial)
     decks = int(stats["decks"])
-    counts = stats["table"]
-    if isinstance(counts, str):
-        counts = np.frombuffer(base64.b64decode(counts), dtype="<i8")
+    counts = ShuffleStats.from_json(stats).table  # as the passes keep it (int32 or int64)
     ratio = np.asarray(counts, dtype=np.float64).reshape(CARDS, CARDS) / max(decks / CARDS, 1e-9)
     _, p = random_rising_distribution()
     return {
