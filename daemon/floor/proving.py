@@ -139,6 +139,8 @@ class _Proving(_StoreBase):
             )
             for table, seq, digest, prev in await cur.fetchall():
                 held[table][int(seq)] = (bytes(digest).hex(), bytes(prev).hex())
+        # The arrays of lines and hashes go in binary (%b): psycopg's text arrays escape every
+        # element with a regex (~100 us a waiting line in a catch-up; binary ~1 us).
         pending_rows: list[tuple[Any, ...]] = []
         gone: list[tuple[str, Candidate]] = []
         for table in tables:
@@ -208,20 +210,20 @@ class _Proving(_StoreBase):
             work.unwaited += [(t, c.rec.seq, bytes.fromhex(c.rec.hash)) for t, c in gone]
             await conn.execute(
                 "DELETE FROM pending_lines WHERE (table_id, seq, hash) IN "
-                "(SELECT * FROM unnest(%s::text[], %s::bigint[], %s::bytea[]))",
+                "(SELECT * FROM unnest(%b::text[], %b::bigint[], %b::bytea[]))",
                 tuple(list(column) for column in zip(*work.unwaited, strict=True)),
             )
         if pending_rows:
             await conn.execute(
                 "INSERT INTO pending_lines (table_id, seq, hash, prev, line, subject) "
-                "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::bytea[], %s::bytea[], "
-                "%s::bytea[], %s::text[]) ON CONFLICT DO NOTHING",
+                "SELECT * FROM unnest(%b::text[], %b::bigint[], %b::bytea[], %b::bytea[], "
+                "%b::bytea[], %b::text[]) ON CONFLICT DO NOTHING",
                 [list(column) for column in zip(*pending_rows, strict=True)],
             )
         if work.new_heads:
             await conn.execute(
                 "INSERT INTO signed_heads (table_id, seq, hash, key_id) SELECT * FROM "
-                "unnest(%s::text[], %s::bigint[], %s::bytea[], %s::bigint[]) "
+                "unnest(%b::text[], %b::bigint[], %b::bytea[], %b::bigint[]) "
                 "ON CONFLICT DO NOTHING",
                 [list(column) for column in zip(*work.new_heads, strict=True)],
             )
@@ -281,7 +283,7 @@ class _Proving(_StoreBase):
         if missed:
             cur = await conn.execute(
                 "SELECT table_id, line, subject FROM pending_lines WHERE (table_id, seq, hash) "
-                "IN (SELECT * FROM unnest(%s::text[], %s::bigint[], %s::bytea[]))",
+                "IN (SELECT * FROM unnest(%b::text[], %b::bigint[], %b::bytea[]))",
                 tuple(list(column) for column in zip(*missed, strict=True)),
             )
             for table, line, subject in await cur.fetchall():
