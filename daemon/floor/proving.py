@@ -14,7 +14,7 @@ import structlog
 from psycopg.types.json import Jsonb
 
 from daemon.floor.custody import Alert
-from daemon.floor.proof import Candidate, prove
+from daemon.floor.proof import Candidate, Verdicts, prove
 from daemon.floor.storebase import (
     PENDING_ALERT_LINES,
     PENDING_ALERT_SECONDS,
@@ -157,10 +157,16 @@ class _Proving(_StoreBase):
             # The batch's heads from the highest down: a check (~150-230 us) only for a head
             # that says something the chain proven so far does not: usually the highest one,
             # whose line proves the lines below it, so the lower heads agree and cost nothing.
+            # With no head and no line of the table's held, a proof proves nothing (`known` is
+            # empty): a table with heads in the batch is then proven once, after them.
             await self._turn(len(cands[table]))
-            verdicts = prove(cands[table], heads[table], held[table])
-            known = _known(verdicts, held[table])
-            for head, msg in sorted(work.heads.get(table, ()), key=lambda h: -h[0].seq):
+            batch_heads = work.heads.get(table, ())
+            verdicts: Verdicts | None = None
+            known: dict[int, str] = {}
+            if heads[table] or held[table] or not batch_heads:
+                verdicts = prove(cands[table], heads[table], held[table])
+                known = _known(verdicts, held[table])
+            for head, msg in sorted(batch_heads, key=lambda h: -h[0].seq):
                 have = known.get(head.seq)
                 if have == head.hash:
                     continue  # what the proven chain says already
@@ -187,6 +193,8 @@ class _Proving(_StoreBase):
                     work.new_heads.append((table, head.seq, bytes.fromhex(head.hash), key.id))
                     verdicts = prove(cands[table], heads[table], held[table])
                     known = _known(verdicts, held[table])
+            if verdicts is None:
+                verdicts = prove(cands[table], heads[table], held[table])
             proven = verdicts.proven
             for cand, want, why in verdicts.forged:
                 work.forge(table, cand, want, why)
