@@ -14,13 +14,14 @@ import structlog
 from psycopg.types.json import Jsonb
 
 from daemon.floor.custody import Alert
-from daemon.floor.proof import Candidate, prove
+from daemon.floor.proof import Candidate, Verdicts, prove
 from daemon.floor.storebase import (
     PENDING_ALERT_LINES,
     PENDING_ALERT_SECONDS,
     PENDING_CHECK_SECONDS,
     PENDING_WINDOW,
     BatchResult,
+    Decoded,
     TableKeyRow,
     _known,
     _resolved,
@@ -116,10 +117,10 @@ class _Proving(_StoreBase):
             )
             for table, seq, digest in await cur.fetchall():
                 heads[table][int(seq)] = bytes(digest).hex()
-            for table, line, subject in await self._waiting(conn, waiting_tables, heads, work):
+            for table, (rec, ts), subject in await self._waiting(conn, waiting_tables, heads,
+                                                                  work):  # fmt: skip
                 await self._turn(1)
-                rec = decode_line(bytes(line))
-                cands[table].append(Candidate(rec, parse_ts(rec.ts), subject, stored=True))
+                cands[table].append(Candidate(rec, ts, subject, stored=True))
         held: dict[str, dict[int, tuple[str, str]]] = {t: {} for t in tables}
         wanted = sorted(
             {
@@ -138,6 +139,8 @@ class _Proving(_StoreBase):
             )
             for table, seq, digest, prev in await cur.fetchall():
                 held[table][int(seq)] = (bytes(digest).hex(), bytes(prev).hex())
+        # The arrays of lines and hashes go in binary (%b): psycopg's text arrays escape every
+        # element with a regex (~100 us a waiting line in a catch-up; binary ~1 us).
         pending_rows: list[tuple[Any, ...]] = []
         gone: list[tuple[str, Candidate]] = []
         for table in tables:
@@ -154,10 +157,16 @@ class _Proving(_StoreBase):
             # The batch's heads from the highest down: a check (~150-230 us) only for a head
             # that says something the chain proven so far does not: usually the highest one,
             # whose line proves the lines below it, so the lower heads agree and cost nothing.
+            # With no head and no line of the table's held, a proof proves nothing (`known` is
+            # empty): a table with heads in the batch is then proven once, after them.
             await self._turn(len(cands[table]))
-            verdicts = prove(cands[table], heads[table], held[table])
-            known = _known(verdicts, held[table])
-            for head, msg in sorted(work.heads.get(table, ()), key=lambda h: -h[0].seq):
+            batch_heads = work.heads.get(table, ())
+            verdicts: Verdicts | None = None
+            known: dict[int, str] = {}
+            if heads[table] or held[table] or not batch_heads:
+                verdicts = prove(cands[table], heads[table], held[table])
+                known = _known(verdicts, held[table])
+            for head, msg in sorted(batch_heads, key=lambda h: -h[0].seq):
                 have = known.get(head.seq)
                 if have == head.hash:
                     continue  # what the proven chain says already
@@ -184,6 +193,8 @@ class _Proving(_StoreBase):
                     work.new_heads.append((table, head.seq, bytes.fromhex(head.hash), key.id))
                     verdicts = prove(cands[table], heads[table], held[table])
                     known = _known(verdicts, held[table])
+            if verdicts is None:
+                verdicts = prove(cands[table], heads[table], held[table])
             proven = verdicts.proven
             for cand, want, why in verdicts.forged:
                 work.forge(table, cand, want, why)
@@ -192,10 +203,11 @@ class _Proving(_StoreBase):
             for cand in verdicts.waiting:
                 if not cand.stored:
                     rec = cand.rec
+                    digest = bytes.fromhex(rec.hash)
                     pending_rows.append(
-                        (table, rec.seq, bytes.fromhex(rec.hash), bytes.fromhex(rec.prev),
-                         rec.line, cand.subject)
-                    )  # fmt: skip
+                        (table, rec.seq, digest, bytes.fromhex(rec.prev), rec.line, cand.subject)
+                    )
+                    work.waited.append(((table, rec.seq, digest), (rec, cand.ts)))
             if verdicts.waiting or table in self.backlog:  # a backlog: more wait, unread
                 work.now_pending.add(table)
             else:
@@ -203,26 +215,23 @@ class _Proving(_StoreBase):
             if proven:
                 by_table[table] = [(c.rec, c.ts) for c in sorted(proven, key=lambda c: c.rec.seq)]
         if gone:
+            work.unwaited += [(t, c.rec.seq, bytes.fromhex(c.rec.hash)) for t, c in gone]
             await conn.execute(
                 "DELETE FROM pending_lines WHERE (table_id, seq, hash) IN "
-                "(SELECT * FROM unnest(%s::text[], %s::bigint[], %s::bytea[]))",
-                (
-                    [t for t, _ in gone],
-                    [c.rec.seq for _, c in gone],
-                    [bytes.fromhex(c.rec.hash) for _, c in gone],
-                ),
+                "(SELECT * FROM unnest(%b::text[], %b::bigint[], %b::bytea[]))",
+                tuple(list(column) for column in zip(*work.unwaited, strict=True)),
             )
         if pending_rows:
             await conn.execute(
                 "INSERT INTO pending_lines (table_id, seq, hash, prev, line, subject) "
-                "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::bytea[], %s::bytea[], "
-                "%s::bytea[], %s::text[]) ON CONFLICT DO NOTHING",
+                "SELECT * FROM unnest(%b::text[], %b::bigint[], %b::bytea[], %b::bytea[], "
+                "%b::bytea[], %b::text[]) ON CONFLICT DO NOTHING",
                 [list(column) for column in zip(*pending_rows, strict=True)],
             )
         if work.new_heads:
             await conn.execute(
                 "INSERT INTO signed_heads (table_id, seq, hash, key_id) SELECT * FROM "
-                "unnest(%s::text[], %s::bigint[], %s::bytea[], %s::bigint[]) "
+                "unnest(%b::text[], %b::bigint[], %b::bytea[], %b::bigint[]) "
                 "ON CONFLICT DO NOTHING",
                 [list(column) for column in zip(*work.new_heads, strict=True)],
             )
@@ -234,8 +243,9 @@ class _Proving(_StoreBase):
         tables: list[str],
         heads: dict[str, dict[int, str]],
         work: _Work,
-    ) -> list[tuple[Any, ...]]:
-        """The waiting lines a batch reads of these tables: all of a table's, up to
+    ) -> list[tuple[str, Decoded, str]]:
+        """The waiting lines a batch reads of these tables (table, its record and ts, subject;
+        decoded when this floor wrote it, `_decoded`, else here): all of a table's, up to
         PENDING_WINDOW; beyond it (a backlog), the PENDING_WINDOW lines just below its lowest
         head (one of this batch's or stored) that the proof can link down from, else its lowest.
         A backlog is read on by the next batches, idle ones too (`backlog`), a window a batch:
@@ -249,7 +259,7 @@ class _Proving(_StoreBase):
         backlog = {row[0]: int(row[1]) for row in await cur.fetchall()}
         self.backlog = (self.backlog - set(tables)) | set(backlog)
         cur = await conn.execute(
-            "SELECT table_id, line, subject FROM pending_lines WHERE table_id = ANY(%s)",
+            "SELECT table_id, seq, hash, subject FROM pending_lines WHERE table_id = ANY(%s)",
             ([t for t in tables if t not in backlog],),
         )
         rows: list[tuple[Any, ...]] = list(await cur.fetchall())
@@ -258,18 +268,36 @@ class _Proving(_StoreBase):
             anchor = min((seq for seq in (*heads[table], *batch) if seq >= low), default=None)
             if anchor is None:  # no head to link from yet: its lowest, for the duplicates
                 cur = await conn.execute(
-                    "SELECT table_id, line, subject FROM pending_lines WHERE table_id = %s "
+                    "SELECT table_id, seq, hash, subject FROM pending_lines WHERE table_id = %s "
                     "ORDER BY seq LIMIT %s",
                     (table, PENDING_WINDOW),
                 )
             else:
                 cur = await conn.execute(
-                    "SELECT table_id, line, subject FROM pending_lines WHERE table_id = %s "
+                    "SELECT table_id, seq, hash, subject FROM pending_lines WHERE table_id = %s "
                     "AND seq <= %s ORDER BY seq DESC LIMIT %s",
                     (table, anchor, PENDING_WINDOW),
                 )
             rows += await cur.fetchall()
-        return rows
+        decoded = self._decoded
+        out: list[tuple[str, Decoded, str]] = []
+        missed: list[tuple[str, int, bytes]] = []
+        for table, seq, digest, subject in rows:
+            found = decoded.get((table, int(seq), bytes(digest)))
+            if found is None:
+                missed.append((table, int(seq), bytes(digest)))
+            else:
+                out.append((table, found, subject))
+        if missed:
+            cur = await conn.execute(
+                "SELECT table_id, line, subject FROM pending_lines WHERE (table_id, seq, hash) "
+                "IN (SELECT * FROM unnest(%b::text[], %b::bigint[], %b::bytea[]))",
+                tuple(list(column) for column in zip(*missed, strict=True)),
+            )
+            for table, line, subject in await cur.fetchall():
+                rec = decode_line(bytes(line))
+                out.append((table, (rec, parse_ts(rec.ts)), subject))
+        return out
 
     async def _rotate(self, conn: psycopg.AsyncConnection[Any], table: str, rec: Record) -> bool:
         """A proven `table.key_rotated` line: the old key (one of the table's, not revoked)

@@ -28,12 +28,15 @@ from psycopg.rows import dict_row
 from daemon.floor.intake import _Intake
 from daemon.floor.proving import _Proving
 from daemon.floor.storebase import (
+    DECODED_WAITING,
     PENDING_ALERT_LINES,
     PENDING_WINDOW,
     TURN_LINES,
     BatchResult,
+    Decoded,
     Incoming,
     TableKeyRow,
+    WaitingKey,
     _Work,
     month_start,
     next_month,
@@ -83,6 +86,7 @@ class Store(_Intake, _Proving, _Writing):
         # next batch, an idle one too (`check_unproven`).
         self.backlog: set[str] = set()
         self._months_new: set[datetime] = set()
+        self._decoded: dict[WaitingKey, Decoded] = {}  # lines waiting, decoded (DECODED_WAITING)
 
     # --- connections ---------------------------------------------------------------------
 
@@ -211,6 +215,13 @@ class Store(_Intake, _Proving, _Writing):
             raise
         self._months |= self._months_new
         self._months_new.clear()
+        decoded = self._decoded
+        for key in work.unwaited:
+            decoded.pop(key, None)
+        for key, value in work.waited:
+            if len(decoded) >= DECODED_WAITING:
+                break
+            decoded[key] = value
         if work.rotated:
             self._keys_at = 0.0  # the new keys are read at the next batch
         if self._pending_tables is not None:

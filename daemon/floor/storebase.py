@@ -28,6 +28,7 @@ from psycopg.types.json import Jsonb
 
 from daemon.floor.custody import Alert
 from daemon.floor.proof import Candidate, Verdicts
+from daemon.journal.format import Record
 from daemon.journal.provenance import (
     Head,
     parse_public,
@@ -106,7 +107,16 @@ PENDING_ALERT_LINES = 5_000
 PENDING_ALERT_SECONDS = 30.0
 PENDING_CHECK_SECONDS = 5.0
 PENDING_WINDOW = 20_000
+# The lines a floor wrote to `pending_lines` are kept decoded in memory (by table, seq and
+# SHA-256, so an entry is the stored line's bytes whatever happened since), up to this many:
+# a line proven in a later batch is not decoded a second time. Beyond it (or after a restart)
+# a waiting line is read whole from the database and decoded there.
+DECODED_WAITING = 20_000
 REGISTRY_SECONDS = 2.0  # the registry is read again this often (enrolments, revocations)
+
+
+WaitingKey = tuple[str, int, bytes]  # a line in `pending_lines`: table, seq, SHA-256
+Decoded = tuple[Record, datetime]  # its record and ts, as the intake decoded them
 
 
 @dataclass(frozen=True)
@@ -151,6 +161,10 @@ class _Work:
     alerts: list[Alert] = field(default_factory=list)
     held: list[_Held] = field(default_factory=list)
     new_heads: list[tuple[str, int, bytes, int]] = field(default_factory=list)
+    # Lines written to / deleted from `pending_lines`, their decoded records (`Decoded`): the
+    # store's `_decoded` once the batch commits.
+    waited: list[tuple[WaitingKey, Decoded]] = field(default_factory=list)
+    unwaited: list[WaitingKey] = field(default_factory=list)
     now_pending: set[str] = field(default_factory=set)
     cleared: set[str] = field(default_factory=set)
     rotated: bool = False
@@ -202,6 +216,7 @@ class _StoreBase:
     _pending_checked: float
     _months: set[datetime]
     _months_new: set[datetime]
+    _decoded: dict[WaitingKey, Decoded]
     _devices: dict[tuple[str, str], tuple[str | None, str | None, str | None]]
 
     async def _registry(self, conn: psycopg.AsyncConnection[Any], names: Iterable[str]) -> None:
