@@ -95,7 +95,7 @@ class Bet(TypedDict):
     player: str
     seat: int
     amount: int
-    # Thirteen (Art. 11): the units bet and whether the player sits at that seat.
+    # Thirteen only: the units bet and whether the player sits at that seat.
     units: NotRequired[int]
     seated: NotRequired[bool]
 
