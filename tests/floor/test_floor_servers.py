@@ -159,10 +159,12 @@ def test_fork_and_gap_are_alerts_with_both_hashes(env: FloorEnv) -> None:
     forked, gapped = SyntheticTable("F1", seed=1), SyntheticTable("G1", seed=2)
     # F1's first round (150 lines) is closed: its alerts' hashes are served to surveillance.
     f_lines, g_lines = forked.lines(200), gapped.lines(100)
-    floor = env.start_floor()
     withheld = g_lines[49]  # seq 50
-    # Two sends, as a shipper's heads come a second apart: a head proves G1 up to 49.
+    # Two sends, as a shipper's heads come a second apart: a head proves G1 up to 49. The first
+    # creates the stream with a 1 s de-duplication window, before the floor would create it with
+    # its own 120 s (the re-ship below waits the window out).
     asyncio.run(env.publish(f_lines + g_lines[:49], duplicate_window=1.0))
+    floor = env.start_floor()
     asyncio.run(env.publish(g_lines[50:]))
     asyncio.run(env.wait_committed(floor, {"F1": 200, "G1": 100}))
     # The gap: seqs 50..50 missing, the next line's prev given.
@@ -189,6 +191,7 @@ def test_fork_and_gap_are_alerts_with_both_hashes(env: FloorEnv) -> None:
     async def reship_until_accepted() -> None:
         nc = await nats.connect(env.broker.url)
         js = nc.jetstream()
+        assert (await js.stream_info("TABLED")).config.duplicate_window == 1.0
         subject = f"tabled.F1.{obj['event']}"
         ack = await js.publish(subject, altered, headers={"Nats-Msg-Id": "F1:17"})
         while ack.duplicate:  # inside the window JetStream drops it, as it should
