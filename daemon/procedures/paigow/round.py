@@ -29,7 +29,16 @@ from daemon.procedures.paigow.game import (
 )
 from daemon.procedures.paigow.transitions import TRANSITIONS
 from daemon.procedures.payload import Refused, integer, need
-from daemon.procedures.records import Bet, FaceUp, Reset, Setting, StackMove, Throw
+from daemon.procedures.records import (
+    Bet,
+    CoBanker,
+    FaceUp,
+    Reset,
+    RoundSettled,
+    Setting,
+    StackMove,
+    Throw,
+)
 from daemon.procedures.spec import Action, Event
 from daemon.rules import paigow
 
@@ -112,7 +121,7 @@ class PaiGowRound(Procedure):
         self.bet_seq = 0
         self.stake: int | None = None
         # Art. 5(5): the house and guests who co-bank this round, in the order they joined.
-        self.co_bankers: list[dict[str, Any]] = []
+        self.co_bankers: list[CoBanker] = []
         self.head_out = False  # Art. 5(3) 「先出头牌」
         self.bets_closed = False
         self.dice: list[int] | None = None
@@ -128,7 +137,7 @@ class PaiGowRound(Procedure):
         self.wrongly_set: list[int] = []
         self.resets: list[Reset] = []
         self.opened_hands = False
-        self.settlement: dict[str, Any] | None = None
+        self.settlement: RoundSettled | None = None
         self.extension_consents: list[str] = []
 
     # ---- conditions -------------------------------------------------------------------------
