@@ -28,7 +28,7 @@ from daemon.procedures.common import (
 from daemon.procedures.engine import Hooks, bind
 from daemon.procedures.faults import WithFaults
 from daemon.procedures.payload import Refused, text
-from daemon.procedures.records import GameProposal, Proposal, Replacement, VoidRound
+from daemon.procedures.records import GameProposal, Proposal, Proposed, Replacement, VoidRound
 
 REPLACE: Final = "replace_device"  # the override kind of a device replaced (its proposal's action)
 # What a replacement keeps: the same make, model and firmware (and its hash); the serial differs.
@@ -92,9 +92,14 @@ class WithOverrides(WithFaults):
         """Who asks for the action being taken (`system` for what the table does itself)."""
         return self._input.actor if self._input is not None else "system"
 
+    def proposed(self, article: str, now: float) -> Proposed:
+        """What every proposal made now holds after its `kind`: the rule it keeps, who
+        proposes it, since when."""
+        return Proposed(article=article, proposed_by=self.actor(), since=now)
+
     def propose(self, proposal: Proposal) -> None:
-        """Hold `proposal` pending a supervisor's decision (built by the caller: its `kind`,
-        `article`, `proposed_by` and `since` first, then its details), and journal it."""
+        """Hold `proposal` pending a supervisor's decision (its `kind`, then `proposed`, then
+        its details), and journal it."""
         self.override = clone(proposal)
         self.emit("override.proposed", **clone(self.override))
 
@@ -282,9 +287,7 @@ class WithOverrides(WithFaults):
         self.propose(
             Replacement(
                 kind=REPLACE,
-                article=HOUSE_FAULTS,
-                proposed_by=self.actor(),
-                since=now,
+                **self.proposed(HOUSE_FAULTS, now),
                 device=device,
                 reason=payload["reason"],
                 old=clone(old),
@@ -332,9 +335,7 @@ class WithOverrides(WithFaults):
         self.propose(
             VoidRound(
                 kind="void_round",
-                article=HOUSE_VOID,
-                proposed_by=actor,
-                since=now,
+                **self.proposed(HOUSE_VOID, now),
                 reason=payload["reason"],
                 phase=self.phase,
                 suspended=self.suspended,

@@ -122,7 +122,7 @@ class Throw(TypedDict):
 # ---- proposals a supervisor decides (daemon.procedures.overrides) ----------------------------
 
 
-class _Proposed(TypedDict):
+class Proposed(TypedDict):
     """What every pending proposal holds besides its `kind`: the rule it keeps, who proposed
     it and when (`since` is not journaled with the decision)."""
 
@@ -131,7 +131,7 @@ class _Proposed(TypedDict):
     since: float
 
 
-class VoidRound(_Proposed):
+class VoidRound(Proposed):
     """A void of the round once something of it is known, until a second supervisor decides;
     it lapses when the held round resumes."""
 
@@ -141,7 +141,7 @@ class VoidRound(_Proposed):
     suspended: str | None
 
 
-class VoidDeal(_Proposed):
+class VoidDeal(Proposed):
     """A void of the dealt cards (Thirteen), on a misdeal on record."""
 
     kind: Literal["void_deal"]
@@ -150,7 +150,7 @@ class VoidDeal(_Proposed):
     misdeal: str | None
 
 
-class Replacement(_Proposed):
+class Replacement(Proposed):
     """A device replaced by another of its approved build: the identity held and the one now
     on the line (they differ by the serial alone)."""
 
@@ -163,7 +163,7 @@ class Replacement(_Proposed):
     new_serial: Any
 
 
-class CardEntry(_Proposed):
+class CardEntry(Proposed):
     """A misread card (Thirteen) entered by hand: the card proposed for its place."""
 
     kind: Literal["enter_card"]
@@ -174,7 +174,7 @@ class CardEntry(_Proposed):
     note: str | None
 
 
-class Correction(_Proposed):
+class Correction(Proposed):
     """An open hand's rows corrected (Thirteen): the rows placed and the rows proposed."""
 
     kind: Literal["correct_arrangement"]

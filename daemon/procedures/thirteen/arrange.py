@@ -208,9 +208,7 @@ class ThirteenArrangement(ThirteenRound):
         self.propose(
             Correction(
                 kind="correct_arrangement",
-                article=ART_8,
-                proposed_by=self.actor(),
-                since=now,
+                **self.proposed(ART_8, now),
                 seat=seat,
                 reason=payload["reason"],
                 placed=clone(self.arrangements[seat]),

@@ -167,9 +167,7 @@ class ThirteenDeal(ThirteenRound):
         self.propose(
             CardEntry(
                 kind="enter_card",
-                article=ART_4,
-                proposed_by=self.actor(),
-                since=now,
+                **self.proposed(ART_4, now),
                 card=need(card_name(payload["card"])),
                 index=misread["index"],
                 seat=misread["seat"],
@@ -215,9 +213,7 @@ class ThirteenDeal(ThirteenRound):
         self.propose(
             VoidDeal(
                 kind="void_deal",
-                article=ART_4,
-                proposed_by=self.actor(),
-                since=now,
+                **self.proposed(ART_4, now),
                 reason=reason,
                 phase=self.phase,
                 misdeal=misdeal,
