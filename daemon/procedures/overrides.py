@@ -28,7 +28,14 @@ from daemon.procedures.common import (
 from daemon.procedures.engine import Hooks, bind
 from daemon.procedures.faults import WithFaults
 from daemon.procedures.payload import Refused, text
-from daemon.procedures.records import GameProposal, Proposal, Proposed, Replacement, VoidRound
+from daemon.procedures.records import (
+    GameProposal,
+    Identity,
+    Proposal,
+    Proposed,
+    Replacement,
+    VoidRound,
+)
 
 REPLACE: Final = "replace_device"  # the override kind of a device replaced (its proposal's action)
 # What a replacement keeps: the same make, model and firmware (and its hash); the serial differs.
@@ -63,7 +70,7 @@ class WithOverrides(WithFaults):
     # until then nothing of the round moves but the faults and the decision itself.
 
     override: Proposal | None = None
-    identified: dict[str, dict[str, Any]]  # the game's (daemon.procedures.base)
+    identified: dict[str, Identity]  # the game's (daemon.procedures.base)
     ENGINE_STATE: ClassVar[tuple[str, ...]] = (*WithFaults.ENGINE_STATE, "override")
 
     def __init__(self, table_id: str = "T01") -> None:
@@ -232,7 +239,7 @@ class WithOverrides(WithFaults):
 
     # ---- a device replaced by another of its approved build ---------------------------------
 
-    def _replacement(self, device: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _replacement(self, device: str) -> tuple[Identity, Identity]:
         """The identity the table holds for `device` and the one now on the line, when the two
         differ by the serial alone and the build is approved; else Refused."""
         known = self.identified.get(device)

@@ -7,6 +7,22 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict
 
 
+class Identity(TypedDict, total=False):
+    """A device's identity as `device_identified` carries it, without the device's name: the
+    table's verdict on its build (`approved`, `approval`) and what the device reported."""
+
+    approved: bool
+    approval: str
+    make: str
+    model: str
+    serial: str
+    firmware: str
+    firmware_hash: str
+    kind: str
+    driver: str
+    package_sha256: str
+
+
 class Fault(TypedDict):
     """An open fault of a device (or `table` after a restart), until a supervisor clears it."""
 
@@ -16,7 +32,7 @@ class Fault(TypedDict):
     since: float
     # The device on the line when it is not the one identified (`identity changed`): what a
     # replacement approved by two supervisors puts in its place (daemon.procedures.overrides).
-    identity: NotRequired[dict[str, Any]]
+    identity: NotRequired[Identity]
 
 
 class Misdeal(TypedDict):
@@ -157,8 +173,8 @@ class Replacement(Proposed):
     kind: Literal["replace_device"]
     device: str
     reason: str
-    old: dict[str, Any]
-    new: dict[str, Any]
+    old: Identity
+    new: Identity
     old_serial: Any
     new_serial: Any
 

@@ -33,6 +33,7 @@ from daemon.procedures.records import (
     Bet,
     CoBanker,
     FaceUp,
+    Identity,
     Reset,
     RoundSettled,
     Setting,
@@ -92,7 +93,7 @@ class PaiGowRound(Procedure):
         paigow.ruleset(ruleset)  # an unknown rule set stops the table at start-up
         self.ruleset = ruleset
         self.devices = tuple(devices)
-        self.identified: dict[str, dict[str, Any]] = {}
+        self.identified: dict[str, Identity] = {}
         self.opened = False
         # The bank (Art. 5): who holds it, for how many rounds, and who has ever bet.
         self.banker: str | None = None

@@ -23,6 +23,7 @@ from daemon.procedures.records import (
     BetSettled,
     Cut,
     DealtCard,
+    Identity,
     Misread,
     Proposal,
     SeatScored,
@@ -120,7 +121,7 @@ class ThirteenRound(Procedure):
             "timer_in_hold": timer_in_hold,
         }
         self.devices = tuple(devices)
-        self.identified: dict[str, dict[str, Any]] = {}
+        self.identified: dict[str, Identity] = {}
         self.opened = False
         self._new_round_state()
         super().__init__(table_id)
