@@ -95,14 +95,14 @@ class WithOverrides(WithFaults):
         }
     )
 
-    def actor(self) -> str:
+    def _actor(self) -> str:
         """Who asks for the action being taken (`system` for what the table does itself)."""
         return self._input.actor if self._input is not None else "system"
 
     def proposed(self, article: str, now: float) -> Proposed:
         """What every proposal made now holds after its `kind`: the rule it keeps, who
         proposes it, since when."""
-        return Proposed(article=article, proposed_by=self.actor(), since=now)
+        return Proposed(article=article, proposed_by=self._actor(), since=now)
 
     def propose(self, proposal: Proposal) -> None:
         """Hold `proposal` pending a supervisor's decision (its `kind`, then `proposed`, then
@@ -192,7 +192,7 @@ class WithOverrides(WithFaults):
     def _apply_approve_override(self, payload: Mapping[str, Any], now: float) -> None:
         pending = self._pending()
         self.override = None
-        approved_by = self.actor()
+        approved_by = self._actor()
         reason = payload["reason"]
         self.emit("override.approved", **_decided(pending), approved_by=approved_by, reason=reason)
         if pending["kind"] == REPLACE:
@@ -233,7 +233,7 @@ class WithOverrides(WithFaults):
         self.emit(
             "override.rejected",
             **_decided(pending),
-            rejected_by=self.actor(),
+            rejected_by=self._actor(),
             reason=payload["reason"],
         )
 
@@ -334,7 +334,7 @@ class WithOverrides(WithFaults):
             )
 
     def _apply_void_round(self, payload: Mapping[str, Any], now: float) -> None:
-        actor = self.actor()
+        actor = self._actor()
         if not self.cards_known():
             # Nothing of the round is known to anyone: one supervisor voids it (H5).
             self._void_round(now, reason=payload["reason"], decided_by=actor)
