@@ -47,8 +47,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from daemon.logging import configure_logging
-from drivers.base import DeviceDriver, DeviceError, LinkDegraded, LinkDown, driver_class
+from drivers.base import DeviceDriver, driver_class
 from drivers.clock import MonotonicClock
+from drivers.events import DeviceError, LinkDegraded, LinkDown
 from drivers.framing import encode_frame
 from drivers.link import LinkTiming
 from simulators.spec import model_class

@@ -63,12 +63,9 @@ from daemon.config import JournalConfig, TableConfig, load_config, parse_config 
 from daemon.contract.metrics import LatencyHistogram  # noqa: E402
 from daemon.logging import configure_logging  # noqa: E402
 from daemon.table import Fed, Table  # noqa: E402
-from drivers.base import (  # noqa: E402
-    DeviceDriver,
-    DriverEvent,
-    driver_class,
-)
+from drivers.base import DeviceDriver, driver_class  # noqa: E402
 from drivers.clock import MonotonicClock  # noqa: E402
+from drivers.events import DriverEvent  # noqa: E402
 from drivers.framing import FrameCodec, Role  # noqa: E402
 from drivers.link import LinkTiming  # noqa: E402
 from drivers.messages import COMMON_MESSAGES, message_set  # noqa: E402

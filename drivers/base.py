@@ -36,16 +36,10 @@ import structlog
 
 from drivers.clock import Clock, MonotonicClock, TimerHandle
 from drivers.events import (
-    CommandRefused,
     DeviceError,
     DeviceFault,
-    DeviceRestarted,
     DeviceStatus,
-    DoorChanged,
     DriverEvent,
-    EventsMissed,
-    FaultCleared,
-    LinkDegraded,
     LinkDown,
     LinkLost,
     LinkState,
@@ -74,32 +68,6 @@ from drivers.messages import (
 )
 from drivers.settings import ApprovedBuild, DeviceSettings, is_approved
 from drivers.transport import Transport, open_transport
-
-# The events, errors and settings are defined beside this module and used through it too.
-__all__ = [
-    "COMMON_FAULT_NAMES",
-    "ApprovedBuild",
-    "CommandRefused",
-    "DeviceDriver",
-    "DeviceError",
-    "DeviceFault",
-    "DeviceRestarted",
-    "DeviceSettings",
-    "DeviceStatus",
-    "DoorChanged",
-    "DriverEvent",
-    "EventsMissed",
-    "FaultCleared",
-    "LinkDegraded",
-    "LinkDown",
-    "LinkLost",
-    "LinkState",
-    "LinkUp",
-    "NotApproved",
-    "driver_class",
-    "is_approved",
-]
-
 
 # opener(url, baudrate, on_data, on_lost) -> Transport: how the port is opened (replay harnesses
 # substitute their own).

@@ -35,11 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drivers.base import CommandRefused, DeviceDriver, DeviceError, DriverEvent, driver_class
+from drivers.base import DeviceDriver, driver_class
 from drivers.capture import RX, TX, Capture, read_capture
 from drivers.clock import ManualClock, settle
 from drivers.dice_shaker.driver import DiceShakerDriver
 from drivers.dice_shaker.messages import Shake
+from drivers.events import CommandRefused, DeviceError, DriverEvent
 from drivers.framing import Frame, FrameCodec, Role
 from drivers.link import LinkTiming
 from drivers.messages import ClearFaults, GetStatus, Identify, Message

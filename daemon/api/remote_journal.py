@@ -14,6 +14,7 @@ from typing import Any
 
 from daemon.contract.journal_feed import FeedRecord
 from daemon.journal import Record
+from daemon.journal.live import LiveRecords
 from daemon.journal.reader import replay
 
 RECENT = 8192  # durable events kept in memory (a console's catch-up rarely reads the files)
@@ -28,17 +29,19 @@ class RemoteJournal:
     def __init__(self, directory: Path | None, durable_seq: int) -> None:
         self.dir = directory if directory is not None else Path("/nonexistent")
         self.durable_seq = durable_seq
-        self._recent: deque[Record] = deque(maxlen=RECENT)
         self._lock = threading.Lock()  # `replay` runs in worker threads
+        # The recent durable events, read as the journal reads its own (`LiveRecords.since`);
+        # no subscriber of it: this journal hands the events to its own (`RemoteSubscription`).
+        self._live = LiveRecords(self._lock, keep=RECENT)
         self.subscriptions: set[RemoteSubscription] = set()
 
     def replay(self, from_seq: int = 1) -> Iterator[Record]:
         """Every durable event from `from_seq` (at most the durable seq now), in order."""
         with self._lock:
             durable = self.durable_seq
-            if self._recent and from_seq >= self._recent[0].seq:
-                start = from_seq - self._recent[0].seq
-                return iter(list(itertools.islice(self._recent, start, None)))
+            recent = self._live.since(from_seq)
+        if recent is not None:
+            return iter(recent)
         return self._from_files(from_seq, durable)
 
     def _from_files(self, from_seq: int, upto: int) -> Iterator[Record]:
@@ -63,7 +66,7 @@ class RemoteJournal:
         if not fresh:
             return
         with self._lock:
-            self._recent.extend(fresh)
+            self._live.recent.extend(fresh)
             self.durable_seq = fresh[-1].seq
         for subscription in list(self.subscriptions):
             subscription.offer(fresh)

@@ -76,9 +76,10 @@ class ThirteenDealer(FaultInjection):
             await self._thirteen_open_hands(proc)
             await self.act("settle_round")
             for entry in proc.settlement or []:
+                rules = entry.get("rules")
                 if entry.get("late"):
                     self.summary.hands["late at the bell"] += 1
-                elif (entry.get("rules") or {}).get("foul"):
+                elif isinstance(rules, dict) and rules.get("foul"):
                     self.summary.hands["foul"] += 1
             self._settled = True
         elif phase == "ROUND_OVER":

@@ -25,9 +25,11 @@ from typing import Any
 
 from daemon.config import ConfigError, DeviceConfig, load_config
 from daemon.logging import configure_logging
-from drivers.base import DeviceError, driver_class, is_approved
+from drivers.base import driver_class
+from drivers.events import DeviceError
 from drivers.kinds import broken, is_plugin, kinds, package_digest
 from drivers.link import LinkTiming
+from drivers.settings import is_approved
 
 PROBES = 5
 # A probe must not hang on a dead port: a short reply timeout, no background polling.

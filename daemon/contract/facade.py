@@ -103,8 +103,9 @@ class Snapshot(TypedDict, total=False):
     # open faults: {"seq"?, "device", "fault", "kind", "healthy": bool, "cleared": bool}; a
     # device healthy again stays listed until a supervisor clears it
     faults: list[dict[str, Any]]
-    # a dealer's proposal waiting for a supervisor (approve_override / reject_override):
-    # {"kind", "proposed_by", "label": {"en", "zh"}, ...details}, or None
+    # a dealer's proposal waiting for a supervisor (approve_override / reject_override): the
+    # procedure's record of it (daemon.procedures.records.Proposal, one shape per kind) without
+    # `since`, with a "label": {"en", "zh"}; or None
     override: dict[str, Any] | None
     server_time: float  # unix seconds by the table's clock; the console offsets its own by it
     devices: dict[str, str]  # each device's link: "up", "down", ... (the console shows them)

@@ -27,9 +27,9 @@ RECENT_RECORDS = 4096
 class LiveRecords:
     """The recent records of one open journal and its subscribers."""
 
-    def __init__(self, lock: threading.Lock) -> None:
+    def __init__(self, lock: threading.Lock, keep: int = RECENT_RECORDS) -> None:
         self._lock = lock
-        self.recent: deque[Record] = deque(maxlen=RECENT_RECORDS)
+        self.recent: deque[Record] = deque(maxlen=keep)
         self.subscribers: tuple[Subscription, ...] = ()
         self._undelivered: deque[Record] = deque()
 

@@ -55,7 +55,7 @@ from daemon.procedures.payload import (
     need,
     text,
 )
-from daemon.procedures.records import Bet, Throw
+from daemon.procedures.records import Bet, Identity, Throw
 from daemon.procedures.spec import ROLES, Action
 from daemon.procedures.stakes import Stakes
 
@@ -171,7 +171,7 @@ class Procedure(WithOverrides):
     SEAT_NAME: ClassVar[str] = "seat"
 
     devices: tuple[str, ...]
-    identified: dict[str, dict[str, Any]]
+    identified: dict[str, Identity]
     opened: bool
     bets: list[Bet]
     bets_closed: bool

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
-from typing import Any
+from typing import Any, Final
 
 from transitions import EventData
 
@@ -227,10 +227,10 @@ OVERRIDES: dict[str, tuple[str, str]] = {
     "correct_arrangement": ("Correct a placed hand", "更正已排入三道的牌"),
 }
 # The proposals that undo a round: a second, different supervisor approves them.
-VOIDS = frozenset({"void_deal", "void_round"})
+VOIDS: Final = ("void_deal", "void_round")
 # The proposals that change what a round's settlement reads once it lies open to everyone (an
 # open hand's rows, final once placed): a supervisor's, a second named supervisor approves.
-CORRECTIONS = frozenset({"correct_arrangement"})
+CORRECTIONS: Final = ("correct_arrangement",)
 
 
 class _Decided:

@@ -38,7 +38,7 @@ from daemon.procedures.common import HOUSE_FAULTS, HOUSE_ROLES, check_device_fac
 from daemon.procedures.machine import PhaseMachine
 from daemon.procedures.outcome import DeviceCommand, Input, JournalEvent, Outcome, Violation
 from daemon.procedures.payload import Refused, check_params
-from daemon.procedures.records import Fault
+from daemon.procedures.records import Fault, Misdeal
 from daemon.procedures.spec import Action, Event
 
 _PAIRS: dict[type[Engine], frozenset[tuple[str, str]]] = {}
@@ -103,7 +103,7 @@ class Engine:
         self.faults: dict[str, Fault] = {}
         self.invalid_shakes = 0
         # A deal fault on record this round that the reader's record cannot put right.
-        self.misdeal: dict[str, Any] | None = None
+        self.misdeal: Misdeal | None = None
         self._events: list[JournalEvent] = []
         self._commands: list[DeviceCommand] = []
         self._input: Input | None = None

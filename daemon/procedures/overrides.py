@@ -15,7 +15,7 @@ firmware, its hash) or a build the approved list does not name cannot be propose
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from daemon.procedures.checkpoint import clone
 from daemon.procedures.common import (
@@ -27,9 +27,17 @@ from daemon.procedures.common import (
 )
 from daemon.procedures.engine import Hooks, bind
 from daemon.procedures.faults import WithFaults
-from daemon.procedures.payload import Refused, need, text
+from daemon.procedures.payload import Refused, text
+from daemon.procedures.records import (
+    GameProposal,
+    Identity,
+    Proposal,
+    Proposed,
+    Replacement,
+    VoidRound,
+)
 
-REPLACE = "replace_device"  # the override kind of a device replaced (its proposal's action)
+REPLACE: Final = "replace_device"  # the override kind of a device replaced (its proposal's action)
 # What a replacement keeps: the same make, model and firmware (and its hash); the serial differs.
 REPLACEABLE = ("make", "model", "serial", "firmware", "firmware_hash")
 
@@ -39,12 +47,12 @@ def _person(actor: str) -> str | None:
     return actor.split(":", 1)[1] if ":" in actor else None
 
 
-def _decided(pending: Mapping[str, Any]) -> dict[str, Any]:
+def _decided(pending: Proposal) -> dict[str, Any]:
     """A pending proposal as its decision journals it: the proposer's reason (a void's) is
     `proposal_reason`, beside the decider's own `reason`."""
     out = {k: v for k, v in pending.items() if k not in ("since", "reason")}
     if "reason" in pending:
-        out["proposal_reason"] = pending["reason"]
+        out["proposal_reason"] = pending.get("reason")
     return out
 
 
@@ -61,8 +69,8 @@ class WithOverrides(WithFaults):
     # supervisor approves it with a reason (or either rejects it... but not the proposer), and
     # until then nothing of the round moves but the faults and the decision itself.
 
-    override: dict[str, Any] | None = None
-    identified: dict[str, dict[str, Any]]  # the game's (daemon.procedures.base)
+    override: Proposal | None = None
+    identified: dict[str, Identity]  # the game's (daemon.procedures.base)
     ENGINE_STATE: ClassVar[tuple[str, ...]] = (*WithFaults.ENGINE_STATE, "override")
 
     def __init__(self, table_id: str = "T01") -> None:
@@ -87,16 +95,26 @@ class WithOverrides(WithFaults):
         }
     )
 
-    def propose(self, kind: str, article: str, now: float, **details: Any) -> None:
-        actor = self._input.actor if self._input is not None else "system"
-        self.override = {
-            "kind": kind,
-            "article": article,
-            "proposed_by": actor,
-            "since": now,
-            **clone(details),
-        }
+    def _actor(self) -> str:
+        """Who asks for the action being taken (`system` for what the table does itself)."""
+        return self._input.actor if self._input is not None else "system"
+
+    def proposed(self, article: str, now: float) -> Proposed:
+        """What every proposal made now holds after its `kind`: the rule it keeps, who
+        proposes it, since when."""
+        return Proposed(article=article, proposed_by=self._actor(), since=now)
+
+    def propose(self, proposal: Proposal) -> None:
+        """Hold `proposal` pending a supervisor's decision (its `kind`, then `proposed`, then
+        its details), and journal it."""
+        self.override = clone(proposal)
         self.emit("override.proposed", **clone(self.override))
+
+    def _pending(self) -> Proposal:
+        """The proposal decided on (the transition table admits a decision only then)."""
+        if self.override is None:
+            raise RuntimeError("the procedure reached a phase without the state it requires")
+        return self.override
 
     def _ready_approve_override(self) -> bool:
         return self.override is not None
@@ -113,10 +131,10 @@ class WithOverrides(WithFaults):
         void = self.override["kind"] in VOIDS
         article = HOUSE_VOID if void else HOUSE_OVERRIDE
         if self.override["kind"] in CORRECTIONS:
-            article = str(self.override["article"])  # the game's article the correction keeps
+            article = self.override["article"]  # the game's article the correction keeps
         text(payload, "reason", article)
         # Two persons: whoever proposed does not decide, under whatever role they sign in.
-        actor, proposer = self._admitting or "", str(self.override["proposed_by"])
+        actor, proposer = self._admitting or "", self.override["proposed_by"]
         if actor == proposer or _person(actor) == _person(proposer) is not None:
             raise Refused(
                 article, "the one who proposes does not decide on it", zh="提出者不可自行決定"
@@ -142,14 +160,14 @@ class WithOverrides(WithFaults):
 
     def _check_approve_override(self, payload: Mapping[str, Any], now: float) -> None:
         self._check_decision(payload)
-        pending = need(self.override)
-        if pending["kind"] in VOIDS:
-            if pending.get("phase") != self.phase:
+        pending = self._pending()
+        if pending["kind"] == "void_round" or pending["kind"] == "void_deal":
+            if pending["phase"] != self.phase:
                 raise Refused(
                     HOUSE_VOID,
-                    f"the {pending['kind']} was proposed in {pending.get('phase')}; the table is "
+                    f"the {pending['kind']} was proposed in {pending['phase']}; the table is "
                     f"in {self.phase}: it is approved where it was proposed",
-                    zh=f"{pending['kind']} 於 {pending.get('phase')} 提出；賭枱現處於 "
+                    zh=f"{pending['kind']} 於 {pending['phase']} 提出；賭枱現處於 "
                     f"{self.phase}：須在提出的階段批准",
                 )
             if pending["kind"] == "void_round":
@@ -159,7 +177,7 @@ class WithOverrides(WithFaults):
             return
         if pending["kind"] == REPLACE:
             # The device proposed is still the one on the line, and still of the approved build.
-            if self._replacement(pending["device"])["new"] != pending["new"]:
+            if self._replacement(pending["device"])[1] != pending["new"]:
                 raise Refused(
                     HOUSE_FAULTS,
                     "another device is on the line since it was proposed",
@@ -172,9 +190,9 @@ class WithOverrides(WithFaults):
         self._check_decision(payload)
 
     def _apply_approve_override(self, payload: Mapping[str, Any], now: float) -> None:
-        pending = need(self.override)
+        pending = self._pending()
         self.override = None
-        approved_by = self._input.actor if self._input is not None else "system"
+        approved_by = self._actor()
         reason = payload["reason"]
         self.emit("override.approved", **_decided(pending), approved_by=approved_by, reason=reason)
         if pending["kind"] == REPLACE:
@@ -195,7 +213,7 @@ class WithOverrides(WithFaults):
                 approval_reason=reason,
             )
             return
-        if pending["kind"] in VOIDS:
+        if pending["kind"] == "void_round" or pending["kind"] == "void_deal":
             decided = {
                 "reason": pending["reason"],
                 "proposed_by": pending["proposed_by"],
@@ -210,18 +228,18 @@ class WithOverrides(WithFaults):
         self._apply_override(pending, now)
 
     def _apply_reject_override(self, payload: Mapping[str, Any], now: float) -> None:
-        pending = need(self.override)
+        pending = self._pending()
         self.override = None
         self.emit(
             "override.rejected",
             **_decided(pending),
-            rejected_by=self._input.actor if self._input is not None else "system",
+            rejected_by=self._actor(),
             reason=payload["reason"],
         )
 
     # ---- a device replaced by another of its approved build ---------------------------------
 
-    def _replacement(self, device: str) -> dict[str, Any]:
+    def _replacement(self, device: str) -> tuple[Identity, Identity]:
         """The identity the table holds for `device` and the one now on the line, when the two
         differ by the serial alone and the build is approved; else Refused."""
         known = self.identified.get(device)
@@ -254,7 +272,7 @@ class WithOverrides(WithFaults):
                 f"serial; {what} differs",
                 zh=f"{device}：更換的設備須為相同品牌、型號及韌體，只是序號不同；{what} 不同",
             )
-        return {"old": known, "new": new}
+        return known, new
 
     def _ready_replace_device(self) -> bool:
         return self.override is None
@@ -272,17 +290,18 @@ class WithOverrides(WithFaults):
 
     def _apply_replace_device(self, payload: Mapping[str, Any], now: float) -> None:
         device = payload["device"]
-        found = self._replacement(device)
+        old, new = self._replacement(device)
         self.propose(
-            REPLACE,
-            HOUSE_FAULTS,
-            now,
-            device=device,
-            reason=payload["reason"],
-            old=clone(found["old"]),
-            new=clone(found["new"]),
-            old_serial=found["old"].get("serial"),
-            new_serial=found["new"].get("serial"),
+            Replacement(
+                kind=REPLACE,
+                **self.proposed(HOUSE_FAULTS, now),
+                device=device,
+                reason=payload["reason"],
+                old=clone(old),
+                new=clone(new),
+                old_serial=old.get("serial"),
+                new_serial=new.get("serial"),
+            )
         )
 
     # ---- voids -------------------------------------------------------------------------------
@@ -315,18 +334,19 @@ class WithOverrides(WithFaults):
             )
 
     def _apply_void_round(self, payload: Mapping[str, Any], now: float) -> None:
-        actor = self._input.actor if self._input is not None else "system"
+        actor = self._actor()
         if not self.cards_known():
             # Nothing of the round is known to anyone: one supervisor voids it (H5).
             self._void_round(now, reason=payload["reason"], decided_by=actor)
             return
         self.propose(
-            "void_round",
-            HOUSE_VOID,
-            now,
-            reason=payload["reason"],
-            phase=self.phase,
-            suspended=self.suspended,
+            VoidRound(
+                kind="void_round",
+                **self.proposed(HOUSE_VOID, now),
+                reason=payload["reason"],
+                phase=self.phase,
+                suspended=self.suspended,
+            )
         )
         self._target = "PROPOSED"
 
@@ -345,10 +365,10 @@ class WithOverrides(WithFaults):
             self.emit("override.lapsed", **_decided(pending))
         super()._resume(now)
 
-    def _check_override(self, pending: Mapping[str, Any], now: float) -> None:
+    def _check_override(self, pending: GameProposal, now: float) -> None:
         """The proposal still holds when the supervisor decides (raise Refused if not)."""
 
-    def _apply_override(self, pending: Mapping[str, Any], now: float) -> None:
+    def _apply_override(self, pending: GameProposal, now: float) -> None:
         raise NotImplementedError
 
     # Each action's check, effect and readiness, bound here by name once and for all (the

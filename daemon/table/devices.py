@@ -27,7 +27,7 @@ from daemon.procedures.base import DeviceCommand
 from daemon.table.common import Fed, TableError
 from daemon.table.intake import take_events
 from drivers.adapter import DeviceAdapter, ProcedureInput, adapter_class
-from drivers.base import ApprovedBuild, DeviceDriver, driver_class, is_approved
+from drivers.base import DeviceDriver, driver_class
 from drivers.events import (
     CommandRefused,
     DeviceError,
@@ -43,6 +43,7 @@ from drivers.events import (
 )
 from drivers.kinds import DeviceKind, find
 from drivers.mailbox import Mailbox
+from drivers.settings import ApprovedBuild, is_approved
 
 if TYPE_CHECKING:
     from daemon.table.common import TableHost as Table

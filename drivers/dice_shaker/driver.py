@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from drivers.base import DeviceDriver, DriverEvent
+from drivers.base import DeviceDriver
 from drivers.dice_shaker.messages import (
     DICE_MESSAGES,
     DOOR_NAMES,
@@ -18,6 +18,7 @@ from drivers.dice_shaker.messages import (
     InvalidThrow,
     Shake,
 )
+from drivers.events import DriverEvent
 from drivers.messages import COMMON_MESSAGES, DeviceEvent, Message, message_set
 
 

@@ -9,7 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from drivers.base import DeviceDriver, DeviceFault, DriverEvent
+from drivers.base import DeviceDriver
+from drivers.events import DeviceFault, DriverEvent
 from drivers.messages import COMMON_MESSAGES, DeviceEvent, DoorReport, Message, Status, message_set
 from drivers.shoe_reader.messages import (
     DOOR_NAMES,

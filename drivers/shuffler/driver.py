@@ -8,7 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from drivers.base import DeviceDriver, DriverEvent
+from drivers.base import DeviceDriver
+from drivers.events import DriverEvent
 from drivers.messages import COMMON_MESSAGES, DeviceEvent, Message, message_set
 from drivers.shuffler.messages import (
     DOOR_NAMES,

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from drivers.base import CommandRefused, DeviceDriver, DeviceError, DeviceFault, DriverEvent
+from drivers.base import DeviceDriver
+from drivers.events import CommandRefused, DeviceError, DeviceFault, DriverEvent
 from drivers.messages import COMMON_MESSAGES, DeviceEvent, Message, NakReason, message_set
 from drivers.timer_bell.messages import (
     BELL_MESSAGES,

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from drivers.base import DeviceFault, LinkDown, LinkLost, LinkUp
 from drivers.dice_shaker.driver import DiceInvalid, DiceShakerDriver, DiceThrown
+from drivers.events import DeviceFault, LinkDown, LinkLost, LinkUp
 from drivers.link import LinkTiming
 from drivers.shuffler.driver import ShuffleCompleted, ShufflerDriver
 from simulators.base import firmware_digest

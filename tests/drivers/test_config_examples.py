@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from daemon.config import load_config
-from drivers.base import is_approved
 from drivers.messages import Identity
+from drivers.settings import is_approved
 from simulators.base import SIM_MAKE, firmware_digest
 from simulators.spec import model_class
 

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.base import DeviceDriver, DriverEvent, driver_class
+from drivers.base import DeviceDriver, driver_class
+from drivers.events import DriverEvent
 from drivers.framing import Frame, FrameCodec, Role, encode_frame
 from drivers.kinds import BUILTIN, kinds
 from drivers.link import LinkTiming

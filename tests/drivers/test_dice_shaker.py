@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.base import CommandRefused, DeviceFault, DoorChanged, FaultCleared, LinkUp
 from drivers.clock import settle
 from drivers.dice_shaker.driver import DiceInvalid, DiceShakerDriver, DiceThrown
 from drivers.dice_shaker.messages import DiceResult, InvalidThrow, Shake
+from drivers.events import CommandRefused, DeviceFault, DoorChanged, FaultCleared, LinkUp
 from drivers.framing import ErrorKind, Frame, FrameCodec, ProtocolError, Role, encode_frame
 from drivers.link import LinkTiming
 from drivers.messages import Message

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import uvloop
 
-from drivers.base import LinkDown, LinkLost
 from drivers.clock import ManualClock, MonotonicClock, SimulationClock, settle
+from drivers.events import LinkDown, LinkLost
 from drivers.framing import ErrorKind, Frame, FrameCodec, ProtocolError, Role, encode_frame
 from drivers.link import MAX_WIRE_FRAME, LinkTiming, wire_time
 from drivers.messages import GetStatus, Identify, Identity, Message, Status, StatusFlag

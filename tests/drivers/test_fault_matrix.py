@@ -14,16 +14,9 @@ import pytest
 
 from daemon.cli.sim import _specs
 from daemon.config import ApprovedFirmware
-from drivers.base import (
-    DeviceDriver,
-    DeviceError,
-    DeviceFault,
-    DoorChanged,
-    DriverEvent,
-    LinkDown,
-    LinkUp,
-)
+from drivers.base import DeviceDriver
 from drivers.dice_shaker.driver import DiceInvalid, DiceShakerDriver, DiceThrown
+from drivers.events import DeviceError, DeviceFault, DoorChanged, DriverEvent, LinkDown, LinkUp
 from drivers.link import LinkTiming
 from drivers.shoe_reader.driver import CardDrawn, CutCardReached, Misread, ShoeReaderDriver
 from drivers.shuffler.driver import ShuffleCompleted, ShufflerDriver

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.base import LinkDegraded, LinkDown, LinkUp, driver_class
+from drivers.base import driver_class
 from drivers.clock import ManualClock
+from drivers.events import LinkDegraded, LinkDown, LinkUp
 from drivers.framing import Frame, FrameCodec, ProtocolError, Role, encode_frame
 from drivers.link import (
     Degraded,

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from drivers.base import CommandRefused, DeviceDriver, LinkLost, driver_class
+from drivers.base import DeviceDriver, driver_class
 from drivers.capture import (
     CLOSE,
     OPEN,
@@ -36,6 +36,7 @@ from drivers.capture import (
 )
 from drivers.clock import MonotonicClock, settle
 from drivers.dice_shaker.driver import DiceShakerDriver
+from drivers.events import CommandRefused, LinkLost
 from drivers.link import LinkTiming
 from drivers.replay import compare, describe_event, format_expected, replay, replay_file
 from drivers.replay import main as replay_main

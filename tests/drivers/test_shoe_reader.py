@@ -14,7 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
-from drivers.base import (
+from drivers.clock import ManualClock, MonotonicClock, settle
+from drivers.crc import crc16_reference
+from drivers.events import (
     CommandRefused,
     DeviceFault,
     DeviceRestarted,
@@ -25,8 +27,6 @@ from drivers.base import (
     LinkLost,
     LinkUp,
 )
-from drivers.clock import ManualClock, MonotonicClock, settle
-from drivers.crc import crc16_reference
 from drivers.framing import ErrorKind, Frame, FrameCodec, ProtocolError, Role, encode_frame
 from drivers.link import LinkTiming
 from drivers.messages import Message

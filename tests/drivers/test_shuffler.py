@@ -10,7 +10,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from daemon.config import ApprovedFirmware
-from drivers.base import (
+from drivers.clock import ManualClock, settle
+from drivers.events import (
     CommandRefused,
     DeviceFault,
     DeviceRestarted,
@@ -23,7 +24,6 @@ from drivers.base import (
     LinkUp,
     NotApproved,
 )
-from drivers.clock import ManualClock, settle
 from drivers.framing import Frame, FrameCodec, Role
 from drivers.link import LinkTiming
 from drivers.messages import GetStatus, Identify, Identity, NakReason, Status

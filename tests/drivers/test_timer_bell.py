@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.base import CommandRefused, DeviceFault, DriverEvent, FaultCleared, LinkUp
 from drivers.clock import ManualClock, MonotonicClock, settle
 from drivers.crc import crc16_reference
+from drivers.events import CommandRefused, DeviceFault, DriverEvent, FaultCleared, LinkUp
 from drivers.framing import ErrorKind, Frame, FrameCodec, ProtocolError, Role, encode_frame
 from drivers.link import LinkTiming
 from drivers.messages import Message

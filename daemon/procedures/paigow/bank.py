@@ -18,7 +18,7 @@ from daemon.procedures.paigow.game import (
 )
 from daemon.procedures.paigow.round import PaiGowRound
 from daemon.procedures.payload import Refused, integer
-from daemon.procedures.records import Bet
+from daemon.procedures.records import Bet, CoBanker
 from daemon.rules import paigow
 
 
@@ -143,11 +143,11 @@ class PaiGowBank(PaiGowRound):
             )
 
     def _apply_co_bank(self, payload: Mapping[str, Any], now: float) -> None:
-        share = {
-            "player": payload["player"],
-            "amount": payload["amount"],
-            "house": payload.get("house", False),
-        }
+        share = CoBanker(
+            player=payload["player"],
+            amount=payload["amount"],
+            house=payload.get("house", False),
+        )
         self.co_bankers.append(share)
         self.emit("bank.co_banked", position=len(self.co_bankers), **share)
 

@@ -29,7 +29,17 @@ from daemon.procedures.paigow.game import (
 )
 from daemon.procedures.paigow.transitions import TRANSITIONS
 from daemon.procedures.payload import Refused, integer, need
-from daemon.procedures.records import Bet, FaceUp, Reset, Setting, StackMove, Throw
+from daemon.procedures.records import (
+    Bet,
+    CoBanker,
+    FaceUp,
+    Identity,
+    Reset,
+    RoundSettled,
+    Setting,
+    StackMove,
+    Throw,
+)
 from daemon.procedures.spec import Action, Event
 from daemon.rules import paigow
 
@@ -83,7 +93,7 @@ class PaiGowRound(Procedure):
         paigow.ruleset(ruleset)  # an unknown rule set stops the table at start-up
         self.ruleset = ruleset
         self.devices = tuple(devices)
-        self.identified: dict[str, dict[str, Any]] = {}
+        self.identified: dict[str, Identity] = {}
         self.opened = False
         # The bank (Art. 5): who holds it, for how many rounds, and who has ever bet.
         self.banker: str | None = None
@@ -112,7 +122,7 @@ class PaiGowRound(Procedure):
         self.bet_seq = 0
         self.stake: int | None = None
         # Art. 5(5): the house and guests who co-bank this round, in the order they joined.
-        self.co_bankers: list[dict[str, Any]] = []
+        self.co_bankers: list[CoBanker] = []
         self.head_out = False  # Art. 5(3) 「先出头牌」
         self.bets_closed = False
         self.dice: list[int] | None = None
@@ -128,7 +138,7 @@ class PaiGowRound(Procedure):
         self.wrongly_set: list[int] = []
         self.resets: list[Reset] = []
         self.opened_hands = False
-        self.settlement: dict[str, Any] | None = None
+        self.settlement: RoundSettled | None = None
         self.extension_consents: list[str] = []
 
     # ---- conditions -------------------------------------------------------------------------

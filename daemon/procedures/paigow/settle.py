@@ -4,9 +4,8 @@ within the banker's stake, with the commission (Portaria 15/90/M Art. 5(3), 6(3)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from daemon.procedures.records import Setting
+from daemon.procedures.records import Bet, CoBanker, RoundSettled, Setting
 from daemon.rules import paigow
 
 
@@ -35,15 +34,15 @@ def wrongly_set(setting: Setting, ruleset: str = "macau-1990", *, banker: bool =
 
 def settle_paigow(
     settings: Mapping[int, Setting],
-    bets: Sequence[Mapping[str, Any]],
+    bets: Sequence[Bet],
     *,
     banker_seat: int,
     total: int,
     hands: int,
     stake: int,
     ruleset: str,
-    co_bankers: Sequence[Mapping[str, Any]] = (),
-) -> dict[str, Any]:
+    co_bankers: Sequence[CoBanker] = (),
+) -> RoundSettled:
     """The round settled by the rules engine, doors counter-clockwise from 头门 (Art. 2(3)).
 
     Seats are numbered counter-clockwise, so a seat's door is its offset from the banker's.

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from daemon.procedures.checkpoint import clone
 from daemon.procedures.engine import Hooks, bind
 from daemon.procedures.payload import Refused, need, text
+from daemon.procedures.records import Advice, Away, Correction
 from daemon.procedures.thirteen.game import (
     ARRANGEMENT_SECONDS,
     ART_2D,
@@ -205,13 +206,14 @@ class ThirteenArrangement(ThirteenRound):
     def _apply_correct_arrangement(self, payload: Mapping[str, Any], now: float) -> None:
         seat = payload["seat"]
         self.propose(
-            "correct_arrangement",
-            ART_8,
-            now,
-            seat=seat,
-            reason=payload["reason"],
-            placed=clone(self.arrangements[seat]),
-            rows=self._rows(payload, seat),
+            Correction(
+                kind="correct_arrangement",
+                **self.proposed(ART_8, now),
+                seat=seat,
+                reason=payload["reason"],
+                placed=clone(self.arrangements[seat]),
+                rows=self._rows(payload, seat),
+            )
         )
 
     # ---- Art. 5 advice, Art. 3 cards taken away (dealer's records) ------------------------
@@ -236,7 +238,7 @@ class ThirteenArrangement(ThirteenRound):
 
     def _apply_advise_holder(self, payload: Mapping[str, Any], now: float) -> None:
         seat = payload["seat"]
-        entry = {"seat": seat, "adviser": payload["player"], "holder": self.holder(seat)}
+        entry = Advice(seat=seat, adviser=payload["player"], holder=self.holder(seat))
         self.advice.append(entry)
         self.emit("holder.advised", **entry)
 
@@ -251,12 +253,12 @@ class ThirteenArrangement(ThirteenRound):
 
     def _apply_cards_away(self, payload: Mapping[str, Any], now: float) -> None:
         # Recorded for the pit: the table cannot see a hand leave; a supervisor may void.
-        entry = {
-            "seat": payload["seat"],
-            "player": payload["player"],
-            "what": payload["what"],
-            "holder": self.holder(payload["seat"]),
-        }
+        entry = Away(
+            seat=payload["seat"],
+            player=payload["player"],
+            what=payload["what"],
+            holder=self.holder(payload["seat"]),
+        )
         self.away.append(entry)
         self.emit("cards.away", **entry)
 

@@ -12,6 +12,7 @@ from daemon.procedures.checkpoint import clone
 from daemon.procedures.engine import Hooks, bind
 from daemon.procedures.faults import shuffle_fault
 from daemon.procedures.payload import Refused, flag, integer, need, text
+from daemon.procedures.records import CardEntry, VoidDeal
 from daemon.procedures.thirteen.game import ART_2A, ART_2B, ART_4, DECK, P
 from daemon.procedures.thirteen.round import ThirteenRound
 from daemon.rules.cards import card_name
@@ -81,11 +82,18 @@ class ThirteenDeal(ThirteenRound):
                 raise Refused(ART_2B, "a misread names no card", zh="誤讀不註明牌")
         elif not isinstance(payload.get("card"), str):
             raise Refused(ART_2B, "card must be a string", zh="牌須為文字")
-        if self.override is not None:
+        pending = self.override
+        if pending is not None and pending["kind"] == "enter_card":
             raise Refused(
                 ART_4,
-                f"card #{self.override['index']} waits for a supervisor's decision",
-                zh=f"第{self.override['index']}張牌待主任決定",
+                f"card #{pending['index']} waits for a supervisor's decision",
+                zh=f"第{pending['index']}張牌待主任決定",
+            )
+        if pending is not None:
+            raise Refused(
+                ART_4,
+                f"a {pending['kind']} proposal is pending: decide it first",
+                zh=f"有待決定的提議（{pending['kind']}）：請先作決定",
             )
         flag(payload, "face_up", ART_4, False)
         if "index" in payload:
@@ -157,14 +165,15 @@ class ThirteenDeal(ThirteenRound):
     def _apply_propose_card(self, payload: Mapping[str, Any], now: float) -> None:
         misread = need(self.misread)
         self.propose(
-            "enter_card",
-            ART_4,
-            now,
-            card=card_name(payload["card"]),
-            index=misread["index"],
-            seat=misread["seat"],
-            read=misread["read"],
-            note=payload.get("note"),
+            CardEntry(
+                kind="enter_card",
+                **self.proposed(ART_4, now),
+                card=need(card_name(payload["card"])),
+                index=misread["index"],
+                seat=misread["seat"],
+                read=misread["read"],
+                note=payload.get("note"),
+            )
         )
 
     # Art. 4 voids the dealt cards only when a misdeal cannot be put right: the misdeal must be
@@ -201,7 +210,15 @@ class ThirteenDeal(ThirteenRound):
     def _apply_void_deal(self, payload: Mapping[str, Any], now: float) -> None:
         misdeal = self._misdeal_on_record()
         reason = payload["reason"]
-        self.propose("void_deal", ART_4, now, reason=reason, phase=self.phase, misdeal=misdeal)
+        self.propose(
+            VoidDeal(
+                kind="void_deal",
+                **self.proposed(ART_4, now),
+                reason=reason,
+                phase=self.phase,
+                misdeal=misdeal,
+            )
+        )
 
     def _void_deal(self, now: float, **decided: Any) -> None:
         self.voided_deals.append(clone(self.dealt))

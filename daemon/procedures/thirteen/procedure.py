@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from daemon.procedures.checkpoint import clone
 from daemon.procedures.engine import Hooks, bind
 from daemon.procedures.payload import Refused, need
-from daemon.procedures.records import Entered
+from daemon.procedures.records import Entered, GameProposal
 from daemon.procedures.stakes import Stakes
 from daemon.procedures.thirteen.arrange import ThirteenArrangement
 from daemon.procedures.thirteen.betting import ThirteenBetting
@@ -42,7 +42,7 @@ class ThirteenProcedure(ThirteenArrangement, ThirteenDeal, ThirteenBetting):
             timer_in_hold=config.timer_in_hold,
         )
 
-    def _check_override(self, pending: Mapping[str, Any], now: float) -> None:
+    def _check_override(self, pending: GameProposal, now: float) -> None:
         if pending["kind"] == "correct_arrangement":
             if self.arrangements.get(pending["seat"]) != pending["placed"]:
                 raise Refused(
@@ -64,7 +64,7 @@ class ThirteenProcedure(ThirteenArrangement, ThirteenDeal, ThirteenBetting):
                 zh=f"「{pending['card']}」已經派出",
             )
 
-    def _apply_override(self, pending: Mapping[str, Any], now: float) -> None:
+    def _apply_override(self, pending: GameProposal, now: float) -> None:
         if pending["kind"] == "correct_arrangement":
             seat = pending["seat"]
             self.arrangements[seat] = clone(pending["rows"])

@@ -16,7 +16,20 @@ from typing import Any, ClassVar
 from daemon.procedures.base import Procedure
 from daemon.procedures.checkpoint import clone
 from daemon.procedures.payload import Refused, need
-from daemon.procedures.records import Bet, Cut, DealtCard, Misread, Shuffle, Throw
+from daemon.procedures.records import (
+    Advice,
+    Away,
+    Bet,
+    BetSettled,
+    Cut,
+    DealtCard,
+    Identity,
+    Misread,
+    Proposal,
+    SeatScored,
+    Shuffle,
+    Throw,
+)
 from daemon.procedures.spec import Action, Event
 from daemon.procedures.stakes import Stakes
 from daemon.procedures.thirteen.actions import ACTIONS
@@ -108,7 +121,7 @@ class ThirteenRound(Procedure):
             "timer_in_hold": timer_in_hold,
         }
         self.devices = tuple(devices)
-        self.identified: dict[str, dict[str, Any]] = {}
+        self.identified: dict[str, Identity] = {}
         self.opened = False
         self._new_round_state()
         super().__init__(table_id)
@@ -147,7 +160,7 @@ class ThirteenRound(Procedure):
         self.voided_deals: list[list[DealtCard]] = []
         # The card the reader could not name (its place in the deal) until it is entered.
         self.misread: Misread | None = None
-        self.override: dict[str, Any] | None = None
+        self.override: Proposal | None = None
         self.redealing = False
         # Art. 2(d): how often the banker said "arranged" (face down, no cards), the seats whose
         # players said so in the five minutes, the hands opened (Art. 8), and each open hand's
@@ -162,10 +175,10 @@ class ThirteenRound(Procedure):
         # The deadline kept while the table is held when the five minutes run on in a HOLD.
         self.held_deadline: float | None = None
         self.late: list[int] = []
-        self.settlement: list[dict[str, Any]] | None = None
+        self.settlement: list[BetSettled] | list[SeatScored] | None = None
         # Art. 5 (who advised which holder) and Art. 3 (cards taken away), as the dealer saw.
-        self.advice: list[dict[str, Any]] = []
-        self.away: list[dict[str, Any]] = []
+        self.advice: list[Advice] = []
+        self.away: list[Away] = []
 
     # ---- conditions (read after the action's effects) ---------------------------------------
 

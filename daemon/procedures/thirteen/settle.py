@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from decimal import ROUND_DOWN, Decimal
 from fractions import Fraction
-from typing import Any
 
+from daemon.procedures.records import Bet, BetSettled, SeatScored
 from daemon.procedures.thirteen.game import BANKER_SEAT, ROWS
 from daemon.rules import thirteen as rules13
 from daemon.rules.cards import Card, parse_card
 
 
-def holder(bets: Sequence[Mapping[str, Any]], seat: int) -> str | None:
+def holder(bets: Sequence[Bet], seat: int) -> str | None:
     """Art. 5: the highest bettor on the seat who holds a seat at the table; the text does
     not say who holds when no bettor of the seat is seated, so the highest bettor does. Ties
     go to the earlier bet."""
@@ -26,7 +26,7 @@ def holder(bets: Sequence[Mapping[str, Any]], seat: int) -> str | None:
     return str(best["player"])
 
 
-def highest_bettor(bets: Sequence[Mapping[str, Any]], seated_first: bool = True) -> str | None:
+def highest_bettor(bets: Sequence[Bet], seated_first: bool = True) -> str | None:
     """Art. 2(b): the player with the highest bet at the table shakes, ties to the earlier
     bet. 「投注额最高的闲家」 names no seat: by default (`shaker = "seated-first"`) seated players
     come first, as Art. 5 reads; `seated_first=False` (`shaker = "highest"`) takes the highest
@@ -46,10 +46,10 @@ def highest_bettor(bets: Sequence[Mapping[str, Any]], seated_first: bool = True)
 
 def settle_thirteen(
     arrangements: Mapping[int, Mapping[str, list[str]]],
-    bets: Sequence[Mapping[str, Any]],
+    bets: Sequence[Bet],
     late: Sequence[int],
     ruleset: str | rules13.RuleSet,
-) -> list[dict[str, Any]]:
+) -> list[BetSettled]:
     """Each bet on a played seat, settled by the rules engine with its holder's arrangement.
 
     The engine works in units (`bet` = the bet's 1-3 units, Art. 11); a bet's money is its
@@ -59,28 +59,45 @@ def settle_thirteen(
     """
     # The banker's hand is read once, for every bet it is settled against.
     banker = rules13.read_hand(_hand(arrangements[BANKER_SEAT]), ruleset)
-    results: list[dict[str, Any]] = []
+    results: list[BetSettled] = []
     for bet in sorted(bets, key=lambda b: (b["seat"], b["seq"])):
         seat, amount, units = int(bet["seat"]), int(bet["amount"]), int(bet["units"])
-        entry: dict[str, Any] = {"seat": seat, "player": bet["player"], "amount": amount}
+        player = bet["player"]
         if seat in late:
-            entry |= {"outcome": "banker", "late": True, "net": str(Decimal(-amount))}
-        else:
-            result = rules13.settle(banker, _hand(arrangements[seat]), ruleset, bet=units)
-            net = seat_net(result, amount, units)
-            entry |= {"outcome": result.outcome, "late": False, "net": str(net)}
-            entry["rules"] = result.to_json()
-        results.append(entry)
+            results.append(
+                BetSettled(
+                    seat=seat,
+                    player=player,
+                    amount=amount,
+                    outcome="banker",
+                    late=True,
+                    net=str(Decimal(-amount)),
+                )
+            )
+            continue
+        result = rules13.settle(banker, _hand(arrangements[seat]), ruleset, bet=units)
+        net = seat_net(result, amount, units)
+        results.append(
+            BetSettled(
+                seat=seat,
+                player=player,
+                amount=amount,
+                outcome=result.outcome,
+                late=False,
+                net=str(net),
+                rules=result.to_json(),
+            )
+        )
     return results
 
 
 def settle_table(
     arrangements: Mapping[int, Mapping[str, list[str]]],
-    bets: Sequence[Mapping[str, Any]],
+    bets: Sequence[Bet],
     late: Sequence[int],
     rules: rules13.RuleSet,
     unit: int,
-) -> list[dict[str, Any]]:
+) -> list[SeatScored]:
     """A round without a banker (003 way 3; way 2's 「四人对比」): each played seat scored against
     each other (`rules13.table_points`; a seat late at the bell loses to every other as a
     foul does), then paid in money by the rule set's `stakes`:
@@ -117,7 +134,7 @@ def settle_table(
                 net[a] += money
                 net[b] -= money
     shooters = {seats[s] for s, _ in table.shots}
-    results = []
+    results: list[SeatScored] = []
     for bet in sorted(bets, key=lambda b: b["seat"]):
         seat = int(bet["seat"])
         results.append(
