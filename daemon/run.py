@@ -306,7 +306,7 @@ async def _autoplay(
     table: Table, args: argparse.Namespace, clock: object, stop: asyncio.Event
 ) -> tuple[int, Summary | None]:
     # Not for a cost: the production daemon does not load the scripted players at all
-    # (tests/scenarios/test_run_process.py holds it).
+    # (tests/table/test_run_process.py holds it).
     from daemon.autoplay import Autoplay, AutoplayError, control_for  # noqa: PLC0415
 
     try:

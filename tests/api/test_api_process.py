@@ -43,7 +43,7 @@ from daemon.table import Table
 from daemon.table.publish import served
 from drivers.clock import MonotonicClock
 from tests.daemon.cli_support import serving
-from tests.scenarios.scenario_support import journal_lines, table_config, toml
+from tests.table.scenario_support import journal_lines, table_config, toml
 
 
 def _config(tmp_path: Path) -> Path:

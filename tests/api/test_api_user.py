@@ -26,7 +26,7 @@ from daemon.api.tokens import token_entry
 from daemon.api.user import setpriv
 from daemon.journal.provenance import TableKey, write_key
 from tests.daemon.cli_support import journal_lines, serving, tabled
-from tests.scenarios.scenario_support import table_config, toml
+from tests.table.scenario_support import table_config, toml
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0, reason="only root can start the API process as another user"

@@ -21,7 +21,7 @@ import pytest
 from api_support import TOKENS, auth, write_tokens
 from websockets.sync.client import connect
 
-from tests.scenarios.scenario_support import REPO, journal_lines, table_config, toml
+from tests.table.scenario_support import REPO, journal_lines, table_config, toml
 
 TABLED = [sys.executable, "-m", "daemon"]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}

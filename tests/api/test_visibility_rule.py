@@ -486,7 +486,7 @@ UNREACHED: dict[str, set[str]] = {
     "paigow": set(),
 }
 # A device replaced by another unit of its build needs a device on the line that the walk does
-# not simulate (tests/scenarios and tests/procedures play it); its line carries no card.
+# not simulate (tests/table and tests/procedures play it); its line carries no card.
 for _unreached in UNREACHED.values():
     _unreached.add("device.replaced")
 

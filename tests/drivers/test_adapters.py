@@ -1,6 +1,6 @@
 """Each device's adapter, looked up by kind as the table does: what its driver events mean to
 the procedure (and which faults a result already reports), with the generic adapter for a
-device that has none of its own. The whole path through the table is in tests/scenarios."""
+device that has none of its own. The whole path through the table is in tests/table."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ from drivers.shoe_reader.messages import Arm, CardDrawnEvent
 from drivers.timer_bell.driver import BellRang, TimerExpired, TimerWarning
 from simulators.world import forget_world
 from tests.drivers.conftest import LoopRun
-from tests.scenarios.scenario_support import make_table, new_world, table_config
+from tests.table.scenario_support import make_table, new_world, table_config
 
 MESSAGES = ShoeReaderDriver.MESSAGES
 TIMING = LinkTiming(poll_interval=3600.0)

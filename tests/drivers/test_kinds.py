@@ -22,7 +22,7 @@ from simulators.base import DeviceModel
 from simulators.spec import model_class
 from simulators.world import forget_world
 from tests.device_plugins import EXAMPLE_KIND, ROW, plugin, plugin_site
-from tests.scenarios.scenario_support import make_table, new_world, table_config
+from tests.table.scenario_support import make_table, new_world, table_config
 
 
 def test_every_kind_names_a_driver_an_adapter_and_a_simulator_of_its_role() -> None:

@@ -24,8 +24,8 @@ from daemon.table.publish.publisher import SnapshotPublisher
 from daemon.table.runtime import Staged
 from drivers.base import DeviceDriver
 from simulators.world import forget_world
-from tests.scenarios.scenario_support import make_table, new_world, table_config, until
-from tests.scenarios.test_rounds import play_until, quiet_autoplay
+from tests.table.scenario_support import make_table, new_world, table_config, until
+from tests.table.test_rounds import play_until, quiet_autoplay
 
 DISK_SECONDS = 0.003
 

@@ -24,8 +24,8 @@ from daemon.procedures.thirteen import ThirteenProcedure
 from daemon.table import Table
 from simulators.shoe_reader import ShoeReaderModel
 from simulators.world import forget_world
-from tests.scenarios.scenario_support import journal_lines, make_table, new_world, table_config
-from tests.scenarios.test_rounds import draw, play_until, quiet_autoplay
+from tests.table.scenario_support import journal_lines, make_table, new_world, table_config
+from tests.table.test_rounds import draw, play_until, quiet_autoplay
 
 
 class TokenDisk:

@@ -15,8 +15,8 @@ import structlog
 from daemon.logging import configure_logging, get_logger
 from simulators.world import forget_world
 from tests.daemon.cli_support import journal_lines
-from tests.scenarios.scenario_support import make_table, new_world, table_config, until
-from tests.scenarios.test_rounds import draw, play_until, quiet_autoplay, thirteen_of
+from tests.table.scenario_support import make_table, new_world, table_config, until
+from tests.table.test_rounds import draw, play_until, quiet_autoplay, thirteen_of
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from daemon.table import Table
-from tests.scenarios.scenario_support import make_table, table_config
+from tests.table.scenario_support import make_table, table_config
 
 
 def started(tmp_path: Path) -> Table:

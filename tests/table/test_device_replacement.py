@@ -20,7 +20,7 @@ from simulators.base import SIM_MAKE, firmware_digest
 from simulators.spec import model_class
 from tests.api.api_support import TOKENS, auth
 from tests.daemon.cli_support import journal_lines, serving
-from tests.scenarios.scenario_support import table_config, toml
+from tests.table.scenario_support import table_config, toml
 
 SECOND = ("chan.second", "second-supervisor-token-0123456789abcdefghijk")
 SHAKER = model_class("dice_shaker")

@@ -20,8 +20,8 @@ import pytest
 from daemon.autoplay import bad_setting, good_setting
 from daemon.rules import paigow
 from tests.api.api_support import auth, write_tokens
-from tests.scenarios.scenario_support import REPO, journal_lines, table_config, toml
-from tests.scenarios.test_run_process import ENV, TABLED, tabled
+from tests.table.scenario_support import REPO, journal_lines, table_config, toml
+from tests.table.test_run_process import ENV, TABLED, tabled
 
 RULESETS = ("macau-1990", "macau-1990-banker-corrected", "macau-1990-free-setting")
 ART_6_2 = "Portaria 15/90/M Art. 6(2)"

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from daemon.run import _cancel
-from tests.scenarios.scenario_support import REPO, journal_lines, table_config, toml
+from tests.table.scenario_support import REPO, journal_lines, table_config, toml
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 # The signal after round 1, 2 and 3; bench/bench_sigterm.py stops autoplay 20 times in a row.

@@ -18,7 +18,7 @@ from simulators.base import SIM_MAKE, firmware_digest
 from simulators.shoe_reader import ShoeReaderModel
 from simulators.world import forget_world
 from tests.device_plugins import ROW, plugin, plugin_site
-from tests.scenarios.scenario_support import journal_lines, make_table, new_world, table_config
+from tests.table.scenario_support import journal_lines, make_table, new_world, table_config
 
 LAX = (
     ROW

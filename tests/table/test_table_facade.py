@@ -19,7 +19,7 @@ from drivers.clock import ManualClock, MonotonicClock
 from drivers.link import LinkTiming
 from drivers.timer_bell.driver import TimerBellDriver
 from simulators.world import forget_world
-from tests.scenarios.scenario_support import (
+from tests.table.scenario_support import (
     EPOCH,
     journal_lines,
     make_table,

@@ -18,7 +18,7 @@ from daemon.table import Table
 from simulators.base import SIM_MAKE, firmware_digest
 from simulators.spec import model_class
 from simulators.world import Card, forget_world
-from tests.scenarios.scenario_support import (
+from tests.table.scenario_support import (
     journal_lines,
     make_table,
     new_world,

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 
 from daemon.journal.format import journal_files, line_hash
-from tests.scenarios.scenario_support import REPO, table_config, toml
+from tests.table.scenario_support import REPO, table_config, toml
 
 TABLED = [sys.executable, "-m", "daemon"]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}

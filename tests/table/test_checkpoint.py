@@ -22,7 +22,7 @@ from daemon.config import parse_config
 from daemon.journal import JournalError, verify
 from daemon.table import Table
 from drivers.clock import ManualClock
-from tests.scenarios.scenario_support import REPO, journal_lines, table_config, toml
+from tests.table.scenario_support import REPO, journal_lines, table_config, toml
 
 COMMAND = (sys.executable, "-m", "daemon", "run", "--fault-share", "0.5")
 

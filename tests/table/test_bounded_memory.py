@@ -10,7 +10,7 @@ from array import array
 from pathlib import Path
 
 from daemon.autoplay import Autoplay, InProcessControl
-from tests.scenarios.scenario_support import journal_lines, make_table, new_world, table_config
+from tests.table.scenario_support import journal_lines, make_table, new_world, table_config
 
 
 def test_rounds_are_counted_not_kept(tmp_path: Path) -> None:

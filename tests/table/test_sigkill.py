@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.procedures.base import Input
-from tests.scenarios.scenario_support import (
+from tests.table.scenario_support import (
     REPO,
     inputs_of,
     journal_lines,

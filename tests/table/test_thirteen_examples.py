@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.scenarios.scenario_support import REPO, journal_lines
-from tests.scenarios.test_run_process import tabled
+from tests.table.scenario_support import REPO, journal_lines
+from tests.table.test_run_process import tabled
 
 EXAMPLES = sorted((REPO / "config" / "examples").glob("thirteen-*.toml"))
 RULESETS = ("macau-1989", "hk-common", "hk-extended", "hk-four", "hk-points")

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.scenarios.scenario_support import REPO, journal_lines, table_config, toml
+from tests.table.scenario_support import REPO, journal_lines, table_config, toml
 
 TABLED = [sys.executable, "-m", "daemon"]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}

@@ -20,7 +20,7 @@ from drivers.clock import ManualClock
 from drivers.events import LinkDegraded
 from drivers.shuffler.driver import ShuffleCompleted
 from simulators.world import Card, forget_world
-from tests.scenarios.scenario_support import (
+from tests.table.scenario_support import (
     EPOCH,
     inputs_of,
     journal_lines,

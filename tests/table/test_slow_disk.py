@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from tests.journal.test_commit_thread import GatedDisk
-from tests.scenarios.scenario_support import make_table, new_world, table_config, until
+from tests.table.scenario_support import make_table, new_world, table_config, until
 
 
 def test_a_device_command_waits_for_its_input_to_be_durable(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.scenarios.scenario_support import REPO, journal_lines, table_config, toml
+from tests.table.scenario_support import REPO, journal_lines, table_config, toml
 
 TABLED = [sys.executable, "-m", "daemon"]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
