@@ -62,6 +62,7 @@ from daemon.floor.shapes import (
     OverrideRow,
     ReportFormat,
     RoundRow,
+    TableChart,
     TableDetail,
     TableSummary,
     ViolationRow,
@@ -175,10 +176,15 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
             exc.status_code,
         )
 
+    # The page's settings, on its <body>: how long a provisional item may stay unproven.
+    hide = f'data-provisional-hide-seconds="{config.floor.provisional_hide_seconds:g}"'
+
     @app.get("/", include_in_schema=False)
     async def page() -> HTMLResponse:
         return HTMLResponse(
-            (STATIC / "index.html").read_text(encoding="utf-8"),
+            (STATIC / "index.html")
+            .read_text(encoding="utf-8")
+            .replace('data-provisional-hide-seconds="10"', hide, 1),
             headers={
                 "Content-Security-Policy": "default-src 'self'; connect-src 'self' ws: wss:; "
                 "img-src 'self' data:; frame-ancestors 'none'",
@@ -371,9 +377,20 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
     async def get_charts(
         who: Who, hours: Annotated[int, Query(ge=1, le=24 * 31)] = 24
     ) -> dict[str, Any]:
-        """The page's charts: violations per article per hour, faults per device model,
-        rounds per table per hour, over the last `hours` before the newest line."""
-        return await queries.charts(store, hours)
+        """The page's charts: violations per article per hour, faults per device model, and
+        rounds started per hour, the floor's total and each pit's, over the `hours` hours up to
+        the newest line's (beyond 48 hours, per day)."""
+        return await queries.charts(store, hours, pits)
+
+    @app.get("/api/tables/{table}/charts", response_model=TableChart, tags=["floor"])
+    async def get_table_chart(
+        who: Who,
+        table: Annotated[str, ApiPath(pattern=TABLE_ID)],
+        hours: Annotated[int, Query(ge=1, le=24 * 31)] = 24,
+    ) -> dict[str, Any]:
+        """One table's rounds started per hour (per day beyond 48 hours), its drill-down's
+        chart, over the same range as the page's charts."""
+        return await queries.table_chart(store, table, hours)
 
     @app.get("/api/report", tags=["audit"], response_model=None)
     async def get_report(

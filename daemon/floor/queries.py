@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -452,34 +452,66 @@ async def faults(
     return [visible_row(row, role) for row in rows]
 
 
-# Beyond this many hours the charts' bars are days (UTC), not hours: 800 tables' rounds over 31
-# days would otherwise be 595,000 bars' worth of rows (bench/bench_floor_year.py).
+# Beyond this many hours the charts' bars are days (UTC), not hours.
 DAY_BARS_AFTER_HOURS = 48
+NO_PIT = "no pit"  # the rounds chart's series of the tables no pit names
 
 
-def _hour_floor(when: datetime) -> datetime:
-    return when.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+def _bar_floor(when: datetime, bar: str) -> datetime:
+    start = when.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    return start.replace(hour=0) if bar == "day" else start
 
 
-async def charts(store: Store, hours: int) -> dict[str, Any]:
-    """Violations per article per hour, faults per device model, rounds per table per hour,
-    over the last `hours` before the newest line; beyond `DAY_BARS_AFTER_HOURS`, per day.
-
-    The rounds are counted from `rounds_hourly` (migration 0041, kept by triggers) for the
-    hours wholly within the range, and from `rounds` for the partial hours at its two ends."""
+async def chart_range(store: Store, hours: int) -> tuple[datetime, datetime, str]:
+    """The charts' range and bar: every bar (an hour; a day, UTC, beyond
+    `DAY_BARS_AFTER_HOURS`) that holds any of the `hours` hours up to the floor's newest line,
+    the newest line's own bar last. Whole bars only, so the rounds are read from the counts
+    kept per hour and per day (`rounds_hourly`, `rounds_daily`: their rows of the bar in
+    progress are kept current by their triggers), never from `rounds`."""
     latest = await store.query("SELECT max(last_ts) AS t FROM floor_tables")
-    until = (latest[0]["t"] or datetime.now(UTC)) + timedelta(seconds=1)
-    since = until - timedelta(hours=hours)
-    span = (since, until)
+    newest = latest[0]["t"] or datetime.now(UTC)
     bar = "day" if hours > DAY_BARS_AFTER_HOURS else "hour"
-    whole_from = _hour_floor(since) + (timedelta(hours=1) if _hour_floor(since) < since else
-                                       timedelta(0))  # fmt: skip
-    whole_to = _hour_floor(until)
-    if whole_from >= whole_to:  # no whole hour within: every round from `rounds`
-        whole_from = whole_to = until
+    until = _bar_floor(newest, bar) + timedelta(**{f"{bar}s": 1})
+    return _bar_floor(newest - timedelta(hours=hours), bar), until, bar
+
+
+# The rounds' counts a bar: (relation, its time column).
+COUNTS = {"hour": ("rounds_hourly", "hour"), "day": ("rounds_daily", "day")}
+
+
+async def charts(store: Store, hours: int, pits: Mapping[str, str]) -> dict[str, Any]:
+    """The page's charts over `chart_range`: violations per article per bar, faults per device
+    model, and the rounds started per bar, the floor's total and each pit's (`rounds_per_pit_hour`:
+    the pit the registry gives a table, else the config's `pits`; `NO_PIT` for the rest).
+
+    A floor manager reads the floor and its pits, not 800 lines: the rounds are summed in SQL
+    from `rounds_hourly` (migration 0041), so the answer is a point a pit a bar, whatever the
+    number of tables (beyond 48 hours from `rounds_daily`, migration 0042)."""
+    since, until, bar = await chart_range(store, hours)
+    span = (since, until)
+    counts, at = COUNTS[bar]
+    per_pit = await store.query(
+        f"SELECT coalesce(e.pit, c.pit, %(none)s) AS pit, h.{at} AS hour, "  # noqa: S608
+        f"sum(h.n)::int AS n FROM {counts} h "
+        "LEFT JOIN enrolled_tables e ON e.table_id = h.table_id "
+        "LEFT JOIN unnest(%(tables)s::text[], %(pits)s::text[]) AS c(table_id, pit) "
+        f"ON c.table_id = h.table_id WHERE h.{at} >= %(since)s AND h.{at} < %(until)s "
+        "GROUP BY 1, 2 HAVING sum(h.n) > 0 ORDER BY 2, 1",
+        {
+            "none": NO_PIT,
+            "since": since,
+            "until": until,
+            "tables": list(pits),
+            "pits": list(pits.values()),
+        },
+    )
+    total: dict[datetime, int] = {}
+    for row in per_pit:
+        total[row["hour"]] = total.get(row["hour"], 0) + row["n"]
     return {
         "since": since,
         "until": until,
+        "bar": bar,
         "violations_per_article_hour": await store.query(
             "SELECT coalesce(article, '?') AS article, date_trunc(%s, ts, 'UTC') AS hour, "
             "count(*)::int AS n FROM violations WHERE ts >= %s AND ts < %s "
@@ -491,23 +523,23 @@ async def charts(store: Store, hours: int) -> dict[str, Any]:
             "FROM device_faults WHERE ts >= %s AND ts < %s GROUP BY 1, 2 ORDER BY 1, 2",
             span,
         ),
-        "rounds_per_table_hour": await store.query(
-            "SELECT table_id AS table, date_trunc(%(bar)s, hour, 'UTC') AS hour, "
-            "sum(n)::int AS n FROM ("
-            "SELECT table_id, hour, n FROM rounds_hourly WHERE hour >= %(whole_from)s "
-            "AND hour < %(whole_to)s UNION ALL "
-            "SELECT table_id, date_trunc('hour', started_at, 'UTC'), 1 FROM rounds "
-            "WHERE started_at >= %(since)s AND started_at < %(whole_from)s UNION ALL "
-            "SELECT table_id, date_trunc('hour', started_at, 'UTC'), 1 FROM rounds "
-            "WHERE started_at >= %(whole_to)s AND started_at < %(until)s"
-            ") counted GROUP BY 1, 2 HAVING sum(n) > 0 ORDER BY 2, 1",
-            {
-                "bar": bar,
-                "whole_from": whole_from,
-                "whole_to": whole_to,
-                "since": since,
-                "until": until,
-            },
+        "rounds_per_hour": [{"hour": hour, "n": n} for hour, n in total.items()],
+        "rounds_per_pit_hour": per_pit,
+    }
+
+
+async def table_chart(store: Store, table: str, hours: int) -> dict[str, Any]:
+    """One table's rounds started per bar over `chart_range` (its drill-down's chart)."""
+    since, until, bar = await chart_range(store, hours)
+    counts, at = COUNTS[bar]
+    return {
+        "since": since,
+        "until": until,
+        "bar": bar,
+        "rounds_per_hour": await store.query(
+            f"SELECT {at} AS hour, n FROM {counts} WHERE table_id = %s "  # noqa: S608
+            f"AND {at} >= %s AND {at} < %s AND n > 0 ORDER BY 1",
+            (table, since, until),
         ),
     }
 
