@@ -165,15 +165,19 @@ async def report(store: Store, since: datetime, until: datetime) -> dict[str, li
 
 
 def _plain(value: Any) -> Any:
-    """A value as the report writes it: times ISO 8601, numerics their exact text."""
+    """A value JSON has no type for, as `dumps` writes it: times ISO 8601, numerics their exact
+    text, bytes in hex."""
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, Decimal):
         return str(value)
-    return value
+    if isinstance(value, bytes | memoryview):
+        return bytes(value).hex()
+    raise TypeError(type(value).__name__)
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+# A chunk's rows encoded in one call (the C encoder; `_plain` for what it has no type for).
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=_plain).encode
 
 
 async def report_json(chunks: Chunks) -> AsyncIterator[str]:
@@ -188,11 +192,31 @@ async def report_json(chunks: Chunks) -> AsyncIterator[str]:
             current = name
         else:
             lead = ", "
-        for row in rows:
-            parts.append(lead + _ENCODE({k: _plain(v) for k, v in row.items()}))
-            lead = ", "
+        if rows:
+            parts.append(lead + _ENCODE(rows)[1:-1])  # the list's items, without its brackets
         yield "".join(parts)
     yield "{}" if current is None else "]}"
+
+
+async def report_json_indented(chunks: Chunks) -> AsyncIterator[str]:
+    """The report as `json.dumps(..., indent=1)` writes it (the CLI's), a chunk at a time."""
+    current = None
+    opened = False  # the current section has a row written
+    async for name, rows in chunks:
+        parts = []
+        if name != current:
+            head = "{\n" if current is None else ("\n ],\n" if opened else "],\n")
+            parts.append(f"{head} {json.dumps(name)}: [")
+            current, opened = name, False
+        for row in rows:
+            text = json.dumps(row, indent=1, default=_plain).replace("\n", "\n  ")
+            parts.append(("\n  " if not opened else ",\n  ") + text)
+            opened = True
+        yield "".join(parts)
+    if current is None:
+        yield "{}"
+    else:
+        yield ("\n ]" if opened else "]") + "\n}"
 
 
 async def report_csv_chunks(chunks: Chunks) -> AsyncIterator[str]:

@@ -11,7 +11,12 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from daemon.floor.queries import report_csv, report_csv_chunks, report_json
+from daemon.floor.queries import (
+    report_csv,
+    report_csv_chunks,
+    report_json,
+    report_json_indented,
+)
 from daemon.floor.store import dumps
 
 WHEN = datetime(2026, 12, 2, 15, 4, 5, 600, tzinfo=UTC)
@@ -26,7 +31,7 @@ def _rows(n: int) -> list[dict[str, Any]]:
 
 
 SECTIONS = {"violations": [], "settlements": _rows(5), "rounds": [], "chain_alerts": _rows(3),
-            "floor_actions": []}  # fmt: skip
+            "floor_actions": [], "devices": _rows(1)}  # fmt: skip
 
 
 async def _chunks(size: int) -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
@@ -47,6 +52,9 @@ def test_the_streamed_report_is_the_whole_report() -> None:
         assert streamed == dumps(SECTIONS), size
         assert json.loads(streamed)["settlements"][0]["net"] == "-1.50"
         assert asyncio.run(_joined(report_csv_chunks(_chunks(size)))) == report_csv(SECTIONS)
+        # The CLI's: indented as json.dumps(indent=1) indents the whole report.
+        indented = json.dumps(json.loads(dumps(SECTIONS)), indent=1)
+        assert asyncio.run(_joined(report_json_indented(_chunks(size)))) == indented, size
 
 
 def test_no_sections_at_all() -> None:
@@ -55,4 +63,5 @@ def test_no_sections_at_all() -> None:
         yield  # an async generator
 
     assert asyncio.run(_joined(report_json(nothing()))) == dumps({})
+    assert asyncio.run(_joined(report_json_indented(nothing()))) == json.dumps({}, indent=1)
     assert asyncio.run(_joined(report_csv_chunks(nothing()))) == report_csv({})
