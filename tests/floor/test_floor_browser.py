@@ -44,11 +44,11 @@ LIVE_ITEMS = {"table.violation", "table.tilted", "table.held"}  # and override.*
 def floor(
     pg: PostgresCluster, tmp_path: Path, request: pytest.FixtureRequest
 ) -> Iterator[tuple[FloorEnv, FloorProcess, Any]]:
+    hide = getattr(request, "param", None)  # [floor] provisional_hide_seconds, if the test sets it
     broker = NatsServer().start()
-    dsn = pg.create_database("floor_page")
+    dsn = pg.create_database("floor_page" if hide is None else f"floor_page_hide_{hide}")
     tokens = write_tokens(tmp_path / "tokens.toml")
     config = floor_config(tmp_path / "floor.toml", dsn, broker.url, tmp_path / "tokens.toml")
-    hide = getattr(request, "param", None)  # [floor] provisional_hide_seconds, if the test sets it
     if hide is not None:
         text = config.read_text().replace("[api]", f"provisional_hide_seconds = {hide}\n[api]", 1)
         config.write_text(text)

@@ -2,7 +2,9 @@
 0042, kept by triggers) counts what counting `rounds` itself counts, over any range, per pit
 (the registry's, else the config's, else none) and for the floor, and for one table: rounds
 written and moved as the ingest writes them (one INSERT ... ON CONFLICT DO UPDATE a batch, a
-round's start moved earlier by a late line), deleted too."""
+round's start moved earlier by a late line), deleted too. Its violations chart, from
+`violations_daily` beyond 48 hours (migration 0043), counts what counting `violations` counts,
+through duplicates, moves, acknowledgements and deletes."""
 
 from __future__ import annotations
 
@@ -31,6 +33,21 @@ def _from_rows(conn: psycopg.Connection[Any], since: datetime, until: datetime, 
     return conn.execute(
         "SELECT table_id, date_trunc(%s, started_at, 'UTC'), count(*)::int FROM rounds "
         "WHERE started_at >= %s AND started_at < %s GROUP BY 1, 2 ORDER BY 2, 1",
+        (bar, since, until),
+    ).fetchall()
+
+
+VIOLATION = (
+    "INSERT INTO violations (table_id, seq, ts, round, actor, article, action, phase, reason) "
+    "VALUES (%s, %s, %s, '1', 'dealer:D1', %s, 'close_bets', 'BETTING', 'late') "
+    "ON CONFLICT DO NOTHING"
+)  # as daemon/floor/derived.py writes them, a statement a row
+
+
+def _violations(conn: psycopg.Connection[Any], since: datetime, until: datetime, bar: str) -> Any:
+    return conn.execute(
+        "SELECT coalesce(article, '?'), date_trunc(%s, ts, 'UTC'), count(*)::int FROM violations "
+        "WHERE ts >= %s AND ts < %s GROUP BY 1, 2 ORDER BY 2, 1",
         (bar, since, until),
     ).fetchall()
 
@@ -73,6 +90,20 @@ def test_the_rounds_chart_counts_what_the_rows_count(pg: PostgresCluster) -> Non
                 if batch % 10 == 9:
                     conn.execute("DELETE FROM rounds WHERE round = %s", (str(batch),))
                 conn.commit()
+            # Violations as the ingest writes them (a row a statement, a duplicate ignored),
+            # some of no article, one moved, some acknowledged, some deleted.
+            for i in range(300):
+                ts = end - timedelta(seconds=rng.uniform(0, 40 * 86400))
+                article, table = rng.choice(("Art. 2(a)", "Art. 3", None)), rng.choice(("T1", "T2"))
+                for _ in range(1 + i % 2):  # every other one written twice: counted once
+                    conn.execute(VIOLATION, (table, i, ts, article))
+            conn.execute("UPDATE violations SET ts = ts - interval '3 days' WHERE seq % 7 = 0")
+            conn.execute(
+                "UPDATE violations SET acknowledged_at = now(), acknowledged_by = 'pit.person', "
+                "acknowledged_role = 'pit', ack_note = 'seen' WHERE seq % 5 = 0"
+            )
+            conn.execute("DELETE FROM violations WHERE seq % 11 = 0")
+            conn.commit()
             pit_of = {**PITS, "T2": "Pit B", "T4": queries.NO_PIT}
             for hours, bar in ((1, "hour"), (2, "hour"), (24, "hour"), (168, "day"), (744, "day")):
                 got = await charts(hours)
@@ -93,6 +124,9 @@ def test_the_rounds_chart_counts_what_the_rows_count(pg: PostgresCluster) -> Non
                 assert len(served) == len(got["rounds_per_pit_hour"])
                 floor = [(r["hour"], r["n"]) for r in got["rounds_per_hour"]]
                 assert floor == sorted(want_floor.items()), hours
+                served_v = [(r["article"], r["hour"], r["n"])
+                            for r in got["violations_per_article_hour"]]  # fmt: skip
+                assert served_v == _violations(conn, since, until, bar), hours
                 one = await queries.table_chart(store, "T2", hours)
                 assert (one["since"], one["until"], one["bar"]) == (since, until, bar)
                 assert [(r["hour"], r["n"]) for r in one["rounds_per_hour"]] == [
