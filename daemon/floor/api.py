@@ -50,7 +50,7 @@ from daemon.floor.live import LiveView
 from daemon.floor.queries import report, report_csv
 from daemon.floor.redact import visible_alert
 from daemon.floor.routing import TABLE_ID, Since, Until, Who
-from daemon.floor.sentences import sentence
+from daemon.floor.sentences import said_memo, sentence
 from daemon.floor.shapes import (
     AlertKind,
     ApiError,
@@ -288,9 +288,10 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
     async def said_rows(event: str | None, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Violations or faults, each with its sentence (`said`) in its table's game's words."""
         games = await queries.table_games(store) if rows else {}
+        memo: dict[Any, dict[str, str]] = {}
         for row in rows:
             name = event or ("table.tilted" if row.get("kind") == "tilt" else "table.held")
-            row["said"] = sentence(games.get(row["table"]), name, row)
+            row["said"] = said_memo(memo, games.get(row["table"]), name, row)
         return rows
 
     def span(since: datetime | None, until: datetime | None) -> tuple[datetime, datetime]:
