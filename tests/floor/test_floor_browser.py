@@ -112,13 +112,19 @@ def test_floor_page(floor: tuple[FloorEnv, FloorProcess, Any]) -> None:
             said = page.locator("#chart-rounds canvas li")
             expect(said.first).to_have_text(re.compile(r"^樓面 floor · \d\dh: \d+$"))
             _pit_sums(said.all_inner_texts())
+            # Every bar of the range is drawn, those nobody played in at zero: 24 hours and
+            # the newest line's own.
+            rounds = page.locator("#chart-rounds canvas")
+            expect(rounds).to_have_attribute("aria-label", re.compile(r"3 pits over 25 hours$"))
             # The charts' range: beyond 48 hours a bar is a day, named by its day.
             bar = said.first
             page.select_option("#f-hours", "168")
             expect(bar).to_have_text(re.compile(r"^樓面 floor · \d\d-\d\d: \d+$"))
             _pit_sums(said.all_inner_texts())
+            expect(rounds).to_have_attribute("aria-label", re.compile(r"over 8 days$"))
             page.select_option("#f-hours", "1")
             expect(bar).to_have_text(re.compile(r"^樓面 floor · \d\dh: \d+$"))
+            expect(rounds).to_have_attribute("aria-label", re.compile(r"over 2 hours$"))
             page.select_option("#f-hours", "24")
             expect(page.locator("#chart-violations canvas li").first).to_have_text(
                 re.compile(r" · \d\dh: \d+$")
@@ -203,6 +209,9 @@ def test_floor_page(floor: tuple[FloorEnv, FloorProcess, Any]) -> None:
             mine = page.locator("#chart-drill canvas li")
             expect(mine.first).to_have_text(re.compile(r"^T02 · \d\dh: \d+$"))
             assert all(t.startswith("T02 · ") for t in mine.all_inner_texts())
+            expect(page.locator("#chart-drill canvas")).to_have_attribute(
+                "aria-label", re.compile(r"^T02: rounds per hour over 25 hours$")
+            )
             page.select_option("#f-hours", "744")
             expect(mine.first).to_have_text(re.compile(r"^T02 · \d\d-\d\d: \d+$"))
             page.select_option("#f-hours", "24")

@@ -625,21 +625,34 @@ function barLabel(body) {
 
 const NO_PIT = "no pit";
 
+// Every bar of the range (an hour or a day from `since` up to `until`), so an hour nobody played
+// is drawn at zero, not left out of the line.
+function allBars(body) {
+  const step = body.bar === "day" ? 86400000 : 3600000;
+  const out = [];
+  for (let t = Date.parse(body.since); t < Date.parse(body.until); t += step) out.push(t);
+  return out;
+}
+
 // Rounds started per bar: the floor's total (its own axis, on the right) and one line per pit,
 // what a floor manager reads; the bars a pit had no round are zero.
 function roundsChart(container, body) {
   const label = barLabel(body);
-  const xs = body.rounds_per_hour.map((r) => r.hour);
+  const xs = allBars(body);
   const at = new Map(xs.map((x, i) => [x, i]));
+  const on = (rows) => {
+    const data = xs.map(() => 0);
+    for (const r of rows) data[at.get(Date.parse(r.hour))] = r.n;
+    return data;
+  };
   const pits = [...new Set(body.rounds_per_pit_hour.map((r) => r.pit))].sort((a, b) =>
     (a === NO_PIT) - (b === NO_PIT) || a.localeCompare(b, undefined, { numeric: true }));
   const datasets = [{
-    label: "樓面 floor", data: body.rounds_per_hour.map((r) => r.n), yAxisID: "floor",
+    label: "樓面 floor", data: on(body.rounds_per_hour), yAxisID: "floor",
     borderColor: "#f4efe1", backgroundColor: "#f4efe1", borderWidth: 3, pointRadius: 0, order: 0,
   }];
   pits.forEach((pit, i) => {
-    const data = xs.map(() => 0);
-    for (const r of body.rounds_per_pit_hour) if (r.pit === pit) data[at.get(r.hour)] = r.n;
+    const data = on(body.rounds_per_pit_hour.filter((r) => r.pit === pit));
     datasets.push({ label: pit, data, yAxisID: "pit", borderColor: PALETTE[i % PALETTE.length],
       backgroundColor: PALETTE[i % PALETTE.length], borderWidth: 1.5, pointRadius: xs.length > 1 ? 0 : 3 });
   });
@@ -647,7 +660,7 @@ function roundsChart(container, body) {
   for (const r of body.rounds_per_pit_hour) lines.push(`${r.pit} · ${label(r.hour)}: ${r.n}`);
   drawChart(container, {
     type: "line",
-    data: { labels: xs.map(label), datasets },
+    data: { labels: xs.map((t) => label(new Date(t).toISOString())), datasets },
     options: {
       interaction: { mode: "index", intersect: false },
       scales: {
@@ -682,12 +695,14 @@ async function drillChart(table) {
   if (status !== 200 || state.drilled !== table || $("f-hours").value !== hours) return;
   const label = barLabel(body);
   const rows = body.rounds_per_hour;
+  const xs = allBars(body);
+  const n = new Map(rows.map((r) => [Date.parse(r.hour), r.n]));
   drawChart($("chart-drill"), {
     type: "bar",
-    data: { labels: rows.map((r) => label(r.hour)),
-      datasets: [{ label: table, data: rows.map((r) => r.n), backgroundColor: PALETTE[0] }] },
+    data: { labels: xs.map((t) => label(new Date(t).toISOString())),
+      datasets: [{ label: table, data: xs.map((t) => n.get(t) || 0), backgroundColor: PALETTE[0] }] },
     options: { scales: { y: { beginAtZero: true, ticks: { precision: 0 } } }, plugins: { legend: { display: false } } },
-  }, `${table}: rounds per ${body.bar} over ${rows.length} ${body.bar}s`,
+  }, `${table}: rounds per ${body.bar} over ${xs.length} ${body.bar}s`,
   rows.map((r) => `${table} · ${label(r.hour)}: ${r.n}`));
 }
 
