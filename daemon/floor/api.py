@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from importlib.resources import files
 from typing import Annotated, Any
@@ -32,7 +32,7 @@ import structlog
 from fastapi import FastAPI, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi import Path as ApiPath
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -50,7 +50,7 @@ from daemon.floor.live import LiveView
 from daemon.floor.queries import report, report_csv
 from daemon.floor.redact import visible_alert
 from daemon.floor.routing import TABLE_ID, Since, Until, Who
-from daemon.floor.sentences import sentence
+from daemon.floor.sentences import said_memo, sentence
 from daemon.floor.shapes import (
     AlertKind,
     ApiError,
@@ -62,11 +62,12 @@ from daemon.floor.shapes import (
     OverrideRow,
     ReportFormat,
     RoundRow,
+    TableChart,
     TableDetail,
     TableSummary,
     ViolationRow,
 )
-from daemon.floor.store import Store, dumps
+from daemon.floor.store import Store
 
 __all__ = ["Hub", "create_app", "report", "report_csv"]
 
@@ -175,10 +176,15 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
             exc.status_code,
         )
 
+    # The page's settings, on its <body>: how long a provisional item may stay unproven.
+    hide = f'data-provisional-hide-seconds="{config.floor.provisional_hide_seconds:g}"'
+
     @app.get("/", include_in_schema=False)
     async def page() -> HTMLResponse:
         return HTMLResponse(
-            (STATIC / "index.html").read_text(encoding="utf-8"),
+            (STATIC / "index.html")
+            .read_text(encoding="utf-8")
+            .replace('data-provisional-hide-seconds="10"', hide, 1),
             headers={
                 "Content-Security-Policy": "default-src 'self'; connect-src 'self' ws: wss:; "
                 "img-src 'self' data:; frame-ancestors 'none'",
@@ -282,9 +288,10 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
     async def said_rows(event: str | None, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Violations or faults, each with its sentence (`said`) in its table's game's words."""
         games = await queries.table_games(store) if rows else {}
+        memo: dict[Any, dict[str, str]] = {}
         for row in rows:
             name = event or ("table.tilted" if row.get("kind") == "tilt" else "table.held")
-            row["said"] = sentence(games.get(row["table"]), name, row)
+            row["said"] = said_memo(memo, games.get(row["table"]), name, row)
         return rows
 
     def span(since: datetime | None, until: datetime | None) -> tuple[datetime, datetime]:
@@ -371,9 +378,20 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
     async def get_charts(
         who: Who, hours: Annotated[int, Query(ge=1, le=24 * 31)] = 24
     ) -> dict[str, Any]:
-        """The page's charts: violations per article per hour, faults per device model,
-        rounds per table per hour, over the last `hours` before the newest line."""
-        return await queries.charts(store, hours)
+        """The page's charts: violations per article per hour, faults per device model, and
+        rounds started per hour, the floor's total and each pit's, over the `hours` hours up to
+        the newest line's (beyond 48 hours, per day)."""
+        return await queries.charts(store, hours, pits)
+
+    @app.get("/api/tables/{table}/charts", response_model=TableChart, tags=["floor"])
+    async def get_table_chart(
+        who: Who,
+        table: Annotated[str, ApiPath(pattern=TABLE_ID)],
+        hours: Annotated[int, Query(ge=1, le=24 * 31)] = 24,
+    ) -> dict[str, Any]:
+        """One table's rounds started per hour (per day beyond 48 hours), its drill-down's
+        chart, over the same range as the page's charts."""
+        return await queries.table_chart(store, table, hours)
 
     @app.get("/api/report", tags=["audit"], response_model=None)
     async def get_report(
@@ -386,10 +404,17 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         settlements, rounds, chain alerts and the floor's own actions."""
         require(who, "audit", "admin")
         start, end = span(since, until)
-        sections = await report(store, start, end)
-        if format is ReportFormat.csv:
-            return Response(report_csv(sections), media_type="text/csv")
-        return Response(dumps(sections), media_type="application/json")
+        # Streamed as it is read (a chunk of rows at a time, queries.report_chunks): an export
+        # of a busy hour is 128,000 rows, of a day millions, and the floor holds one chunk.
+        chunks = queries.report_chunks(store.dsn, start, end)
+        csv_ = format is ReportFormat.csv
+        body = queries.report_csv_chunks(chunks) if csv_ else queries.report_json(chunks)
+        # Its first chunk read before the answer starts: a database that does not answer is
+        # still a 503, not a 200 cut short.
+        first = await anext(body)
+        return StreamingResponse(
+            _after(first, body), media_type="text/csv" if csv_ else "application/json"
+        )
 
     # Host and Origin were checked by the doors before this runs.
     @app.websocket("/api/feed")
@@ -417,6 +442,12 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         await pump(ws, hub, who)
 
     return app
+
+
+async def _after(first: str, rest: AsyncIterator[str]) -> AsyncIterator[str]:
+    yield first
+    async for chunk in rest:
+        yield chunk
 
 
 def said_lines(game: str | None, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import contextlib
 import importlib
-import json
 import signal
 import sys
 import threading
@@ -26,12 +25,13 @@ import structlog
 from daemon.api.doors import serving_problem
 from daemon.api.server import ApiServer
 from daemon.config import ConfigError
-from daemon.floor.api import Hub, create_app, report, report_csv
+from daemon.floor.api import Hub, create_app
 from daemon.floor.config import FloorConfig, load_floor_config
 from daemon.floor.consumer import Consumer
 from daemon.floor.integrity import run_every
 from daemon.floor.live import LiveConsumer, LiveView
-from daemon.floor.store import BatchResult, Store, dumps
+from daemon.floor.queries import report_chunks, report_csv_chunks, report_json_indented
+from daemon.floor.store import BatchResult, Store
 from daemon.logging import configure_logging
 from daemon.safetext import safe_lines
 from daemon.shipper.broker import FeedError, auth_options
@@ -223,19 +223,18 @@ def report_main(argv: Sequence[str]) -> int:
         return 2
 
     async def main() -> int:
-
-        store = Store(config.floor.database)
+        # Written as it is read, a chunk of rows at a time (queries.report_chunks): a month's
+        # report is never held whole.
+        chunks = report_chunks(config.floor.database, args.since, args.until)
+        csv_ = args.format == "csv"
         try:
-            sections = await report(store, args.since, args.until)
+            async for text in report_csv_chunks(chunks) if csv_ else report_json_indented(chunks):
+                sys.stdout.write(safe_lines(text) if csv_ else text)
         except psycopg.Error as exc:
             print(f"tabled floor report: {exc}".strip(), file=sys.stderr)
             return 1
-        finally:
-            await store.close()
-        if args.format == "csv":
-            sys.stdout.write(safe_lines(report_csv(sections)))
-        else:
-            sys.stdout.write(json.dumps(json.loads(dumps(sections)), indent=1) + "\n")
+        if not csv_:
+            sys.stdout.write("\n")
         return 0
 
     return asyncio.run(main())

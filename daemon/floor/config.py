@@ -10,6 +10,8 @@
     catchup_batch = 5000                  # the same while a backlog is unread (catching up)
     live = true                           # a live view of new lines beside the history
                                           #   (tiles and alerts current while it catches up)
+    provisional_hide_seconds = 10         # the page hides what the live view showed that no
+                                          #   signed head has proven after this long
     replicas = 1                          # the stream's, if the floor creates it (3: cluster)
     retention_months = 3                  # raw lines kept in the database; older months may be
                                           #   archived to files (`tabled floor archive`)
@@ -82,6 +84,9 @@ class FloorSection:
     # The live view (daemon/floor/live.py): a second consumer, new lines only, that keeps the
     # tiles and alerts current while the history catches up. false: the history alone.
     live: StrictBool = True
+    # The page hides a provisional tile, violation, fault or override (the live view's, not yet
+    # stored: no signed head has proven its line) still unproven after this many seconds.
+    provisional_hide_seconds: Number = Field(default=10.0, ge=1, le=3600)
     # The replicas of the stream when the floor creates it (3 on a three-node cluster).
     replicas: StrictInt = Field(default=1, ge=1, le=5)
     # Months of raw lines kept in the database: a month wholly older may be archived to a file

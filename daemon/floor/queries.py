@@ -5,8 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
 
 from daemon.api.tokens import Principal
 from daemon.floor.integrity import INTEGRITY_KINDS
@@ -74,72 +79,165 @@ async def table_summaries(
     return rows
 
 
+# Rows a fetch of an export's server-side cursor: what it holds in memory at once, however long
+# its period.
+REPORT_CHUNK = 2000
+
+
+def _shown_action(row: dict[str, Any]) -> dict[str, Any]:
+    # A person's acknowledgement note may name a card; of no known round: as in play.
+    if row["action"] == "acknowledge" and isinstance(row["note"], str):
+        row["note"] = blotted(row["note"])
+    return row
+
+
+def _audit_row(row: dict[str, Any]) -> dict[str, Any]:
+    return visible_row(row, "audit")
+
+
+def _audit_alert(row: dict[str, Any]) -> dict[str, Any]:
+    return visible_alert(row, "audit")
+
+
+# The audit report's sections in order: (name, its query over [since, until), what each row
+# becomes). Its readers (audit, admin, and whoever reads the database) see closed rounds whole:
+# a card named in a round still in play, nobody; an alert's digests once its line's round is
+# closed.
+Chunks = AsyncIterator[tuple[str, list[dict[str, Any]]]]
+Shown = Callable[[dict[str, Any]], dict[str, Any]] | None
+REPORT_SECTIONS: tuple[tuple[str, str, Shown], ...] = (
+    ("violations",
+     "SELECT table_id AS table, seq, ts, round, actor, article, action, phase, reason, "  # noqa: S608
+     f"{judged('violations')} FROM violations WHERE ts >= %s AND ts < %s "
+     "ORDER BY ts, table_id, seq", _audit_row),
+    ("overrides",
+     "SELECT table_id AS table, seq, ts, round, status, kind, article, proposed_by, "  # noqa: S608
+     f"decided_by, reason, {judged('overrides')} FROM overrides WHERE ts >= %s AND ts < %s "
+     "ORDER BY ts, table_id, seq", _audit_row),
+    ("device_faults",
+     "SELECT table_id AS table, seq, ts, round, device, fault, kind, make, model, serial, "  # noqa: S608
+     f"{judged('device_faults')} FROM device_faults WHERE ts >= %s AND ts < %s "
+     "ORDER BY ts, table_id, seq", _audit_row),
+    ("settlements",
+     "SELECT table_id AS table, seq, item, ts, round, seat, player, amount, outcome, net "
+     "FROM settlements WHERE ts >= %s AND ts < %s ORDER BY ts, table_id, seq, item", None),
+    ("rounds",
+     "SELECT table_id AS table, round, first_seq, last_seq, started_at, ended_at, status, lines "
+     "FROM rounds WHERE started_at >= %s AND started_at < %s ORDER BY started_at, table_id",
+     None),
+    ("floor_actions",
+     "SELECT id, at, actor, role, action, target, outcome, note FROM floor_actions "
+     "WHERE at >= %s AND at < %s ORDER BY id", _shown_action),
+    ("chain_alerts",
+     f"SELECT {ALERT_COLUMNS} FROM chain_alerts "  # noqa: S608
+     "WHERE detected_at >= %s AND detected_at < %s ORDER BY id", _audit_alert),
+)  # fmt: skip
+
+
+async def report_chunks(dsn: str, since: datetime, until: datetime) -> Chunks:
+    """The audit report of a period, section by section in `REPORT_SECTIONS`' order, each as
+    (section, rows) chunks of at most `REPORT_CHUNK` rows (at least one chunk a section, empty
+    when it has no rows): read through a server-side cursor on a connection of its own, in one
+    read-only repeatable-read transaction (every section as of one moment), so an export of
+    any length holds one chunk in memory."""
+    async with await psycopg.AsyncConnection.connect(dsn, row_factory=dict_row) as conn:
+        await conn.set_read_only(True)
+        await conn.set_isolation_level(psycopg.IsolationLevel.REPEATABLE_READ)
+        async with conn.transaction():
+            for name, sql, shown in REPORT_SECTIONS:
+                async with conn.cursor(name=f"report_{name}") as cur:
+                    await cur.execute(sql.encode(), (since, until))
+                    first = True
+                    while rows := await cur.fetchmany(REPORT_CHUNK):
+                        yield name, rows if shown is None else [shown(row) for row in rows]
+                        first = False
+                    if first:
+                        yield name, []
+
+
 async def report(store: Store, since: datetime, until: datetime) -> dict[str, list[dict[str, Any]]]:
-    """The audit report of a period: every violation, override, fault, settlement, alert."""
-    span = (since, until)
-    # Its readers see closed rounds whole; a card named in a round still in play, nobody.
-    return {
-        "violations": [
-            visible_row(row, "audit")
-            for row in await store.query(
-                "SELECT table_id AS table, seq, ts, round, actor, article, action, "  # noqa: S608
-                f"phase, reason, {judged('violations')} FROM violations "
-                "WHERE ts >= %s AND ts < %s ORDER BY ts, table_id, seq",
-                span,
-            )
-        ],
-        "overrides": [
-            visible_row(row, "audit")
-            for row in await store.query(
-                "SELECT table_id AS table, seq, ts, round, status, kind, article, "  # noqa: S608
-                f"proposed_by, decided_by, reason, {judged('overrides')} FROM overrides "
-                "WHERE ts >= %s AND ts < %s ORDER BY ts, table_id, seq",
-                span,
-            )
-        ],
-        "device_faults": [
-            visible_row(row, "audit")
-            for row in await store.query(
-                "SELECT table_id AS table, seq, ts, round, device, fault, kind, make, "  # noqa: S608
-                f"model, serial, {judged('device_faults')} FROM device_faults "
-                "WHERE ts >= %s AND ts < %s ORDER BY ts, table_id, seq",
-                span,
-            )
-        ],
-        "settlements": await store.query(
-            "SELECT table_id AS table, seq, item, ts, round, seat, player, amount, outcome, net "
-            "FROM settlements WHERE ts >= %s AND ts < %s ORDER BY ts, table_id, seq, item",
-            span,
-        ),
-        "rounds": await store.query(
-            "SELECT table_id AS table, round, first_seq, last_seq, started_at, ended_at, "
-            "status, lines FROM rounds WHERE started_at >= %s AND started_at < %s "
-            "ORDER BY started_at, table_id",
-            span,
-        ),
-        # A person's acknowledgement note may name a card; of no known round: as in play.
-        "floor_actions": [
-            {**row, "note": blotted(row["note"])}
-            if row["action"] == "acknowledge" and isinstance(row["note"], str)
-            else row
-            for row in await store.query(
-                "SELECT id, at, actor, role, action, target, outcome, note FROM floor_actions "
-                "WHERE at >= %s AND at < %s ORDER BY id",
-                span,
-            )
-        ],
-        # The report's readers (audit, admin, and whoever reads the database) see closed
-        # rounds whole: an alert's digests are in it once the round of its line is closed.
-        "chain_alerts": [
-            visible_alert(alert, "audit")
-            for alert in await store.query(
-                f"SELECT {ALERT_COLUMNS} FROM chain_alerts "  # noqa: S608 - constant columns
-                "WHERE detected_at >= %s "
-                "AND detected_at < %s ORDER BY id",
-                span,
-            )
-        ],
-    }
+    """The audit report of a period whole (`report_chunks` gathered): every violation,
+    override, fault, settlement, round, floor action and alert."""
+    sections: dict[str, list[dict[str, Any]]] = {}
+    async for name, rows in report_chunks(store.dsn, since, until):
+        sections.setdefault(name, []).extend(rows)
+    return sections
+
+
+def _plain(value: Any) -> Any:
+    """A value JSON has no type for, as `dumps` writes it: times ISO 8601, numerics their exact
+    text, bytes in hex."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, bytes | memoryview):
+        return bytes(value).hex()
+    raise TypeError(type(value).__name__)
+
+
+# A chunk's rows encoded in one call (the C encoder; `_plain` for what it has no type for).
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=_plain).encode
+
+
+async def report_json(chunks: Chunks) -> AsyncIterator[str]:
+    """The report as one JSON object of lists (what `dumps` writes of `report`'s dict), written
+    a chunk at a time."""
+    current = None
+    async for name, rows in chunks:
+        parts = []
+        if name != current:
+            parts.append(("{" if current is None else "], ") + _ENCODE(name) + ": [")
+            lead = ""
+            current = name
+        else:
+            lead = ", "
+        if rows:
+            parts.append(lead + _ENCODE(rows)[1:-1])  # the list's items, without its brackets
+        yield "".join(parts)
+    yield "{}" if current is None else "]}"
+
+
+async def report_json_indented(chunks: Chunks) -> AsyncIterator[str]:
+    """The report as `json.dumps(..., indent=1)` writes it (the CLI's), a chunk at a time."""
+    current = None
+    opened = False  # the current section has a row written
+    async for name, rows in chunks:
+        parts = []
+        if name != current:
+            head = "{\n" if current is None else ("\n ],\n" if opened else "],\n")
+            parts.append(f"{head} {json.dumps(name)}: [")
+            current, opened = name, False
+        for row in rows:
+            text = json.dumps(row, indent=1, default=_plain).replace("\n", "\n  ")
+            parts.append(("\n  " if not opened else ",\n  ") + text)
+            opened = True
+        yield "".join(parts)
+    if current is None:
+        yield "{}"
+    else:
+        yield ("\n ]" if opened else "]") + "\n}"
+
+
+async def report_csv_chunks(chunks: Chunks) -> AsyncIterator[str]:
+    """The report as one CSV (`report_csv`), written a chunk at a time."""
+    current = None
+    for_header = False
+    async for name, rows in chunks:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        if name != current:
+            if current is not None and for_header:
+                writer.writerow([current])  # the section before had no rows
+            current, for_header = name, True
+        for row in rows:
+            if for_header:
+                writer.writerow(["section", *row.keys()])
+                for_header = False
+            writer.writerow([name, *(_cell(v) for v in row.values())])
+        yield out.getvalue()
+    if current is not None and for_header:
+        yield f"{current}\n"
 
 
 def report_csv(sections: dict[str, list[dict[str, Any]]]) -> str:
@@ -378,62 +476,98 @@ async def faults(
     return [visible_row(row, role) for row in rows]
 
 
-# Beyond this many hours the charts' bars are days (UTC), not hours: 800 tables' rounds over 31
-# days would otherwise be 595,000 bars' worth of rows (bench/bench_floor_year.py).
+# Beyond this many hours the charts' bars are days (UTC), not hours.
 DAY_BARS_AFTER_HOURS = 48
+NO_PIT = "no pit"  # the rounds chart's series of the tables no pit names
 
 
-def _hour_floor(when: datetime) -> datetime:
-    return when.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+def _bar_floor(when: datetime, bar: str) -> datetime:
+    start = when.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    return start.replace(hour=0) if bar == "day" else start
 
 
-async def charts(store: Store, hours: int) -> dict[str, Any]:
-    """Violations per article per hour, faults per device model, rounds per table per hour,
-    over the last `hours` before the newest line; beyond `DAY_BARS_AFTER_HOURS`, per day.
-
-    The rounds are counted from `rounds_hourly` (migration 0041, kept by triggers) for the
-    hours wholly within the range, and from `rounds` for the partial hours at its two ends."""
+async def chart_range(store: Store, hours: int) -> tuple[datetime, datetime, str]:
+    """The charts' range and bar: every bar (an hour; a day, UTC, beyond
+    `DAY_BARS_AFTER_HOURS`) that holds any of the `hours` hours up to the floor's newest line,
+    the newest line's own bar last. Whole bars only, so the rounds are read from the counts
+    kept per hour and per day (`rounds_hourly`, `rounds_daily`: their rows of the bar in
+    progress are kept current by their triggers), never from `rounds`."""
     latest = await store.query("SELECT max(last_ts) AS t FROM floor_tables")
-    until = (latest[0]["t"] or datetime.now(UTC)) + timedelta(seconds=1)
-    since = until - timedelta(hours=hours)
-    span = (since, until)
+    newest = latest[0]["t"] or datetime.now(UTC)
     bar = "day" if hours > DAY_BARS_AFTER_HOURS else "hour"
-    whole_from = _hour_floor(since) + (timedelta(hours=1) if _hour_floor(since) < since else
-                                       timedelta(0))  # fmt: skip
-    whole_to = _hour_floor(until)
-    if whole_from >= whole_to:  # no whole hour within: every round from `rounds`
-        whole_from = whole_to = until
+    until = _bar_floor(newest, bar) + timedelta(**{f"{bar}s": 1})
+    return _bar_floor(newest - timedelta(hours=hours), bar), until, bar
+
+
+# The rounds' counts a bar: (relation, its time column).
+COUNTS = {"hour": ("rounds_hourly", "hour"), "day": ("rounds_daily", "day")}
+
+
+async def charts(store: Store, hours: int, pits: Mapping[str, str]) -> dict[str, Any]:
+    """The page's charts over `chart_range`: violations per article per bar, faults per device
+    model, and the rounds started per bar, the floor's total and each pit's (`rounds_per_pit_hour`:
+    the pit the registry gives a table, else the config's `pits`; `NO_PIT` for the rest).
+
+    A floor manager reads the floor and its pits, not 800 lines: the rounds are summed in SQL
+    from `rounds_hourly` (migration 0041), so the answer is a point a pit a bar, whatever the
+    number of tables (beyond 48 hours from `rounds_daily`, migration 0042)."""
+    since, until, bar = await chart_range(store, hours)
+    span = (since, until)
+    counts, at = COUNTS[bar]
+    per_pit = await store.query(
+        f"SELECT coalesce(e.pit, c.pit, %(none)s) AS pit, h.{at} AS hour, "  # noqa: S608
+        f"sum(h.n)::int AS n FROM {counts} h "
+        "LEFT JOIN enrolled_tables e ON e.table_id = h.table_id "
+        "LEFT JOIN unnest(%(tables)s::text[], %(pits)s::text[]) AS c(table_id, pit) "
+        f"ON c.table_id = h.table_id WHERE h.{at} >= %(since)s AND h.{at} < %(until)s "
+        "GROUP BY 1, 2 HAVING sum(h.n) > 0 ORDER BY 2, 1",
+        {
+            "none": NO_PIT,
+            "since": since,
+            "until": until,
+            "tables": list(pits),
+            "pits": list(pits.values()),
+        },
+    )
+    total: dict[datetime, int] = {}
+    for row in per_pit:
+        total[row["hour"]] = total.get(row["hour"], 0) + row["n"]
     return {
         "since": since,
         "until": until,
+        "bar": bar,
+        # Beyond 48 hours from the day counts (migration 0043): a month is 100 k violations.
         "violations_per_article_hour": await store.query(
-            "SELECT coalesce(article, '?') AS article, date_trunc(%s, ts, 'UTC') AS hour, "
+            "SELECT article, day AS hour, n FROM violations_daily WHERE day >= %s AND day < %s "
+            "AND n > 0 ORDER BY 2, 1"
+            if bar == "day"
+            else "SELECT coalesce(article, '?') AS article, date_trunc('hour', ts, 'UTC') AS hour, "
             "count(*)::int AS n FROM violations WHERE ts >= %s AND ts < %s "
             "GROUP BY 1, 2 ORDER BY 2, 1",
-            (bar, *span),
+            span,
         ),
         "faults_per_model": await store.query(
             "SELECT coalesce(model, device, '?') AS model, kind, count(*)::int AS n "
             "FROM device_faults WHERE ts >= %s AND ts < %s GROUP BY 1, 2 ORDER BY 1, 2",
             span,
         ),
-        "rounds_per_table_hour": await store.query(
-            "SELECT table_id AS table, date_trunc(%(bar)s, hour, 'UTC') AS hour, "
-            "sum(n)::int AS n FROM ("
-            "SELECT table_id, hour, n FROM rounds_hourly WHERE hour >= %(whole_from)s "
-            "AND hour < %(whole_to)s UNION ALL "
-            "SELECT table_id, date_trunc('hour', started_at, 'UTC'), 1 FROM rounds "
-            "WHERE started_at >= %(since)s AND started_at < %(whole_from)s UNION ALL "
-            "SELECT table_id, date_trunc('hour', started_at, 'UTC'), 1 FROM rounds "
-            "WHERE started_at >= %(whole_to)s AND started_at < %(until)s"
-            ") counted GROUP BY 1, 2 HAVING sum(n) > 0 ORDER BY 2, 1",
-            {
-                "bar": bar,
-                "whole_from": whole_from,
-                "whole_to": whole_to,
-                "since": since,
-                "until": until,
-            },
+        "rounds_per_hour": [{"hour": hour, "n": n} for hour, n in total.items()],
+        "rounds_per_pit_hour": per_pit,
+    }
+
+
+async def table_chart(store: Store, table: str, hours: int) -> dict[str, Any]:
+    """One table's rounds started per bar over `chart_range` (its drill-down's chart)."""
+    since, until, bar = await chart_range(store, hours)
+    counts, at = COUNTS[bar]
+    return {
+        "since": since,
+        "until": until,
+        "bar": bar,
+        "rounds_per_hour": await store.query(
+            f"SELECT {at} AS hour, n FROM {counts} WHERE table_id = %s "  # noqa: S608
+            f"AND {at} >= %s AND {at} < %s AND n > 0 ORDER BY 1",
+            (table, since, until),
         ),
     }
 

@@ -165,9 +165,18 @@ class FaultRow(Acknowledged, Said):
 class Charts(BaseModel):
     since: datetime
     until: datetime
+    bar: str = Field(description="hour, or day beyond 48 hours (UTC)")
     violations_per_article_hour: list[dict[str, Any]]
     faults_per_model: list[dict[str, Any]]
-    rounds_per_table_hour: list[dict[str, Any]]
+    rounds_per_hour: list[dict[str, Any]] = Field(description="the floor's total: hour, n")
+    rounds_per_pit_hour: list[dict[str, Any]] = Field(description="pit, hour, n")
+
+
+class TableChart(BaseModel):
+    since: datetime
+    until: datetime
+    bar: str = Field(description="hour, or day beyond 48 hours (UTC)")
+    rounds_per_hour: list[dict[str, Any]] = Field(description="the table's: hour, n")
 
 
 class IntegrityDevice(BaseModel):

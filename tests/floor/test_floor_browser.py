@@ -1,22 +1,27 @@
 """The floor page in Debian's chromium (Playwright): tiles, live alerts, filters, drill-down
-with redaction, the charts (Chart.js canvases, each saying its bars in words, as a screen reader
-reads them); screenshots at 1920x1080 and 1280x800 in tests/artifacts/."""
+with redaction and the table's own chart, the charts (Chart.js canvases, each saying its bars
+in words, as a screen reader reads them: the rounds chart the floor's total and each pit's),
+a live item no signed head proves hidden after the floor's `provisional_hide_seconds`;
+screenshots at 1920x1080 and 1280x800 in tests/artifacts/."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import nats
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from daemon.floor.localservers import NatsServer, PostgresCluster
-from daemon.floor.synthetic import SyntheticTable, interleave
+from daemon.floor.synthetic import SyntheticTable, ensure_stream, interleave, publish
 from tests.floor.floor_support import FloorEnv, FloorProcess, floor_config, write_tokens
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -32,14 +37,21 @@ pytestmark = [
 ]
 
 TABLES = [f"T{i:02d}" for i in range(1, 13)]
+LIVE_ITEMS = {"table.violation", "table.tilted", "table.held"}  # and override.*
 
 
 @pytest.fixture
-def floor(pg: PostgresCluster, tmp_path: Path) -> Iterator[tuple[FloorEnv, FloorProcess, Any]]:
+def floor(
+    pg: PostgresCluster, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[tuple[FloorEnv, FloorProcess, Any]]:
+    hide = getattr(request, "param", None)  # [floor] provisional_hide_seconds, if the test sets it
     broker = NatsServer().start()
-    dsn = pg.create_database("floor_page")
+    dsn = pg.create_database("floor_page" if hide is None else f"floor_page_hide_{hide}")
     tokens = write_tokens(tmp_path / "tokens.toml")
     config = floor_config(tmp_path / "floor.toml", dsn, broker.url, tmp_path / "tokens.toml")
+    if hide is not None:
+        text = config.read_text().replace("[api]", f"provisional_hide_seconds = {hide}\n[api]", 1)
+        config.write_text(text)
     env = FloorEnv(pg, broker, dsn, tmp_path, tokens, config)
     tables = {
         t: SyntheticTable(t, seed=i, lines_per_round=60, violation_share=0.5, tilt_share=0.3)
@@ -94,14 +106,29 @@ def test_floor_page(floor: tuple[FloorEnv, FloorProcess, Any]) -> None:
             assert not errors, errors
             page.screenshot(path=str(ARTIFACTS / "floor-1920x1080.png"))
 
-            # The charts' range: beyond a day each bar names its day too.
-            bar = page.locator("#chart-rounds canvas li").first
-            expect(bar).to_have_text(re.compile(r" · \d\dh: \d+$"))
+            # The rounds chart is what a floor manager reads: the floor's total and one line
+            # a pit (the config's Pit A and Pit B, the other tables under "no pit"), each
+            # bar's total the sum of its pits'; no line a table.
+            said = page.locator("#chart-rounds canvas li")
+            expect(said.first).to_have_text(re.compile(r"^樓面 floor · \d\dh: \d+$"))
+            _pit_sums(said.all_inner_texts())
+            # Every bar of the range is drawn, those nobody played in at zero: 24 hours and
+            # the newest line's own.
+            rounds = page.locator("#chart-rounds canvas")
+            expect(rounds).to_have_attribute("aria-label", re.compile(r"3 pits over 25 hours$"))
+            # The charts' range: beyond 48 hours a bar is a day, named by its day.
+            bar = said.first
             page.select_option("#f-hours", "168")
-            expect(bar).to_have_text(re.compile(r" · \d\d-\d\d \d\dh: \d+$"))
+            expect(bar).to_have_text(re.compile(r"^樓面 floor · \d\d-\d\d: \d+$"))
+            _pit_sums(said.all_inner_texts())
+            expect(rounds).to_have_attribute("aria-label", re.compile(r"over 8 days$"))
             page.select_option("#f-hours", "1")
-            expect(bar).to_have_text(re.compile(r" · \d\dh: \d+$"))
+            expect(bar).to_have_text(re.compile(r"^樓面 floor · \d\dh: \d+$"))
+            expect(rounds).to_have_attribute("aria-label", re.compile(r"over 2 hours$"))
             page.select_option("#f-hours", "24")
+            expect(page.locator("#chart-violations canvas li").first).to_have_text(
+                re.compile(r" · \d\dh: \d+$")
+            )
 
             # Filters: pit B is T03 only (tests' config); the chain filter is T05 alone.
             page.select_option("#f-pit", "Pit B")
@@ -178,6 +205,17 @@ def test_floor_page(floor: tuple[FloorEnv, FloorProcess, Any]) -> None:
             dealt = page.locator('#drill-events li[data-event="card.dealt"]').first
             expect(dealt.locator(".said.en")).to_contain_text("face down")
             expect(dealt.locator(".said.zh")).to_contain_text("暗牌")
+            # Its own chart: this table's rounds per hour, and nobody else's.
+            mine = page.locator("#chart-drill canvas li")
+            expect(mine.first).to_have_text(re.compile(r"^T02 · \d\dh: \d+$"))
+            assert all(t.startswith("T02 · ") for t in mine.all_inner_texts())
+            expect(page.locator("#chart-drill canvas")).to_have_attribute(
+                "aria-label", re.compile(r"^T02: rounds per hour over 25 hours$")
+            )
+            page.select_option("#f-hours", "744")
+            expect(mine.first).to_have_text(re.compile(r"^T02 · \d\d-\d\d: \d+$"))
+            page.select_option("#f-hours", "24")
+            expect(mine.first).to_have_text(re.compile(r"^T02 · \d\dh: \d+$"))
 
             page.set_viewport_size({"width": 1280, "height": 800})
             page.screenshot(path=str(ARTIFACTS / "floor-drill-1280x800.png"))
@@ -194,5 +232,95 @@ def test_floor_page(floor: tuple[FloorEnv, FloorProcess, Any]) -> None:
             assert page.input_value("#token") == ""
             expect(page.locator("#actor")).to_have_text("")
             expect(page.locator("#alerts li")).to_have_count(0)
+        finally:
+            browser.close()
+
+
+def _pit_sums(said: list[str]) -> None:
+    """The rounds chart's words: per bar, the floor's total and each pit's; the total is the
+    sum of the pits', and the pits are those the floor's config names (and "no pit")."""
+    floor: dict[str, int] = {}
+    pits: dict[str, int] = {}
+    names = set()
+    for line in said:
+        name, _, rest = line.partition(" · ")
+        bar, _, n = rest.rpartition(": ")
+        if name == "樓面 floor":
+            floor[bar] = int(n)
+        else:
+            names.add(name)
+            pits[bar] = pits.get(bar, 0) + int(n)
+    assert floor and floor == pits, (floor, pits)
+    assert names == {"Pit A", "Pit B", "no pit"}, names
+
+
+async def _publish_unsigned(url: str, lines: list[bytes]) -> None:
+    """Lines on a table's subjects with no signed head: what anyone who may publish there could
+    send. The history waits for a head that never comes; the live view shows them."""
+    nc = await nats.connect(url)
+    try:
+        js = nc.jetstream()
+        await ensure_stream(js)
+        await publish(js, lines)
+    finally:
+        await nc.close()
+
+
+@pytest.mark.parametrize("floor", [3], indirect=True)
+def test_an_unproven_live_item_is_hidden(floor: tuple[FloorEnv, FloorProcess, Any]) -> None:
+    """A violation the live view pushed (provisional) that no signed head proves within the
+    floor's `provisional_hide_seconds` (3 here) leaves the list, counted under it; once its
+    table's head proves the line, the stored one is listed as any other."""
+    env, process, tables = floor
+    # Lines stamped 30 s past what the floor stored of T08: its tile is provisional at once.
+    sim = tables["T08"]
+    sim.wall, sim.step = time.time() + 30, 0.01
+    lines = sim.lines(300)
+    first = next(i for i, line in enumerate(lines) if b'"table.violation"' in line)
+    lines = lines[: first + 1]
+    seq = json.loads(lines[-1])["seq"]
+    key = f"violation:T08:{seq}"
+    # The live items these lines make: the violation, and any tilt, hold or override before it.
+    events = [json.loads(line)["event"] for line in lines]
+    items = sum(e in LIVE_ITEMS or e.startswith("override.") for e in events)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1920, "height": 1080})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(process.url + "/")
+            page.fill("#token", env.tokens["pit"])
+            page.click("#login button[type=submit]")
+            expect(page.locator("#link")).to_contain_text("live")
+            expect(page.locator("#unproven")).to_be_hidden()
+            with ThreadPoolExecutor(1) as pool:  # Playwright's sync API owns this thread's loop
+                pool.submit(asyncio.run, _publish_unsigned(env.broker.url, lines)).result()
+            item = page.locator(f'#alerts li[data-key="{key}"]')
+            expect(item).to_have_class(re.compile("provisional"))
+            expect(item).to_contain_text("not stored yet")
+            tile = page.locator('.tile[data-table="T08"]')
+            expect(tile).to_have_class(re.compile("provisional"))
+            expect(tile).to_contain_text(f"seq {seq}")
+            # Unproven for 3 s: gone from the list, and the list says one was hidden.
+            expect(item).to_have_count(0, timeout=8000)
+            expect(page.locator("#unproven")).to_be_visible()
+            expect(page.locator("#alerts li.provisional")).to_have_count(0)
+            expect(page.locator("#unproven")).to_contain_text(f"{items} 項未證實")
+            expect(page.locator("#unproven")).to_contain_text("within 3 s")
+            # Its tile no longer says what the unproven lines say (state, phase, round, seq).
+            expect(tile).to_have_class(re.compile("unproven"))
+            expect(tile).to_contain_text("unproven")
+            expect(tile).not_to_contain_text(f"seq {seq}")
+            expect(tile).not_to_contain_text("Round")
+            # Its table's head comes: the line is stored, and listed as stored (to take in hand).
+            with ThreadPoolExecutor(1) as pool:
+                pool.submit(asyncio.run, env.publish(lines)).result()
+            expect(item).to_have_count(1, timeout=15000)
+            expect(item).not_to_have_class(re.compile("provisional"))
+            expect(item.locator(".ack button")).to_be_visible()
+            expect(tile).to_contain_text(f"seq {seq}")
+            expect(tile).not_to_have_class(re.compile("unproven|provisional"))
+            assert not errors, errors
         finally:
             browser.close()

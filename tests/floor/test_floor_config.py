@@ -18,12 +18,15 @@ def test_a_whole_file_is_read_with_paths_against_its_folder(tmp_path: Path) -> N
     file.write_text(
         '[floor]\nservers = ["nats://10.0.0.1:4222", "tls://10.0.0.2:4222"]\n'
         'database = "postgresql://floor@db/floor"\nbatch = 2000\ndurable = "floor-2"\n'
+        "provisional_hide_seconds = 4.5\n"
         '[api]\nlisten = "127.0.0.1:8801"\ntokens_file = "tokens.toml"\n'
         '[pits]\n"Pit A" = ["T01", "T02"]\n"Pit B" = ["T03"]\n'
     )
     config = load_floor_config(file)
     assert config.floor.servers == ("nats://10.0.0.1:4222", "tls://10.0.0.2:4222")
     assert (config.floor.batch, config.floor.durable) == (2000, "floor-2")
+    assert config.floor.provisional_hide_seconds == 4.5
+    assert FloorConfig().floor.provisional_hide_seconds == 10
     assert config.api.tokens_file == tmp_path / "tokens.toml"
     assert config.pits == {"T01": "Pit A", "T02": "Pit A", "T03": "Pit B"}
     assert config.source == str(file)
@@ -41,6 +44,10 @@ def test_a_whole_file_is_read_with_paths_against_its_folder(tmp_path: Path) -> N
         ({"floor": {"servers": ["http://x"]}}, "'http://x' is not a nats:// or tls:// URL"),
         ({"floor": {"stream": "A.B"}}, "floor.stream: 'A.B': letters, digits, _ and - only"),
         ({"floor": {"database": "mysql://x"}}, "floor.database: expected a postgresql:// URL"),
+        (
+            {"floor": {"provisional_hide_seconds": 0}},
+            "floor.provisional_hide_seconds: input should be greater than or equal to 1",
+        ),
         ({"floor": 3}, "floor: expected a table ([floor]), got 3"),
         ({"api": {"listen": "nowhere"}}, "api.listen"),
         ({"api": {"console_idle_seconds": 60}}, "api.console_idle_seconds: unknown key"),

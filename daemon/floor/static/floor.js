@@ -23,8 +23,16 @@ const state = {
   refreshTimer: null,
   renderTimer: null,
   // Violations, faults and overrides the live view pushed before the history stored them
-  // (`provisional`), by item key: shown until the stored one comes.
+  // (`provisional`), by item key: [kind, row, when first seen], shown until the stored one
+  // comes, or hidden once unproven for `hideAfter` ms.
   provisional: new Map(),
+  // Tables whose tile is provisional: when the page first saw it so (ms).
+  provisionalSince: new Map(),
+  tilesTimer: null,
+  unprovenHidden: 0,
+  // Anyone who may publish on a table's subjects can make the live view show a line no signed
+  // head proves: what stays unproven this long is hidden ([floor] provisional_hide_seconds).
+  hideAfter: 1000 * (Number(document.body.dataset.provisionalHideSeconds) || 10),
   chartsTimer: null,
   drilled: null,
   role: null,
@@ -98,6 +106,10 @@ $("logout").addEventListener("click", () => {
   $("actor").textContent = "";
   $("alerts").replaceChildren();
   $("tiles").replaceChildren();
+  state.provisional.clear();
+  state.provisionalSince.clear();
+  state.unprovenHidden = 0;
+  noteHidden();
   showLogin("");
 });
 
@@ -138,21 +150,37 @@ function renderFilters() {
 }
 
 for (const id of ["f-pit", "f-game", "f-state"]) $(id).addEventListener("change", renderTiles);
-$("f-hours").addEventListener("change", () => {
-  clearTimeout(state.chartsTimer);
-  loadCharts();
-});
+$("f-hours").addEventListener("change", () => loadCharts());
 
 function shown(t) {
   const pit = $("f-pit").value, game = $("f-game").value, st = $("f-state").value;
   if (pit && t.pit !== pit) return false;
   if (game && t.game !== game) return false;
   if (st === "chain") return t.chain !== "ok";
-  if (st && t.state !== st) return false;
+  if (st && (unproven(t) || t.state !== st)) return false;
   return true;
 }
 
+// A tile the live view has shown provisional for longer than `hideAfter`: what its unproven
+// lines say (state, phase, round, reason) is hidden, not shown as the table's.
+function unproven(t) {
+  const since = state.provisionalSince.get(t.table);
+  return t.provisional && since !== undefined && Date.now() - since >= state.hideAfter;
+}
+
+function unprovenTile(t) {
+  const node = el("div", "tile unproven");
+  node.dataset.table = t.table;
+  const h = el("h3");
+  h.append(el("span", null, t.table), el("span", "game", (GAMES[t.game] || "") + " " + (t.game || "?")));
+  node.append(h, el("div", "phase", "—"));
+  node.append(el("div", "live-note", `未證實 unproven · hidden after ${state.hideAfter / 1000} s without a signed head`));
+  node.append(el("div", "row muted", `seq ${t.last_seq} stored`));
+  return node;
+}
+
 function tile(t) {
+  if (unproven(t)) return unprovenTile(t);
   const bad = t.chain !== "ok";
   const node = el("div", "tile " + t.state + (bad ? " chain-bad" : "") + (t.provisional ? " provisional" : ""));
   node.setAttribute("role", "button");
@@ -188,11 +216,26 @@ function tile(t) {
   return node;
 }
 
+// When each tile turned provisional; a render again when the first of them is due to hide.
+function trackProvisional() {
+  const now = Date.now();
+  let due = Infinity;
+  for (const t of state.tables) {
+    if (!t.provisional) { state.provisionalSince.delete(t.table); continue; }
+    if (!state.provisionalSince.has(t.table)) state.provisionalSince.set(t.table, now);
+    const at = state.provisionalSince.get(t.table) + state.hideAfter;
+    if (at > now) due = Math.min(due, at);
+  }
+  clearTimeout(state.tilesTimer);
+  state.tilesTimer = due === Infinity ? null : setTimeout(renderTiles, due - now + 50);
+}
+
 function renderTiles() {
+  trackProvisional();
   const visible = state.tables.filter(shown);
   $("tiles").replaceChildren(...visible.map(tile));
   const alerts = state.tables.filter((t) => t.chain !== "ok").length;
-  const stopped = state.tables.filter((t) => t.state === "held" || t.state === "tilted").length;
+  const stopped = state.tables.filter((t) => !unproven(t) && (t.state === "held" || t.state === "tilted")).length;
   $("counts").textContent = `${state.tables.length} 桌 tables · ${stopped} 暫停/故障 held/tilted · ${alerts} 鏈警報 chain alerts`;
 }
 
@@ -373,6 +416,7 @@ async function loadAlerts() {
     state.provisional.delete(itemKey(kind, row));
   }
   for (const [kind, row] of state.provisional.values()) pushAlert(kind, row);
+  noteHidden();
 }
 
 function renderAlertTables() {
@@ -392,6 +436,23 @@ for (const id of ["a-kind", "a-table", "a-open"]) $(id).addEventListener("change
 // with its sentence and its acknowledgement.
 function scheduleAlerts() {
   if (!state.alertsTimer) state.alertsTimer = setTimeout(() => { state.alertsTimer = null; loadAlerts(); }, 1000);
+}
+
+// A provisional item no stored one replaced within `hideAfter`: taken off the list, counted.
+function hideUnproven(key, since) {
+  const seen = state.provisional.get(key);
+  if (!seen || seen[2] !== since) return;  // stored meanwhile (or signed out)
+  state.provisional.delete(key);
+  $("alerts").querySelector(`li[data-key="${CSS.escape(key)}"]`)?.remove();
+  state.unprovenHidden += 1;
+  noteHidden();
+}
+
+function noteHidden() {
+  const note = $("unproven");
+  note.classList.toggle("hidden", state.unprovenHidden === 0);
+  note.textContent = `${state.unprovenHidden} 項未證實已隱藏 unproven live items hidden ` +
+    `(no signed head within ${state.hideAfter / 1000} s)`;
 }
 
 // --- push ---------------------------------------------------------------------------------
@@ -433,9 +494,14 @@ function connect() {
       scheduleRefresh();
     } else if ((msg.type === "violation" || msg.type === "fault" || msg.type === "override") && msg.provisional) {
       const row = { ...msg[msg.type], provisional: true };
-      state.provisional.set(itemKey(msg.type, row), [msg.type, row]);
+      const key = itemKey(msg.type, row);
+      const seen = state.provisional.get(key);
+      const since = seen ? seen[2] : Date.now();
+      if (Date.now() - since >= state.hideAfter) return;  // hidden already
+      state.provisional.set(key, [msg.type, row, since]);
       while (state.provisional.size > MAX_ALERTS) state.provisional.delete(state.provisional.keys().next().value);
       pushAlert(msg.type, row);
+      setTimeout(() => hideUnproven(key, since), since + state.hideAfter - Date.now());
     } else if (msg.type === "violation" || msg.type === "fault") {
       state.provisional.delete(itemKey(msg.type, msg[msg.type]));
       scheduleAlerts();
@@ -490,10 +556,17 @@ async function drill(table, quiet) {
       el("span", "muted", e.redacted ? "（未結算，牌已隱藏）cards hidden until the round is settled" : ""));
     return li;
   }));
-  if (!quiet) $("drill").classList.remove("hidden");
+  if (!quiet) {
+    $("drill").classList.remove("hidden");
+    drillChart(table);
+  }
 }
 
-$("drill-close").addEventListener("click", () => { state.drilled = null; $("drill").classList.add("hidden"); });
+$("drill-close").addEventListener("click", () => {
+  state.drilled = null;
+  $("drill").classList.add("hidden");
+  drawChart($("chart-drill"), {}, "", []);
+});
 
 // --- charts (Chart.js) ----------------------------------------------------------------------
 
@@ -538,22 +611,99 @@ function stackedBars(container, rows, xKey, seriesKey, xLabel) {
   }, `${series.length} series over ${xs.length} bars`, rows.map((r) => `${r[seriesKey]} · ${xLabel(r[xKey])}: ${r.n}`));
 }
 
-// An hour's bar: its hour within a day's range, its day and hour beyond (UTC, as the lines).
-const hourLabel = (iso) => {
-  const when = new Date(iso).toISOString();
-  const hour = when.slice(11, 13) + "h";
-  return Number($("f-hours").value) > 24 ? `${when.slice(5, 10)} ${hour}` : hour;
-};
+// A bar's label: its hour within a day's range, its day and hour up to 48 h, its day beyond
+// (UTC, as the lines).
+function barLabel(body) {
+  const hours = Number($("f-hours").value);
+  return (iso) => {
+    const when = new Date(iso).toISOString();
+    const day = when.slice(5, 10), hour = when.slice(11, 13) + "h";
+    if (body.bar === "day") return day;
+    return hours > 24 ? `${day} ${hour}` : hour;
+  };
+}
 
-// The charts cover the range the pit chose (the last N hours before the newest line).
+const NO_PIT = "no pit";
+
+// Every bar of the range (an hour or a day from `since` up to `until`), so an hour nobody played
+// is drawn at zero, not left out of the line.
+function allBars(body) {
+  const step = body.bar === "day" ? 86400000 : 3600000;
+  const out = [];
+  for (let t = Date.parse(body.since); t < Date.parse(body.until); t += step) out.push(t);
+  return out;
+}
+
+// Rounds started per bar: the floor's total (its own axis, on the right) and one line per pit,
+// what a floor manager reads; the bars a pit had no round are zero.
+function roundsChart(container, body) {
+  const label = barLabel(body);
+  const xs = allBars(body);
+  const at = new Map(xs.map((x, i) => [x, i]));
+  const on = (rows) => {
+    const data = xs.map(() => 0);
+    for (const r of rows) data[at.get(Date.parse(r.hour))] = r.n;
+    return data;
+  };
+  const pits = [...new Set(body.rounds_per_pit_hour.map((r) => r.pit))].sort((a, b) =>
+    (a === NO_PIT) - (b === NO_PIT) || a.localeCompare(b, undefined, { numeric: true }));
+  const datasets = [{
+    label: "樓面 floor", data: on(body.rounds_per_hour), yAxisID: "floor",
+    borderColor: "#f4efe1", backgroundColor: "#f4efe1", borderWidth: 3, pointRadius: 0, order: 0,
+  }];
+  pits.forEach((pit, i) => {
+    const data = on(body.rounds_per_pit_hour.filter((r) => r.pit === pit));
+    datasets.push({ label: pit, data, yAxisID: "pit", borderColor: PALETTE[i % PALETTE.length],
+      backgroundColor: PALETTE[i % PALETTE.length], borderWidth: 1.5, pointRadius: xs.length > 1 ? 0 : 3 });
+  });
+  const lines = body.rounds_per_hour.map((r) => `樓面 floor · ${label(r.hour)}: ${r.n}`);
+  for (const r of body.rounds_per_pit_hour) lines.push(`${r.pit} · ${label(r.hour)}: ${r.n}`);
+  drawChart(container, {
+    type: "line",
+    data: { labels: xs.map((t) => label(new Date(t).toISOString())), datasets },
+    options: {
+      interaction: { mode: "index", intersect: false },
+      scales: {
+        pit: { position: "left", beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: "pit" } },
+        floor: { position: "right", beginAtZero: true, ticks: { precision: 0 }, grid: { drawOnChartArea: false },
+          title: { display: true, text: "floor" } },
+      },
+      plugins: { legend: { position: "bottom", labels: { boxWidth: 8, font: { size: 10 } } } },
+    },
+  }, `rounds per ${body.bar}: the floor and ${pits.length} pits over ${xs.length} ${body.bar}s`, lines);
+}
+
+// The charts cover the range the pit chose (the hours, or days, up to the newest line's).
 async function loadCharts() {
+  clearTimeout(state.chartsTimer);
   state.chartsTimer = null;
+  if (state.drilled) drillChart(state.drilled);
   const hours = $("f-hours").value;
   const { status, body } = await api(`/api/charts?hours=${encodeURIComponent(hours)}`);
   if (status !== 200 || $("f-hours").value !== hours) return;  // a newer choice is on its way
-  stackedBars($("chart-violations"), body.violations_per_article_hour, "hour", "article", hourLabel);
+  const label = barLabel(body);
+  stackedBars($("chart-violations"), body.violations_per_article_hour, "hour", "article", label);
   stackedBars($("chart-faults"), body.faults_per_model, "model", "kind", (m) => m);
-  stackedBars($("chart-rounds"), body.rounds_per_table_hour, "hour", "table", hourLabel);
+  roundsChart($("chart-rounds"), body);
+}
+
+// The drill-down's chart: the one table's rounds per bar over the same range.
+async function drillChart(table) {
+  const hours = $("f-hours").value;
+  const { status, body } = await api(
+    `/api/tables/${encodeURIComponent(table)}/charts?hours=${encodeURIComponent(hours)}`);
+  if (status !== 200 || state.drilled !== table || $("f-hours").value !== hours) return;
+  const label = barLabel(body);
+  const rows = body.rounds_per_hour;
+  const xs = allBars(body);
+  const n = new Map(rows.map((r) => [Date.parse(r.hour), r.n]));
+  drawChart($("chart-drill"), {
+    type: "bar",
+    data: { labels: xs.map((t) => label(new Date(t).toISOString())),
+      datasets: [{ label: table, data: xs.map((t) => n.get(t) || 0), backgroundColor: PALETTE[0] }] },
+    options: { scales: { y: { beginAtZero: true, ticks: { precision: 0 } } }, plugins: { legend: { display: false } } },
+  }, `${table}: rounds per ${body.bar} over ${xs.length} ${body.bar}s`,
+  rows.map((r) => `${table} · ${label(r.hour)}: ${r.n}`));
 }
 
 // --- the Integrity view ----------------------------------------------------------------------
