@@ -7,6 +7,7 @@ screenshots at 1920x1080 and 1280x800 in tests/artifacts/."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import re
@@ -37,6 +38,7 @@ pytestmark = [
 ]
 
 TABLES = [f"T{i:02d}" for i in range(1, 13)]
+_PAGES = itertools.count(1)  # a database per floor the tests start
 LIVE_ITEMS = {"table.violation", "table.tilted", "table.held"}  # and override.*
 
 
@@ -46,7 +48,7 @@ def floor(
 ) -> Iterator[tuple[FloorEnv, FloorProcess, Any]]:
     hide = getattr(request, "param", None)  # [floor] provisional_hide_seconds, if the test sets it
     broker = NatsServer().start()
-    dsn = pg.create_database("floor_page" if hide is None else f"floor_page_hide_{hide}")
+    dsn = pg.create_database(f"floor_page_{next(_PAGES)}")
     tokens = write_tokens(tmp_path / "tokens.toml")
     config = floor_config(tmp_path / "floor.toml", dsn, broker.url, tmp_path / "tokens.toml")
     if hide is not None:
@@ -320,6 +322,52 @@ def test_an_unproven_live_item_is_hidden(floor: tuple[FloorEnv, FloorProcess, An
             expect(item).not_to_have_class(re.compile("provisional"))
             expect(item.locator(".ack button")).to_be_visible()
             expect(tile).to_contain_text(f"seq {seq}")
+            expect(tile).not_to_have_class(re.compile("unproven|provisional"))
+            assert not errors, errors
+        finally:
+            browser.close()
+
+
+@pytest.mark.parametrize("floor", [3], indirect=True)
+def test_a_live_item_its_tables_head_proves_is_kept(
+    floor: tuple[FloorEnv, FloorProcess, Any],
+) -> None:
+    """The history cannot store T08's lines (the first is withheld: a gap), but the live view
+    holds the rest and the table's signed head of the last: the violation among them stays
+    listed past `provisional_hide_seconds`, marked signed, and so does its tile's state; once
+    the withheld line comes, the history stores them all."""
+    env, process, tables = floor
+    sim = tables["T08"]
+    sim.wall, sim.step = time.time() + 30, 0.01
+    lines = sim.lines(300)
+    first = next(i for i, line in enumerate(lines) if b'"table.violation"' in line and i > 0)
+    lines = lines[: first + 1]
+    seq = json.loads(lines[-1])["seq"]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1920, "height": 1080})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(process.url + "/")
+            page.fill("#token", env.tokens["pit"])
+            page.click("#login button[type=submit]")
+            expect(page.locator("#link")).to_contain_text("live")
+            with ThreadPoolExecutor(1) as pool:  # signed: the head of the last line comes too
+                pool.submit(asyncio.run, env.publish(lines[1:])).result()
+            item = page.locator(f'#alerts li[data-key="violation:T08:{seq}"]')
+            expect(item).to_have_class(re.compile("provisional"))
+            expect(item).to_contain_text("signed")
+            tile = page.locator('.tile[data-table="T08"]')
+            expect(tile).to_contain_text("signed")
+            page.wait_for_timeout(4500)  # past the 3 s an unproven item is shown
+            expect(item).to_have_count(1)
+            expect(tile).not_to_have_class(re.compile("unproven"))
+            expect(tile).to_contain_text(f"seq {seq}")
+            expect(page.locator("#unproven")).to_be_hidden()
+            with ThreadPoolExecutor(1) as pool:
+                pool.submit(asyncio.run, env.publish(lines[:1])).result()
+            expect(item).not_to_have_class(re.compile("provisional"), timeout=15000)
             expect(tile).not_to_have_class(re.compile("unproven|provisional"))
             assert not errors, errors
         finally:

@@ -9,9 +9,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from daemon.floor.consumer import _Raw
-from daemon.floor.live import PROVISIONAL_SECONDS, LiveView
+from daemon.floor.live import PROVISIONAL_SECONDS, LiveView, _Key
 from daemon.floor.store import BatchResult
-from daemon.floor.synthetic import SyntheticTable, subject_of
+from daemon.floor.synthetic import SyntheticTable, subject_of, table_key
+from daemon.journal.format import line_hash
+from daemon.journal.provenance import parse_public
 
 
 def raw(line: bytes, msg_id: str | None = None, subject: str | None = None) -> _Raw:
@@ -111,3 +113,66 @@ def test_alerts_are_pushed_provisional_and_blotted() -> None:
     # A round in play: the card its reason names is blotted out, as the history's push does.
     card = said.split()[1]
     assert row["reason"] != said and card not in row["reason"] and "early" in row["reason"]
+
+
+def _keyed(live: LiveView, table: str, key: Any) -> None:
+    live.keys[table] = [_Key(key.fingerprint, parse_public(key.public), None)]
+
+
+def test_a_head_signed_by_the_tables_key_proves_its_line_and_those_linked_below() -> None:
+    live, pushed = view("T1")
+    real = table_key("T1")
+    _keyed(live, "T1", real)
+    lines = SyntheticTable("T1", violation_share=1.0, tilt_share=0.0).lines(10)
+    take(live, [raw(line) for line in lines])
+    pushed_items = [m for m in pushed if m["type"] == "violation"]
+    assert pushed_items and all(m["proven"] is False for m in pushed_items)
+    assert live.tile("T1")["proven"] is False
+
+    def head(key: Any, seq: int, line: bytes, table: str = "T1") -> _Raw:
+        return raw(key.head(table, seq, line_hash(line)), f"T1:head:{seq}", "tabled.T1.head")
+
+    # Not proven: another key, a hash not of the line at that seq, another table's name.
+    pushed.clear()
+    take(live, [head(table_key("T1", seed=1), 10, lines[9])])
+    take(live, [head(real, 10, lines[8])])
+    take(live, [head(real, 10, lines[9], table="T2")])
+    assert [m for m in pushed if m["type"] == "proven"] == []
+    assert live.tile("T1")["proven"] is False
+
+    # The table's own head of line 8 proves 1..8, linked by their `prev`; then 10 proves 9..10.
+    take(live, [head(real, 8, lines[7])])
+    assert [m for m in pushed if m["type"] == "proven"] == [
+        {"type": "proven", "table": "T1", "from_seq": 1, "to_seq": 8}
+    ]
+    assert live.tile("T1")["proven"] is False  # its newest line, 10, is not yet
+    take(live, [head(real, 10, lines[9])])
+    assert live.tile("T1")["proven"] is True
+    assert [m for m in pushed if m["type"] == "proven"][-1]["from_seq"] == 9
+    assert live.stats.proven == 10
+
+
+def test_a_line_pushed_with_its_head_in_the_same_pull_is_pushed_proven() -> None:
+    live, pushed = view("T1")
+    real = table_key("T1")
+    _keyed(live, "T1", real)
+    lines = SyntheticTable("T1", violation_share=1.0, tilt_share=0.0).lines(6)
+    head = raw(real.head("T1", 6, line_hash(lines[5])), "T1:head:6", "tabled.T1.head")
+    take(live, [*(raw(line) for line in lines), head])
+    items = [m for m in pushed if m["type"] == "violation"]
+    assert items and all(m["proven"] is True for m in items)
+
+
+def test_heads_are_not_checked_while_the_history_is_in_step() -> None:
+    live, _ = view("T1")
+    real = table_key("T1")
+    _keyed(live, "T1", real)
+    sim = SyntheticTable("T1", wall=1.8e9, step=0.01, tilt_share=0.0, violation_share=0.0)
+    lines = sim.lines(20)
+    live.stored["T1"] = (0, datetime.fromtimestamp(1.8e9, UTC))  # a second-old history
+    take(live, [raw(line) for line in lines])
+    take(live, [raw(real.head("T1", 20, line_hash(lines[19])), "T1:head:20", "tabled.T1.head")])
+    assert live.stats.heads == 0 and live.tile("T1")["proven"] is False
+    # The history stores what it proves: the live view forgets those lines' hashes.
+    live.committed(BatchResult(tables={"T1": 15}, stamps={}))
+    assert min(live.tiles["T1"].chain) == 16

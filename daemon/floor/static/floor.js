@@ -161,11 +161,12 @@ function shown(t) {
   return true;
 }
 
-// A tile the live view has shown provisional for longer than `hideAfter`: what its unproven
-// lines say (state, phase, round, reason) is hidden, not shown as the table's.
+// A tile the live view has shown provisional for longer than `hideAfter` with its newest line
+// proven by no signed head (`proven`: the live view checked one): what its unproven lines say
+// (state, phase, round, reason) is hidden, not shown as the table's.
 function unproven(t) {
   const since = state.provisionalSince.get(t.table);
-  return t.provisional && since !== undefined && Date.now() - since >= state.hideAfter;
+  return t.provisional && !t.proven && since !== undefined && Date.now() - since >= state.hideAfter;
 }
 
 function unprovenTile(t) {
@@ -208,7 +209,10 @@ function tile(t) {
   row2.append(el("span", null, "seq " + Math.max(t.live_seq || 0, t.last_seq)), el("span", null, "延遲 lag " + lag));
   node.append(row2);
   // The live view's state while the history catches up (docs/floor-service.md, "The live view").
-  if (t.provisional) node.append(el("div", "live-note", `暫定 provisional · stored to seq ${t.last_seq}`));
+  if (t.provisional) {
+    const signed = t.proven ? " · 已簽 signed" : "";
+    node.append(el("div", "live-note", `暫定 provisional · stored to seq ${t.last_seq}${signed}`));
+  }
   const chain = el("div", "chain " + (bad ? "bad" : "ok"));
   chain.append(bad ? bilingual("鏈警報", KINDS[t.chain.kind] + " @" + t.chain.seq) : bilingual("鏈完整", "chain ok"));
   node.append(chain);
@@ -284,6 +288,10 @@ const ACK_PATH = {
   fault: (row) => `/api/faults/${encodeURIComponent(row.table)}/${row.seq}/acknowledge`,
 };
 
+function provisionalNote(row) {
+  return "暫定 provisional · not stored yet" + (row.proven ? " · 已簽 signed" : "");
+}
+
 function itemKey(kind, row) {
   return kind === "chain" ? `chain:${row.id}` : `${kind}:${row.table}:${row.seq}`;
 }
@@ -315,7 +323,7 @@ function alertItem(kind, row) {
     li.append(el("span", null, `${row.table} 覆核 override ${row.status} · ${row.kind || ""} · ${row.decided_by || row.proposed_by || ""}`));
   }
   // A provisional item is not stored yet: it is taken in hand once the history has it.
-  if (row.provisional) li.append(el("span", "live-note", "暫定 provisional · not stored yet"));
+  if (row.provisional) li.append(el("span", "live-note", provisionalNote(row)));
   else if (ACK_PATH[kind]) ackPart(li, row, kind);
   return li;
 }
@@ -441,7 +449,7 @@ function scheduleAlerts() {
 // A provisional item no stored one replaced within `hideAfter`: taken off the list, counted.
 function hideUnproven(key, since) {
   const seen = state.provisional.get(key);
-  if (!seen || seen[2] !== since) return;  // stored meanwhile (or signed out)
+  if (!seen || seen[2] !== since || seen[1].proven) return;  // stored, signed, or signed out
   state.provisional.delete(key);
   $("alerts").querySelector(`li[data-key="${CSS.escape(key)}"]`)?.remove();
   state.unprovenHidden += 1;
@@ -493,11 +501,12 @@ function connect() {
       if (li) li.classList.add("resolved");
       scheduleRefresh();
     } else if ((msg.type === "violation" || msg.type === "fault" || msg.type === "override") && msg.provisional) {
-      const row = { ...msg[msg.type], provisional: true };
+      const row = { ...msg[msg.type], provisional: true, proven: Boolean(msg.proven) };
       const key = itemKey(msg.type, row);
       const seen = state.provisional.get(key);
       const since = seen ? seen[2] : Date.now();
-      if (Date.now() - since >= state.hideAfter) return;  // hidden already
+      if (seen && seen[1].proven) row.proven = true;
+      if (!row.proven && Date.now() - since >= state.hideAfter) return;  // hidden already
       state.provisional.set(key, [msg.type, row, since]);
       while (state.provisional.size > MAX_ALERTS) state.provisional.delete(state.provisional.keys().next().value);
       pushAlert(msg.type, row);
@@ -508,6 +517,14 @@ function connect() {
     } else if (msg.type === "override") {
       state.provisional.delete(itemKey(msg.type, msg[msg.type]));
       pushAlert(msg.type, msg[msg.type]);
+    } else if (msg.type === "proven") {
+      // A signed head of the table proved these lines: their items stay until stored.
+      for (const [key, [kind, row]] of state.provisional) {
+        if (row.table !== msg.table || row.seq < msg.from_seq || row.seq > msg.to_seq) continue;
+        row.proven = true;
+        const note = $("alerts").querySelector(`li[data-key="${CSS.escape(key)}"] .live-note`);
+        if (note) note.textContent = provisionalNote(row);
+      }
     } else if (msg.type === "live") {
       liveTiles(msg.tables);
     } else if (msg.type === "batch") {
