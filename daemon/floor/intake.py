@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 
 from daemon.floor.custody import Alert
+from daemon.floor.decoding import decode_line
 from daemon.floor.proof import Candidate
 from daemon.floor.storebase import (
     EVIDENCE_BYTES,
@@ -23,7 +24,7 @@ from daemon.floor.storebase import (
     _Work,
     parse_ts,
 )
-from daemon.journal.format import Record, decode_line
+from daemon.journal.format import Record
 from daemon.journal.provenance import (
     CONFLICT_SUBJECT,
     HEAD_SUBJECT,

@@ -14,6 +14,7 @@ import structlog
 from psycopg.types.json import Jsonb
 
 from daemon.floor.custody import Alert
+from daemon.floor.decoding import decode_line
 from daemon.floor.proof import Candidate, Verdicts, prove
 from daemon.floor.storebase import (
     PENDING_ALERT_LINES,
@@ -29,7 +30,7 @@ from daemon.floor.storebase import (
     _Work,
     parse_ts,
 )
-from daemon.journal.format import Record, decode_line
+from daemon.journal.format import Record
 from daemon.journal.provenance import (
     KEY_ROTATED,
     fingerprint,
