@@ -32,6 +32,7 @@ from nats.js.errors import NotFoundError
 
 from daemon.floor.config import FloorSection
 from daemon.floor.store import BatchResult, Incoming, Store
+from daemon.floor.storebase import Parsed
 from daemon.journal.format import MAX_LINE_BYTES
 from daemon.shipper.broker import auth_options, floor_inbox_prefix
 
@@ -267,11 +268,13 @@ class Consumer:
         self._puller = await _Puller(self._nc, cfg.stream, cfg.durable).start()
         return self._puller
 
-    async def _commit(self, batch: list[Incoming], stop: asyncio.Event) -> BatchResult | None:
+    async def _commit(
+        self, batch: list[Incoming], parsed: list[Parsed | None], stop: asyncio.Event
+    ) -> BatchResult | None:
         delay = 0.2
         while True:
             try:
-                return await self.store.ingest(batch, self.config.stream)
+                return await self.store.ingest(batch, self.config.stream, parsed)
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 self.stats.db_retries += 1
                 log.warning("floor.database_unavailable", problem=str(exc).strip()[:300])
@@ -297,7 +300,7 @@ class Consumer:
                         sub = await self._subscribe(self._nc.jetstream())
                         delay = 0.2
                     # The next batch is fetched while this one commits.
-                    msgs = await (ahead or self._fetch(sub))
+                    msgs, batch, parsed = await (ahead or self._fetch(sub))
                     pending = Msg.Metadata._from_reply(msgs[-1].reply.decode()).num_pending
                     self._size = self._catchup if pending >= self._catchup else self.config.batch
                     ahead = asyncio.ensure_future(self._fetch(sub))
@@ -316,7 +319,7 @@ class Consumer:
                     if self._nc is not None and self._nc.is_closed:
                         self._nc, sub = None, None
                 else:
-                    if not await self._handle(msgs, stop):
+                    if not await self._handle(msgs, batch, parsed, stop):
                         return
                     continue
                 with contextlib.suppress(TimeoutError):
@@ -339,18 +342,28 @@ class Consumer:
         if (result.alerts or result.resolved) and self.on_commit is not None:
             await self.on_commit(result)
 
-    async def _fetch(self, sub: _Puller) -> list[_Raw]:
-        return await sub.fetch(self._size, wait=1.0)
+    async def _fetch(self, sub: _Puller) -> tuple[list[_Raw], list[Incoming], list[Parsed | None]]:
+        """A batch's messages, and its lines decoded: the next batch's while this one commits
+        (`Store.parse_ahead`: the decoding waits for no query, so it runs while PostgreSQL
+        works on the commit before it)."""
+        msgs = await sub.fetch(self._size, wait=1.0)
+        batch = [Incoming(m.subject.decode(), m.data, 0, m.msg_id) for m in msgs]
+        return msgs, batch, await self.store.parse_ahead(batch)
 
-    async def _handle(self, msgs: list[_Raw], stop: asyncio.Event) -> bool:
+    async def _handle(
+        self,
+        msgs: list[_Raw],
+        batch: list[Incoming],
+        parsed: list[Parsed | None],
+        stop: asyncio.Event,
+    ) -> bool:
         """Commit a batch, then ack it: False if the floor stopped before it could commit."""
         tail = msgs[-1]
         end = Msg(_client=self._nc, subject=tail.subject.decode(), reply=tail.reply.decode(),
                   data=tail.data)  # fmt: skip
         last = end.metadata
-        batch = [Incoming(m.subject.decode(), m.data, 0, m.msg_id) for m in msgs]
         batch[-1] = Incoming(end.subject, tail.data, last.sequence.stream, tail.msg_id)
-        result = await self._commit(batch, stop)
+        result = await self._commit(batch, parsed, stop)
         if result is None:
             return False
         # AckPolicy.ALL: acking the batch's last message acks every one before it.

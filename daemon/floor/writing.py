@@ -72,14 +72,16 @@ class _Writing(_StoreBase):
         table_updates: list[tuple[Any, ...]] = []
         filled_tables: list[str] = []
         for table in tables:
-            recs = sorted(by_table[table], key=lambda item: item[0].seq)
+            recs = by_table[table]  # in seq order, as `prove` gives them
             await self._turn(len(recs))
             head = heads[table]
             last_seq, head_hash, contiguous = int(head[1]), head[2], int(head[3])
             game, phase, state, reason, rnd, pending = head[4:10]
             custody = Custody(table, int(last_seq), head_hash.hex() if head_hash else None)
             table_text = _copy_text(table)
-            below = {r.seq for r, _ in recs if r.seq <= last_seq}
+            below = (
+                {r.seq for r, _ in recs if r.seq <= last_seq} if recs[0][0].seq <= last_seq else ()
+            )
             if below:
                 wanted = sorted({s + d for s in below for d in (-1, 0, 1)} - {0})
                 cur = await conn.execute(
