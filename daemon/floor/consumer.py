@@ -32,7 +32,9 @@ from nats.js.errors import NotFoundError
 
 from daemon.floor.config import FloorSection
 from daemon.floor.store import BatchResult, Incoming, Store
+from daemon.floor.storebase import Parsed
 from daemon.journal.format import MAX_LINE_BYTES
+from daemon.journal.provenance import HEAD_SUBJECT
 from daemon.shipper.broker import auth_options, floor_inbox_prefix
 
 log = structlog.get_logger("tabled.floor")
@@ -204,6 +206,8 @@ class Consumer:
         # (the per-batch work, one statement per table touched, is then spread over more lines).
         self._catchup = max(config.batch, config.catchup_batch)
         self._size = config.batch
+        # Messages fetched after a batch's last head, for the next batch (`_handle`).
+        self._carry: tuple[list[_Raw], list[Incoming], list[Parsed | None]] = ([], [], [])
 
     async def _connect(self) -> Any:
         async def disconnected() -> None:
@@ -264,14 +268,17 @@ class Consumer:
             ),
         )
         log.info("floor.consuming", stream=cfg.stream, durable=cfg.durable, after=cursor)
+        self._carry = ([], [], [])  # the new consumer delivers them again, after the cursor
         self._puller = await _Puller(self._nc, cfg.stream, cfg.durable).start()
         return self._puller
 
-    async def _commit(self, batch: list[Incoming], stop: asyncio.Event) -> BatchResult | None:
+    async def _commit(
+        self, batch: list[Incoming], parsed: list[Parsed | None], stop: asyncio.Event
+    ) -> BatchResult | None:
         delay = 0.2
         while True:
             try:
-                return await self.store.ingest(batch, self.config.stream)
+                return await self.store.ingest(batch, self.config.stream, parsed)
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 self.stats.db_retries += 1
                 log.warning("floor.database_unavailable", problem=str(exc).strip()[:300])
@@ -297,13 +304,17 @@ class Consumer:
                         sub = await self._subscribe(self._nc.jetstream())
                         delay = 0.2
                     # The next batch is fetched while this one commits.
-                    msgs = await (ahead or self._fetch(sub))
+                    msgs, batch, parsed = await (ahead or self._fetch(sub))
                     pending = Msg.Metadata._from_reply(msgs[-1].reply.decode()).num_pending
                     self._size = self._catchup if pending >= self._catchup else self.config.batch
                     ahead = asyncio.ensure_future(self._fetch(sub))
                 except (TimeoutError, nats.errors.TimeoutError):
                     ahead = None
-                    await self._idle()
+                    if self._carry[0]:  # nothing came after it: committed as it is
+                        if not await self._handle([], [], [], stop, more=False):
+                            return
+                    else:
+                        await self._idle()
                     continue
                 except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                     log.warning("floor.database_unavailable", problem=str(exc).strip()[:300])
@@ -316,7 +327,7 @@ class Consumer:
                     if self._nc is not None and self._nc.is_closed:
                         self._nc, sub = None, None
                 else:
-                    if not await self._handle(msgs, stop):
+                    if not await self._handle(msgs, batch, parsed, stop, more=pending > 0):
                         return
                     continue
                 with contextlib.suppress(TimeoutError):
@@ -339,18 +350,45 @@ class Consumer:
         if (result.alerts or result.resolved) and self.on_commit is not None:
             await self.on_commit(result)
 
-    async def _fetch(self, sub: _Puller) -> list[_Raw]:
-        return await sub.fetch(self._size, wait=1.0)
+    async def _fetch(self, sub: _Puller) -> tuple[list[_Raw], list[Incoming], list[Parsed | None]]:
+        """A batch's messages, and its lines decoded: the next batch's while this one commits
+        (`Store.parse_ahead`: the decoding waits for no query, so it runs while PostgreSQL
+        works on the commit before it)."""
+        msgs = await sub.fetch(self._size, wait=1.0)
+        batch = [Incoming(m.subject.decode(), m.data, 0, m.msg_id) for m in msgs]
+        return msgs, batch, await self.store.parse_ahead(batch)
 
-    async def _handle(self, msgs: list[_Raw], stop: asyncio.Event) -> bool:
-        """Commit a batch, then ack it: False if the floor stopped before it could commit."""
+    async def _handle(
+        self,
+        msgs: list[_Raw],
+        batch: list[Incoming],
+        parsed: list[Parsed | None],
+        stop: asyncio.Event,
+        *,
+        more: bool,
+    ) -> bool:
+        """Commit a batch, then ack it: False if the floor stopped before it could commit.
+
+        While the stream holds more (`more`), the messages after the batch's last signed head
+        are carried to the next batch (`_carry`) instead of committed now: a shipper's catch-up
+        sends a window of lines, then its heads, so a batch cut anywhere else leaves the lines
+        of the window it cut waiting in `pending_lines` (written, read back, deleted: about a
+        third of PostgreSQL's time a line in bench_floor's backlog). They stay unacked until
+        the batch that commits them; a new consumer (`_subscribe`) gets them again."""
+        held_msgs, held_batch, held_parsed = self._carry
+        if held_msgs:
+            msgs, batch, parsed = held_msgs + msgs, held_batch + batch, held_parsed + parsed
+            self._carry = ([], [], [])
+        cut = _after_last_head(msgs) if more else len(msgs)
+        if 0 < cut < len(msgs):
+            self._carry = (msgs[cut:], batch[cut:], parsed[cut:])
+            msgs, batch, parsed = msgs[:cut], batch[:cut], parsed[:cut]
         tail = msgs[-1]
         end = Msg(_client=self._nc, subject=tail.subject.decode(), reply=tail.reply.decode(),
                   data=tail.data)  # fmt: skip
         last = end.metadata
-        batch = [Incoming(m.subject.decode(), m.data, 0, m.msg_id) for m in msgs]
         batch[-1] = Incoming(end.subject, tail.data, last.sequence.stream, tail.msg_id)
-        result = await self._commit(batch, stop)
+        result = await self._commit(batch, parsed, stop)
         if result is None:
             return False
         # AckPolicy.ALL: acking the batch's last message acks every one before it.
@@ -373,6 +411,17 @@ class Consumer:
             with contextlib.suppress(Exception):
                 await self._nc.close()
             self._nc = None
+
+
+HEAD_TAIL = b"." + HEAD_SUBJECT.encode()
+
+
+def _after_last_head(msgs: list[_Raw]) -> int:
+    """The index after the last signed head among `msgs` (0: none)."""
+    for i in range(len(msgs) - 1, -1, -1):
+        if msgs[i].subject.endswith(HEAD_TAIL):
+            return i + 1
+    return 0
 
 
 async def _bound_messages(js: Any, stream: str) -> None:

@@ -4,6 +4,8 @@ and the quarantine's rows written with the alert that tells of each."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -11,19 +13,23 @@ from typing import Any
 import psycopg
 
 from daemon.floor.custody import Alert
+from daemon.floor.decoding import decode_line
 from daemon.floor.proof import Candidate
 from daemon.floor.storebase import (
     EVIDENCE_BYTES,
     HEX_DIGEST,
+    SUBJECTS_KEPT,
     TABLE_TOKEN,
+    TURN_LINES,
     BatchResult,
     Incoming,
+    Parsed,
     _Held,
     _StoreBase,
     _Work,
     parse_ts,
 )
-from daemon.journal.format import Record, decode_line
+from daemon.journal.format import Record
 from daemon.journal.provenance import (
     CONFLICT_SUBJECT,
     HEAD_SUBJECT,
@@ -32,16 +38,43 @@ from daemon.journal.provenance import (
 )
 
 
+def parse(data: bytes) -> Parsed:
+    """A line's record and time, or why it is not a line (ValueError)."""
+    try:
+        rec = decode_line(data)
+        ts = parse_ts(rec.ts)
+        if HEX_DIGEST.fullmatch(rec.prev) is None:
+            raise ValueError("prev is not a SHA-256 hex digest")
+    except ValueError as exc:
+        return exc
+    return rec, ts
+
+
 class _Intake(_StoreBase):
+    async def parse_ahead(self, batch: Sequence[Incoming]) -> list[Parsed | None]:
+        """The next batch's lines decoded (None for a head, or a line over the bound) while
+        this one commits: the consumer calls it as the next batch arrives, and gives the result
+        to `ingest` with the batch. Pure decoding: nothing read from or written to the
+        database, and the event loop handed back every TURN_LINES lines, so the commit in
+        flight goes on as soon as PostgreSQL answers."""
+        head = "." + HEAD_SUBJECT
+        out: list[Parsed | None] = []
+        for start in range(0, len(batch), TURN_LINES):
+            out += [
+                None
+                if msg.subject.endswith(head) or len(msg.data) > self.max_line_bytes
+                else parse(msg.data)
+                for msg in batch[start : start + TURN_LINES]
+            ]
+            await asyncio.sleep(0)
+        return out
+
     def _decode(
-        self, msg: Incoming, subject_table: str
+        self, msg: Incoming, subject_table: str, parsed: Parsed | None
     ) -> tuple[Record | None, datetime | None, Alert | None]:
-        try:
-            rec = decode_line(msg.data)
-            ts = parse_ts(rec.ts)
-            if HEX_DIGEST.fullmatch(rec.prev) is None:
-                raise ValueError("prev is not a SHA-256 hex digest")
-        except ValueError as exc:
+        if parsed is None:
+            parsed = parse(msg.data)
+        if isinstance(parsed, ValueError):
             return (
                 None,
                 None,
@@ -49,10 +82,11 @@ class _Intake(_StoreBase):
                     subject_table or "?",
                     0,
                     "malformed",
-                    details={"subject": msg.subject[:300], "problem": str(exc)[:300]},
+                    details={"subject": msg.subject[:300], "problem": str(parsed)[:300]},
                     evidence=msg.data[:EVIDENCE_BYTES],
                 ),
             )
+        rec, ts = parsed
         if rec.table != subject_table:
             return (
                 None,
@@ -72,15 +106,28 @@ class _Intake(_StoreBase):
             )
         return rec, ts, None
 
-    def _sort(self, batch: Sequence[Incoming], work: _Work) -> None:
+    def _sort(
+        self, batch: Sequence[Incoming], work: _Work, parsed: Sequence[Parsed | None] = ()
+    ) -> None:
         """Each message to the table it names: a line (or the shipper's conflict line), a head,
-        or the quarantine (a bad table id, an oversized line, an unknown table, not a line)."""
+        or the quarantine (a bad table id, an oversized line, an unknown table, not a line).
+        `parsed`: the lines decoded ahead (`parse_ahead`), or nothing."""
         prefix = self.prefix + "."
+        split = self._subjects
+        ahead = iter(parsed) if parsed else itertools.repeat(None)
         for msg in batch:
+            pre = next(ahead)
             subject = msg.subject
-            rest = subject[len(prefix) :] if subject.startswith(prefix) else subject
-            table, _, kind = rest.partition(".")
-            if not TABLE_TOKEN.match(table):
+            parts = split.get(subject)
+            if parts is None:  # a subject not seen lately: split and checked once
+                rest = subject[len(prefix) :] if subject.startswith(prefix) else subject
+                table, _, kind = rest.partition(".")
+                parts = (table, kind, TABLE_TOKEN.match(table) is not None)
+                if len(split) >= SUBJECTS_KEPT:
+                    split.clear()
+                split[subject] = parts
+            table, kind, token = parts
+            if not token:
                 work.quarantine(msg, table, None, "malformed", "the subject's table id is not one")
                 continue
             if len(msg.data) > self.max_line_bytes:
@@ -106,7 +153,7 @@ class _Intake(_StoreBase):
             if kind != CONFLICT_SUBJECT and "." not in kind:
                 work.quarantine(msg, table, None, "malformed", "not a line's subject")
                 continue
-            rec, ts, bad = self._decode(msg, table)
+            rec, ts, bad = self._decode(msg, table, pre)
             if bad is not None:
                 work.alerts.append(bad)
                 work.quarantine(msg, table, bad.seq or None, "malformed", bad.details["problem"])

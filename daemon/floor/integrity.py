@@ -36,6 +36,7 @@ logs that the integrity update is off, once, and runs on.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -189,6 +190,15 @@ def run_pass(  # noqa: PLR0915 - the pass's steps in the order they commit
     return result
 
 
+def analytics_absent() -> str | None:
+    """Why the pass cannot run here (numpy or scipy not installed), or None: without importing
+    them (`analytics_missing` imports them)."""
+    for name in ("numpy", "scipy"):
+        if importlib.util.find_spec(name) is None:
+            return f"{name} is not installed (pip install '.[analytics]')"
+    return None
+
+
 def analytics_missing() -> str | None:
     """Why the pass cannot run here (numpy or scipy missing), or None."""
     try:
@@ -211,9 +221,10 @@ async def run_every(
     until `stop`; each alert opened, updated or resolved is published (`publish(message)`)."""
     if period <= 0:
         return
-    # numpy and scipy.stats take seconds to import on a loaded machine: not on the loop, which
-    # serves the API and the broker's pings from the floor's first second.
-    missing = await asyncio.to_thread(analytics_missing)
+    # Whether numpy and scipy are there is known at start without importing them: their import
+    # (about a CPU-second, seconds on a loaded machine) waits for the first pass, on its thread,
+    # so a floor catching up after an outage does not pay for it meanwhile.
+    missing = analytics_absent()
     if missing:
         log.warning("floor.integrity_off", reason=missing)
         return

@@ -63,12 +63,12 @@ from daemon.floor.consumer import (
     connect,
     msg_id_of,
 )
+from daemon.floor.decoding import decode_line
 from daemon.floor.derived import _Derived, _TableState
 from daemon.floor.redact import visible_row
 from daemon.floor.sentences import phase_said, sentence
 from daemon.floor.store import BatchResult, Store, parse_ts
 from daemon.floor.storebase import REGISTRY_SECONDS
-from daemon.journal.format import decode_line
 from daemon.journal.provenance import (
     CONFLICT_SUBJECT,
     HEAD_SUBJECT,

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from daemon.journal.format import Record
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):  # one a line of a batch: a tuple is made in a third of the time
     rec: Record
     ts: datetime
     subject: str

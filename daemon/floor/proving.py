@@ -14,6 +14,7 @@ import structlog
 from psycopg.types.json import Jsonb
 
 from daemon.floor.custody import Alert
+from daemon.floor.decoding import decode_line
 from daemon.floor.proof import Candidate, Verdicts, prove
 from daemon.floor.storebase import (
     PENDING_ALERT_LINES,
@@ -29,7 +30,7 @@ from daemon.floor.storebase import (
     _Work,
     parse_ts,
 )
-from daemon.journal.format import Record, decode_line
+from daemon.journal.format import Record
 from daemon.journal.provenance import (
     KEY_ROTATED,
     fingerprint,
@@ -124,10 +125,10 @@ class _Proving(_StoreBase):
         held: dict[str, dict[int, tuple[str, str]]] = {t: {} for t in tables}
         wanted = sorted(
             {
-                (t, c.rec.seq + d)
-                for t in tables
-                for c in cands[t]
-                if c.rec.seq <= last.get(t, 0)
+                (t, seq + d)
+                for t, below in ((t, last.get(t, 0)) for t in tables)
+                for seq in (c.rec.seq for c in cands[t])
+                if seq <= below
                 for d in (0, 1)
             }
         )
@@ -213,7 +214,7 @@ class _Proving(_StoreBase):
             else:
                 work.cleared.add(table)
             if proven:
-                by_table[table] = [(c.rec, c.ts) for c in sorted(proven, key=lambda c: c.rec.seq)]
+                by_table[table] = [(c.rec, c.ts) for c in proven]  # in seq order (`prove`)
         if gone:
             work.unwaited += [(t, c.rec.seq, bytes.fromhex(c.rec.hash)) for t, c in gone]
             await conn.execute(

@@ -35,6 +35,7 @@ from daemon.floor.storebase import (
     BatchResult,
     Decoded,
     Incoming,
+    Parsed,
     TableKeyRow,
     WaitingKey,
     _Work,
@@ -87,6 +88,7 @@ class Store(_Intake, _Proving, _Writing):
         self.backlog: set[str] = set()
         self._months_new: set[datetime] = set()
         self._decoded: dict[WaitingKey, Decoded] = {}  # lines waiting, decoded (DECODED_WAITING)
+        self._subjects: dict[str, tuple[str, str, bool]] = {}  # split (SUBJECTS_KEPT)
 
     # --- connections ---------------------------------------------------------------------
 
@@ -179,24 +181,29 @@ class Store(_Intake, _Proving, _Writing):
 
     # --- the registry ----------------------------------------------------------------------
 
-    async def ingest(self, batch: Sequence[Incoming], stream: str = "TABLED") -> BatchResult:
+    async def ingest(
+        self,
+        batch: Sequence[Incoming],
+        stream: str = "TABLED",
+        parsed: Sequence[Parsed | None] = (),
+    ) -> BatchResult:
+        """`parsed`: the batch's lines as `parse_ahead` decoded them, or nothing (decoded here)."""
         result = BatchResult()
         conn = await self.writer()
         prefix = self.prefix + "."
-        names = {m.subject.removeprefix(prefix).partition(".")[0] for m in batch}
+        # A batch's subjects are a few hundred (a table's events): each split once.
+        names = {s.removeprefix(prefix).partition(".")[0] for s in {m.subject for m in batch}}
         await self._registry(conn, names)
         work = _Work()
         for start in range(0, len(batch), TURN_LINES):
-            self._sort(batch[start : start + TURN_LINES], work)
+            self._sort(batch[start : start + TURN_LINES], work, parsed[start : start + TURN_LINES])
             await self._turn(TURN_LINES)
         stream_seq = max((m.stream_seq for m in batch), default=0)
         pending_before = set(self._pending_tables or ())
         try:
             async with conn.transaction():
                 by_table = await self._prove(conn, work)
-                await self._ensure_partitions_tx(
-                    conn, {month_start(ts) for lines in by_table.values() for _, ts in lines}
-                )
+                await self._ensure_partitions_tx(conn, _months(by_table))
                 await self._ingest_tx(conn, by_table, work.alerts, result)
                 await self._quarantine(conn, work, result)
                 await self._unproven_tx(conn, result)
@@ -249,6 +256,18 @@ class Store(_Intake, _Proving, _Writing):
                     raise
                 self._reader = None
         raise AssertionError("unreachable")
+
+
+def _months(by_table: Mapping[str, Sequence[Decoded]]) -> set[datetime]:
+    """The months of a batch's lines (their partitions): one when its earliest and latest
+    line are in the same month (a batch is seconds of play, or minutes of a backlog)."""
+    stamps = [ts for lines in by_table.values() for _, ts in lines]
+    if not stamps:
+        return set()
+    first = month_start(min(stamps))
+    if first == month_start(max(stamps)):
+        return {first}
+    return {month_start(ts) for ts in stamps}
 
 
 def dumps(value: Any) -> str:

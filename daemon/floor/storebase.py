@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 import structlog
@@ -37,9 +37,9 @@ from daemon.journal.provenance import (
 log = structlog.get_logger("tabled.floor")
 
 
-@dataclass(frozen=True)
-class Incoming:
-    """One stream message: its subject, body (the journal line) and stream sequence."""
+class Incoming(NamedTuple):
+    """One stream message: its subject, body (the journal line) and stream sequence (a tuple:
+    one is made a message)."""
 
     subject: str
     data: bytes
@@ -95,6 +95,9 @@ def parse_ts(text: str) -> datetime:
 
 
 TABLE_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # a table id the floor takes (a subject token)
+# Subjects split into table and event, kept for the next batches: a table's events are a few
+# dozen subjects, so 800 tables fill tens of thousands; beyond this many, the dict starts anew.
+SUBJECTS_KEPT = 100_000
 EVIDENCE_BYTES = 65536  # what the quarantine keeps of one message
 # Lines waiting for a signed head (`pending_lines`; docs/floor-service.md, "Lines waiting for a
 # head"). A table's shipper signs a head every second or 1,000 lines, so a few wait a second or
@@ -117,6 +120,7 @@ REGISTRY_SECONDS = 2.0  # the registry is read again this often (enrolments, rev
 
 WaitingKey = tuple[str, int, bytes]  # a line in `pending_lines`: table, seq, SHA-256
 Decoded = tuple[Record, datetime]  # its record and ts, as the intake decoded them
+Parsed = Decoded | ValueError  # a message's body decoded: a line, or why it is not one
 
 
 @dataclass(frozen=True)
@@ -217,6 +221,7 @@ class _StoreBase:
     _months: set[datetime]
     _months_new: set[datetime]
     _decoded: dict[WaitingKey, Decoded]
+    _subjects: dict[str, tuple[str, str, bool]]  # subject -> table, event, a table id it takes
     _devices: dict[tuple[str, str], tuple[str | None, str | None, str | None]]
 
     async def _registry(self, conn: psycopg.AsyncConnection[Any], names: Iterable[str]) -> None:

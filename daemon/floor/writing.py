@@ -5,6 +5,7 @@ alerts; a month's partition made before its first line."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -25,6 +26,11 @@ from daemon.floor.storebase import (
     partition_name,
 )
 from daemon.journal.format import Record
+
+COPY_LINES = (
+    "COPY journal_lines (table_id, seq, ts, event, round, actor, hash, prev, line) FROM STDIN"
+)
+COPY_CHUNK_ROWS = 200  # lines' rows handed to the COPY at a time (~140 KB)
 
 
 class _Writing(_StoreBase):
@@ -66,89 +72,104 @@ class _Writing(_StoreBase):
                 (tables,),
             )
             heads = {row[0]: row for row in await cur.fetchall()}
+        # Each table's custody, with the lines it holds around a line at or below its head (a
+        # fill, a duplicate), read first; then the COPY is open while the lines are judged and
+        # takes their rows as they are made (their text, formatted here: the hashes are already
+        # hex, bytea's input form), so PostgreSQL stores a table's lines while the next ones
+        # are judged (one buffer after them all before: its wait was the batch's largest).
+        custodies: dict[str, Custody] = {}
+        for table in tables:
+            recs = by_table[table]  # in seq order, as `prove` gives them
+            last_seq, head_hash = int(heads[table][1]), heads[table][2]
+            custody = custodies[table] = Custody(
+                table, last_seq, head_hash.hex() if head_hash else None
+            )
+            if recs[0][0].seq > last_seq:
+                continue
+            below = {r.seq for r, _ in recs if r.seq <= last_seq}
+            wanted = sorted({s + d for s in below for d in (-1, 0, 1)} - {0})
+            cur = await conn.execute(
+                "SELECT seq, hash, prev FROM journal_lines WHERE table_id = %s AND seq = ANY(%s)",
+                (table, wanted),
+            )
+            for seq, digest, prev in await cur.fetchall():
+                custody.known[int(seq)] = (bytes(digest).hex(), bytes(prev).hex())
         copy_rows: list[str] = []
         derived = _Derived()
         facts = Facts()
         table_updates: list[tuple[Any, ...]] = []
         filled_tables: list[str] = []
-        for table in tables:
-            recs = sorted(by_table[table], key=lambda item: item[0].seq)
-            await self._turn(len(recs))
-            head = heads[table]
-            last_seq, head_hash, contiguous = int(head[1]), head[2], int(head[3])
-            game, phase, state, reason, rnd, pending = head[4:10]
-            custody = Custody(table, int(last_seq), head_hash.hex() if head_hash else None)
-            table_text = _copy_text(table)
-            below = {r.seq for r, _ in recs if r.seq <= last_seq}
-            if below:
-                wanted = sorted({s + d for s in below for d in (-1, 0, 1)} - {0})
-                cur = await conn.execute(
-                    "SELECT seq, hash, prev FROM journal_lines WHERE table_id = %s "
-                    "AND seq = ANY(%s)",
-                    (table, wanted),
-                )
-                for seq, digest, prev in await cur.fetchall():
-                    custody.known[int(seq)] = (bytes(digest).hex(), bytes(prev).hex())
-            now_state = _TableState(game, phase, state, reason, rnd, int(pending))
-            last_ts: datetime | None = None
-            last_event: str | None = None
-            inserted_here = 0
-            for rec, ts in recs:
-                verdict, found = custody.judge(rec)
-                alerts.extend(found)
-                if verdict in ("duplicate", "fork"):
-                    result.duplicates += verdict == "duplicate"
-                    continue
-                inserted_here += 1
-                rnd_text = _round_text(rec.round_id)
-                copy_rows.append(
-                    f"{table_text}\t{rec.seq}\t{ts.isoformat()}\t{_copy_text(rec.event)}\t"
-                    f"{NULL if rnd_text is None else _copy_text(rnd_text)}\t"
-                    f"{_copy_text(rec.actor)}\t\\\\x{rec.hash}\t\\\\x{rec.prev}\t"
-                    f"\\\\x{rec.line.hex()}\n"
-                )
-                derived.add(rec, ts, self._devices)
-                facts.add(rec, ts)
-                if verdict == "new":
-                    now_state.apply(rec)
-                    last_ts, last_event = ts, rec.event
-                else:
-                    filled_tables.append(table)
-            if inserted_here == 0 and custody.last_seq == last_seq:
-                continue
-            new_gap = any(a.kind == "gap" and a.table == table for a in alerts)
-            if new_gap:
-                contiguous = min(int(contiguous), min(a.seq for a in alerts if a.kind == "gap") - 1)
-            elif int(contiguous) == int(last_seq):
-                contiguous = custody.last_seq
-            result.inserted += inserted_here
-            result.tables[table] = custody.last_seq
-            if last_ts is not None:
-                result.stamps[table] = last_ts
-            table_updates.append(
-                (
-                    now_state.game,
-                    now_state.phase,
-                    now_state.state,
-                    now_state.reason,
-                    now_state.round,
-                    custody.last_seq,
-                    bytes.fromhex(custody.head_hash) if custody.head_hash else None,
-                    contiguous,
-                    last_event,
-                    last_ts,
-                    now_state.pending,
-                    inserted_here,
-                    table,
-                )
+        async with contextlib.AsyncExitStack() as opened:
+            copy = (
+                await opened.enter_async_context(conn.cursor().copy(COPY_LINES)) if tables else None
             )
-        if copy_rows:
-            # The rows are formatted here in COPY's text format and sent as one buffer: the
-            # hashes are already hex (bytea's input form), so nothing is converted twice.
-            async with conn.cursor().copy(
-                "COPY journal_lines (table_id, seq, ts, event, round, actor, hash, prev, line) "
-                "FROM STDIN"
-            ) as copy:
+            for table in tables:
+                recs = by_table[table]  # in seq order, as `prove` gives them
+                await self._turn(len(recs))
+                head = heads[table]
+                last_seq, contiguous = int(head[1]), int(head[3])
+                game, phase, state, reason, rnd, pending = head[4:10]
+                custody = custodies[table]
+                table_text = _copy_text(table)
+                now_state = _TableState(game, phase, state, reason, rnd, int(pending))
+                last_ts: datetime | None = None
+                last_event: str | None = None
+                inserted_here = 0
+                for rec, ts in recs:
+                    verdict, found = custody.judge(rec)
+                    alerts.extend(found)
+                    if verdict in ("duplicate", "fork"):
+                        result.duplicates += verdict == "duplicate"
+                        continue
+                    inserted_here += 1
+                    rnd_text = _round_text(rec.round_id)
+                    copy_rows.append(
+                        f"{table_text}\t{rec.seq}\t{ts.isoformat()}\t{_copy_text(rec.event)}\t"
+                        f"{NULL if rnd_text is None else _copy_text(rnd_text)}\t"
+                        f"{_copy_text(rec.actor)}\t\\\\x{rec.hash}\t\\\\x{rec.prev}\t"
+                        f"\\\\x{rec.line.hex()}\n"
+                    )
+                    derived.add(rec, ts, self._devices)
+                    facts.add(rec, ts)
+                    if verdict == "new":
+                        now_state.apply(rec)
+                        last_ts, last_event = ts, rec.event
+                    else:
+                        filled_tables.append(table)
+                if copy is not None and len(copy_rows) >= COPY_CHUNK_ROWS:
+                    await copy.write("".join(copy_rows).encode())
+                    copy_rows.clear()
+                if inserted_here == 0 and custody.last_seq == last_seq:
+                    continue
+                new_gap = any(a.kind == "gap" and a.table == table for a in alerts)
+                if new_gap:
+                    contiguous = min(
+                        int(contiguous), min(a.seq for a in alerts if a.kind == "gap") - 1
+                    )
+                elif int(contiguous) == int(last_seq):
+                    contiguous = custody.last_seq
+                result.inserted += inserted_here
+                result.tables[table] = custody.last_seq
+                if last_ts is not None:
+                    result.stamps[table] = last_ts
+                table_updates.append(
+                    (
+                        now_state.game,
+                        now_state.phase,
+                        now_state.state,
+                        now_state.reason,
+                        now_state.round,
+                        custody.last_seq,
+                        bytes.fromhex(custody.head_hash) if custody.head_hash else None,
+                        contiguous,
+                        last_event,
+                        last_ts,
+                        now_state.pending,
+                        inserted_here,
+                        table,
+                    )
+                )
+            if copy is not None and copy_rows:
                 await copy.write("".join(copy_rows).encode())
         await derived.write(conn, self._devices)
         await facts.write(conn)
