@@ -44,10 +44,10 @@ from daemon.api.tokens import FLOOR_ROLES, Principal, TokenStore, fingerprint
 from daemon.floor import queries
 from daemon.floor.acknowledge import add_acknowledgements
 from daemon.floor.config import FloorConfig
+from daemon.floor.export import report, report_chunks, report_csv, report_csv_chunks, report_json
 from daemon.floor.hub import Hub, pump
 from daemon.floor.integrity_routes import add_integrity
 from daemon.floor.live import LiveView
-from daemon.floor.queries import report, report_csv
 from daemon.floor.redact import visible_alert
 from daemon.floor.routing import TABLE_ID, Since, Until, Who
 from daemon.floor.sentences import said_memo, sentence
@@ -404,11 +404,11 @@ def create_app(  # noqa: PLR0915 - the routes are closures over one store; one f
         settlements, rounds, chain alerts and the floor's own actions."""
         require(who, "audit", "admin")
         start, end = span(since, until)
-        # Streamed as it is read (a chunk of rows at a time, queries.report_chunks): an export
+        # Streamed as it is read (a chunk of rows at a time, export.report_chunks): an export
         # of a busy hour is 128,000 rows, of a day millions, and the floor holds one chunk.
-        chunks = queries.report_chunks(store.dsn, start, end)
+        chunks = report_chunks(store.dsn, start, end)
         csv_ = format is ReportFormat.csv
-        body = queries.report_csv_chunks(chunks) if csv_ else queries.report_json(chunks)
+        body = report_csv_chunks(chunks) if csv_ else report_json(chunks)
         # Its first chunk read before the answer starts: a database that does not answer is
         # still a 503, not a 200 cut short.
         first = await anext(body)

@@ -29,9 +29,10 @@ from daemon.config import ConfigError
 from daemon.floor.api import Hub, create_app
 from daemon.floor.config import FloorConfig, load_floor_config
 from daemon.floor.consumer import Consumer
+from daemon.floor.export import report_chunks, report_csv_chunks, report_json_indented
 from daemon.floor.integrity import run_every
-from daemon.floor.live import LiveConsumer, LiveView
-from daemon.floor.queries import report_chunks, report_csv_chunks, report_json_indented
+from daemon.floor.live import LiveView
+from daemon.floor.live_consumer import LiveConsumer
 from daemon.floor.store import BatchResult, Store
 from daemon.logging import configure_logging
 from daemon.safetext import safe_lines
@@ -234,7 +235,7 @@ def report_main(argv: Sequence[str]) -> int:
         return 2
 
     async def main() -> int:
-        # Written as it is read, a chunk of rows at a time (queries.report_chunks): a month's
+        # Written as it is read, a chunk of rows at a time (export.report_chunks): a month's
         # report is never held whole.
         chunks = report_chunks(config.floor.database, args.since, args.until)
         csv_ = args.format == "csv"

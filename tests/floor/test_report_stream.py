@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from daemon.floor.queries import (
+from daemon.floor.export import (
     report_csv,
     report_csv_chunks,
     report_json,
