@@ -14,6 +14,8 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
+from nats.protocol.parser import AWAITING_CONTROL_LINE
+
 from daemon.shipper.broker import FeedError
 from daemon.shipper.tail import Line
 from daemon.shipper.window import Window
@@ -29,6 +31,8 @@ REFUSED_FOR_GOOD = {
 }
 # The pump is woken by this many acknowledgements waiting even before the last line's comes.
 ACKS_WAKE = 64
+MSG = b"MSG "
+CRLF = b"\r\n"
 
 
 class Ack(NamedTuple):
@@ -96,6 +100,63 @@ class Answers:
                 wake.set()
 
         nc._process_msg = take  # type: ignore[method-assign,assignment]
+        # And before the parser: a read that begins with acknowledgements to this inbox is read
+        # here, each plain PubAck marking its line done at once; from the first frame that is
+        # anything else (or cut short), the client's parser takes the rest as it always did.
+        parser = nc._ps
+        parse = parser.parse
+        sid_text = b"%d" % sid
+
+        async def parse_acks(data: bytes = b"") -> None:
+            if parser.buf or parser.state != AWAITING_CONTROL_LINE or not data.startswith(MSG):
+                await parse(data)
+                return
+            used = self._read_acks(data, sid_text, wake)
+            if used < len(data):
+                await parse(data[used:])
+
+        parser.parse = parse_acks  # type: ignore[method-assign]
+
+    def _read_acks(self, data: bytes, sid: bytes, wake: asyncio.Event) -> int:
+        """Read the whole ``MSG <inbox>.<seq> <sid> <size>`` frames at the start of `data`
+        (this subscription's, no reply subject); how many bytes they took. A plain PubAck
+        marks its line done; any other answer waits in `waiting` for `take`, as the client's
+        path leaves it."""
+        inflight, done, acks = self._inflight, self._done, self.waiting
+        last, wake_now = self.last_subject, False
+        pos, end_of_data = 0, len(data)
+        while data.startswith(MSG, pos):
+            eol = data.find(CRLF, pos)
+            if eol < 0:
+                break
+            parts = data[pos + 4 : eol].split()
+            if len(parts) != 3 or parts[1] != sid or not parts[2].isdigit():
+                break
+            start = eol + 2
+            end = start + int(parts[2])
+            if end + 2 > end_of_data or data[end : end + 2] != CRLF:
+                break
+            pos = end + 2
+            subject, body = parts[0], data[start:end]
+            if subject.endswith(last):
+                wake_now = True
+            if (
+                body.startswith(b'{"stream"')
+                and b'"error"' not in body
+                and b'"duplicate"' not in body
+            ):
+                try:
+                    seq = int(subject[subject.rindex(b".") + 1 :])
+                except ValueError:
+                    continue
+                if seq in inflight:
+                    done.add(seq)  # a PubAck: {"stream":"TABLED","seq":N}
+            else:
+                acks.append((subject, body, None))
+                wake_now = True
+        if wake_now or len(done) >= ACKS_WAKE:
+            wake.set()
+        return pos
 
     async def take(self, nc: Client) -> None:
         """Read every acknowledgement waiting."""

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import random
 import threading
 import time
@@ -364,10 +365,10 @@ class Shipper:
             await self._answers_since(nc, js)
             room = (1 if self._probing else window) - len(lines.inflight)
             hold = self._hold() if room > 0 else 0.0
-            if hold > 0:
+            if 0 < hold < math.inf:
                 await asyncio.sleep(hold)
                 continue
-            sent = await self._send(nc, inbox, room) if room > 0 else 0
+            sent = await self._send(nc, inbox, room) if room > 0 and hold <= 0 else 0
             self._update_oldest()
             if lines.acked > self._cursor.written:
                 self._cursor.soon()

@@ -14,6 +14,7 @@ when there are more, and `Linger` paces the batches.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -39,22 +40,29 @@ class Linger:
 
     def __init__(self) -> None:
         self.flowing = False  # lines keep coming: the journal watcher paces the batches
+        self.ticked = False  # the watcher has woken the pump since its last batch
         self.batch_at = 0.0  # when the last batch was sent (monotonic)
         self._unsent_since: float | None = None
 
     def hold(self, waiting: int, *, at_once: bool) -> float:
-        """The seconds to hold `waiting` unsent durable lines (0: send now); `at_once`: a
-        stop, the probe after a (re)connection or a resend does not wait."""
+        """The seconds to hold `waiting` unsent durable lines (0: send now; infinite: until
+        the watcher's next tick wakes the pump); `at_once`: a stop, the probe after a
+        (re)connection or a resend does not wait."""
         if waiting <= 0:
             self._unsent_since = None
             return 0.0
         if at_once or waiting >= LINGER_LINES:
             return 0.0
-        now = time.monotonic()
+        if self.ticked:
+            self.ticked = False
+            return 0.0
         if self.flowing:
-            # Lines keep coming (the watcher polls every LINGER_SECONDS): one batch a linger,
-            # whatever woke the pump (an acknowledgement, the watcher).
-            return self.batch_at + LINGER_SECONDS - now
+            # Lines keep coming (the watcher wakes the pump every LINGER_SECONDS, and once more
+            # when they stop): one batch a tick, whatever else woke the pump (an
+            # acknowledgement). No timer of the pump's own: it would wake the thread a second
+            # time for each batch.
+            return math.inf
+        now = time.monotonic()
         if self._unsent_since is None:
             self._unsent_since = now
         return self._unsent_since + LINGER_SECONDS - now
@@ -86,10 +94,13 @@ async def watch_journal(journal: Journal, wake: asyncio.Event, linger: Linger) -
             subscription.close()
         while journal.durable_seq > seen:
             seen = journal.durable_seq
-            linger.flowing = True  # this cadence is the lines' linger: the pump sends at once
+            # This cadence is the lines' linger: the pump sends at each tick.
+            linger.flowing = linger.ticked = True
             wake.set()
             await asyncio.sleep(LINGER_SECONDS)
-        linger.flowing = False
+        # The last tick's lines may wait for a tick (an acknowledgement woke the pump after it).
+        linger.flowing, linger.ticked = False, True
+        wake.set()
 
 
 class Window:
