@@ -382,8 +382,8 @@ class Shipper:
                 return True
             if lines.inflight:
                 first = next(iter(lines.inflight))
-                sent_at = lines.sent_at.get(first, time.monotonic())
-                if time.monotonic() - sent_at > self.feed.ack_timeout_seconds:
+                now = time.monotonic()
+                if now - lines.oldest_sent(now) > self.feed.ack_timeout_seconds:
                     raise FeedError(
                         f"no acknowledgement for {self.table_id}:{first} within "
                         f"{self.feed.ack_timeout_seconds:g} s"

@@ -111,7 +111,8 @@ class Window:
         self.journal = journal
         self.acked = 0
         self.inflight: OrderedDict[int, Line] = OrderedDict()
-        self.sent_at: dict[int, float] = {}
+        # When each batch in flight was sent: (its last seq, monotonic time), oldest first.
+        self.batches: deque[tuple[int, float]] = deque()
         self.done: set[int] = set()
         self.resend: deque[Line] = deque()
         self.tail = JournalTail(journal_dir)
@@ -126,7 +127,7 @@ class Window:
         pending = {line.seq: line for line in self.resend if line.seq > self.acked}
         pending.update((seq, line) for seq, line in self.inflight.items() if seq > self.acked)
         self.inflight.clear()
-        self.sent_at.clear()
+        self.batches.clear()
         self.done.clear()
         # Only a run without a hole is resent from memory; from the first seq missing (or if the
         # run does not end where the tail stands) the journal is read again: a line is never
@@ -157,18 +158,22 @@ class Window:
         """Up to `room` lines to send, in flight from now on: those to send again first, then
         the next durable ones."""
         lines: list[Line] = []
-        inflight, sent_at = self.inflight, self.sent_at
+        inflight = self.inflight
         while self.resend and len(lines) < room:
             line = self.resend.popleft()
             inflight[line.seq] = line
-            sent_at[line.seq] = now
             lines.append(line)
         if len(lines) < room:
             for line in self._read(room - len(lines)):
                 inflight[line.seq] = line
-                sent_at[line.seq] = now
                 lines.append(line)
+        if lines:
+            self.batches.append((lines[-1].seq, now))
         return lines
+
+    def oldest_sent(self, now: float) -> float:
+        """When the oldest line in flight was sent (`now` if none is)."""
+        return self.batches[0][1] if self.batches else now
 
     def _read(self, limit: int) -> list[Line]:
         """Up to `limit` durable lines from where the tail stands: from the journal's memory
@@ -195,11 +200,14 @@ class Window:
         """Pass over every seq done in order from the cursor: the seq the cursor may move to
         (the cursor itself if none)."""
         seq = self.acked
-        while seq + 1 in self.done:
+        done, inflight = self.done, self.inflight
+        while seq + 1 in done:
             seq += 1
-            self.done.discard(seq)
-            self.inflight.pop(seq, None)
-            self.sent_at.pop(seq, None)
+            done.discard(seq)
+            inflight.pop(seq, None)
+        batches = self.batches
+        while batches and batches[0][0] <= seq:
+            batches.popleft()
         return seq
 
     def unsent(self) -> int:
