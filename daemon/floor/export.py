@@ -215,11 +215,16 @@ async def report_csv_chunks(chunks: Chunks) -> AsyncIterator[str]:
             if current is not None and for_header:
                 writer.writerow([current])  # the section before had no rows
             current, for_header = name, True
-        for row in rows:
-            if for_header:
-                writer.writerow(["section", *row.keys()])
-                for_header = False
-            writer.writerow([name, *(_cell(v) for v in row.values())])
+        if rows and for_header:
+            writer.writerow(["section", *rows[0].keys()])
+            for_header = False
+        # A chunk of only text, numbers and nulls (the server wrote its times and numerics:
+        # every section's but an alert's) is written as it is; else each value by `_cell`.
+        kinds = {type(v) for row in rows for v in row.values()}
+        if any(issubclass(kind, _CELLED) for kind in kinds):
+            writer.writerows([name, *map(_cell, row.values())] for row in rows)
+        else:
+            writer.writerows([name, *row.values()] for row in rows)
         yield out.getvalue()
     if current is not None and for_header:
         yield f"{current}\n"
@@ -237,6 +242,9 @@ def report_csv(sections: dict[str, list[dict[str, Any]]]) -> str:
         for row in rows:
             writer.writerow([name, *(_cell(v) for v in row.values())])
     return out.getvalue()
+
+
+_CELLED = (datetime, dict, list)  # what `_cell` changes
 
 
 def _cell(value: Any) -> Any:
