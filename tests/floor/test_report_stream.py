@@ -5,6 +5,8 @@ with empty sections first, between and last."""
 from __future__ import annotations
 
 import asyncio
+import copy
+import itertools
 import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -24,6 +26,8 @@ from daemon.floor.export import (
     report_sections,
 )
 from daemon.floor.localservers import PostgresCluster
+from daemon.floor.queries import visible_rows
+from daemon.floor.redact import visible_row
 from daemon.floor.store import Store, dumps
 
 WHEN = datetime(2026, 12, 2, 15, 4, 5, 600, tzinfo=UTC)
@@ -158,3 +162,23 @@ def test_the_text_the_server_writes_is_what_python_wrote(pg: PostgresCluster) ->
         assert written["violations"][0]["reason"] == "Qh has already been dealt"  # closed
         assert written["chain_alerts"][0]["expected_hash"] is None
     assert "0E-7" in served and "1E-7" in served and "+05:30" not in served
+
+
+def test_a_list_judges_each_distinct_text_once_as_each_row_alone() -> None:
+    """The other export, a list at its 5,000: its rows judged once per distinct (round closed,
+    game, texts) are shown as `visible_row` shows each alone."""
+    rows = [
+        {"table": f"T{i}", "seq": i, "reason": reason, "fault": fault, "round_closed": closed,
+         "table_game": game}
+        for i, (reason, fault, closed, game) in enumerate(itertools.product(
+            ("Qh has already been dealt", "no card", None), ("Kc stuck", None),
+            (True, False, None), ("baccarat", "pai_gow", None)))
+    ]  # fmt: skip
+    rows += [dict(row) for row in rows]  # each text twice, in rows of their own
+    reasons = set()
+    for role in ("pit", "audit", None):
+        alone = [visible_row(copy.deepcopy(row), role) for row in rows]
+        assert visible_rows(copy.deepcopy(rows), role) == alone, role
+        reasons |= {row["reason"] for row in alone}
+    assert "Qh has already been dealt" in reasons  # whole to audit, closed
+    assert reasons - {"Qh has already been dealt", "no card", None}  # blotted
