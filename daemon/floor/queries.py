@@ -10,6 +10,9 @@ from typing import Any
 from daemon.api.tokens import Principal
 from daemon.floor.integrity import INTEGRITY_KINDS
 from daemon.floor.redact import (
+    ROUND_CLOSED,
+    TABLE_GAME,
+    TEXTS,
     sees_raw_lines,
     visible_alert,
     visible_payload,
@@ -216,6 +219,23 @@ async def record_action(
     )
 
 
+def visible_rows(rows: list[dict[str, Any]], role: str | None) -> list[dict[str, Any]]:
+    """`redact.visible_row` of each row, judged once per distinct (round closed, game, free
+    texts): a list of 5,000 violations holds a few hundred distinct reasons, and judging one
+    is most of a row's cost. What a row is shown depends on those alone."""
+    judged_texts: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        key = (bool(row.get(ROUND_CLOSED)), row.get(TABLE_GAME), *(row.get(k) for k in TEXTS))
+        shown = judged_texts.get(key)
+        if shown is None:
+            probe = {k: row[k] for k in (ROUND_CLOSED, TABLE_GAME, *TEXTS) if k in row}
+            shown = judged_texts[key] = visible_row(probe, role)
+        row.pop(ROUND_CLOSED, None)
+        row.pop(TABLE_GAME, None)
+        row.update(shown)
+    return rows
+
+
 async def violations(
     store: Store,
     span: tuple[datetime, datetime],
@@ -238,7 +258,7 @@ async def violations(
         (*span, table, table, article, like_prefix(article), dealer, dealer, acknowledged,
          acknowledged, limit),
     )  # fmt: skip
-    return [visible_row(row, role) for row in rows]
+    return visible_rows(rows, role)
 
 
 async def overrides(
@@ -252,7 +272,7 @@ async def overrides(
         "ORDER BY ts DESC LIMIT %s",
         (*span, table, table, limit),
     )
-    return [visible_row(row, role) for row in rows]
+    return visible_rows(rows, role)
 
 
 async def faults(
@@ -279,7 +299,7 @@ async def faults(
         (*span, table, table, serial, serial, model, model, kind, kind, acknowledged,
          acknowledged, limit),
     )  # fmt: skip
-    return [visible_row(row, role) for row in rows]
+    return visible_rows(rows, role)
 
 
 # Beyond this many hours the charts' bars are days (UTC), not hours.
