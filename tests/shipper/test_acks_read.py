@@ -29,7 +29,8 @@ def shipper_in_flight(tmp_path: Path, lines: int) -> Shipper:
     window.resend = deque(Line(seq, "shoe.card_read", b"{}\n") for seq in range(1, lines + 1))
     sent = window.take(lines, 0.0)
     shipper._probing = False
-    shipper._answers.last_subject = b".%d" % sent[-1].seq
+    if sent:
+        shipper._answers.last_subject = b".%d" % sent[-1].seq
     return shipper
 
 
@@ -70,3 +71,45 @@ def test_a_window_half_full_wakes_the_pump_while_flowing(tmp_path: Path) -> None
     shipper._answers._read_acks(acks(*range(1, 100)), SID, wake)
     assert shipper._window.acked == 99
     assert wake.is_set()  # 301 of 512 still in flight: the pump may send before the tick
+
+
+class FakeTransport:
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def writelines(self, frames: list[bytes]) -> None:
+        self.written += frames
+
+
+class FakeClient:
+    """What `Shipper._send` uses of nats-py's client."""
+
+    is_closed, is_connected, max_payload = False, True, 1 << 20
+
+    def __init__(self, pending: list[bytes]) -> None:
+        self._pending = pending
+        self._transport = FakeTransport()
+        self.flushed: list[bytes] = []
+
+    async def _send_command(self, cmd: bytes) -> None:
+        self._pending.append(cmd)
+
+    async def _flush_pending(self) -> None:
+        self.flushed += self._pending
+        self._pending = []
+
+
+def test_a_batch_goes_behind_what_the_client_has_pending(tmp_path: Path) -> None:
+    shipper = shipper_in_flight(tmp_path, 0)
+    window = shipper._window
+    window.resend = deque(Line(seq, "shoe.card_read", b"{}\n") for seq in (1, 2))
+    nc = FakeClient([b"SUB _INBOX.x.* 5\r\n"])
+    assert asyncio.run(shipper._send(nc, "_INBOX.x", 8)) == 2  # type: ignore[arg-type]
+    assert not nc._transport.written
+    assert nc.flushed[0] == b"SUB _INBOX.x.* 5\r\n"
+    assert nc.flushed[1].startswith(b"HPUB tabled.T01.shoe.card_read _INBOX.x.1 ")
+    # Nothing pending: the next batch is written to the socket at once.
+    window.resend = deque([Line(3, "shoe.card_read", b"{}\n")])
+    assert asyncio.run(shipper._send(nc, "_INBOX.x", 8)) == 1  # type: ignore[arg-type]
+    assert len(nc._transport.written) == 1
+    assert nc._transport.written[0].startswith(b"HPUB tabled.T01.shoe.card_read _INBOX.x.3 ")
