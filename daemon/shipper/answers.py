@@ -71,6 +71,9 @@ class Answers:
         self.waiting: list[tuple[bytes, bytes, bytes | None]] = []
         self.last_subject = b"."  # the end of the last line's ack subject: `.SEQ`
         self.duplicates: dict[int, int] = {}
+        # Called once a read has marked plain PubAcks done (`last`: the last line sent is among
+        # them): may move the cursor there and then; True if the pump must wake all the same.
+        self.on_acks: Callable[[bool], bool] = lambda last: last
 
     def listen(self, nc: Client, sid: int, wake: asyncio.Event) -> None:
         """The acknowledgements (on this connection's inbox subscription `sid`) are taken from
@@ -123,7 +126,7 @@ class Answers:
         marks its line done; any other answer waits in `waiting` for `take`, as the client's
         path leaves it."""
         inflight, done, acks = self._inflight, self._done, self.waiting
-        last, wake_now = self.last_subject, False
+        last, last_answered, other, marked = self.last_subject, False, False, False
         pos, end_of_data = 0, len(data)
         while data.startswith(MSG, pos):
             eol = data.find(CRLF, pos)
@@ -139,7 +142,7 @@ class Answers:
             pos = end + 2
             subject, body = parts[0], data[start:end]
             if subject.endswith(last):
-                wake_now = True
+                last_answered = True
             if (
                 body.startswith(b'{"stream"')
                 and b'"error"' not in body
@@ -151,11 +154,17 @@ class Answers:
                     continue
                 if seq in inflight:
                     done.add(seq)  # a PubAck: {"stream":"TABLED","seq":N}
+                    marked = True
             else:
                 acks.append((subject, body, None))
-                wake_now = True
-        if wake_now or len(done) >= ACKS_WAKE:
-            wake.set()
+                other = True
+        if other:
+            wake.set()  # an answer only the pump reads
+        elif marked:
+            if self.on_acks(last_answered) or len(done) >= ACKS_WAKE:
+                wake.set()
+        elif last_answered:
+            wake.set()  # answered, though not in flight: as before, the pump looks
         return pos
 
     async def take(self, nc: Client) -> None:

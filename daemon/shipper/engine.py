@@ -61,7 +61,7 @@ from daemon.shipper.heads import Heads
 from daemon.shipper.health import FeedHealth
 from daemon.shipper.stored import Duplicates, last_line_stored
 from daemon.shipper.tail import Line
-from daemon.shipper.window import Linger, Window, watch_journal
+from daemon.shipper.window import LINGER_LINES, Linger, Window, watch_journal
 
 if TYPE_CHECKING:
     from nats.aio.client import Client
@@ -118,6 +118,7 @@ class Shipper:
             on_refused=self._refuse,
             on_failure=self._refused_by_broker,
         )
+        self._answers.on_acks = self._acks_read
         self._duplicates = Duplicates(
             feed,
             table_id,
@@ -427,8 +428,18 @@ class Shipper:
         self._linger.batch_at = now
         if frames:
             self._status.sent_total += len(frames)
-            await nc._send_command(b"".join(frames))
-            await nc._flush_pending()
+            transport = nc._transport
+            if nc._pending or transport is None:
+                # Something of the client's waits to be written first (a subscription, a
+                # head): behind it, by the client's own flusher, in order.
+                await nc._send_command(b"".join(frames))
+                await nc._flush_pending()
+            else:
+                # Straight onto the socket: handed to the client's flusher task, a batch cost
+                # one more turn of the loop, and the thread one more take of the interpreter
+                # lock from the table's. At most `window` lines are ever unacknowledged, so the
+                # client's drain (its back-pressure) has nothing to hold back.
+                transport.writelines(frames)
         return len(lines)
 
     async def _head_if_due(self, nc: Client, *, final: bool = False) -> float | None:
@@ -448,6 +459,30 @@ class Shipper:
                 self._probing = False
                 self._backoff = BACKOFF_FIRST
             self._advance_to(seq)
+
+    def _acks_read(self, last: bool) -> bool:
+        """PubAcks just read off the wire marked their lines done (`last`: the last line sent
+        is among them); True if the pump must wake. While lines flow, the cursor moves here and
+        the pump sleeps on to the watcher's next tick, which sends the next batch, writes the
+        cursor file and checks the timeouts: a wake-up for the acknowledgements would do nothing
+        else, and it cost a turn of the loop a batch. Otherwise (the flow paused, a probe, a
+        stop, anything for the pump to read) the pump wakes on the last line's, as it did."""
+        lines = self._window
+        if (
+            not self._linger.flowing
+            or self._probing
+            or self._stopping()
+            or not self.follow
+            or self._problem is not None
+            or self._answers.duplicates
+            or self._answers.waiting
+        ):
+            return last
+        seq = lines.collect()
+        if seq > lines.acked:
+            self._advance_to(seq)
+        # The window half full, or a batch's worth waiting: the pump sends without the tick.
+        return len(lines.inflight) * 2 >= self.feed.window or lines.unsent() >= LINGER_LINES
 
     def _refused_by_broker(self, problem: FeedError) -> None:
         """An answer after which the connection starts again; the stream may hold later lines

@@ -92,15 +92,42 @@ async def watch_journal(journal: Journal, wake: asyncio.Event, linger: Linger) -
             return
         finally:
             subscription.close()
-        while journal.durable_seq > seen:
-            seen = journal.durable_seq
-            # This cadence is the lines' linger: the pump sends at each tick.
-            linger.flowing = linger.ticked = True
-            wake.set()
-            await asyncio.sleep(LINGER_SECONDS)
+        seen = await _ticks(journal, seen, wake, linger)
         # The last tick's lines may wait for a tick (an acknowledgement woke the pump after it).
         linger.flowing, linger.ticked = False, True
         wake.set()
+
+
+async def _ticks(journal: Journal, seen: int, wake: asyncio.Event, linger: Linger) -> int:
+    """While commits keep coming, wake the pump every `LINGER_SECONDS` (this cadence is the
+    lines' linger: the pump sends at each tick); the durable seq last seen once they stop.
+
+    Each tick is a timer callback of the loop's own that wakes the pump itself: a task asleep
+    between ticks put a turn of the loop, and a take of the interpreter lock, between the timer
+    and the pump."""
+    loop = asyncio.get_running_loop()
+    stopped: asyncio.Future[None] = loop.create_future()
+    handle: asyncio.TimerHandle | None = None
+
+    def tick() -> None:
+        nonlocal seen, handle
+        durable = journal.durable_seq
+        if durable <= seen:
+            if not stopped.done():
+                stopped.set_result(None)
+            return
+        seen = durable
+        linger.flowing = linger.ticked = True
+        wake.set()
+        handle = loop.call_later(LINGER_SECONDS, tick)
+
+    tick()
+    try:
+        await stopped
+    finally:
+        if handle is not None:
+            handle.cancel()
+    return seen
 
 
 class Window:
