@@ -44,19 +44,20 @@ class Chain:
         self.prev = prev  # the hash of the last line: the `prev` of the next one
         self.last_ts: str | None = None
         self._clock_offset: float | None = None
-        # The events and actors seen so far, with their JSON (the line's text for them).
-        self._known_events: dict[str, str] = {"clock.wall_stepped": '"clock.wall_stepped"'}
+        # The events and actors seen so far, with their JSON (the line's text for them); the
+        # writer asks `events_json` before `check`, as `check` does first.
+        self.events_json: dict[str, str] = {"clock.wall_stepped": '"clock.wall_stepped"'}
         self._actors: dict[str, str] = {}
         self._table_json = json_value(table_id)
 
     def check(self, event: str, actor: str) -> None:
         """ValueError for an event that is not a dotted fact or an empty actor."""
-        if event not in self._known_events:
+        if event not in self.events_json:
             if not EVENT_PATTERN.match(event):
                 raise ValueError(
                     f"journal event {event!r} is not a dotted fact like shoe.card_read"
                 )
-            self._known_events[event] = json_value(event)
+            self.events_json[event] = json_value(event)
         if not actor:
             raise ValueError("journal event needs an actor")
 
@@ -103,7 +104,7 @@ class Chain:
         prev = self.prev
         line = (
             f'{{"seq":{seq},"ts":"{ts}","mono":{mono_json},"table":{self._table_json},'
-            f'"round":{round_json},"actor":{actor_json},"event":{self._known_events[event]},'
+            f'"round":{round_json},"actor":{actor_json},"event":{self.events_json[event]},'
             f'"payload":{json_value(data)},"prev":"{prev}"}}\n'
         ).encode()
         record: Record = _new_object(Record)
