@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import gc
 import json
 import os
 import resource
@@ -63,6 +62,7 @@ from daemon import eventloop  # noqa: E402
 from daemon.autoplay import SocketControl  # noqa: E402
 from daemon.config import JournalConfig, TableConfig, load_config  # noqa: E402
 from daemon.logging import configure_logging  # noqa: E402
+from daemon.run import freeze_startup  # noqa: E402
 from daemon.table import Table  # noqa: E402
 from drivers.base import DeviceDriver, driver_class  # noqa: E402
 from drivers.clock import MonotonicClock  # noqa: E402
@@ -152,7 +152,7 @@ async def rounds_cpu(config: TableConfig, control: SocketControl, rounds: int) -
     table = Table(config, drivers=drivers_for(config, count))
     await table.start()
     effects = Effects(table)
-    gc.freeze()  # as `tabled run` does once started (daemon/run.py)
+    freeze_startup()  # as `tabled run` does once started (daemon/run.py)
     try:
         await play(table, control, 1, paced=False)  # warm: identification, first round
         count.bytes = 0

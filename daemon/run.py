@@ -51,6 +51,21 @@ if TYPE_CHECKING:
     from daemon.journal.provenance import TableKey
 
 
+# The collector's youngest generation is collected after this many container objects are made
+# (and not freed) since the last collection; Python's default is 700. What a round keeps (its
+# journal records and payloads, the procedure's state) forms no cycles, so a young pass finds
+# next to nothing to free: over 100 unpaced Thirteen rounds, 32 young passes at 700 and 4 at
+# 5,000, the collector's CPU from 0.11 to 0.04 ms a round and its longest pass no longer.
+GC_YOUNG = 5_000
+
+
+def freeze_startup() -> None:
+    """Out of the collector's sight what start-up built, and the young generation collected
+    less often (`GC_YOUNG`)."""
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tabled run", description=__doc__.split("\n\n")[0])
     p.add_argument("--config", type=Path, help="table config (default: the embedded one)")
@@ -235,7 +250,7 @@ async def _run(
     # What start-up built (modules, tables, the config) lives as long as the process: out of
     # the collector's sight, so no full collection on the table's loop walks it again (one took
     # 46 ms in a round). A freeze moves a list; it collects nothing, so it costs no start-up CPU.
-    gc.freeze()
+    freeze_startup()
     snapshot = table.procedure.snapshot()
     sdnotify.ready(f"table {config.table_id} {config.game}: {snapshot['phase']}")
     get_logger("tabled.run").info(

@@ -28,13 +28,17 @@ class JournalMismatch(TableError):
     """The journal belongs to another game or table configuration."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Fed:
     """What became of one input, once durable."""
 
     outcome: Outcome
     seq: int  # the seq of the input's last journal line (its commit point)
     input: Input
+
+    def __init__(self, outcome: Outcome, seq: int, input: Input) -> None:
+        # The dict at once (one made an input): as `daemon.procedures.outcome.Input`.
+        object.__setattr__(self, "__dict__", {"outcome": outcome, "seq": seq, "input": input})
 
     @property
     def accepted(self) -> bool:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from daemon.run import GC_YOUNG
 from tests.daemon.cli_support import REPO, environment
 
 # `python -m daemon ARGS`, its stdout watched: at the first line naming a device input, the
@@ -142,7 +143,7 @@ class Counted:
         self.out = out
 
     def write(self, text):
-        sys.stderr.write(f"frozen {gc.get_freeze_count()}\\n")
+        sys.stderr.write(f"frozen {gc.get_freeze_count()} young {gc.get_threshold()[0]}\\n")
         return self.out.write(text)
 
     def __getattr__(self, name):
@@ -156,12 +157,16 @@ runpy.run_module("daemon", run_name="__main__", alter_sys=True)
 
 def test_what_start_up_built_is_out_of_the_collectors_sight(tmp_path: Path) -> None:
     """Once started, `tabled run` freezes what start-up built, so no full collection on the
-    table's loop walks the modules, the config and the rules' tables again."""
+    table's loop walks the modules, the config and the rules' tables again; and its young
+    collections are fewer (`daemon.run.GC_YOUNG`)."""
     done = subprocess.run(
         [sys.executable, "-c", FROZEN, "run", "--autoplay", "1", "--journal",
          str(tmp_path / "journal")],
         check=False, capture_output=True, text=True, cwd=REPO, env=environment(), timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    frozen = int(done.stderr.rsplit("frozen ", 1)[1].split()[0])
+    last = done.stderr.rsplit("frozen ", 1)[1].split()
+    frozen, young = int(last[0]), int(last[2])
     assert frozen > 10_000, f"only {frozen} objects frozen"
+    # and the young generation collected less often than Python's default (700)
+    assert young == GC_YOUNG > 700
