@@ -56,7 +56,7 @@ from daemon.shipper.broker import (
 )
 from daemon.shipper.config import FeedConfig
 from daemon.shipper.cursor import CursorWriter, ShipperLock, ShipperLocked, read_cursor
-from daemon.shipper.frames import Frames
+from daemon.shipper.frames import Frames, write_frames
 from daemon.shipper.heads import Heads
 from daemon.shipper.health import FeedHealth
 from daemon.shipper.stored import Duplicates, last_line_stored
@@ -428,18 +428,7 @@ class Shipper:
         self._linger.batch_at = now
         if frames:
             self._status.sent_total += len(frames)
-            transport = nc._transport
-            if nc._pending or transport is None:
-                # Something of the client's waits to be written first (a subscription, a
-                # head): behind it, by the client's own flusher, in order.
-                await nc._send_command(b"".join(frames))
-                await nc._flush_pending()
-            else:
-                # Straight onto the socket: handed to the client's flusher task, a batch cost
-                # one more turn of the loop, and the thread one more take of the interpreter
-                # lock from the table's. At most `window` lines are ever unacknowledged, so the
-                # client's drain (its back-pressure) has nothing to hold back.
-                transport.writelines(frames)
+            await write_frames(nc, frames)
         return len(lines)
 
     async def _head_if_due(self, nc: Client, *, final: bool = False) -> float | None:

@@ -10,8 +10,25 @@ buffer append each) cost more CPU than everything else the shipper does per line
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from daemon.shipper.tail import Line
+
+
+async def write_frames(nc: Any, frames: list[bytes]) -> None:
+    """A batch's frames onto the client's connection (a nats-py Client)."""
+    transport = nc._transport
+    if nc._pending or transport is None:
+        # Something of the client's waits to be written first (a subscription, a head): behind
+        # it, by the client's own flusher, in order.
+        await nc._send_command(b"".join(frames))
+        await nc._flush_pending()
+    else:
+        # Straight onto the socket: handed to the client's flusher task, a batch cost one more
+        # turn of the loop, and the thread one more take of the interpreter lock from the
+        # table's. At most `window` lines are ever unacknowledged, so the client's drain (its
+        # back-pressure) has nothing to hold back.
+        transport.writelines(frames)
 
 
 class Frames:
